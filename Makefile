@@ -1,0 +1,61 @@
+# Two commands: `make run` serves the app with demo data; `make test` runs the whole suite on
+# SQLite and on PostgreSQL. Both work on a fresh machine with only Python 3.11+.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export FLASK_APP := inspect_app
+
+.PHONY: run test test-sqlite test-postgres test-browser install install-test system-packages bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(BIN)/flask db upgrade
+	$(BIN)/flask demo load
+	$(BIN)/flask run --host 127.0.0.1 --port 5000
+
+# Debian's chromium (browser tests) and PostgreSQL server, when missing and we may install them.
+system-packages:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	ls -d /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+test: install-test system-packages
+	@echo "== SQLite =="
+	$(BIN)/pytest
+	@echo "== PostgreSQL =="
+	tests/postgres.sh $(BIN)/pytest
+
+test-sqlite: install-test
+	$(BIN)/pytest
+
+test-postgres: install-test system-packages
+	tests/postgres.sh $(BIN)/pytest
+
+test-browser: install-test system-packages
+	$(BIN)/pytest -m browser
+
+bench: install-test
+	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script; done
+
+clean:
+	rm -rf $(VENV) instance .pytest_cache

@@ -1,0 +1,59 @@
+"""Stormwater field inspections: an offline-first Flask + HTMX app for Massachusetts towns."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask, redirect, url_for
+from flask_login import current_user
+
+from inspect_app import config
+from inspect_app.extensions import csrf, db, htmx, login_manager, migrate
+
+__version__ = "0.1.0"
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Make and configure the app."""
+    app = Flask(__name__, instance_relative_config=True)
+    os.makedirs(app.instance_path, exist_ok=True)
+    app.config.from_mapping(config.from_environment(Path(app.instance_path)))
+    if test_config:
+        app.config.update(test_config)
+
+    from inspect_app.profiles import load_profiles
+
+    app.extensions["profiles"] = load_profiles(app.config.get("PROFILE_DIR"))
+
+    from inspect_app import models  # noqa: F401  (every table, for SQLAlchemy and Alembic)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(Path(__file__).parent.parent / "migrations"),
+                     render_as_batch=True, compare_type=True)
+    login_manager.init_app(app)
+    csrf.init_app(app)
+    htmx.init_app(app)
+
+    from inspect_app import cli, errors, templating
+    from inspect_app.accounts.views import bp as accounts_bp
+    from inspect_app.permits.views import bp as permits_bp
+
+    app.register_blueprint(accounts_bp)
+    app.register_blueprint(permits_bp)
+    app.register_blueprint(cli.bp)
+    errors.register(app)
+    templating.register(app)
+
+    @app.get("/")
+    def home():
+        """Send people to their permits, or to the login page."""
+        if not current_user.is_authenticated:
+            return redirect(url_for("accounts.login"))
+        return redirect(url_for("permits.index"))
+
+    @app.get("/healthz")
+    def health():
+        """A plain liveness answer for load balancers and tests."""
+        return {"ok": True, "version": __version__}
+
+    return app

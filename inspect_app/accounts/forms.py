@@ -1,0 +1,11 @@
+"""Forms for signing in."""
+from flask_wtf import FlaskForm
+from wtforms import EmailField, PasswordField
+from wtforms.validators import DataRequired, Length
+
+
+class LoginForm(FlaskForm):
+    email = EmailField("Email", validators=[DataRequired(), Length(max=254)],
+                       render_kw={"autocomplete": "username", "autocapitalize": "none"})
+    password = PasswordField("Password", validators=[DataRequired(), Length(max=200)],
+                             render_kw={"autocomplete": "current-password"})

@@ -1,0 +1,65 @@
+"""People who use the app, and the devices they sync from."""
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import current_app
+from flask_login import UserMixin
+from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, choice, new_id, utcnow
+
+ROLES = ("inspector", "agent", "permittee", "admin")
+
+
+class User(UserMixin, db.Model):
+    __tablename__ = "users"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    name: Mapped[str] = mapped_column(String(120))
+    role: Mapped[str] = mapped_column(choice("user_role", *ROLES))
+    password_hash: Mapped[str] = mapped_column(String(256))
+    # Agents and admins work for one town; an admin with none configures every town.
+    jurisdiction_id: Mapped[str | None] = mapped_column(ForeignKey("jurisdictions.id"))
+    # Credentials printed on every report (§380-16 C(4)(f)[1](b)).
+    pe_number: Mapped[str | None] = mapped_column(String(40))
+    certification: Mapped[str | None] = mapped_column(String(200))
+    organization: Mapped[str | None] = mapped_column(String(200))
+    phone: Mapped[str | None] = mapped_column(String(40))
+    is_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    jurisdiction = relationship("Jurisdiction")
+
+    @property
+    def is_active(self) -> bool:  # Flask-Login: a disabled account cannot log in
+        return self.is_enabled
+
+    @property
+    def display_name(self) -> str:
+        return self.name
+
+    @property
+    def credentials(self) -> str:
+        """The credentials line for a report: PE number and certification, whichever are known."""
+        parts = []
+        if self.pe_number:
+            parts.append(f"P.E. (MA) No. {self.pe_number}")
+        if self.certification:
+            parts.append(self.certification)
+        return "; ".join(parts) or "none recorded"
+
+    def set_password(self, password: str) -> None:
+        # The method is a setting so the test suite can use a cheaper one; production keeps scrypt.
+        method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt")
+        self.password_hash = generate_password_hash(password, method=method)
+
+    def check_password(self, password: str) -> bool:
+        return check_password_hash(self.password_hash, password)
+
+    def __repr__(self) -> str:
+        return f"<User {self.email} {self.role}>"

@@ -1,0 +1,52 @@
+"""Creating accounts and checking sign-ins."""
+from __future__ import annotations
+
+from email_validator import EmailNotValidError, validate_email
+from sqlalchemy import func, select
+
+from inspect_app.accounts.models import ROLES, User
+from inspect_app.audit import services as audit
+from inspect_app.extensions import db
+
+
+class AccountError(ValueError):
+    """Bad input for an account; the message says which field and why."""
+
+
+def normalize_email(email: str) -> str:
+    try:
+        return validate_email(email.strip(), check_deliverability=False).normalized.lower()
+    except EmailNotValidError as error:
+        raise AccountError(f"email: {error}") from None
+
+
+def create_user(email: str, name: str, role: str, password: str, *, jurisdiction=None,
+                pe_number: str | None = None, certification: str | None = None,
+                organization: str | None = None, actor=None) -> User:
+    """Add an account; refuses a duplicate email, an unknown role or a short password."""
+    email = normalize_email(email)
+    if role not in ROLES:
+        raise AccountError(f"role: must be one of {', '.join(ROLES)}")
+    if not name.strip():
+        raise AccountError("name: required")
+    if len(password) < 8:
+        raise AccountError("password: at least 8 characters")
+    if role == "agent" and jurisdiction is None:
+        raise AccountError("jurisdiction: an agent works for one town")
+    if db.session.scalar(select(User).where(func.lower(User.email) == email)):
+        raise AccountError(f"email: {email} already has an account")
+    user = User(email=email, name=name.strip(), role=role, jurisdiction=jurisdiction,
+                pe_number=pe_number or None, certification=certification or None,
+                organization=organization or None)
+    user.set_password(password)
+    db.session.add(user)
+    audit.record(actor, "user.create", user)
+    return user
+
+
+def authenticate(email: str, password: str) -> User | None:
+    """The enabled user with this email and password, or None."""
+    user = db.session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
+    if user is None or not user.is_enabled or not user.check_password(password):
+        return None
+    return user

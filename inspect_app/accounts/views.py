@@ -1,0 +1,50 @@
+"""Signing in and out."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, redirect, render_template, request, url_for
+from flask_login import login_required, login_user, logout_user
+
+from inspect_app.accounts.forms import LoginForm
+from inspect_app.accounts.models import User
+from inspect_app.accounts.services import authenticate
+from inspect_app.extensions import db, login_manager
+
+bp = Blueprint("accounts", __name__)
+login_manager.login_view = "accounts.login"
+login_manager.login_message = "Please log in to continue."
+
+
+@login_manager.user_loader
+def load_user(user_id: str) -> User | None:
+    return db.session.get(User, user_id)
+
+
+def _safe_next(target: str | None) -> str:
+    # Only same-site paths: never send someone to another host after logging in.
+    if target and target.startswith("/") and not target.startswith("//") and not urlsplit(target).netloc:
+        return target
+    return url_for("home")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """Show the sign-in form and sign people in."""
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = authenticate(form.email.data, form.password.data)
+        if user is not None:
+            login_user(user, remember=True)
+            return redirect(_safe_next(request.args.get("next")), code=303)
+        form.password.errors.append("Email or password is not right.")
+    status = 422 if form.errors else 200
+    return render_template("accounts/login.html", form=form), status
+
+
+@bp.post("/logout")
+@login_required
+def logout():
+    """Sign out."""
+    logout_user()
+    return redirect(url_for("accounts.login"), code=303)

@@ -1,0 +1,98 @@
+"""The O&M plan, its responsible parties, the maintenance log and the annual certification (§380-14)."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+from sqlalchemy import Date, ForeignKey, Numeric, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, choice, new_id, utcnow
+
+PARTY_ROLES = ("owner", "financial", "operational")
+LOG_KINDS = ("inspection", "repair", "replacement", "disposal")
+CERTIFICATION_STATUSES = ("submitted", "accepted", "deficient")
+
+
+class OMPlan(db.Model):
+    __tablename__ = "om_plans"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), unique=True)
+    easements: Mapped[str | None] = mapped_column(Text)
+    estimated_annual_budget: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2))
+    registry_reference: Mapped[str | None] = mapped_column(String(120))
+    recorded_on: Mapped[dt.date | None] = mapped_column(Date)
+
+
+class ResponsibleParty(db.Model):
+    """Who is bound to the O&M plan; a change of ownership ends one and starts another (§380-14 F)."""
+
+    __tablename__ = "responsible_parties"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(choice("party_role", *PARTY_ROLES))
+    email: Mapped[str | None] = mapped_column(String(254))
+    address: Mapped[str | None] = mapped_column(String(300))
+    starts_on: Mapped[dt.date] = mapped_column(Date)
+    ends_on: Mapped[dt.date | None] = mapped_column(Date)
+
+
+class MaintenanceLogEntry(db.Model):
+    """§380-14 C(2)(j): inspections, repairs, replacement and disposal (material and location)."""
+
+    __tablename__ = "maintenance_log_entries"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    structure_id: Mapped[str | None] = mapped_column(ForeignKey("stormwater_structures.id"))
+    kind: Mapped[str] = mapped_column(choice("log_kind", *LOG_KINDS))
+    performed_on: Mapped[dt.date] = mapped_column(Date, index=True)
+    description: Mapped[str] = mapped_column(Text)
+    material_type: Mapped[str | None] = mapped_column(String(200))
+    disposal_location: Mapped[str | None] = mapped_column(String(300))
+    performed_by: Mapped[str] = mapped_column(String(200))
+    created_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class OMCertification(db.Model):
+    """The annual certification by the responsible party (§380-14 C(2)(l))."""
+
+    __tablename__ = "om_certifications"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    period_start: Mapped[dt.date] = mapped_column(Date)
+    period_end: Mapped[dt.date] = mapped_column(Date)
+    signer_name: Mapped[str] = mapped_column(String(200))
+    signature_sha256: Mapped[str | None] = mapped_column(String(64))
+    statement: Mapped[str] = mapped_column(Text)
+    submitted_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    submitted_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status: Mapped[str] = mapped_column(choice("certification_status", *CERTIFICATION_STATUSES),
+                                        default="submitted")
+    reviewed_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    reviewed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    review_note: Mapped[str | None] = mapped_column(Text)
+
+
+class NoticeToCorrect(db.Model):
+    """After a notice to correct maintenance, 30 days to comply (§380-14 E)."""
+
+    __tablename__ = "notices_to_correct"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    certification_id: Mapped[str | None] = mapped_column(ForeignKey("om_certifications.id"))
+    text: Mapped[str] = mapped_column(Text)
+    issued_by_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    cure_due_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    cured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+
+    certification = relationship("OMCertification")

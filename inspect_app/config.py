@@ -1,0 +1,39 @@
+"""Settings: defaults for the embedded (SQLite, local disk) mode, overridden by environment variables."""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+
+def secret_key(instance_path: Path) -> str:
+    """The SECRET_KEY from the environment, else one made once and kept in the instance folder."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    key_file = instance_path / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_hex(32))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+def from_environment(instance_path: Path) -> dict:
+    """Settings for this process: SQLite in the instance folder unless DATABASE_URL says otherwise."""
+    database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{instance_path / 'inspect.sqlite3'}"
+    if database_url.startswith("postgresql://"):
+        database_url = "postgresql+psycopg://" + database_url.removeprefix("postgresql://")
+    return {
+        "SECRET_KEY": secret_key(instance_path),
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "BLOB_ROOT": os.environ.get("BLOB_ROOT") or str(instance_path / "blobs"),
+        # Weather: meteostat's own endpoints unless set (tests point it at 127.0.0.1).
+        "WEATHER_ENDPOINT": os.environ.get("WEATHER_ENDPOINT"),
+        "WEATHER_DEADLINE_S": float(os.environ.get("WEATHER_DEADLINE_S", "3")),
+        # Mail: with no SMTP host, messages are only stored and shown on the sent mail page.
+        "SMTP_HOST": os.environ.get("SMTP_HOST"),
+        "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
+        "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "WTF_CSRF_TIME_LIMIT": None,
+        "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
+    }

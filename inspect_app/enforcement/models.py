@@ -1,0 +1,55 @@
+"""Stop-work orders and notices of violation (§380-16 C(4)(e)[5], §380-19)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Column, ForeignKey, String, Table, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, new_id, utcnow
+
+stop_work_findings = Table(
+    "stop_work_findings",
+    db.metadata,
+    Column("order_id", ForeignKey("stop_work_orders.id"), primary_key=True),
+    Column("finding_id", ForeignKey("findings.id"), primary_key=True),
+)
+
+
+class StopWorkOrder(db.Model):
+    __tablename__ = "stop_work_orders"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    reason: Mapped[str] = mapped_column(Text)
+    inspection_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
+    issued_by_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    acknowledged_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    acknowledged_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    lifted_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    lifted_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    lift_reason: Mapped[str | None] = mapped_column(Text)
+    # What approved the corrected work (e.g. the re-inspection that found it compliant).
+    approval_inspection_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
+
+    findings = relationship("Finding", secondary=stop_work_findings)
+    issued_by = relationship("User", foreign_keys=[issued_by_id])
+    lifted_by = relationship("User", foreign_keys=[lifted_by_id])
+
+    @property
+    def is_standing(self) -> bool:
+        return self.lifted_at is None
+
+
+class NoticeOfViolation(db.Model):
+    __tablename__ = "notices_of_violation"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    inspection_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
+    stop_work_order_id: Mapped[str | None] = mapped_column(ForeignKey("stop_work_orders.id"))
+    text: Mapped[str] = mapped_column(Text)
+    issued_by_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

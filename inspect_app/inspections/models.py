@@ -1,0 +1,158 @@
+"""Inspections (§380-16 C(4)), their checklist answers, 24-hour notices and final pipe videos."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, choice, new_id, utcnow
+
+INSPECTION_TYPES = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
+INSPECTION_STATUSES = ("draft", "submitted")
+EVALUATIONS = ("compliant", "violations")
+WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
+ANSWERS = ("yes", "no", "na")
+
+
+class Inspection(db.Model):
+    """One inspection report. Once submitted it is the legal record and never changes."""
+
+    __tablename__ = "inspections"
+    __table_args__ = (
+        CheckConstraint("gauge_precip_mm IS NULL OR gauge_precip_mm >= 0", name="gauge_not_negative"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    type: Mapped[str] = mapped_column(choice("inspection_type", *INSPECTION_TYPES))
+    status: Mapped[str] = mapped_column(choice("inspection_status", *INSPECTION_STATUSES), default="draft")
+    # (a) date and location
+    performed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+    latitude: Mapped[float | None]
+    longitude: Mapped[float | None]
+    location_source: Mapped[str] = mapped_column(choice("location_source", "device", "permit"),
+                                                 default="permit")
+    # (b) inspector's name and credentials, copied so the report keeps them if the account changes
+    inspector_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
+    inspector_name: Mapped[str] = mapped_column(String(120))
+    inspector_credentials: Mapped[str] = mapped_column(String(300))
+    # (d) date of last inspection, computed when the report is submitted
+    last_inspection_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    # (e), (f) weather at the time and precipitation in the previous 24 hours (stored in SI units)
+    weather_status: Mapped[str] = mapped_column(choice("weather_status", *WEATHER_STATUSES),
+                                                default="pending")
+    temperature_c: Mapped[float | None]
+    conditions: Mapped[str | None] = mapped_column(String(80))
+    wind_kmh: Mapped[float | None]
+    wind_direction_deg: Mapped[float | None]
+    precip_24h_mm: Mapped[float | None]
+    precip_hours: Mapped[int | None]
+    station_id: Mapped[str | None] = mapped_column(String(20))
+    station_name: Mapped[str | None] = mapped_column(String(120))
+    station_distance_m: Mapped[float | None]
+    weather_sources: Mapped[str | None] = mapped_column(String(200))
+    weather_attribution: Mapped[str | None] = mapped_column(String(300))
+    weather_fetched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    gauge_precip_mm: Mapped[float | None]
+    # (g) evaluation and (h) steps to correct
+    evaluation: Mapped[str | None] = mapped_column(choice("evaluation", *EVALUATIONS))
+    corrective_steps: Mapped[str | None] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
+    # The type's own part (existing conditions, storm date and depth, engineer's certification ...).
+    details: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # §380-16 C(3): notice to the authority at least 24 hours ahead.
+    notice_id: Mapped[str | None] = mapped_column(ForeignKey("inspection_notices.id"))
+    notice_given: Mapped[bool] = mapped_column(Boolean, default=False)
+    under_stop_work: Mapped[bool] = mapped_column(Boolean, default=False)
+    storm_event_id: Mapped[str | None] = mapped_column(ForeignKey("storm_events.id"))
+    # Signature and certification statement
+    signature_sha256: Mapped[str | None] = mapped_column(String(64))
+    signer_name: Mapped[str | None] = mapped_column(String(120))
+    signer_credentials: Mapped[str | None] = mapped_column(String(300))
+    certification_statement: Mapped[str | None] = mapped_column(Text)
+    signed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    record_sha256: Mapped[str | None] = mapped_column(String(64))
+    # A correction of a submitted report is a new report that points at it.
+    amends_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    created_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+
+    permit = relationship("Permit", back_populates="inspections")
+    inspector = relationship("User", foreign_keys=[inspector_id])
+    answers: Mapped[list[ChecklistAnswer]] = relationship(
+        back_populates="inspection", cascade="all, delete-orphan", order_by="ChecklistAnswer.item_key"
+    )
+    findings = relationship("Finding", back_populates="inspection", order_by="Finding.created_at")
+    amends = relationship("Inspection", remote_side=[id])
+    notice = relationship("InspectionNotice", foreign_keys=[notice_id])
+
+    @property
+    def is_submitted(self) -> bool:
+        return self.status == "submitted"
+
+    @property
+    def precipitation_mm(self) -> float | None:
+        """The 24-hour precipitation the report stands on: an on-site gauge reading wins."""
+        return self.gauge_precip_mm if self.gauge_precip_mm is not None else self.precip_24h_mm
+
+
+class ChecklistAnswer(db.Model):
+    """An answer to one checklist item of the town profile, for the site or one of its parts."""
+
+    __tablename__ = "checklist_answers"
+    __table_args__ = (
+        UniqueConstraint("inspection_id", "item_key", "subject_id", name="uq_answer_item_subject"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
+    item_key: Mapped[str] = mapped_column(String(60))
+    # "" for a site-wide item; else the disturbed area, structure or control it is about.
+    subject_id: Mapped[str] = mapped_column(String(36), default="")
+    answer: Mapped[str] = mapped_column(choice("checklist_answer", *ANSWERS))
+    note: Mapped[str | None] = mapped_column(Text)
+
+    inspection: Mapped[Inspection] = relationship(back_populates="answers")
+
+
+class InspectionNotice(db.Model):
+    """The engineer's notice to the authority at least 24 hours before an inspection (§380-16 C(3))."""
+
+    __tablename__ = "inspection_notices"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    inspection_type: Mapped[str] = mapped_column(choice("notice_inspection_type", *INSPECTION_TYPES))
+    planned_for: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    given_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    given_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    sent_to: Mapped[str | None] = mapped_column(String(254))
+    note: Mapped[str | None] = mapped_column(Text)
+
+    permit = relationship("Permit")
+    given_by = relationship("User")
+
+    @property
+    def hours_ahead(self) -> float:
+        return (self.planned_for - self.given_at).total_seconds() / 3600
+
+
+class PipeVideo(db.Model):
+    """Final inspection: a dated video inspection of a stormwater pipe run (§380-16 C(4)(e))."""
+
+    __tablename__ = "pipe_videos"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
+    structure_id: Mapped[str] = mapped_column(ForeignKey("stormwater_structures.id"))
+    recorded_on: Mapped[dt.date]
+    blob_sha256: Mapped[str | None] = mapped_column(String(64))
+    reference: Mapped[str | None] = mapped_column(String(300))
+    note: Mapped[str | None] = mapped_column(Text)
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+
+    structure = relationship("StormwaterStructure")

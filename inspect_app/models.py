@@ -1,0 +1,21 @@
+"""Imports every domain's models so SQLAlchemy and Alembic see the whole record."""
+from inspect_app.accounts.models import User  # noqa: F401
+from inspect_app.audit.models import AuditEntry  # noqa: F401
+from inspect_app.certifications.models import (  # noqa: F401
+    MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, ResponsibleParty,
+)
+from inspect_app.completion.models import (  # noqa: F401
+    CertificateOfCompletion, FinalSubmission, SuretyRelease,
+)
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder  # noqa: F401
+from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem  # noqa: F401
+from inspect_app.inspections.models import (  # noqa: F401
+    ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
+)
+from inspect_app.mail.models import OutboundEmail  # noqa: F401
+from inspect_app.permits.models import (  # noqa: F401
+    Jurisdiction, Permit, PermitAssignment, StormwaterStructure,
+)
+from inspect_app.photos.models import Blob, Photo  # noqa: F401
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401
+from inspect_app.weather.models import StormEvent, WeatherObservation  # noqa: F401

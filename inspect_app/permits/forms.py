@@ -1,0 +1,101 @@
+"""Forms for permits, their inspectors, disturbed areas and stormwater structures."""
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import SelectChoice
+from wtforms import (
+    BooleanField, DateField, DateTimeLocalField, DecimalField, EmailField, FloatField, IntegerField, RadioField, SelectField,
+    StringField,
+    TextAreaField,
+)
+from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
+
+from inspect_app.permits.models import STRUCTURE_KINDS
+from inspect_app.stabilization.models import AREA_STATUSES
+from inspect_app.templating import humanize
+
+CGP_CHOICES = [
+    SelectChoice("every_7_days", "Every 7 calendar days"),
+    SelectChoice("every_14_days_and_storm", "Every 14 days and within 24 h of a 0.25 in storm"),
+]
+
+
+class PermitForm(FlaskForm):
+    jurisdiction_id = SelectField("Town", validators=[DataRequired()])
+    number = StringField("Permit number", validators=[DataRequired(), Length(max=40)])
+    site_address = StringField("Site address", validators=[DataRequired(), Length(max=300)])
+    latitude = FloatField("Latitude", validators=[DataRequired(message="Latitude is required."),
+                                                  NumberRange(-90, 90)],
+                          description="Decimal degrees, e.g. 42.0501")
+    longitude = FloatField("Longitude", validators=[DataRequired(message="Longitude is required."),
+                                                    NumberRange(-180, 180)],
+                           description="Decimal degrees, west is negative, e.g. -72.5828")
+    owner_id = SelectField("Owner's account (permittee)", validators=[Optional()])
+    owner_name = StringField("Owner", validators=[DataRequired(), Length(max=200)],
+                             description="The permittee must be the owner of the site (§380-10 B(1)).")
+    applicant_name = StringField("Applicant", validators=[DataRequired(), Length(max=200)])
+    applicant_email = EmailField("Applicant's email", validators=[Optional(), Email(), Length(max=254)],
+                                 description="Reports are sent here after each inspection.")
+    disturbed_acres = DecimalField("Disturbed area (acres)", places=3,
+                                   validators=[DataRequired(message="Disturbed area is required."),
+                                               NumberRange(0, 100000)])
+    is_redevelopment = RadioField("Project", choices=[SelectChoice("0", "New development"), SelectChoice("1", "Redevelopment")],
+                                  default="0", validators=[DataRequired()])
+    sensitive_waters = BooleanField("Discharges to sensitive waters (impaired for sediment or "
+                                    "nutrients, Tier 2/2.5/3, or ORW)")
+    sensitive_waters_note = StringField("Which water and why", validators=[Optional(), Length(max=300)])
+    cgp_schedule = RadioField("CGP inspection schedule", choices=CGP_CHOICES, default="every_7_days",
+                              validators=[DataRequired()])
+    surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
+    issued_on = DateField("Issued on", validators=[DataRequired(message="Issue date is required.")])
+    construction_started_on = DateField("Construction started on", validators=[Optional()])
+
+    def validate_construction_started_on(self, field) -> None:
+        if field.data and self.issued_on.data and field.data < self.issued_on.data:
+            raise ValidationError("Construction cannot start before the permit is issued.")
+
+    def validate_sensitive_waters_note(self, field) -> None:
+        if self.sensitive_waters.data and not (field.data or "").strip():
+            raise ValidationError("Say which water makes the site sensitive.")
+
+
+class StatusForm(FlaskForm):
+    status = SelectField("New status", validators=[DataRequired()])
+
+
+class AssignmentForm(FlaskForm):
+    user_id = SelectField("Inspector", validators=[DataRequired(message="Choose an inspector.")])
+    capacity = SelectField("As", choices=[SelectChoice("design_engineer", "Project design engineer"),
+                                          SelectChoice("erosion_control_inspector", "Erosion-control inspector")],
+                           validators=[DataRequired()])
+
+
+class AreaForm(FlaskForm):
+    name = StringField("Area name", validators=[DataRequired(), Length(max=120)])
+    acres = DecimalField("Acres", places=3, validators=[DataRequired(message="Acres are required."),
+                                                        NumberRange(0.001, 100000)])
+
+
+class AreaStatusForm(FlaskForm):
+    status = SelectField("Status", choices=[SelectChoice(s, humanize(s)) for s in AREA_STATUSES],
+                         validators=[DataRequired()])
+    at = DateTimeLocalField("Since", format="%Y-%m-%dT%H:%M",
+                            validators=[DataRequired(message="Give the date and time.")])
+    note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
+
+
+class StructureForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(max=120)],
+                       description="As on the plan, e.g. “Infiltration system IS-1”")
+    kind = SelectField("Kind", choices=[SelectChoice(k, humanize(k)) for k in STRUCTURE_KINDS],
+                       validators=[DataRequired()])
+    is_underground = BooleanField("Underground (needs a pre-bury inspection before backfill)",
+                                  default=True)
+    design_size = StringField("Design size", validators=[Optional(), Length(max=120)])
+    design_invert = StringField("Design invert", validators=[Optional(), Length(max=120)])
+    material = StringField("Material", validators=[Optional(), Length(max=120)])
+    groundwater_separation_ft = DecimalField("Separation to groundwater (ft)", places=2,
+                                             validators=[Optional(), NumberRange(0, 1000)])
+    maintenance_task = TextAreaField("O&M task", validators=[Optional(), Length(max=2000)])
+    maintenance_interval_months = IntegerField("O&M every (months)",
+                                             validators=[Optional(), NumberRange(1, 120)])

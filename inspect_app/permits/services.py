@@ -1,0 +1,147 @@
+"""Every change to a permit, its assignments, areas and structures; each writes the audit log."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import select
+
+from inspect_app.audit import services as audit
+from inspect_app.extensions import db
+from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
+from inspect_app.profiles.schema import Profile
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
+from inspect_app.types import LOCAL_TZ, utcnow
+
+
+class PermitError(ValueError):
+    """A change the record does not allow; `field` names the form field it is about."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def profiles() -> dict[str, Profile]:
+    return current_app.extensions["profiles"]
+
+
+def profile_of(permit: Permit) -> Profile:
+    """The town rule profile that governs `permit`."""
+    return profiles()[permit.jurisdiction.profile_key]
+
+
+def ensure_jurisdictions() -> list[Jurisdiction]:
+    """One jurisdiction row per loaded town profile (added when missing, names kept current)."""
+    existing = {j.profile_key: j for j in db.session.scalars(select(Jurisdiction))}
+    for key, profile in profiles().items():
+        if key not in existing:
+            existing[key] = Jurisdiction(profile_key=key, name=profile.town)
+            db.session.add(existing[key])
+    db.session.flush()
+    return sorted(existing.values(), key=lambda j: j.name)
+
+
+def _number_taken(jurisdiction_id: str, number: str, exclude_id: str | None = None) -> bool:
+    query = select(Permit.id).where(Permit.jurisdiction_id == jurisdiction_id, Permit.number == number)
+    if exclude_id:
+        query = query.where(Permit.id != exclude_id)
+    return db.session.scalar(query) is not None
+
+
+def create_permit(actor, **fields: Any) -> Permit:
+    """Record a newly issued permit."""
+    if _number_taken(fields["jurisdiction_id"], fields["number"]):
+        raise PermitError("number", "This town already has a permit with that number.")
+    permit = Permit(status="issued", **fields)
+    if permit.construction_started_on:
+        permit.status = "active"
+    db.session.add(permit)
+    audit.record(actor, "permit.create", permit)
+    return permit
+
+
+def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
+    """Change a permit's facts (not its status: see `change_status`)."""
+    jurisdiction_id = fields.get("jurisdiction_id", permit.jurisdiction_id)
+    if _number_taken(jurisdiction_id, fields.get("number", permit.number), exclude_id=permit.id):
+        raise PermitError("number", "This town already has a permit with that number.")
+    before = audit.snapshot(permit)
+    for name, value in fields.items():
+        setattr(permit, name, value)
+    if permit.status == "issued" and permit.construction_started_on:
+        permit.status = "active"
+    permit.revision += 1
+    audit.record(actor, "permit.update", permit, before)
+    return permit
+
+
+def change_status(actor, permit: Permit, status: str) -> Permit:
+    """Move a permit along issued → active → stop-work ↔ active → final submissions → completed."""
+    if not permit.can_become(status):
+        raise PermitError("status", f"A permit that is {permit.status.replace('_', '-')} cannot become "
+                                    f"{status.replace('_', '-')}.")
+    before = audit.snapshot(permit)
+    permit.status = status
+    if status == "active" and permit.construction_started_on is None:
+        permit.construction_started_on = utcnow().astimezone(LOCAL_TZ).date()
+    permit.revision += 1
+    audit.record(actor, "permit.status", permit, before)
+    return permit
+
+
+def assign(actor, permit: Permit, user, capacity: str) -> PermitAssignment:
+    """Assign an inspector to a permit as its design engineer or erosion-control inspector."""
+    if user.role != "inspector":
+        raise PermitError("user_id", "Only inspectors can be assigned to a permit.")
+    if any(a.user_id == user.id and a.capacity == capacity for a in permit.assignments):
+        raise PermitError("user_id", f"{user.name} is already assigned in that capacity.")
+    assignment = PermitAssignment(user=user, capacity=capacity)
+    permit.assignments.append(assignment)
+    audit.record(actor, "permit.assign", assignment, permit_id=permit.id)
+    return assignment
+
+
+def unassign(actor, permit: Permit, assignment: PermitAssignment) -> None:
+    before = audit.snapshot(assignment)
+    permit.assignments.remove(assignment)
+    audit.record(actor, "permit.unassign_delete", assignment, before, permit_id=permit.id)
+
+
+def add_area(actor, permit: Permit, name: str, acres, since: dt.datetime | None = None) -> DisturbedArea:
+    """Add a portion of the site; it starts as disturbed."""
+    if any(a.name.lower() == name.strip().lower() for a in permit.areas):
+        raise PermitError("name", "This permit already has an area with that name.")
+    since = since or utcnow()
+    area = DisturbedArea(name=name.strip(), acres=acres, status="disturbed", status_since=since)
+    area.events.append(AreaStatusEvent(status="disturbed", at=since, recorded_by_id=getattr(actor, "id", None)))
+    permit.areas.append(area)
+    audit.record(actor, "area.create", area, permit_id=permit.id)
+    return area
+
+
+def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
+                       note: str | None = None, inspection_id: str | None = None) -> AreaStatusEvent:
+    """Add an event to an area's timeline; its newest event is its status (§380-11 C(3)(a) clock)."""
+    if at > utcnow() + dt.timedelta(minutes=5):
+        raise PermitError("at", "The date cannot be in the future.")
+    before = audit.snapshot(area)
+    event = AreaStatusEvent(status=status, at=at, note=note, inspection_id=inspection_id,
+                            recorded_by_id=getattr(actor, "id", None))
+    area.events.append(event)
+    newest = max(area.events, key=lambda e: e.at)
+    area.status, area.status_since = newest.status, newest.at
+    area.revision += 1
+    audit.record(actor, "area.status", area, before)
+    return event
+
+
+def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:
+    """Add a BMP, pipe run, infiltration system or basin from the approved plan."""
+    if any(s.name.lower() == fields["name"].strip().lower() for s in permit.structures):
+        raise PermitError("name", "This permit already has a structure with that name.")
+    structure = StormwaterStructure(**fields)
+    permit.structures.append(structure)
+    audit.record(actor, "structure.create", structure, permit_id=permit.id)
+    return structure

@@ -1,0 +1,247 @@
+"""Permit pages: the list, one permit, and in-page edits of its inspectors, areas and structures."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask_login import current_user, login_required
+from sqlalchemy import select
+from wtforms import SelectChoice
+
+from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import allowed, require, visible_permits
+from inspect_app.extensions import db, htmx
+from inspect_app.permits import services
+from inspect_app.permits.forms import (
+    AreaForm, AreaStatusForm, AssignmentForm, PermitForm, StatusForm, StructureForm,
+)
+from inspect_app.permits.models import PERMIT_STATUSES, Jurisdiction, Permit, PermitAssignment
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.templating import humanize
+from inspect_app.types import LOCAL_TZ
+
+bp = Blueprint("permits", __name__, url_prefix="/permits")
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every permit page needs a signed-in user."""
+
+
+def _permit(permit_id: str, action: str = "permit.view") -> Permit:
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    require(action, permit)
+    return permit
+
+
+def _jurisdictions() -> list[Jurisdiction]:
+    towns = services.ensure_jurisdictions()
+    if current_user.jurisdiction_id:
+        towns = [j for j in towns if j.id == current_user.jurisdiction_id]
+    return towns
+
+
+def _permit_form(permit: Permit | None = None) -> PermitForm:
+    form = PermitForm(obj=permit)
+    form.jurisdiction_id.choices = [SelectChoice(j.id, j.name) for j in _jurisdictions()]
+    permittees = db.session.scalars(select(User).where(User.role == "permittee").order_by(User.name))
+    form.owner_id.choices = [SelectChoice("", "— none yet —")] + [SelectChoice(u.id, f"{u.name} ({u.email})") for u in permittees]
+    if permit is not None and request.method == "GET":
+        form.is_redevelopment.data = "1" if permit.is_redevelopment else "0"
+        form.owner_id.data = permit.owner_id or ""
+    return form
+
+
+def _permit_fields(form: PermitForm) -> dict:
+    data = {name: field.data for name, field in form._fields.items() if name != "csrf_token"}
+    data["is_redevelopment"] = data["is_redevelopment"] == "1"
+    data["owner_id"] = data["owner_id"] or None
+    data["applicant_email"] = data["applicant_email"] or None
+    data["sensitive_waters_note"] = data["sensitive_waters_note"] or None
+    return data
+
+
+def _detail_forms(permit: Permit) -> dict:
+    assignment = AssignmentForm(prefix="assign")
+    inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
+    status = StatusForm(prefix="status")
+    status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
+    return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
+            "structure_form": StructureForm(prefix="structure"), "status_form": status,
+            "status_forms": {}, "area_status_form": _blank_area_status_form}
+
+
+def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
+    return AreaStatusForm(prefix=f"area-{area.id}", formdata=None)
+
+
+def _detail(permit: Permit, status_code: int = 200, **forms):
+    context = _detail_forms(permit) | forms
+    return render_template("permits/detail.html", permit=permit, **context), status_code
+
+
+def _fragment(template: str, permit: Permit, status_code: int = 200, **forms):
+    """The in-page part for htmx, or the whole page (303 on success) without it."""
+    if htmx:
+        return render_template(template, permit=permit, **(_detail_forms(permit) | forms)), status_code
+    if status_code == 200:
+        return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
+    return _detail(permit, status_code, **forms)
+
+
+@bp.get("/")
+def index():
+    """List the permits the user may see, filtered by town, status and assigned inspector."""
+    require("permit.view")
+    query = visible_permits(current_user).order_by(Permit.issued_on.desc(), Permit.number)
+    town, status, inspector = (request.args.get(k, "") for k in ("town", "status", "inspector"))
+    if town:
+        query = query.where(Permit.jurisdiction_id == town)
+    if status in PERMIT_STATUSES:
+        query = query.where(Permit.status == status)
+    if inspector:
+        query = query.where(Permit.id.in_(select(PermitAssignment.permit_id)
+                                          .where(PermitAssignment.user_id == inspector)))
+    page = db.paginate(query, per_page=50, error_out=False)
+    inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    response = render_template("permits/index.html", page=page, towns=_jurisdictions(),
+                               statuses=PERMIT_STATUSES, inspectors=list(inspectors),
+                               filters={"town": town, "status": status, "inspector": inspector})
+    return response, 200, {"Vary": "HX-Request"}
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def create():
+    """Record a newly issued permit (agents and admins)."""
+    require("permit.create")
+    form = _permit_form()
+    if form.validate_on_submit():
+        try:
+            permit = services.create_permit(current_user, **_permit_fields(form))
+        except services.PermitError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
+    return render_template("permits/form.html", form=form, permit=None), 422 if form.errors else 200
+
+
+@bp.get("/<permit_id>")
+def detail(permit_id: str):
+    """One permit: its facts, inspectors, disturbed areas and structures."""
+    return _detail(_permit(permit_id))
+
+
+@bp.route("/<permit_id>/edit", methods=["GET", "POST"])
+def edit(permit_id: str):
+    """Change a permit's facts (agents and admins of its town)."""
+    permit = _permit(permit_id, "permit.edit")
+    form = _permit_form(permit)
+    if form.validate_on_submit():
+        try:
+            services.update_permit(current_user, permit, **_permit_fields(form))
+        except services.PermitError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
+    return render_template("permits/form.html", form=form, permit=permit), 422 if form.errors else 200
+
+
+@bp.post("/<permit_id>/status")
+def change_status(permit_id: str):
+    """Move the permit to its next status."""
+    permit = _permit(permit_id, "permit.edit")
+    form = _detail_forms(permit)["status_form"]
+    if form.validate_on_submit():
+        try:
+            services.change_status(current_user, permit, form.status.data)
+        except services.PermitError as error:
+            form.status.errors.append(str(error))
+        else:
+            db.session.commit()
+            return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
+    return _detail(permit, 422, status_form=form)
+
+
+@bp.post("/<permit_id>/assignments")
+def assign(permit_id: str):
+    """Assign an inspector to the permit."""
+    permit = _permit(permit_id, "permit.assign")
+    form = _detail_forms(permit)["assign_form"]
+    if form.validate_on_submit():
+        try:
+            services.assign(current_user, permit, db.session.get(User, form.user_id.data), form.capacity.data)
+        except services.PermitError as error:
+            form.user_id.errors.append(str(error))
+        else:
+            db.session.commit()
+            return _fragment("permits/_assignments.html", permit)
+    return _fragment("permits/_assignments.html", permit, 422, assign_form=form)
+
+
+@bp.post("/<permit_id>/assignments/<assignment_id>/delete")
+def unassign(permit_id: str, assignment_id: str):
+    """Take an inspector off the permit."""
+    permit = _permit(permit_id, "permit.assign")
+    assignment = db.get_or_404(PermitAssignment, assignment_id)
+    if assignment.permit_id != permit.id:
+        abort(404)
+    services.unassign(current_user, permit, assignment)
+    db.session.commit()
+    return _fragment("permits/_assignments.html", permit)
+
+
+@bp.post("/<permit_id>/areas")
+def add_area(permit_id: str):
+    """Add a disturbed area to the site."""
+    permit = _permit(permit_id, "area.edit")
+    form = AreaForm(prefix="area")
+    if form.validate_on_submit():
+        try:
+            services.add_area(current_user, permit, form.name.data, form.acres.data)
+        except services.PermitError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _fragment("permits/_areas.html", permit)
+    return _fragment("permits/_areas.html", permit, 422, area_form=form)
+
+
+@bp.post("/<permit_id>/areas/<area_id>/status")
+def area_status(permit_id: str, area_id: str):
+    """Record that an area's activity ceased, stabilization began, or it is stabilized."""
+    permit = _permit(permit_id, "area.edit")
+    area = db.get_or_404(DisturbedArea, area_id)
+    if area.permit_id != permit.id:
+        abort(404)
+    form = AreaStatusForm(prefix=f"area-{area.id}")
+    if form.validate_on_submit():
+        at = form.at.data.replace(tzinfo=LOCAL_TZ)
+        try:
+            services.change_area_status(current_user, area, form.status.data, at, form.note.data or None)
+        except services.PermitError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _fragment("permits/_areas.html", permit)
+    return _fragment("permits/_areas.html", permit, 422, status_forms={area.id: form})
+
+
+@bp.post("/<permit_id>/structures")
+def add_structure(permit_id: str):
+    """Add a stormwater structure from the approved plan."""
+    permit = _permit(permit_id, "structure.edit")
+    form = StructureForm(prefix="structure")
+    if form.validate_on_submit():
+        fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}
+        try:
+            services.add_structure(current_user, permit, **fields)
+        except services.PermitError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _fragment("permits/_structures.html", permit)
+    return _fragment("permits/_structures.html", permit, 422, structure_form=form)

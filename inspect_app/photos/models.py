@@ -1,0 +1,47 @@
+"""Photos and the stored files (blobs) behind them."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import BigInteger, ForeignKey, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, new_id, utcnow
+
+
+class Blob(db.Model):
+    """A complete file in the blob store, addressed by the SHA-256 of its bytes."""
+
+    __tablename__ = "blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    content_type: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Photo(db.Model):
+    """A photo: the original kept byte for byte, with display and thumbnail renditions."""
+
+    __tablename__ = "photos"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    original_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    display_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    thumb_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    width: Mapped[int]
+    height: Mapped[int]
+    taken_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    latitude: Mapped[float | None]
+    longitude: Mapped[float | None]
+    caption: Mapped[str | None] = mapped_column(Text)
+    inspection_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"), index=True)
+    finding_id: Mapped[str | None] = mapped_column(ForeignKey("findings.id"), index=True)
+    structure_id: Mapped[str | None] = mapped_column(ForeignKey("stormwater_structures.id"))
+    log_entry_id: Mapped[str | None] = mapped_column(ForeignKey("maintenance_log_entries.id"))
+    uploaded_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    original = relationship("Blob", foreign_keys=[original_sha256])

@@ -1,0 +1,99 @@
+"""Town rule profiles: one TOML file per town beside this module, loaded and checked at start-up.
+
+A profile that cannot be used stops the app with a `ProfileError` naming the file, the field and what
+is wrong, so a town's clerk can fix the data without reading a traceback.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from inspect_app.profiles.schema import INSPECTION_TYPE_KEYS, Profile
+
+__all__ = ["INSPECTION_TYPE_KEYS", "Profile", "ProfileError", "load_profile", "load_profiles"]
+
+PROFILE_FOLDER = Path(__file__).parent
+
+# pydantic's wording for the problems a hand-edited file most often has, in a clerk's words.
+_PROBLEMS = {
+    "missing": "required field is missing",
+    "extra_forbidden": "unknown field (check the spelling; the schema has no such field)",
+    "model_type": "should be a table of its own fields, e.g. [stabilization] with days and citation",
+}
+_TOML_POSITION = re.compile(r"^(?P<what>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
+
+
+class ProfileError(Exception):
+    """A profile file that cannot be used; the message names the file, the field and the problem."""
+
+
+def load_profiles(folder: Path | None = None) -> dict[str, Profile]:
+    """Load and validate every `*.toml` profile in `folder` (default: this package), keyed by profile key."""
+    folder = PROFILE_FOLDER if folder is None else folder
+    paths = sorted(folder.glob("*.toml"))
+    if not paths:
+        raise ProfileError(f"{folder}: no *.toml profile files found")
+    profiles: dict[str, Profile] = {}
+    claimed_by: dict[str, Path] = {}
+    for path in paths:
+        profile = load_profile(path)
+        if profile.key in profiles:
+            raise ProfileError(
+                f"{path}: key: {profile.key!r} is already claimed by {claimed_by[profile.key]};"
+                " each town needs its own key"
+            )
+        profiles[profile.key] = profile
+        claimed_by[profile.key] = path
+    return profiles
+
+
+def load_profile(path: Path) -> Profile:
+    """Read one profile file and validate it against the schema."""
+    try:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except tomllib.TOMLDecodeError as error:
+        raise ProfileError(f"{path}: {_describe_toml_error(error)}") from None
+    except UnicodeDecodeError as error:
+        raise ProfileError(f"{path}: is not UTF-8 text: {error}") from None
+    except OSError as error:
+        raise ProfileError(f"{path}: cannot be read: {error.strerror}") from None
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as error:
+        lines = [f"{path}: {_field_path(issue['loc'])}: {_problem(issue)}" for issue in error.errors()]
+        raise ProfileError("\n".join(lines)) from None
+
+
+def _describe_toml_error(error: tomllib.TOMLDecodeError) -> str:
+    # tomllib in Python 3.11 puts the position only in the message text: "... (at line 3, column 7)".
+    match = _TOML_POSITION.match(str(error))
+    if match is None:
+        return f"TOML syntax error: {error}"
+    return f"line {match['line']}, column {match['column']}: TOML syntax error: {match['what']}"
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """pydantic's location as the reader writes it: `inspection_types[2].checklist[0].citation`."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "(whole profile)"
+
+
+def _problem(issue: dict[str, Any]) -> str:
+    kind = issue["type"]
+    if kind in ("missing", "extra_forbidden"):
+        return _PROBLEMS[kind]
+    if kind == "value_error":  # our own checks in schema.py already say what is wrong
+        return issue["msg"].removeprefix("Value error, ")
+    return f"{_PROBLEMS.get(kind, issue['msg'])} (got {_short(issue['input'])})"
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

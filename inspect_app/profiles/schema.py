@@ -1,0 +1,163 @@
+"""The shape of a town's rule profile: everything that differs between towns (SPEC *Rules are data*).
+
+Profiles are TOML files beside this module, one per town. They are validated at start-up; a broken
+profile stops the app with a message naming the file, the field and what is wrong.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from collections import Counter
+from collections.abc import Iterable
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rule(Strict):
+    """A number the rules engine uses, with the citation it comes from."""
+
+    citation: str = Field(min_length=1)
+
+
+class DaysRule(Rule):
+    days: int = Field(ge=1, le=3650)
+
+
+class HoursRule(Rule):
+    hours: int = Field(ge=1, le=720)
+
+
+class MonthsRule(Rule):
+    months: int = Field(ge=1, le=120)
+
+
+class StormRule(Rule):
+    threshold_mm: float = Field(gt=0, le=500)
+
+
+class PermitClock(Rule):
+    """When an unused permit stops being good.
+
+    `start_within`: work must begin within `years` of issuance (Longmeadow §380-10 K).
+    `lapse_after`: the permit lapses `years` after the decision unless significant work began, and
+    an extension of `extension_years` must be asked for `extension_request_days_before` days ahead
+    (Southborough §9.7).
+    """
+
+    kind: Literal["start_within", "lapse_after"]
+    years: int = Field(ge=1, le=20)
+    extension_years: int | None = Field(default=None, ge=1, le=10)
+    extension_request_days_before: int | None = Field(default=None, ge=1, le=365)
+
+    @model_validator(mode="after")
+    def _extension_matches_kind(self) -> Self:
+        extension = (self.extension_years, self.extension_request_days_before)
+        # §9.7 (Southborough): a lapse comes with a one-year extension asked for 30 days ahead;
+        # without both numbers the engine could not warn the permittee in time.
+        if self.kind == "lapse_after" and None in extension:
+            raise ValueError(
+                "kind 'lapse_after' needs both extension_years and extension_request_days_before"
+            )
+        # §380-10 K (Longmeadow): an extension is at the DPW Director's discretion, with no fixed
+        # length, so extension numbers here would be silently ignored.
+        if self.kind == "start_within" and extension != (None, None):
+            raise ValueError(
+                "extension_years and extension_request_days_before apply only to kind 'lapse_after'"
+            )
+        return self
+
+
+class ChecklistItem(Strict):
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    text: str = Field(min_length=1)
+    citation: str = Field(min_length=1)
+    # What the item is asked about: once per inspection, or once per control, disturbed area,
+    # stormwater structure or pipe run of the permit.
+    per: Literal["site", "control", "area", "structure", "pipe"] = "site"
+
+
+class InspectionType(Strict):
+    key: Literal["initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic"]
+    name: str = Field(min_length=1)
+    when: str = Field(min_length=1)
+    citation: str = Field(min_length=1)
+    checklist: tuple[ChecklistItem, ...] = Field(min_length=1)
+
+    @field_validator("checklist")
+    @classmethod
+    def _checklist_keys_unique(cls, checklist: tuple[ChecklistItem, ...]) -> tuple[ChecklistItem, ...]:
+        # Answers are stored under the item key: two items with one key would overwrite each other.
+        repeated = _repeated(item.key for item in checklist)
+        if repeated:
+            raise ValueError(f"checklist key used more than once: {', '.join(repeated)}")
+        return checklist
+
+
+class Profile(Strict):
+    key: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    town: str = Field(min_length=1)
+    state: Literal["MA"]
+    timezone: str = "America/New_York"
+    regulation: str = Field(min_length=1)
+    authority_title: str = Field(min_length=1)
+    authority_body: str = Field(min_length=1)
+    registry_of_deeds: str = Field(min_length=1)
+    stabilization: DaysRule
+    advance_notice: HoursRule
+    storm: StormRule
+    permit_clock: PermitClock
+    om_certification: MonthsRule
+    cure_period: DaysRule
+    holidays: tuple[dt.date, ...] = ()
+    inspection_types: tuple[InspectionType, ...] = Field(min_length=1)
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone_known(cls, name: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{name!r} is not an IANA time zone name such as 'America/New_York'") from None
+        return name
+
+    @field_validator("holidays")
+    @classmethod
+    def _holidays_unique(cls, holidays: tuple[dt.date, ...]) -> tuple[dt.date, ...]:
+        repeated = _repeated(day.isoformat() for day in holidays)
+        if repeated:
+            raise ValueError(f"holiday listed more than once: {', '.join(repeated)}")
+        return holidays
+
+    @field_validator("inspection_types")
+    @classmethod
+    def _each_inspection_type_once(cls, kinds: tuple[InspectionType, ...]) -> tuple[InspectionType, ...]:
+        # §380-16 C(4)(a)-(f): the six inspections of the program, each defined exactly once.
+        keys = [kind.key for kind in kinds]
+        problems = []
+        repeated = _repeated(keys)
+        if repeated:
+            problems.append(f"defined more than once: {', '.join(repeated)}")
+        missing = [key for key in INSPECTION_TYPE_KEYS if key not in keys]
+        if missing:
+            problems.append(f"missing: {', '.join(missing)}")
+        if problems:
+            raise ValueError("each of the six inspection types must appear once; " + "; ".join(problems))
+        return kinds
+
+    def inspection_type(self, key: str) -> InspectionType:
+        for kind in self.inspection_types:
+            if kind.key == key:
+                return kind
+        raise KeyError(f"{self.town} has no inspection type {key!r}")
+
+
+def _repeated(values: Iterable[str]) -> list[str]:
+    """The values that occur more than once, in first-seen order."""
+    return [value for value, count in Counter(values).items() if count > 1]

@@ -1,0 +1,44 @@
+"""Jinja globals and filters every template may use."""
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import Flask, current_app
+
+from inspect_app.types import LOCAL_TZ
+
+
+def has_endpoint(name: str) -> bool:
+    """Whether a view exists, so shared navigation never links to a missing page."""
+    return name in current_app.view_functions
+
+
+def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> str:
+    """A stored UTC time shown in the town's local time (America/New_York)."""
+    if value is None:
+        return "—"
+    return value.astimezone(LOCAL_TZ).strftime(fmt)
+
+
+def local_date(value: dt.date | dt.datetime | None) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(LOCAL_TZ).date()
+    return value.strftime("%b %-d, %Y")
+
+
+def humanize(value: str | None) -> str:
+    """`stop_work` → `Stop-work`, the way the regulation writes it."""
+    if not value:
+        return "—"
+    words = {"stop_work": "stop-work", "pre_bury": "pre-bury", "walk_through": "walk-through"}
+    text = words.get(value, value.replace("_", " "))
+    return text[:1].upper() + text[1:]
+
+
+def register(app: Flask) -> None:
+    from inspect_app import __version__
+
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=__version__)
+    app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)

@@ -1,0 +1,57 @@
+"""Column types and helpers shared by every domain's models."""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import DateTime, String
+from sqlalchemy.types import TypeDecorator
+
+LOCAL_TZ = ZoneInfo("America/New_York")
+
+
+def new_id() -> str:
+    """A fresh UUID4 as text; devices make the same kind offline."""
+    return str(uuid.uuid4())
+
+
+def utcnow() -> dt.datetime:
+    """The current time, timezone-aware in UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class UTCDateTime(TypeDecorator):
+    """Stores aware datetimes as UTC and gives them back aware, on SQLite and PostgreSQL alike."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: store times as aware UTC")
+        value = value.astimezone(dt.UTC)
+        # SQLite keeps no zone: store naive UTC there.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC)
+
+
+def local(value: dt.datetime | None, tz: ZoneInfo = LOCAL_TZ) -> dt.datetime | None:
+    """A stored UTC time in the town's local time, for display."""
+    return value.astimezone(tz) if value else None
+
+
+def choice(name: str, *values: str):
+    """A short text column limited to `values`, checked by the database on SQLite and PostgreSQL."""
+    from sqlalchemy import Enum
+
+    return Enum(*values, name=name, native_enum=False, create_constraint=True, validate_strings=True,
+                length=max(len(v) for v in values))

@@ -1,0 +1,40 @@
+"""Weather observations kept by station and hour, and storm events found at permits."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Date, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from inspect_app.extensions import db
+from inspect_app.types import UTCDateTime, new_id, utcnow
+
+
+class WeatherObservation(db.Model):
+    """One station-hour as fetched, so a report never changes because meteostat's cache did."""
+
+    __tablename__ = "weather_observations"
+
+    station_id: Mapped[str] = mapped_column(String(20), primary_key=True)
+    hour: Mapped[dt.datetime] = mapped_column(UTCDateTime, primary_key=True)
+    temperature_c: Mapped[float | None]
+    precip_mm: Mapped[float | None]
+    wind_kmh: Mapped[float | None]
+    wind_direction_deg: Mapped[float | None]
+    condition_code: Mapped[int | None]
+    sources: Mapped[str | None] = mapped_column(String(200))
+    fetched_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class StormEvent(db.Model):
+    """A local day with at least the profile's storm threshold of rain at a permit (CGP 2022 Part 4)."""
+
+    __tablename__ = "storm_events"
+    __table_args__ = (UniqueConstraint("permit_id", "day", name="uq_storm_permit_day"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    day: Mapped[dt.date] = mapped_column(Date)
+    depth_mm: Mapped[float]
+    station_id: Mapped[str | None] = mapped_column(String(20))
+    detected_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

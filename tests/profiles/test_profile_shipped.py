@@ -1,0 +1,136 @@
+"""The two built-in town profiles load and say what their regulations say."""
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+
+import pytest
+
+from inspect_app.profiles import INSPECTION_TYPE_KEYS, load_profiles
+
+
+@pytest.fixture(scope="module")
+def profiles():
+    return load_profiles()
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
+    first = dt.date(year, month, 1)
+    return first + dt.timedelta(days=(weekday - first.weekday()) % 7 + 7 * (n - 1))
+
+
+def _last_weekday(year: int, month: int, weekday: int) -> dt.date:
+    last = dt.date(year, month, calendar.monthrange(year, month)[1])
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def _massachusetts_holidays(year: int) -> set[dt.date]:
+    """MGL c. 4 § 7 cl. 18 legal holidays, with a Sunday holiday also kept on the Monday after."""
+    mon, thu = 0, 3
+    days = {
+        dt.date(year, 1, 1),
+        _nth_weekday(year, 1, mon, 3),  # Martin Luther King Jr. Day
+        _nth_weekday(year, 2, mon, 3),  # Washington's Birthday
+        _nth_weekday(year, 4, mon, 3),  # Patriots' Day
+        _last_weekday(year, 5, mon),  # Memorial Day
+        dt.date(year, 6, 19),
+        dt.date(year, 7, 4),
+        _nth_weekday(year, 9, mon, 1),  # Labor Day
+        _nth_weekday(year, 10, mon, 2),  # Columbus Day
+        dt.date(year, 11, 11),
+        _nth_weekday(year, 11, thu, 4),  # Thanksgiving Day
+        dt.date(year, 12, 25),
+    }
+    return days | {day + dt.timedelta(days=1) for day in days if day.weekday() == 6}
+
+
+def test_both_towns_ship(profiles):
+    assert set(profiles) == {"longmeadow", "southborough"}
+    assert {profile.town for profile in profiles.values()} == {"Longmeadow", "Southborough"}
+
+
+def test_longmeadow_numbers_follow_chapter_380(profiles):
+    longmeadow = profiles["longmeadow"]
+    assert longmeadow.authority_title == "DPW Director"
+    assert longmeadow.authority_body == "Department of Public Works"
+    assert longmeadow.registry_of_deeds == "Hampden County Registry of Deeds"
+    assert longmeadow.stabilization.days == 7
+    assert longmeadow.stabilization.citation.startswith("§380-11 C(3)(a)")
+    assert longmeadow.advance_notice.hours == 24
+    assert longmeadow.advance_notice.citation.startswith("§380-16 C(3)")
+    assert longmeadow.storm.threshold_mm == pytest.approx(0.25 * 25.4)
+    assert (longmeadow.permit_clock.kind, longmeadow.permit_clock.years) == ("start_within", 2)
+    assert longmeadow.permit_clock.citation.startswith("§380-10 K")
+    assert longmeadow.om_certification.months == 12
+    assert longmeadow.om_certification.citation.startswith("§380-14 C(2)(l)")
+    assert longmeadow.cure_period.days == 30
+    assert longmeadow.cure_period.citation.startswith("§380-14 E")
+
+
+def test_southborough_is_its_own_jurisdiction(profiles):
+    southborough = profiles["southborough"]
+    assert southborough.authority_title == "Conservation Commission"
+    assert southborough.registry_of_deeds == "Worcester County Registry of Deeds"
+    clock = southborough.permit_clock
+    assert (clock.kind, clock.years, clock.extension_years, clock.extension_request_days_before) == (
+        "lapse_after", 3, 1, 30
+    )
+    assert clock.citation.startswith("§9.7")
+
+
+def test_southborough_says_where_borrowed_values_come_from(profiles):
+    """A value the town text does not give must say so, and must name the rule it was taken from."""
+    southborough = profiles["southborough"]
+    borrowed = [
+        southborough.stabilization, southborough.advance_notice, southborough.storm,
+        southborough.om_certification, southborough.cure_period,
+    ]
+    for rule in borrowed:
+        assert "silent" in rule.citation
+        assert "Longmeadow §380-" in rule.citation or "CGP 2022" in rule.citation
+    citations = [kind.citation for kind in southborough.inspection_types] + [
+        item.citation for kind in southborough.inspection_types for item in kind.checklist
+    ]
+    for citation in citations:
+        if "§380-" in citation:
+            assert "Longmeadow §380-" in citation and "silent" in citation, citation
+
+
+def test_longmeadow_citations_point_into_chapter_380_or_the_cgp(profiles):
+    longmeadow = profiles["longmeadow"]
+    for kind in longmeadow.inspection_types:
+        assert kind.citation.startswith(f"§380-16 C(4)({'abcdef'[INSPECTION_TYPE_KEYS.index(kind.key)]})")
+        for item in kind.checklist:
+            sections = [int(number) for number in re.findall(r"§380-(\d+)", item.citation)]
+            assert sections or "CGP 2022" in item.citation, item.key
+            # Ch. 380 runs from §380-1 (purpose) to §380-20 (severability).
+            assert all(1 <= number <= 20 for number in sections), item.citation
+
+
+@pytest.mark.parametrize("town", ["longmeadow", "southborough"])
+def test_inspection_program_asks_per_control_area_structure_and_pipe(profiles, town):
+    profile = profiles[town]
+    assert [kind.key for kind in profile.inspection_types] == list(INSPECTION_TYPE_KEYS)
+    per = {kind.key: {item.per for item in kind.checklist} for kind in profile.inspection_types}
+    assert {"control", "area"} <= per["erosion_control"]
+    assert per["pre_bury"] == {"structure"}
+    assert "pipe" in per["final"]
+    pre_bury = {item.key for item in profile.inspection_type("pre_bury").checklist}
+    assert {"size_as_designed", "invert_as_designed", "material_as_specified",
+            "groundwater_separation", "photos_before_cover"} <= pre_bury
+    final = {item.key for item in profile.inspection_type("final").checklist}
+    assert {"pipe_video", "storm_performance", "as_built_drawings"} <= final
+    assert "punch_list" in {item.key for item in profile.inspection_type("walk_through").checklist}
+
+
+@pytest.mark.parametrize("town", ["longmeadow", "southborough"])
+def test_holidays_are_the_massachusetts_legal_holidays(profiles, town):
+    expected = _massachusetts_holidays(2026) | _massachusetts_holidays(2027)
+    assert set(profiles[town].holidays) == expected
+    assert dt.date(2027, 7, 5) in expected  # July 4, 2027 is a Sunday
+
+
+def test_unknown_inspection_type_is_a_clear_error(profiles):
+    with pytest.raises(KeyError, match="Longmeadow has no inspection type 'punch'"):
+        profiles["longmeadow"].inspection_type("punch")
