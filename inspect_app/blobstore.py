@@ -1,0 +1,220 @@
+"""A content-addressed file store on local disk: each blob is named by the SHA-256 of its bytes.
+
+A blob lives at ``root/ab/cd/<sha256>``. It only ever appears under that name complete and verified:
+writes go to a temporary file that is flushed to disk and then renamed into place, so a crash leaves
+at most a stray temporary file, never a half-written blob. Uploads from devices arrive in chunks that
+can resume after a broken connection (the sync protocol): the received bytes wait in
+``root/.partial/<sha256>`` until ``complete`` checks their hash.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import BinaryIO
+
+CHUNK_SIZE = 1024 * 1024
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+class BlobError(Exception):
+    """A blob could not be stored or read; the message says why."""
+
+
+class OffsetMismatch(BlobError):
+    """A chunk was sent for the wrong offset; the client resumes from ``offset``."""
+
+    def __init__(self, sha: str, offset: int) -> None:
+        super().__init__(f"The upload of {sha} has {offset} bytes; send the chunk that starts there.")
+        self.offset = offset
+
+
+class HashMismatch(BlobError):
+    """The bytes received do not hash to the name they were sent under; they were discarded."""
+
+    def __init__(self, expected: str, actual: str) -> None:
+        super().__init__(
+            f"The bytes sent for {expected} hash to {actual}; they were discarded, send them again."
+        )
+        self.expected = expected
+        self.actual = actual
+
+
+class BlobStore:
+    """Blobs under ``root``, put whole or uploaded in resumable chunks."""
+
+    def __init__(self, root: Path | str, *, max_bytes: int | None = None) -> None:
+        self.root = Path(root)
+        self.max_bytes = max_bytes  # refuse blobs larger than this; None for no limit
+        self._tmp = self.root / ".tmp"
+        self._partial = self.root / ".partial"
+        self._tmp.mkdir(parents=True, exist_ok=True)
+        self._partial.mkdir(parents=True, exist_ok=True)
+
+    def path(self, sha: str) -> Path:
+        """Where the blob ``sha`` lives (whether or not it is stored)."""
+        _check_sha(sha)
+        return self.root / sha[:2] / sha[2:4] / sha
+
+    def exists(self, sha: str) -> bool:
+        """True if the blob is stored."""
+        return self.path(sha).is_file()
+
+    def size(self, sha: str) -> int:
+        """The blob's length in bytes; FileNotFoundError if it is not stored."""
+        return self.path(sha).stat().st_size
+
+    def open(self, sha: str) -> BinaryIO:
+        """The blob opened for reading; FileNotFoundError if it is not stored."""
+        return self.path(sha).open("rb")
+
+    def put_bytes(self, data: bytes, expected_sha: str | None = None) -> str:
+        """Store ``data`` and return its SHA-256; HashMismatch if it is not ``expected_sha``."""
+        return self.put_file(io.BytesIO(data), expected_sha)
+
+    def put_file(self, source: Path | str | BinaryIO, expected_sha: str | None = None) -> str:
+        """Store a file or stream, read in chunks; return its SHA-256, or HashMismatch if not expected."""
+        if expected_sha is not None:
+            _check_sha(expected_sha)
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as stream:
+                return self._put_stream(stream, expected_sha)
+        return self._put_stream(source, expected_sha)
+
+    def received(self, sha: str) -> int:
+        """How many bytes of ``sha`` the store holds: all of them once stored, else the upload so far."""
+        if self.exists(sha):
+            return self.size(sha)
+        try:
+            return self._partial_path(sha).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def begin(self, sha: str) -> int:
+        """Start or resume an upload of ``sha``; returns the offset to send from."""
+        if not self.exists(sha):
+            self._partial_path(sha).touch(exist_ok=True)
+        return self.received(sha)
+
+    def append(self, sha: str, offset: int, chunk: bytes) -> int:
+        """Add ``chunk`` at ``offset`` of the upload of ``sha``; returns the new offset.
+
+        OffsetMismatch (with the offset the store is at) if ``offset`` is not where the upload stands.
+        """
+        if self.exists(sha):
+            raise OffsetMismatch(sha, self.size(sha))
+        partial = self._partial_path(sha)
+        flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT if offset == 0 else 0)
+        try:
+            fd = os.open(partial, flags, 0o600)
+        except FileNotFoundError:
+            raise OffsetMismatch(sha, self.received(sha)) from None
+        with os.fdopen(fd, "ab") as out:
+            # One writer at a time, across threads and worker processes: check-then-write must not race.
+            fcntl.flock(out, fcntl.LOCK_EX)
+            if not _is_current(out, partial):  # completed or discarded while we waited for the lock
+                return self.append(sha, offset, chunk)
+            current = os.fstat(out.fileno()).st_size
+            if offset != current:
+                raise OffsetMismatch(sha, current)
+            if self.max_bytes is not None and current + len(chunk) > self.max_bytes:
+                raise BlobError(f"The upload of {sha} would pass the limit of {self.max_bytes} bytes.")
+            # No fsync per chunk: if the server crashes, the file is shorter than acknowledged and the
+            # next append is refused with the true offset, or complete finds a bad hash; either way the
+            # client resends, and complete fsyncs before the blob takes its name.
+            out.write(chunk)
+            return current + len(chunk)
+
+    def complete(self, sha: str) -> None:
+        """Verify the uploaded bytes hash to ``sha`` and store them; HashMismatch discards them."""
+        partial = self._partial_path(sha)
+        if self.exists(sha):  # a replayed complete, or the same bytes stored another way
+            partial.unlink(missing_ok=True)
+            return
+        try:
+            upload = open(partial, "rb")
+        except FileNotFoundError:
+            raise BlobError(f"There is no upload of {sha} to complete; begin it first.") from None
+        with upload:
+            fcntl.flock(upload, fcntl.LOCK_EX)
+            if not _is_current(upload, partial):
+                return self.complete(sha)
+            actual = _sha256(upload)
+            if actual != sha:
+                partial.unlink()
+                raise HashMismatch(sha, actual)
+            os.fsync(upload.fileno())
+            self._move_into_place(partial, sha)
+
+    def _put_stream(self, stream: BinaryIO, expected_sha: str | None) -> str:
+        """Copy ``stream`` to a temporary file while hashing it, then move it into place."""
+        digest = hashlib.sha256()
+        written = 0
+        fd, tmp_name = tempfile.mkstemp(dir=self._tmp)
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while chunk := stream.read(CHUNK_SIZE):
+                    written += len(chunk)
+                    if self.max_bytes is not None and written > self.max_bytes:
+                        raise BlobError(f"The file is larger than the limit of {self.max_bytes} bytes.")
+                    digest.update(chunk)
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            sha = digest.hexdigest()
+            if expected_sha is not None and sha != expected_sha:
+                raise HashMismatch(expected_sha, sha)
+            self._move_into_place(tmp, sha)
+            return sha
+        finally:
+            tmp.unlink(missing_ok=True)  # gone already if it was moved into place
+
+    def _move_into_place(self, source: Path, sha: str) -> None:
+        """Atomically give the flushed file ``source`` its final name, read-only."""
+        final = self.path(sha)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(source, 0o444)  # a stored blob is part of the record; nothing should edit it
+        os.replace(source, final)
+        _fsync_dir(final.parent)  # the rename itself must survive a crash
+
+    def _partial_path(self, sha: str) -> Path:
+        """Where the bytes of an unfinished upload wait."""
+        _check_sha(sha)
+        return self._partial / sha
+
+
+def _check_sha(sha: str) -> None:
+    """Refuse anything but 64 lowercase hex digits, which also keeps names inside the store."""
+    if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+        raise BlobError(f"{sha!r} is not a SHA-256 (64 lowercase hex digits).")
+
+
+def _is_current(f: BinaryIO, path: Path) -> bool:
+    """True if the open file ``f`` is still the one at ``path``."""
+    try:
+        return os.path.samestat(os.fstat(f.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def _sha256(f: BinaryIO) -> str:
+    """SHA-256 hex of an open file from its start."""
+    f.seek(0)
+    digest = hashlib.sha256()
+    while chunk := f.read(CHUNK_SIZE):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Flush a directory's entries to disk."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
