@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from pathlib import Path
 
 from flask import Flask, redirect, url_for
@@ -11,6 +12,12 @@ from inspect_app import config
 from inspect_app.extensions import csrf, db, htmx, login_manager, migrate
 
 __version__ = "0.1.0"
+
+# One package per domain, each with a `views.bp` blueprint.
+DOMAINS = (
+    "accounts", "permits", "stabilization", "inspections", "findings", "photos", "enforcement",
+    "completion", "certifications", "weather", "documents", "dashboard", "mail",
+)
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -35,11 +42,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     htmx.init_app(app)
 
     from inspect_app import cli, errors, templating
-    from inspect_app.accounts.views import bp as accounts_bp
-    from inspect_app.permits.views import bp as permits_bp
 
-    app.register_blueprint(accounts_bp)
-    app.register_blueprint(permits_bp)
+    for domain in DOMAINS:
+        app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
     app.register_blueprint(cli.bp)
     errors.register(app)
     templating.register(app)

@@ -1,7 +1,6 @@
 """Fixtures: an app on a real database (SQLite by default, PostgreSQL when TEST_DATABASE_URL is set).
 
-The schema is made once per test session by running the Alembic migrations, exactly as `make run` does;
-each test then starts from empty tables.
+The schema is made once per test session; each test then starts from empty tables.
 """
 from __future__ import annotations
 
@@ -29,9 +28,10 @@ def pytest_report_header(config) -> str:
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory) -> str:
-    """Migrate an empty database once per session and give its URL."""
-    from flask_migrate import upgrade
+    """Make the schema of an empty database once per session and give its URL.
 
+    The schema comes from the models; tests/test_migrations.py proves the migrations make the same.
+    """
     root = tmp_path_factory.mktemp("db")
     url = _database_url(root)
     app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": url,
@@ -40,7 +40,7 @@ def database_url(tmp_path_factory) -> str:
         db.drop_all()
         with db.engine.begin() as connection:
             connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
-        upgrade()
+        db.create_all()
         db.engine.dispose()
     return url
 

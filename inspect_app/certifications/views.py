@@ -1,0 +1,4 @@
+"""Pages of the certifications domain."""
+from flask import Blueprint
+
+bp = Blueprint("certifications", __name__)

@@ -1,0 +1,4 @@
+"""Pages of the completion domain."""
+from flask import Blueprint
+
+bp = Blueprint("completion", __name__)

@@ -1,0 +1,4 @@
+"""Pages of the dashboard domain."""
+from flask import Blueprint
+
+bp = Blueprint("dashboard", __name__)

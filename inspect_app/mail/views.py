@@ -1,0 +1,20 @@
+"""The sent mail page: every message the app sent or stored, for admins."""
+from flask import Blueprint, render_template
+from flask_login import login_required
+from sqlalchemy import select
+
+from inspect_app.accounts.policy import require
+from inspect_app.extensions import db
+from inspect_app.mail.models import OutboundEmail
+
+bp = Blueprint("mail", __name__, url_prefix="/mail")
+
+
+@bp.get("/")
+@login_required
+def sent():
+    """List sent and stored messages, newest first."""
+    require("mail.view")
+    page = db.paginate(select(OutboundEmail).order_by(OutboundEmail.created_at.desc()), per_page=50,
+                       error_out=False)
+    return render_template("mail/sent.html", page=page)

@@ -1,0 +1,4 @@
+"""Pages of the weather domain."""
+from flask import Blueprint
+
+bp = Blueprint("weather", __name__)
