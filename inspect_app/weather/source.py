@@ -1,0 +1,595 @@
+"""Weather from meteostat for a report: conditions at the inspection and the previous 24 hours' rain.
+
+Spec "Weather": the nearest station with data, its distance, temperature, conditions, wind and the
+precipitation in the 24 hours before the inspection (§380-16 C(4)(f)[1](e),(f)). Values are SI, as
+stored; the *_to_* helpers convert for display.
+
+Every network call is bounded: meteostat runs in a daemon worker thread that the caller waits on for
+at most `deadline_s`; at most `MAX_IN_FLIGHT` workers exist at once (a further lookup is answered
+*pending* at once instead of starting a thread); and each worker's sockets time out after the
+configured `timeout_s`, so a worker stuck on a server that accepts and never answers ends by itself
+(the first failure ends its walk over stations, so it lives at most about 3 × `timeout_s`: the
+station list plus two yearly files). So threads never pile up, even through a long outage.
+
+This module keeps no store: `lookup` returns the hourly rows it used (`HourlyObservation`, shaped
+like `weather.models.WeatherObservation`) and `summarize` / `daily_totals` rebuild a result from
+stored rows alone, so the database layer can cache what was fetched and never trust meteostat's cache.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import math
+import queue
+import threading
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+from zoneinfo import ZoneInfo
+
+import meteostat as ms
+import meteostat.providers.meteostat.daily as ms_daily_provider
+import meteostat.providers.meteostat.hourly as ms_hourly_provider
+import pandas as pd
+from meteostat.core.providers import provider_service
+from meteostat.enumerations import TTL, Grade
+from meteostat.utils.conversions import to_condition, to_direction
+
+Status = Literal["complete", "incomplete", "pending"]
+T = TypeVar("T")
+
+LOCAL_TZ = ZoneInfo("America/New_York")
+SEARCH_RADIUS_M = 50_000  # a station farther than this is not "representative" of the site
+MAX_CANDIDATES = 5  # nearest stations tried, in order, for one with data
+MIN_PRECIP_HOURS = 20  # of 24: fewer and the 24-hour total is reported as incomplete, never as zero
+NOW_LOOKBACK = dt.timedelta(hours=2)  # an hourly value this old still describes "the time of inspection"
+# Recent hours can lag a day or more and regional outages of days have been seen; after this long
+# the hours a station has not published are taken as never coming, so the result is final.
+PUBLICATION_LAG = dt.timedelta(days=7)
+MAX_IN_FLIGHT = 4  # worker threads alive at once, hung or not
+MAX_RAINFALL_DAYS = 400
+_PARAMETERS = [ms.Parameter.TEMP, ms.Parameter.PRCP, ms.Parameter.WSPD, ms.Parameter.WDIR,
+               ms.Parameter.COCO]
+_MODEL_GRADES = (Grade.FORECAST, Grade.ANALYSIS)
+MM_PER_INCH = 25.4
+KM_PER_MILE = 1.609344
+
+
+# -- display units (store SI, show inches, °F and mph: spec "Weather") ------------------------
+
+def mm_to_in(mm: float | None) -> float | None:
+    """Millimetres to inches (None stays None)."""
+    return None if mm is None else mm / MM_PER_INCH
+
+
+def c_to_f(celsius: float | None) -> float | None:
+    """Degrees Celsius to degrees Fahrenheit (None stays None)."""
+    return None if celsius is None else celsius * 9 / 5 + 32
+
+
+def kmh_to_mph(kmh: float | None) -> float | None:
+    """Kilometres per hour to miles per hour (None stays None)."""
+    return None if kmh is None else kmh / KM_PER_MILE
+
+
+# -- results ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HourlyObservation:
+    """One station-hour as fetched; `hour` is meteostat's UTC label and `precip_mm` the hour ending then."""
+
+    station_id: str
+    hour: dt.datetime
+    temperature_c: float | None
+    precip_mm: float | None
+    wind_kmh: float | None
+    wind_direction_deg: float | None
+    condition_code: int | None
+    sources: str  # "temp=isd_lite;prcp=isd_lite;...", one provider (or several) per value present
+
+    def source_of(self, parameter: str) -> str | None:
+        """The provider(s) of one meteostat parameter (temp, prcp, wspd, wdir, coco) in this hour."""
+        for part in self.sources.split(";"):
+            name, _, source = part.partition("=")
+            if name == parameter and source:
+                return source
+        return None
+
+
+@dataclass(frozen=True)
+class Station:
+    """The station a result came from."""
+
+    id: str
+    name: str
+    distance_m: float
+
+
+@dataclass(frozen=True)
+class WeatherResult:
+    """Weather for one inspection: the values, where they came from, and whether they are final."""
+
+    status: Status
+    reason: str  # why not complete, in words an inspector can read; "" when complete
+    final: bool  # False: a later lookup may still change it (pending, model-filled, or too recent)
+    at_utc: dt.datetime
+    window_start_utc: dt.datetime  # first hourly label counted (T's hour − 23 h)
+    window_end_utc: dt.datetime  # last hourly label counted: the hour of the inspection itself
+    station: Station | None
+    temperature_c: float | None
+    condition_code: int | None
+    conditions: str | None
+    wind_kmh: float | None
+    wind_direction_deg: float | None
+    wind_direction: str | None  # compass point, e.g. "SW"
+    precip_24h_mm: float | None  # sum of the hours that have data; None when no hour has
+    precip_hours: int  # hours of the 24 with precipitation data
+    precip_model_hours: int  # of those, hours filled by a model rather than observed
+    sources: str  # per value, e.g. "temperature=metar; precipitation=isd_lite"; "(model)" marks models
+    model_filled: tuple[str, ...]  # values (temperature, conditions, wind, precipitation) from a model
+    attribution: str
+    fetched_at: dt.datetime | None
+    rows: tuple[HourlyObservation, ...]  # every hour used, for the station+hour store
+
+
+@dataclass(frozen=True)
+class DayRainfall:
+    """Rain on one local (America/New_York) day: hours ending after midnight up to the next midnight."""
+
+    day: dt.date
+    precip_mm: float | None  # None when no hour of the day has data
+    hours_with_data: int
+    hours_in_day: int  # 23 or 25 on daylight-saving days
+
+    @property
+    def complete(self) -> bool:
+        """Whether few enough hours are missing for the total to count (the 20-of-24 rule)."""
+        return self.hours_with_data >= self.hours_in_day - (24 - MIN_PRECIP_HOURS)
+
+
+@dataclass(frozen=True)
+class RainfallSeries:
+    """Daily rain totals at a site, for the storm sweep and the rainfall chart."""
+
+    status: Status
+    reason: str
+    station: Station | None
+    days: tuple[DayRainfall, ...]
+    attribution: str
+    fetched_at: dt.datetime | None
+    rows: tuple[HourlyObservation, ...]
+
+
+# -- configuration ---------------------------------------------------------------------------
+
+@dataclass
+class _Settings:
+    timeout_s: float = 0.0
+    configured: bool = False
+
+
+_settings = _Settings()
+_worker = threading.local()  # per worker thread: socket timeout and the count of failures seen
+_in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
+_station_list_lock = threading.Lock()  # meteostat writes stations.db in place on first use
+
+
+def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5) -> None:
+    """Point meteostat at `endpoint_base` (None: the real service) with bounded, uncached requests."""
+    if timeout_s <= 0:
+        raise ValueError("timeout_s must be a positive number of seconds")
+    defaults = type(ms.config)
+    if endpoint_base is None:
+        stations_endpoints = list(defaults.stations_db_endpoints)
+        hourly_endpoint, daily_endpoint = defaults.hourly_endpoint, defaults.daily_endpoint
+    else:
+        base = endpoint_base.rstrip("/")
+        stations_endpoints = [f"{base}/stations.db"]
+        hourly_endpoint = f"{base}/hourly/{{year}}/{{station}}.csv.gz"
+        daily_endpoint = f"{base}/daily/{{year}}/{{station}}.csv.gz"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # One station-list file per endpoint, so switching endpoints never reuses another's list.
+    endpoint_key = hashlib.sha256(stations_endpoints[0].encode()).hexdigest()[:12]
+    ms.config.stations_db_endpoints = stations_endpoints
+    ms.config.stations_db_file = str(cache_dir / f"stations-{endpoint_key}.db")
+    ms.config.cache_directory = str(cache_dir)
+    # meteostat's data cache would serve a current-year file for up to 30 days (new hours never
+    # appear) and a failed refresh overwrites a good entry; the app keeps its own station+hour store.
+    ms.config.cache_enable = False
+    # The staleness test is max(ttl, cache_ttl): this makes the station list refresh weekly.
+    ms.config.cache_ttl = TTL.WEEK
+    ms.config.network_timeout = timeout_s  # type: ignore[assignment]  # requests takes a float
+    # Retries sleep 1, 2, 4 s between attempts: far past any deadline. A later lookup is the retry.
+    ms.config.network_max_retries = 0
+    ms.config.hourly_endpoint = hourly_endpoint
+    ms.config.daily_endpoint = daily_endpoint
+    # The provider modules copy their endpoint into a module global when first imported, so once
+    # anything (another test package, an earlier app) has imported meteostat, ms.config alone is
+    # ignored. Setting the globals too makes configure() work whatever was imported first.
+    ms_hourly_provider.ENDPOINT = hourly_endpoint
+    ms_daily_provider.ENDPOINT = daily_endpoint
+    # pandas reads the CSVs with urllib.urlopen, which has no timeout; this opener gives the sockets
+    # of our worker threads one (other threads keep urllib's default behaviour).
+    urllib.request.install_opener(urllib.request.build_opener(_BoundedHTTPHandler, _BoundedHTTPSHandler))
+    _settings.timeout_s = timeout_s
+    _settings.configured = True
+
+
+class _BoundedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):  # type: ignore[no-untyped-def]
+        _bound_socket(req)
+        return super().http_open(req)
+
+
+class _BoundedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):  # type: ignore[no-untyped-def]
+        _bound_socket(req)
+        return super().https_open(req)
+
+
+def _bound_socket(req: urllib.request.Request) -> None:
+    timeout = getattr(_worker, "timeout_s", None)
+    # urllib marks "no timeout given" with a sentinel object rather than a number.
+    if timeout is not None and not isinstance(req.timeout, (int, float)):  # type: ignore[attr-defined]
+        req.timeout = timeout  # type: ignore[attr-defined]
+
+
+class _FailureCounter(logging.Handler):
+    """Counts meteostat's warnings in a worker: it returns None both for "404, no file" (logged at
+    INFO) and for a timeout or server error (logged at WARNING or ERROR), and only the log tells them
+    apart. A failure must make the result pending, not "no data"."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if hasattr(_worker, "failures"):
+            _worker.failures += 1
+
+
+_failure_counter = _FailureCounter(level=logging.WARNING)
+if _failure_counter not in logging.getLogger("meteostat").handlers:
+    logging.getLogger("meteostat").addHandler(_failure_counter)
+
+
+# -- bounded worker --------------------------------------------------------------------------
+
+class _Busy(Exception):
+    pass
+
+
+def _run_bounded(work: Callable[[], T], deadline_s: float) -> T:
+    """Run `work` in a daemon thread; TimeoutError after `deadline_s`, _Busy if too many are running."""
+    if not _in_flight.acquire(blocking=False):
+        raise _Busy
+    answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
+
+    def run() -> None:
+        _worker.timeout_s = _settings.timeout_s
+        _worker.failures = 0
+        try:
+            answer.put((True, work()))
+        except Exception as exc:  # handed to the caller, who turns it into "pending"
+            answer.put((False, exc))
+        finally:
+            _in_flight.release()
+
+    # Daemon: a worker still waiting on a socket must not hold up the process's exit.
+    threading.Thread(target=run, name="weather-lookup", daemon=True).start()
+    try:
+        ok, value = answer.get(timeout=deadline_s)
+    except queue.Empty:
+        raise TimeoutError from None
+    if not ok:
+        raise value  # type: ignore[misc]
+    return value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class _Fetched:
+    station: Station | None
+    rows: tuple[HourlyObservation, ...]
+    failed: bool  # the service failed (timeout, server error) before a station with data was found
+    fetched_at: dt.datetime
+
+
+def _fetch_nearest(latitude: float, longitude: float, start: dt.datetime, end: dt.datetime,
+                   exclude: frozenset[str],
+                   usable: Callable[[Sequence[HourlyObservation]], bool]) -> _Fetched:
+    """In a worker: hourly rows [start, end] (naive UTC) of the nearest station whose rows are usable."""
+    with _station_list_lock:
+        nearby = ms.stations.nearby(ms.Point(latitude, longitude), radius=SEARCH_RADIUS_M,
+                                    limit=MAX_CANDIDATES + len(exclude))
+    tried = 0
+    for station_id, meta in nearby.iterrows():
+        if station_id in exclude:
+            continue
+        if tried == MAX_CANDIDATES:
+            break
+        tried += 1
+        station = ms.Station(id=str(station_id), name=meta["name"], country=meta["country"],
+                             region=meta["region"], latitude=meta["latitude"],
+                             longitude=meta["longitude"], timezone=meta["timezone"])
+        frame = ms.hourly(station, start, end, parameters=list(_PARAMETERS)).fetch(sources=True)
+        rows = _rows_from_frame(str(station_id), frame)
+        fetched_at = dt.datetime.now(dt.UTC)
+        if _worker.failures:
+            # A nearer station may have data we could not read: never fall back past it.
+            return _Fetched(None, (), True, fetched_at)
+        if usable(rows):
+            found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
+            return _Fetched(found, rows, False, fetched_at)
+    return _Fetched(None, (), False, dt.datetime.now(dt.UTC))
+
+
+def _rows_from_frame(station_id: str, frame: pd.DataFrame | None) -> tuple[HourlyObservation, ...]:
+    if frame is None or frame.empty:
+        return ()
+    rows = []
+    for label, record in frame.iterrows():
+        def value(name: str) -> float | None:
+            raw = record.get(name)
+            return None if raw is None or pd.isna(raw) else float(raw)
+
+        sources = ";".join(f"{name}={record[f'{name}_source']}" for name in _PARAMETERS
+                           if value(name) is not None)
+        coco = value("coco")
+        rows.append(HourlyObservation(
+            station_id=station_id,
+            hour=pd.Timestamp(label).to_pydatetime().replace(tzinfo=dt.UTC),
+            temperature_c=value("temp"), precip_mm=value("prcp"), wind_kmh=value("wspd"),
+            wind_direction_deg=value("wdir"), condition_code=None if coco is None else int(coco),
+            sources=sources))
+    return tuple(rows)
+
+
+# -- the inspection's weather ----------------------------------------------------------------
+
+def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """First and last hourly labels of the 24 hours ending at the inspection (both inclusive)."""
+    # An hourly row labelled H holds the rain of the hour ending at H. The window is the 24 rows
+    # up to the label of the inspection's own hour, floor(T): the rain of the 24 hours ending at
+    # the last full hour at or before T. Rain after the inspection is never counted.
+    end = _utc(at_utc).replace(minute=0, second=0, microsecond=0)
+    return end - dt.timedelta(hours=23), end
+
+
+def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s: float = 3.0,
+           exclude_stations: Iterable[str] = ()) -> WeatherResult:
+    """Weather at the inspection from the nearest station with data; pending if it cannot be had now."""
+    _check_ready(latitude, longitude, deadline_s)
+    start, end = inspection_window(at_utc)
+    exclude = frozenset(exclude_stations)
+    try:
+        fetched = _run_bounded(
+            lambda: _fetch_nearest(latitude, longitude, _naive(start), _naive(end), exclude,
+                                   lambda rows: bool(rows)),
+            deadline_s)
+    except TimeoutError:
+        return _pending(at_utc, f"the weather service did not answer within {deadline_s:g} s")
+    except _Busy:
+        return _pending(at_utc, "earlier weather requests are still waiting on the service")
+    except Exception:  # meteostat raises a bare Exception when the station list cannot be had
+        logging.getLogger(__name__).warning("weather lookup failed", exc_info=True)
+        return _pending(at_utc, "the weather service could not be reached")
+    if fetched.failed:
+        return _pending(at_utc, "the weather service failed to send a station's data")
+    return summarize(fetched.rows, fetched.station, at_utc, fetched_at=fetched.fetched_at,
+                     now=dt.datetime.now(dt.UTC))
+
+
+def summarize(rows: Sequence[HourlyObservation], station: Station | None, at_utc: dt.datetime, *,
+              fetched_at: dt.datetime | None, now: dt.datetime) -> WeatherResult:
+    """The inspection's weather from one station's hourly rows (fresh or stored); no I/O."""
+    start, end = inspection_window(at_utc)
+    rows = tuple(sorted((r for r in rows if start <= r.hour <= end), key=lambda r: r.hour))
+    settled = _utc(now) - end >= PUBLICATION_LAG
+    precip = [r for r in rows if r.precip_mm is not None]
+    precip_model = [r for r in precip if _is_model(r.source_of("prcp"))]
+    temperature = _latest(rows, end, lambda r: r.temperature_c is not None)
+    condition = _latest(rows, end, lambda r: r.condition_code is not None)
+    wind = _latest(rows, end, lambda r: r.wind_kmh is not None)
+
+    used = {"temperature": temperature and temperature.source_of("temp"),
+            "conditions": condition and condition.source_of("coco"),
+            "wind": wind and wind.source_of("wspd"),
+            "precipitation": _joined(r.source_of("prcp") for r in precip)}
+    model_filled = tuple(name for name, source in used.items() if _is_model(source))
+
+    if station is None or not rows:
+        status: Status = "incomplete" if settled else "pending"
+        reason = (f"no station within {SEARCH_RADIUS_M // 1000} km has published these hours"
+                  + ("" if settled else " yet"))
+    elif rows[-1].hour < end and not settled:
+        status = "pending"
+        reason = f"{station.name} has not yet published the hour of the inspection"
+    elif len(precip) >= MIN_PRECIP_HOURS:
+        status, reason = "complete", ""
+    else:
+        status = "incomplete"
+        reason = (f"{station.name} has precipitation for only {len(precip)} of the 24 hours; "
+                  "the total is not the full 24 hours")
+    final = settled or (status == "complete" and not model_filled)
+
+    return WeatherResult(
+        status=status, reason=reason, final=final, at_utc=_utc(at_utc),
+        window_start_utc=start, window_end_utc=end, station=station,
+        temperature_c=temperature.temperature_c if temperature else None,
+        condition_code=condition.condition_code if condition else None,
+        conditions=to_condition(condition.condition_code) if condition else None,
+        wind_kmh=wind.wind_kmh if wind else None,
+        wind_direction_deg=wind.wind_direction_deg if wind else None,
+        wind_direction=(to_direction(round(wind.wind_direction_deg))
+                        if wind and wind.wind_direction_deg is not None else None),
+        precip_24h_mm=_total_mm(r.precip_mm for r in precip) if precip else None,
+        precip_hours=len(precip), precip_model_hours=len(precip_model),
+        sources=_describe_sources(used), model_filled=model_filled,
+        attribution=attribution(used.values()) if rows else "",
+        fetched_at=fetched_at, rows=rows)
+
+
+# -- daily rainfall (storm sweep, 60-day chart) ----------------------------------------------
+
+def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, end_day: dt.date, *,
+                        deadline_s: float = 3.0, exclude_stations: Iterable[str] = ()) -> RainfallSeries:
+    """Rain per local day from the hourly data of the nearest station with precipitation data."""
+    # Hourly, not meteostat's daily series: a daily row does not say how many hours it holds (so a
+    # day with 3 reported hours would pass for a dry day), and its day is not the town's local day,
+    # which is the day the storm rule and the chart speak of (23 or 25 hours on clock-change days).
+    _check_ready(latitude, longitude, deadline_s)
+    if end_day < start_day:
+        raise ValueError("end_day must not be before start_day")
+    if (end_day - start_day).days + 1 > MAX_RAINFALL_DAYS:
+        raise ValueError(f"ask for at most {MAX_RAINFALL_DAYS} days of rainfall at once")
+    first, last = _rainfall_window(start_day, end_day)
+    exclude = frozenset(exclude_stations)
+    try:
+        fetched = _run_bounded(
+            lambda: _fetch_nearest(latitude, longitude, _naive(first), _naive(last), exclude,
+                                   lambda rows: any(r.precip_mm is not None for r in rows)),
+            deadline_s)
+    except TimeoutError:
+        return _pending_series(start_day, end_day,
+                               f"the weather service did not answer within {deadline_s:g} s")
+    except _Busy:
+        return _pending_series(start_day, end_day,
+                               "earlier weather requests are still waiting on the service")
+    except Exception:  # meteostat raises a bare Exception when the station list cannot be had
+        logging.getLogger(__name__).warning("rainfall lookup failed", exc_info=True)
+        return _pending_series(start_day, end_day, "the weather service could not be reached")
+    if fetched.failed:
+        return _pending_series(start_day, end_day, "the weather service failed to send a station's data")
+    days = daily_totals(fetched.rows, start_day, end_day)
+    if fetched.station is None:
+        status: Status = "incomplete"
+        reason = f"no station within {SEARCH_RADIUS_M // 1000} km has precipitation for these days"
+    elif all(day.complete for day in days):
+        status, reason = "complete", ""
+    else:
+        status = "incomplete"
+        missing = sum(1 for day in days if not day.complete)
+        reason = f"{fetched.station.name} is missing precipitation hours on {missing} day(s)"
+    return RainfallSeries(status=status, reason=reason, station=fetched.station, days=days,
+                          attribution=attribution(r.source_of("prcp") for r in fetched.rows),
+                          fetched_at=fetched.fetched_at, rows=fetched.rows)
+
+
+def daily_totals(rows: Iterable[HourlyObservation], start_day: dt.date, end_day: dt.date,
+                 tz: ZoneInfo = LOCAL_TZ) -> tuple[DayRainfall, ...]:
+    """Rain per local day from hourly rows (fresh or stored); no I/O."""
+    by_day: dict[dt.date, list[float]] = {}
+    for row in rows:
+        if row.precip_mm is None:
+            continue
+        # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
+        day = (row.hour - dt.timedelta(hours=1)).astimezone(tz).date()
+        by_day.setdefault(day, []).append(row.precip_mm)
+    days = []
+    day = start_day
+    while day <= end_day:
+        values = by_day.get(day, [])
+        begins, ends = _local_midnight(day, tz), _local_midnight(day + dt.timedelta(days=1), tz)
+        days.append(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None,
+                                hours_with_data=len(values),
+                                hours_in_day=round((ends - begins).total_seconds() / 3600)))
+        day += dt.timedelta(days=1)
+    return tuple(days)
+
+
+def _rainfall_window(start_day: dt.date, end_day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    first = _local_midnight(start_day, LOCAL_TZ) + dt.timedelta(hours=1)
+    last = _local_midnight(end_day + dt.timedelta(days=1), LOCAL_TZ)
+    return first, last
+
+
+# -- small helpers ---------------------------------------------------------------------------
+
+def attribution(sources: Iterable[str | None]) -> str:
+    """The licence attribution for data from these providers, to show wherever the weather is shown."""
+    # Meteostat's bulk data is CC BY 4.0; some providers behind it ask to be named too.
+    parts = ["Meteostat (CC BY 4.0)"]
+    for provider_id in sorted({p for s in sources if s for p in s.split()}):
+        provider = provider_service.get_provider(provider_id)
+        licence = provider.license if provider else None
+        if licence and licence.attribution:
+            named = f"{licence.attribution} ({licence.name})" if licence.name else licence.attribution
+            if named not in parts:
+                parts.append(named)
+    return ", ".join(parts)
+
+
+def _is_model(source: str | None) -> bool:
+    if not source:
+        return False
+    for provider_id in source.split():
+        provider = provider_service.get_provider(provider_id)
+        if provider is not None and provider.grade in _MODEL_GRADES:
+            return True
+    return False
+
+
+def _describe_sources(used: dict[str, str | None]) -> str:
+    parts = [f"{name}={source}{' (model)' if _is_model(source) else ''}"
+             for name, source in used.items() if source]
+    return "; ".join(parts)[:200]  # fits the report's column
+
+
+def _joined(sources: Iterable[str | None]) -> str | None:
+    seen = list(dict.fromkeys(p for s in sources if s for p in s.split()))
+    return " ".join(seen) or None
+
+
+def _latest(rows: Sequence[HourlyObservation], end: dt.datetime,
+            has: Callable[[HourlyObservation], bool]) -> HourlyObservation | None:
+    for row in reversed(rows):
+        if row.hour < end - NOW_LOOKBACK:
+            return None
+        if has(row):
+            return row
+    return None
+
+
+def _total_mm(values: Iterable[float]) -> float:
+    # meteostat gives precipitation to 0.1 mm; adding tenths as integers keeps a 6.4 mm day 6.4,
+    # not 6.3999999, which matters against the 6.35 mm (0.25 in) storm threshold.
+    return sum(round(v * 10) for v in values) / 10
+
+
+def _local_midnight(day: dt.date, tz: ZoneInfo) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=tz).astimezone(dt.UTC)
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:
+        raise ValueError("times must be timezone-aware (UTC or local), not naive")
+    return value.astimezone(dt.UTC)
+
+
+def _naive(value: dt.datetime) -> dt.datetime:
+    return value.astimezone(dt.UTC).replace(tzinfo=None)  # meteostat's times are naive UTC
+
+
+def _check_ready(latitude: float, longitude: float, deadline_s: float) -> None:
+    if not _settings.configured:
+        raise RuntimeError("call weather.source.configure() at start-up before looking up weather")
+    for name, value, limit in (("latitude", latitude, 90), ("longitude", longitude, 180)):
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > limit:
+            raise ValueError(f"{name} must be a number between -{limit} and {limit}")
+    if not deadline_s > 0:
+        raise ValueError("deadline_s must be a positive number of seconds")
+
+
+def _pending(at_utc: dt.datetime, reason: str) -> WeatherResult:
+    start, end = inspection_window(at_utc)
+    return WeatherResult(
+        status="pending", reason=reason, final=False, at_utc=_utc(at_utc), window_start_utc=start,
+        window_end_utc=end, station=None, temperature_c=None, condition_code=None, conditions=None,
+        wind_kmh=None, wind_direction_deg=None, wind_direction=None, precip_24h_mm=None,
+        precip_hours=0, precip_model_hours=0, sources="", model_filled=(), attribution="",
+        fetched_at=None, rows=())
+
+
+def _pending_series(start_day: dt.date, end_day: dt.date, reason: str) -> RainfallSeries:
+    return RainfallSeries(status="pending", reason=reason, station=None,
+                          days=daily_totals((), start_day, end_day), attribution="",
+                          fetched_at=None, rows=())

@@ -1,0 +1,139 @@
+"""One fake meteostat server for the session; each test case has its own stations at its own site.
+
+meteostat downloads the station list once (it is cached per endpoint) and fixes its endpoints at
+first load, so one server runs for the session with every station declared up front;
+weather.source.configure points meteostat at it (and patches the fixed endpoints). Sites
+are about 220 km apart, further than the 50 km search radius, so no case sees another's stations.
+meteostat's own data cache is off (weather.source.configure), so a file published mid-test is seen.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inspect_app.weather import source
+from weather_fake import FakeMeteostat
+
+SOCKET_TIMEOUT_S = 0.5  # short, so workers stuck on a hung path end quickly
+KM_PER_DEGREE_LATITUDE = 6371.0 * 3.141592653589793 / 180  # meteostat's great-circle earth
+
+# site name -> (latitude, longitude) of the inspection
+SITES = {
+    "normal": (30.0, -72.0),
+    "incomplete": (32.0, -72.0),
+    "metar_only": (34.0, -72.0),
+    "model": (36.0, -72.0),
+    "fallback": (38.0, -72.0),
+    "pending": (40.0, -72.0),
+    "partial": (42.0, -72.0),
+    "hang": (44.0, -72.0),
+    "busy": (46.0, -72.0),
+    "server_error": (48.0, -72.0),
+    "new_year": (50.0, -72.0),
+    "rain": (52.0, -72.0),
+    "nowhere": (54.0, -72.0),
+}
+
+# station id -> (site, kilometres north of the site, name)
+STATIONS = {
+    "NRM1": ("normal", 5.0, "Normal Field"),
+    "NRM2": ("normal", 15.0, "Normal Hill"),
+    "INC1": ("incomplete", 3.0, "Gappy Airport"),
+    "MTR1": ("metar_only", 4.0, "Metar Only Airfield"),
+    "MDL1": ("model", 6.0, "Model Fill Station"),
+    "FBK1": ("fallback", 2.0, "Never Published"),
+    "FBK2": ("fallback", 8.0, "Other Months Only"),
+    "FBK3": ("fallback", 20.0, "Has The Hours"),
+    "FBK4": ("fallback", 60.0, "Too Far Away"),
+    "PND1": ("pending", 7.0, "Late Publisher"),
+    "PRT1": ("partial", 7.0, "Half Published"),
+    "HNG1": ("hang", 3.0, "Silent Server"),
+    "BSY1": ("busy", 3.0, "Busy Silent Server"),
+    "ERR1": ("server_error", 3.0, "Broken Mirror"),
+    "ERR2": ("server_error", 12.0, "Working Mirror"),
+    "NYR1": ("new_year", 9.0, "New Year Station"),
+    "RAIN": ("rain", 4.0, "Rain Gauge Field"),
+}
+
+
+@pytest.fixture(scope="session")
+def meteostat_cache(tmp_path_factory) -> Path:
+    """The session's meteostat cache directory (the station list is kept there)."""
+    return tmp_path_factory.mktemp("meteostat-cache")
+
+
+@pytest.fixture(scope="session")
+def meteostat_server() -> Iterator[FakeMeteostat]:
+    """The session's fake server, with every station of every case declared."""
+    fake = FakeMeteostat()
+    for station_id, (site, km_north, name) in STATIONS.items():
+        latitude, longitude = SITES[site]
+        fake.add_station(station_id, name, latitude + km_north / KM_PER_DEGREE_LATITUDE, longitude)
+    fake.start()
+    yield fake
+    fake.stop()
+    _wait_for_workers()
+
+
+@pytest.fixture
+def fake_meteostat(meteostat_server, meteostat_cache) -> FakeMeteostat:
+    """The fake server, with weather.source pointed at it."""
+    # Again before every test (it is cheap): another test package may have pointed weather.source
+    # at its own server since; the station list stays cached per endpoint, so nothing is refetched.
+    source.configure(meteostat_server.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+    return meteostat_server
+
+
+def _wait_for_workers(limit_s: float = 5.0) -> None:
+    """Let workers stuck on a hung server reach their socket timeout before the next test."""
+    until = time.monotonic() + limit_s
+    while worker_threads() and time.monotonic() < until:
+        time.sleep(0.05)
+
+
+def worker_threads() -> list[threading.Thread]:
+    """The weather worker threads alive now."""
+    return [t for t in threading.enumerate() if t.name == "weather-lookup"]
+
+
+@pytest.fixture
+def quiet_workers() -> Iterator[None]:
+    """Start and end a test with no weather worker alive (a hang test leaves one for about a second)."""
+    _wait_for_workers()
+    yield
+    _wait_for_workers()
+
+
+@pytest.fixture
+def site(fake_meteostat):
+    """The (latitude, longitude) of a named test site, with the fake server running."""
+    return lambda name: SITES[name]
+
+
+@pytest.fixture
+def distance_m():
+    """How far a station is from its site, the way meteostat measures it (due north)."""
+    return lambda station_id: STATIONS[station_id][1] * 1000
+
+
+@pytest.fixture
+def live_workers():
+    """A function giving the weather worker threads alive at the moment it is called."""
+    return worker_threads
+
+
+@pytest.fixture
+def offline(fake_meteostat, meteostat_cache, tmp_path) -> Iterator[None]:
+    """weather.source pointed at a port nobody listens on, then back at the fake server."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    source.configure(f"http://127.0.0.1:{closed_port}", tmp_path / "offline-cache",
+                     timeout_s=SOCKET_TIMEOUT_S)
+    yield
+    source.configure(fake_meteostat.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
