@@ -51,10 +51,8 @@ def _empty_tables() -> None:
         if connection.dialect.name == "postgresql":
             connection.execute(text(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE"))
         else:
-            connection.execute(text("PRAGMA foreign_keys=OFF"))
-            for name in reversed(tables):
+            for name in reversed(tables):  # children first, so foreign keys stay checked
                 connection.execute(text(f"DELETE FROM {name}"))
-            connection.execute(text("PRAGMA foreign_keys=ON"))
 
 
 @pytest.fixture
@@ -98,3 +96,56 @@ def signed_in(client):
     import factories
 
     return lambda user=None: factories.SignedIn(client, user)
+
+
+@pytest.fixture
+def live_server(app):
+    """The test's app served by a real HTTP server on 127.0.0.1 (a free port), stopped after the test."""
+    import threading
+
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+        server.server_close()
+
+
+def _chromium() -> str:
+    for candidate in ("/usr/lib/chromium/chromium", "/usr/bin/chromium"):
+        if Path(candidate).exists():
+            return candidate
+    raise RuntimeError("Debian's chromium is not installed: `make test` installs it")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's Chromium, headless, never reaching outside hosts (see docs of the offline tests)."""
+    return {
+        **browser_type_launch_args,
+        "executable_path": _chromium(),
+        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    }
+
+
+@pytest.fixture
+def sign_in(live_server):
+    """`sign_in(page, user)` logs a browser page in through the real login form."""
+    from factories import PASSWORD
+
+    def sign_in(page, user, password: str = PASSWORD):
+        page.goto(f"{live_server.url}/login")
+        page.fill("input[name=email]", user.email)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/permits/**")
+        return page
+
+    return sign_in

@@ -1,0 +1,494 @@
+"""A small PDF builder: plain data in, PDF bytes out (reportlab platypus).
+
+The documents the town keeps (inspection report, notice of violation and stop-work order, certificate of
+completion, O&M certification, permit history) are described as a `Document` of blocks and rendered by
+`render`. The builder never reads the clock or the database, so the same data gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Union
+from xml.sax.saxutils import escape
+
+from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
+from reportlab import rl_config
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_LEFT
+from reportlab.lib.pagesizes import LETTER
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import (
+    BaseDocTemplate,
+    CondPageBreak,
+    Flowable,
+    Frame,
+    KeepTogether,
+    PageTemplate,
+    Paragraph,
+    Spacer,
+)
+from reportlab.platypus import Table as RLTable
+from reportlab.platypus import TableStyle
+
+CREATOR = "stormwater-inspect documents"
+
+# US Letter: the paper Massachusetts town offices file and record.
+PAGE_WIDTH, PAGE_HEIGHT = LETTER
+SIDE_MARGIN = 54.0
+TOP_MARGIN = 72.0  # header lives in this band
+BOTTOM_MARGIN = 72.0  # footer (and the record hash on the last page) live in this band
+FRAME_WIDTH = PAGE_WIDTH - 2 * SIDE_MARGIN
+FRAME_HEIGHT = PAGE_HEIGHT - TOP_MARGIN - BOTTOM_MARGIN
+
+# Photo cells: the image box is this fraction of the cell's inner width tall, so two columns give three
+# rows (six photos) to a page.
+PHOTO_BOX_RATIO = 0.625
+CELL_PADDING = 6.0
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+_BASE = ParagraphStyle("base", fontName="Helvetica", fontSize=9.5, leading=12, alignment=TA_LEFT)
+STYLES = {
+    "title": ParagraphStyle("title", _BASE, fontName="Helvetica-Bold", fontSize=16, leading=20),
+    "subtitle": ParagraphStyle("subtitle", _BASE, textColor=colors.HexColor("#444444"), spaceAfter=10),
+    "h1": ParagraphStyle("h1", _BASE, fontName="Helvetica-Bold", fontSize=12.5, leading=16, spaceBefore=10,
+                         spaceAfter=4),
+    "h2": ParagraphStyle("h2", _BASE, fontName="Helvetica-Bold", fontSize=10.5, leading=14, spaceBefore=6,
+                         spaceAfter=3),
+    "body": ParagraphStyle("body", _BASE, spaceAfter=6),
+    "label": ParagraphStyle("label", _BASE, fontName="Helvetica-Bold"),
+    "cell": _BASE,
+    "header_cell": ParagraphStyle("header_cell", _BASE, fontName="Helvetica-Bold"),
+    "caption": ParagraphStyle("caption", _BASE, fontSize=8.5, leading=10.5),
+    "taken_at": ParagraphStyle("taken_at", _BASE, fontSize=7.5, leading=9.5,
+                               textColor=colors.HexColor("#555555")),
+}
+_GRID_LINE = colors.HexColor("#999999")
+_LABEL_FILL = colors.HexColor("#EEEEEE")
+
+
+class DocumentError(ValueError):
+    """The data given to `render` cannot make a document; the message says which part and why."""
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section heading; level 1 or 2."""
+
+    text: str
+    level: int = 1
+
+
+@dataclass(frozen=True)
+class Fields:
+    """Label/value pairs shown as a two-column table; long values wrap and may break across pages."""
+
+    items: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Paragraphs:
+    """Free text; a blank line starts a new paragraph, a single newline breaks the line."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table whose header row repeats on every page it spans; col_widths are fractions of the width."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    col_widths: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Photo:
+    """A photo's display rendition (JPEG bytes, embedded as is) with its caption and EXIF time."""
+
+    jpeg: bytes
+    caption: str
+    taken_at_text: str = ""
+
+
+@dataclass(frozen=True)
+class PhotoGrid:
+    """Photos laid out in a grid, a whole row to a page at least."""
+
+    photos: tuple[Photo, ...]
+    columns: int = 2
+
+
+@dataclass(frozen=True)
+class SignatureBlock:
+    """Who signs, in what capacity, what they certify and when; the drawn signature if there is one."""
+
+    name: str
+    credentials: str
+    statement: str
+    signed_at_text: str
+    signature_png: bytes | None = None
+
+
+Block = Union[Heading, Fields, Paragraphs, Table, PhotoGrid, SignatureBlock]
+
+
+@dataclass(frozen=True)
+class Document:
+    """A whole document: who issues it, for which permit, made from which record, and its blocks."""
+
+    title: str
+    town: str
+    authority: str
+    permit_number: str
+    record_sha256: str
+    blocks: tuple[Block, ...] = field(default_factory=tuple)
+
+
+def render(doc: Document) -> bytes:
+    """Render `doc` to PDF bytes; the same `doc` always gives the same bytes."""
+    if not _SHA256_HEX.fullmatch(doc.record_sha256 or ""):
+        raise DocumentError("record_sha256 must be 64 lowercase hexadecimal characters")
+    story: list[Flowable] = [
+        Paragraph(_markup(doc.title), STYLES["title"]),
+        Paragraph(_markup(f"{doc.town} · {doc.authority} · Permit {doc.permit_number}"), STYLES["subtitle"]),
+    ]
+    for index, block in enumerate(doc.blocks, 1):
+        story.extend(_flowables(block, index))
+
+    # Binary streams, not ASCII85: reportlab's pure-Python ASCII85 encoder takes seconds over 24 photos and
+    # grows them by a quarter. Set on every render because it is read at the moment each stream is made.
+    rl_config.useA85 = 0
+    out = _PdfSink()
+    template = BaseDocTemplate(
+        out,
+        pagesize=LETTER,
+        leftMargin=SIDE_MARGIN,
+        rightMargin=SIDE_MARGIN,
+        topMargin=TOP_MARGIN,
+        bottomMargin=BOTTOM_MARGIN,
+        # Invariant mode: fixed dates and document id, so one record gives one byte sequence.
+        invariant=1,
+        title=_plain(f"{doc.title} - Permit {doc.permit_number}"),
+        author=_plain(f"{doc.town}, {doc.authority}"),
+        subject=f"Record SHA-256: {doc.record_sha256}",
+        creator=CREATOR,
+        producer=CREATOR,
+    )
+    frame = Frame(SIDE_MARGIN, BOTTOM_MARGIN, FRAME_WIDTH, FRAME_HEIGHT, id="body",
+                  leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
+    template.addPageTemplates([PageTemplate(id="page", frames=[frame])])
+    template.build(story, canvasmaker=functools.partial(_NumberedCanvas, document=doc))
+    pdf, out.pdf = out.pdf, b""  # reportlab keeps `out` in reference cycles: hand the PDF over, keep no copy
+    return pdf
+
+
+class _PdfSink:
+    """Takes the finished PDF from reportlab's single write as it is; a BytesIO would copy all of it."""
+
+    def __init__(self) -> None:
+        self.pdf = b""
+
+    def write(self, data: bytes) -> int:
+        self.pdf = data
+        return len(data)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Text: every user string goes through _markup (for Paragraph) or _plain (for the canvas).
+
+def _plain(text: object) -> str:
+    """Text the built-in fonts can show: control characters dropped, others outside Windows-1252 replaced."""
+    text = unicodedata.normalize("NFC", "" if text is None else str(text)).replace("\r\n", "\n").replace("\t", " ")
+    out = []
+    for char in text:
+        if char == "\n" or _encodable(char):
+            out.append(char)
+        elif unicodedata.category(char) in ("Cc", "Cf", "Cs"):
+            continue  # invisible or invalid: nothing a reader would miss
+        else:
+            # An accented letter keeps its base letter (ą → a); anything else (emoji, CJK) shows as "?".
+            base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+            out.append(base if base and all(_encodable(c) for c in base) else "?")
+    return "".join(out)
+
+
+@functools.cache
+def _encodable(char: str) -> bool:
+    if unicodedata.category(char) == "Cc":
+        return False
+    try:
+        char.encode("cp1252")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _markup(text: object) -> str:
+    """Paragraph markup for user text: escaped, so `<font size=80>` prints as those characters."""
+    return escape(_plain(text)).replace("\n", "<br/>")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Blocks
+
+def _flowables(block: Block, index: int) -> list[Flowable]:
+    if isinstance(block, Heading):
+        style = STYLES["h1" if block.level <= 1 else "h2"]
+        # A heading never sits alone at the foot of a page.
+        return [CondPageBreak(style.leading * 4), Paragraph(_markup(block.text), style)]
+    if isinstance(block, Fields):
+        return [_fields_table(block), Spacer(1, 6)]
+    if isinstance(block, Paragraphs):
+        parts = re.split(r"\n[ \t]*\n", _plain(block.text).strip())
+        return [Paragraph(_markup(part.strip()), STYLES["body"]) for part in parts if part.strip()]
+    if isinstance(block, Table):
+        return [_data_table(block, index), Spacer(1, 6)]
+    if isinstance(block, PhotoGrid):
+        return _photo_rows(block, index)
+    if isinstance(block, SignatureBlock):
+        return [_signature(block, index)]
+    raise DocumentError(f"block {index}: unknown block type {type(block).__name__}")
+
+
+def _fields_table(block: Fields) -> RLTable:
+    rows = []
+    for label, value in block.items:
+        rows.append([Paragraph(_markup(label), STYLES["label"]), Paragraph(_markup(value), STYLES["cell"])])
+    if not rows:
+        rows = [["", ""]]
+    table = RLTable(rows, colWidths=[FRAME_WIDTH * 0.32, FRAME_WIDTH * 0.68],
+                    splitInRow=_MIN_ROW_SPLIT, hAlign="LEFT")
+    table.setStyle(TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.5, _GRID_LINE),
+        ("BACKGROUND", (0, 0), (0, -1), _LABEL_FILL),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]))
+    return table
+
+
+# A row taller than what is left of the page is split inside the row (long free text) only if each part
+# keeps at least two lines; otherwise the row moves to the next page whole.
+_MIN_ROW_SPLIT = 30
+
+
+def _data_table(block: Table, index: int) -> RLTable:
+    width = len(block.header)
+    if width == 0:
+        raise DocumentError(f"block {index}: a table needs at least one column")
+    for number, row in enumerate(block.rows, 1):
+        if len(row) != width:
+            raise DocumentError(f"block {index}: row {number} has {len(row)} cells, the header has {width}")
+    fractions = block.col_widths or tuple(1.0 / width for _ in range(width))
+    if len(fractions) != width or any(f <= 0 for f in fractions):
+        raise DocumentError(f"block {index}: col_widths must give one positive fraction per column")
+    total = sum(fractions)
+    data = [[Paragraph(_markup(h), STYLES["header_cell"]) for h in block.header]]
+    data += [[Paragraph(_markup(cell), STYLES["cell"]) for cell in row] for row in block.rows]
+    table = RLTable(data, colWidths=[FRAME_WIDTH * f / total for f in fractions], repeatRows=1,
+                    splitInRow=_MIN_ROW_SPLIT, hAlign="LEFT")
+    table.setStyle(TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.5, _GRID_LINE),
+        ("BACKGROUND", (0, 0), (-1, 0), _LABEL_FILL),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]))
+    return table
+
+
+class _JpegSource:
+    """JPEG bytes handed to reportlab as they are: no decoding, no re-encoding (DCTDecode pass-through)."""
+
+    def __init__(self, jpeg: bytes) -> None:
+        self._jpeg = jpeg
+        # reportlab names an image after str(source): the content hash keeps the name stable across runs.
+        self._name = "jpeg-sha256:" + hashlib.sha256(jpeg).hexdigest()
+
+    def jpeg_fh(self) -> io.BytesIO:
+        return io.BytesIO(self._jpeg)
+
+    def __str__(self) -> str:
+        return self._name
+
+
+class _PhotoBox(Flowable):
+    """A fixed box with the photo scaled to fit inside it, aspect ratio kept, centred at the top."""
+
+    def __init__(self, source: _JpegSource, pixel_size: tuple[int, int], width: float, height: float) -> None:
+        super().__init__()
+        self.source, self.pixel_size = source, pixel_size
+        self.width, self.height = width, height
+
+    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        pixels_wide, pixels_high = self.pixel_size
+        scale = min(self.width / pixels_wide, self.height / pixels_high)
+        drawn_width, drawn_height = pixels_wide * scale, pixels_high * scale
+        self.canv.drawImage(self.source, (self.width - drawn_width) / 2, self.height - drawn_height,
+                            drawn_width, drawn_height)
+
+
+def _photo_rows(block: PhotoGrid, index: int) -> list[Flowable]:
+    if not 1 <= block.columns <= 4:
+        raise DocumentError(f"block {index}: a photo grid has 1 to 4 columns, not {block.columns}")
+    cell_width = FRAME_WIDTH / block.columns
+    inner_width = cell_width - 2 * CELL_PADDING
+    box_height = inner_width * PHOTO_BOX_RATIO
+    cells = []
+    for number, photo in enumerate(block.photos, 1):
+        size = _jpeg_size(photo.jpeg, f"block {index}, photo {number} ({_plain(photo.caption)[:60]!r})")
+        taken = photo.taken_at_text.strip() or "time not recorded"
+        cells.append([
+            _PhotoBox(_JpegSource(photo.jpeg), size, inner_width, box_height),
+            Spacer(1, 3),
+            Paragraph(_markup(photo.caption), STYLES["caption"]),
+            Paragraph(_markup(f"Taken: {taken}"), STYLES["taken_at"]),
+        ])
+    rows: list[Flowable] = []
+    for start in range(0, len(cells), block.columns):
+        row = cells[start:start + block.columns]
+        row += [""] * (block.columns - len(row))
+        # One table per row: a row of photos never splits, so pages break between rows.
+        table = RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT")
+        if table.wrap(FRAME_WIDTH, FRAME_HEIGHT)[1] > FRAME_HEIGHT:
+            # Only a caption longer than a page gets here; let its text run on rather than fail.
+            table = RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT",
+                            splitInRow=_MIN_ROW_SPLIT)
+        table.setStyle(TableStyle([
+            ("VALIGN", (0, 0), (-1, -1), "TOP"),
+            ("LEFTPADDING", (0, 0), (-1, -1), CELL_PADDING),
+            ("RIGHTPADDING", (0, 0), (-1, -1), CELL_PADDING),
+            ("TOPPADDING", (0, 0), (-1, -1), CELL_PADDING),
+            ("BOTTOMPADDING", (0, 0), (-1, -1), CELL_PADDING),
+        ]))
+        rows.append(table)
+    return rows
+
+
+def _jpeg_size(data: bytes, where: str) -> tuple[int, int]:
+    """Pixel size of a JPEG, read from its header only; anything else is refused with a clear message."""
+    try:
+        with PILImage.open(io.BytesIO(data)) as image:
+            if image.format != "JPEG":
+                raise DocumentError(f"{where}: expected a JPEG display rendition, got {image.format}")
+            return image.size
+    except (UnidentifiedImageError, OSError) as error:
+        raise DocumentError(f"{where}: not a readable JPEG image") from error
+
+
+def _signature(block: SignatureBlock, index: int) -> Flowable:
+    parts: list[Flowable] = [
+        Paragraph(_markup(block.statement), STYLES["body"]),
+    ]
+    if block.signature_png is not None:
+        try:
+            with PILImage.open(io.BytesIO(block.signature_png)) as image:
+                if image.format != "PNG":
+                    raise DocumentError(f"block {index}: the signature must be a PNG image, got {image.format}")
+                pixels_wide, pixels_high = image.size
+        except (UnidentifiedImageError, OSError) as error:
+            raise DocumentError(f"block {index}: the signature is not a readable PNG image") from error
+        scale = min(220 / pixels_wide, 60 / pixels_high)
+        parts.append(_SignatureImage(block.signature_png, pixels_wide * scale, pixels_high * scale))
+    else:
+        parts.append(Spacer(1, 40))
+    line = RLTable(
+        [[Paragraph(_markup(block.name), STYLES["label"]), Paragraph(_markup(block.signed_at_text), STYLES["cell"])],
+         [Paragraph(_markup(block.credentials), STYLES["cell"]), Paragraph("Date signed", STYLES["taken_at"])]],
+        colWidths=[FRAME_WIDTH * 0.6, FRAME_WIDTH * 0.4], hAlign="LEFT",
+    )
+    line.setStyle(TableStyle([
+        ("LINEABOVE", (0, 0), (-1, 0), 0.75, colors.black),
+        ("LEFTPADDING", (0, 0), (-1, -1), 0),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]))
+    parts.append(line)
+    # The statement, signature and signer stay on one page so the signature cannot be detached.
+    return KeepTogether([Spacer(1, 10), *parts])
+
+
+class _SignatureImage(Flowable):
+    """The drawn signature (PNG, transparency kept)."""
+
+    def __init__(self, png: bytes, width: float, height: float) -> None:
+        super().__init__()
+        self.png, self.width, self.height = png, width, height
+
+    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+        return self.width, self.height
+
+    def draw(self) -> None:
+        self.canv.drawImage(ImageReader(io.BytesIO(self.png)), 0, 0, self.width, self.height, mask="auto")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Page furniture: drawn once the page count is known.
+
+class _NumberedCanvas(Canvas):
+    """Holds pages back until the end so each can say "Page x of y" and the last can carry the hash."""
+
+    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self._document = document
+        self._held_pages: list[dict] = []
+
+    def showPage(self) -> None:
+        self._held_pages.append(dict(self.__dict__))
+        self._startPage()
+
+    def save(self) -> None:
+        total = len(self._held_pages)
+        for number, state in enumerate(self._held_pages, 1):
+            self.__dict__.update(state)
+            _draw_furniture(self, self._document, number, total)
+            super().showPage()
+        super().save()
+        self._held_pages.clear()  # they refer to each other and to the canvas; free them now, not at a full GC
+
+
+def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> None:
+    left, right = SIDE_MARGIN, PAGE_WIDTH - SIDE_MARGIN
+    canvas.saveState()
+    canvas.setFillColor(colors.black)
+    canvas.setStrokeColor(_GRID_LINE)
+    canvas.setLineWidth(0.5)
+
+    # Header: who issues it and for which permit.
+    canvas.setFont("Helvetica-Bold", 9)
+    permit = _fit(_plain(f"Permit {doc.permit_number}"), "Helvetica-Bold", 9, FRAME_WIDTH * 0.45)
+    canvas.drawRightString(right, PAGE_HEIGHT - 40, permit)
+    issuer_width = FRAME_WIDTH - stringWidth(permit, "Helvetica-Bold", 9) - 12
+    canvas.drawString(left, PAGE_HEIGHT - 40, _fit(_plain(f"{doc.town} · {doc.authority}"), "Helvetica-Bold", 9,
+                                                   issuer_width))
+    canvas.line(left, PAGE_HEIGHT - 50, right, PAGE_HEIGHT - 50)
+
+    # Footer: the document and the page; the record's hash on the last page.
+    canvas.line(left, 56, right, 56)
+    canvas.setFont("Helvetica", 8)
+    page_text = f"Page {page} of {total}"
+    canvas.drawRightString(right, 44, page_text)
+    canvas.drawString(left, 44, _fit(_plain(doc.title), "Helvetica", 8,
+                                     FRAME_WIDTH - stringWidth(page_text, "Helvetica", 8) - 12))
+    if page == total:
+        canvas.setFont("Courier", 7.5)
+        canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
+    canvas.restoreState()
+
+
+def _fit(text: str, font: str, size: float, width: float) -> str:
+    """Shorten one line of text with an ellipsis so it stays within `width` points."""
+    if stringWidth(text, font, size) <= width:
+        return text
+    while text and stringWidth(text + "…", font, size) > width:
+        text = text[:-1]
+    return text + "…"
