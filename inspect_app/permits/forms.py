@@ -8,7 +8,9 @@ from wtforms import (
     StringField,
     TextAreaField,
 )
-from wtforms.validators import DataRequired, Email, Length, NumberRange, Optional, ValidationError
+from wtforms.validators import (
+    DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError,
+)
 
 from inspect_app.permits.models import STRUCTURE_KINDS
 from inspect_app.stabilization.models import AREA_STATUSES
@@ -24,10 +26,10 @@ class PermitForm(FlaskForm):
     jurisdiction_id = SelectField("Town", validators=[DataRequired()])
     number = StringField("Permit number", validators=[DataRequired(), Length(max=40)])
     site_address = StringField("Site address", validators=[DataRequired(), Length(max=300)])
-    latitude = FloatField("Latitude", validators=[DataRequired(message="Latitude is required."),
+    latitude = FloatField("Latitude", validators=[InputRequired(message="Latitude is required."),
                                                   NumberRange(-90, 90)],
                           description="Decimal degrees, e.g. 42.0501")
-    longitude = FloatField("Longitude", validators=[DataRequired(message="Longitude is required."),
+    longitude = FloatField("Longitude", validators=[InputRequired(message="Longitude is required."),
                                                     NumberRange(-180, 180)],
                            description="Decimal degrees, west is negative, e.g. -72.5828")
     owner_id = SelectField("Owner's account (permittee)", validators=[Optional()])
@@ -37,7 +39,7 @@ class PermitForm(FlaskForm):
     applicant_email = EmailField("Applicant's email", validators=[Optional(), Email(), Length(max=254)],
                                  description="Reports are sent here after each inspection.")
     disturbed_acres = DecimalField("Disturbed area (acres)", places=3,
-                                   validators=[DataRequired(message="Disturbed area is required."),
+                                   validators=[InputRequired(message="Disturbed area is required."),
                                                NumberRange(0, 100000)])
     is_redevelopment = RadioField("Project", choices=[SelectChoice("0", "New development"), SelectChoice("1", "Redevelopment")],
                                   default="0", validators=[DataRequired()])
@@ -47,16 +49,21 @@ class PermitForm(FlaskForm):
     cgp_schedule = RadioField("CGP inspection schedule", choices=CGP_CHOICES, default="every_7_days",
                               validators=[DataRequired()])
     surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
-    issued_on = DateField("Issued on", validators=[DataRequired(message="Issue date is required.")])
+    issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])
 
     def validate_construction_started_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
             raise ValidationError("Construction cannot start before the permit is issued.")
 
-    def validate_sensitive_waters_note(self, field) -> None:
-        if self.sensitive_waters.data and not (field.data or "").strip():
-            raise ValidationError("Say which water makes the site sensitive.")
+    def validate(self, extra_validators=None) -> bool:
+        valid = super().validate(extra_validators)
+        # Checked across two fields, shown beside the note (CGP 2022 Part 4.3 needs the reason).
+        if self.sensitive_waters.data and not (self.sensitive_waters_note.data or "").strip():
+            self.sensitive_waters_note.errors = [*self.sensitive_waters_note.errors,
+                                                 "Say which water makes the site sensitive."]
+            valid = False
+        return valid
 
 
 class StatusForm(FlaskForm):
@@ -72,7 +79,7 @@ class AssignmentForm(FlaskForm):
 
 class AreaForm(FlaskForm):
     name = StringField("Area name", validators=[DataRequired(), Length(max=120)])
-    acres = DecimalField("Acres", places=3, validators=[DataRequired(message="Acres are required."),
+    acres = DecimalField("Acres", places=3, validators=[InputRequired(message="Acres are required."),
                                                         NumberRange(0.001, 100000)])
 
 
@@ -80,7 +87,7 @@ class AreaStatusForm(FlaskForm):
     status = SelectField("Status", choices=[SelectChoice(s, humanize(s)) for s in AREA_STATUSES],
                          validators=[DataRequired()])
     at = DateTimeLocalField("Since", format="%Y-%m-%dT%H:%M",
-                            validators=[DataRequired(message="Give the date and time.")])
+                            validators=[InputRequired(message="Give the date and time.")])
     note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
 
 

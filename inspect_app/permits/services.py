@@ -126,12 +126,15 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     """Add an event to an area's timeline; its newest event is its status (§380-11 C(3)(a) clock)."""
     if at > utcnow() + dt.timedelta(minutes=5):
         raise PermitError("at", "The date cannot be in the future.")
+    if at < area.status_since:
+        since = area.status_since.astimezone(LOCAL_TZ).strftime("%b %-d, %Y %-I:%M %p")
+        raise PermitError("at", f"The area has been {area.status.replace('_', ' ')} since {since}; "
+                                "give a later time.")
     before = audit.snapshot(area)
     event = AreaStatusEvent(status=status, at=at, note=note, inspection_id=inspection_id,
                             recorded_by_id=getattr(actor, "id", None))
     area.events.append(event)
-    newest = max(area.events, key=lambda e: e.at)
-    area.status, area.status_since = newest.status, newest.at
+    area.status, area.status_since = status, at
     area.revision += 1
     audit.record(actor, "area.status", area, before)
     return event

@@ -1,0 +1,77 @@
+"""Command-line tasks: accounts, towns and the demo data."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app import create_app
+from inspect_app.accounts.models import User
+from inspect_app.extensions import db
+from inspect_app.permits.models import Permit
+from inspect_app.profiles import ProfileError
+
+
+def test_users_create(runner):
+    result = runner.invoke(args=["users", "create", "--email", "Pat@Example.org", "--name", "Pat Lee",
+                                 "--role", "agent", "--town", "southborough", "--password", "long enough pw"])
+    assert result.exit_code == 0, result.output
+    user = db.session.scalar(select(User))
+    assert user.email == "pat@example.org" and user.jurisdiction.name == "Southborough"
+    assert user.check_password("long enough pw")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--role", "agent"], "an agent works for one town"),
+    (["--role", "inspector", "--password", "short"], "at least 8 characters"),
+    (["--role", "inspector", "--email", "not an email"], "email:"),
+    (["--role", "agent", "--town", "boston"], "no town profile named 'boston'"),
+])
+def test_users_create_refuses_bad_input(runner, args, message):
+    base = {"--email": "pat@example.org", "--name": "Pat", "--password": "long enough pw"}
+    for i in range(0, len(args), 2):
+        base[args[i]] = args[i + 1]
+    result = runner.invoke(args=["users", "create", *[x for kv in base.items() for x in kv]])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert db.session.scalar(select(func.count()).select_from(User)) == 0
+
+
+def test_demo_loads_once_and_prints_logins(runner):
+    first = runner.invoke(args=["demo", "load"])
+    assert first.exit_code == 0, first.output
+    assert "Demo data loaded." in first.output and "agent@longmeadow.example.org" in first.output
+    permits = db.session.scalar(select(func.count()).select_from(Permit))
+    assert permits >= 4
+    towns = {p.jurisdiction.name for p in db.session.scalars(select(Permit))}
+    assert towns == {"Longmeadow", "Southborough"}
+    second = runner.invoke(args=["demo", "load"])
+    assert "already loaded; nothing changed" in second.output
+    assert db.session.scalar(select(func.count()).select_from(Permit)) == permits
+    roles = set(db.session.scalars(select(User.role)))
+    assert roles == {"inspector", "agent", "permittee", "admin"}
+
+
+def test_demo_logins_work(runner, client):
+    runner.invoke(args=["demo", "load"])
+    from factories import SignedIn
+
+    from inspect_app.demo import DEMO_PASSWORD
+    browser = SignedIn(client, db.session.scalar(select(User).where(User.role == "permittee")), DEMO_PASSWORD)
+    assert "SWP-2026-014" in browser.get("/permits/").text
+
+
+def test_a_broken_profile_stops_the_app_with_a_message(tmp_path):
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    source = Path(__file__).parent.parent / "inspect_app" / "profiles" / "longmeadow.toml"
+    shutil.copy(source, folder / "longmeadow.toml")
+    text = (folder / "longmeadow.toml").read_text()
+    (folder / "longmeadow.toml").write_text(text.replace('state = "MA"', 'state = "CT"', 1))
+    with pytest.raises(ProfileError) as raised:
+        create_app({"TESTING": True, "PROFILE_DIR": folder,
+                    "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'x.sqlite3'}"})
+    message = str(raised.value)
+    assert "longmeadow.toml" in message and "state" in message
