@@ -1,0 +1,33 @@
+"""The schedule engine: pure rules over a permit's record (no Flask, no database, no I/O).
+
+Build `PermitFacts` from the record, then call `obligations(facts, profile, now)`.
+"""
+from inspect_app.rules.engine import Obligation, obligations, short_citation
+from inspect_app.rules.facts import (
+    Area,
+    AreaEvent,
+    CorrectiveAction,
+    FactsError,
+    Inspection,
+    NoticeToCorrect,
+    PermitFacts,
+    StopWorkOrder,
+    Storm,
+    Structure,
+)
+
+__all__ = [
+    "Area",
+    "AreaEvent",
+    "CorrectiveAction",
+    "FactsError",
+    "Inspection",
+    "NoticeToCorrect",
+    "Obligation",
+    "PermitFacts",
+    "StopWorkOrder",
+    "Storm",
+    "Structure",
+    "obligations",
+    "short_citation",
+]

@@ -1,0 +1,75 @@
+"""Deadline arithmetic on the town's local calendar.
+
+Regulations count calendar days, months, years and business days as a person in the town reads a wall
+calendar, so every deadline is worked out on local dates in the profile's time zone and only then turned
+back into a UTC instant. A week that spans a daylight-saving change is then 167 or 169 hours long, which is
+what "7 calendar days" means on the ground.
+
+A day-based deadline falls at the very end of its local day (23:59:59.999999): an obligation met any time
+on its last day is on time, and it becomes late the instant that day is over.
+"""
+from __future__ import annotations
+
+import calendar as _month_lengths
+import datetime as dt
+from collections.abc import Collection
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+UTC = dt.timezone.utc
+# CGP 2022 Part 5.2 says "close of the next business day" without an hour; we read it as 5 p.m. local.
+CLOSE_OF_BUSINESS = dt.time(17, 0)
+_END_OF_DAY = dt.time.max
+_DAY = dt.timedelta(days=1)
+
+
+@lru_cache(maxsize=16)
+def zone(key: str) -> ZoneInfo:
+    """The time zone named in a profile (cached: looked up once per process)."""
+    return ZoneInfo(key)
+
+
+def local_date(at: dt.datetime, tz: ZoneInfo) -> dt.date:
+    """The date on the town's wall calendar at instant `at`."""
+    return at.astimezone(tz).date()
+
+
+def end_of_day(day: dt.date, tz: ZoneInfo) -> dt.datetime:
+    """The last instant (UTC) of local `day`."""
+    return dt.datetime.combine(day, _END_OF_DAY, tzinfo=tz).astimezone(UTC)
+
+
+def days_after(at: dt.datetime, days: int, tz: ZoneInfo) -> dt.datetime:
+    """End of the local day `days` calendar days after the local date of `at`."""
+    return end_of_day(local_date(at, tz) + dt.timedelta(days=days), tz)
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """The same day `months` later; the 31st becomes the month's last day when the month is shorter."""
+    index = day.month - 1 + months
+    year, month = day.year + index // 12, index % 12 + 1
+    return day.replace(year=year, month=month, day=min(day.day, _month_lengths.monthrange(year, month)[1]))
+
+
+def months_after(at: dt.datetime, months: int, tz: ZoneInfo) -> dt.datetime:
+    """End of the local day `months` calendar months after the local date of `at`."""
+    return end_of_day(add_months(local_date(at, tz), months), tz)
+
+
+def is_business_day(day: dt.date, holidays: Collection[dt.date]) -> bool:
+    """Monday to Friday and not one of the town's legal holidays."""
+    return day.weekday() < 5 and day not in holidays
+
+
+def next_business_day(day: dt.date, holidays: Collection[dt.date]) -> dt.date:
+    """The first business day after `day` (skips weekends and holidays)."""
+    day += _DAY
+    while not is_business_day(day, holidays):
+        day += _DAY
+    return day
+
+
+def close_of_next_business_day(at: dt.datetime, tz: ZoneInfo, holidays: Collection[dt.date]) -> dt.datetime:
+    """5 p.m. local on the first business day after the local date of `at`, as UTC."""
+    day = next_business_day(local_date(at, tz), holidays)
+    return dt.datetime.combine(day, CLOSE_OF_BUSINESS, tzinfo=tz).astimezone(UTC)

@@ -1,0 +1,629 @@
+"""The schedule engine: what a permit's record requires, by when, and whether it was done.
+
+`obligations(facts, profile, now)` is pure: it reads frozen facts and a town profile and returns
+`Obligation`s, each with a deadline, a status, one plain sentence of reason and a citation.
+
+Statuses, as of `now`:
+
+- **met**: done; `met_at` says when (a `met_at` after `due_at` means it was done late).
+- **overdue**: not done, and its deadline has passed (`now > due_at`).
+- **due**: not done, its window is open (its trigger has happened, `opens_at <= now`) and it is not late
+  yet. `due_at` is None when the deadline is an event still to come: a pre-bury inspection is due
+  "before backfill", the pre-construction inspection "before construction starts".
+- **upcoming**: known, but its window has not opened (`opens_at` is None or later than `now`): a
+  pre-bury inspection before construction has started, the walk-through before the final inspection.
+
+Nothing is reported for a trigger that has not happened: facts dated after `now` are ignored.
+
+Choices made where the rules leave room:
+
+- CGP inspections run from construction start until the certificate of completion, *including* while a
+  stop-work order is in force: the order stops construction, not the duty to keep erosion controls
+  working, so routine and storm inspections stay due (a storm during a stop-work order says so).
+- Routine CGP inspections form a chain: each is due N calendar days after the previous erosion-control
+  inspection (or construction start). If a deadline passes unmet, the next one falls due N days after
+  that deadline, so no stretch of N days goes without a required inspection; the next inspection made
+  meets every missed one (late) up to the window it falls in.
+- Storms: a 24-hour period with depth >= the profile's threshold. Consecutive such periods (each starting
+  where the last ended) are one multi-day storm, needing an inspection within 24 hours of the end of its
+  first day and a second one within 24 hours of its end (CGP 2022 Part 4.2 note on multi-day storms). We
+  only know a period's total, not when the rain fell, so an inspection made any time from the start of
+  the storm day counts. Storm inspections are needed on the 14-day schedule and on every site discharging
+  to sensitive waters. Every erosion-control inspection also restarts the routine clock.
+- When every disturbed area is stabilized, the site drops to monthly inspections and needs no storm
+  inspections (CGP 2022 Part 4.4); a site discharging to sensitive waters inspects every 14 days during
+  the first month of that. Any area disturbed again brings the full frequency back from that moment.
+- Stabilization is met by stabilization being *initiated* (§380-11 C(3)(a) "instituted"). If work
+  resumes on the area before the deadline, the clock is dropped.
+- Dates are counted on the town's calendar; a day-based deadline ends at 23:59:59.999999 local time.
+  "Close of business" for routine maintenance is 5 p.m. local on the next business day.
+- O&M certifications: one per `om_certification.months` period after the certificate of completion,
+  due at the period's end; a certification counts for the earliest open period it was made in or after.
+
+`history=False` returns only what can still be acted on (upcoming, due, overdue) and skips obligations
+that were met or can no longer be met (a missed inspection once construction is complete); the
+dashboard uses it. It gives exactly the open obligations of `history=True`, much faster.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import attrgetter
+from typing import Literal
+
+from inspect_app.profiles.schema import Profile
+from inspect_app.rules.calendar import (
+    UTC,
+    add_months,
+    close_of_next_business_day,
+    days_after,
+    end_of_day,
+    local_date,
+    months_after,
+    zone,
+)
+from inspect_app.rules.facts import FactsError, Id, PermitFacts, Storm
+
+Status = Literal["upcoming", "due", "overdue", "met"]
+Kind = Literal[
+    "pre_construction",
+    "inspection",
+    "storm_inspection",
+    "stabilization",
+    "corrective_action",
+    "pre_bury",
+    "walk_through",
+    "start_of_work",
+    "lapse",
+    "extension_request",
+    "om_certification",
+    "cure",
+]
+
+CGP_STANDARD = "CGP 2022 Part 4.2"
+CGP_SENSITIVE = "CGP 2022 Part 4.3"
+CGP_STABILIZED = "CGP 2022 Part 4.4"
+CGP_CORRECTIVE = "CGP 2022 Part 5.2"
+# CGP 2022 Part 4.3: sites discharging to sensitive waters inspect every 7 days and after storms.
+SENSITIVE_DAYS = 7
+SCHEDULE_DAYS = {"every_7_days": 7, "every_14_days_and_storm": 14}
+# CGP 2022 Part 4.4: a stabilized site discharging to sensitive waters inspects twice in the first month.
+SENSITIVE_STABILIZED_FIRST_MONTH_DAYS = 14
+STORM_INSPECTION_WITHIN = dt.timedelta(hours=24)
+# CGP 2022 Part 5.2: a new or replacement control or a significant repair within 7 calendar days.
+SIGNIFICANT_WORK_DAYS = 7
+# A gauge reading converted from inches may land a hair under the threshold in floating point.
+_DEPTH_TOLERANCE_MM = 1e-6
+_NO_DEADLINE = dt.datetime.max.replace(tzinfo=UTC)
+_START = attrgetter("start")
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """One thing the record requires: what, about what, by when, its status, why, and under which rule.
+
+    `subject` names what it is about as `<thing>:<id>`: `permit:7`, `area:3`, `structure:5`,
+    `corrective_action:9`, `notice_to_correct:2`, `storm:<start of its first day, ISO 8601>` (with
+    `:end` for a multi-day storm's closing inspection), `om_certification:<period number>`.
+    `opens_at` is when its window opened (its trigger), `due_at` the last instant it is on time (both
+    UTC, either may be None; see the module docstring for the statuses).
+    """
+
+    permit_id: Id
+    kind: Kind
+    subject: str
+    opens_at: dt.datetime | None
+    due_at: dt.datetime | None
+    status: Status
+    met_at: dt.datetime | None
+    reason: str
+    citation: str
+
+    @property
+    def late(self) -> bool:
+        """Done after its deadline, or not done with the deadline past."""
+        if self.due_at is None:
+            return False
+        return self.status == "overdue" or (self.met_at is not None and self.met_at > self.due_at)
+
+
+@lru_cache(maxsize=256)
+def short_citation(text: str) -> str:
+    """The section a profile's citation names, without its explanation ("§380-10 K: the project...")."""
+    return text.split(": ", 1)[0].strip()
+
+
+def obligations(facts: PermitFacts, profile: Profile, now: dt.datetime, *, history: bool = True) -> list[Obligation]:
+    """Everything the record requires of one permit as of `now`, sorted by deadline (open-ended last)."""
+    if not isinstance(now, dt.datetime) or now.utcoffset() is None:
+        raise FactsError("now must be a timezone-aware datetime")
+    if not isinstance(facts, PermitFacts):
+        raise FactsError(f"facts must be PermitFacts, not {type(facts).__name__}")
+    return _Evaluation(facts, profile, now.astimezone(UTC), history).run()
+
+
+def _when(at: dt.datetime, tz: dt.tzinfo) -> str:
+    local = at.astimezone(tz)
+    return f"{_date(local, tz)} at {local.hour % 12 or 12}:{local.minute:02d} {'a.m.' if local.hour < 12 else 'p.m.'}"
+
+
+# Spelled out here rather than with strftime: independent of the locale, and several times faster.
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _date(at: dt.datetime | dt.date, tz: dt.tzinfo) -> str:
+    day = at.astimezone(tz).date() if isinstance(at, dt.datetime) else at
+    return f"{_WEEKDAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]} {day.year}"
+
+
+def _inches(mm: float) -> str:
+    return f"{mm / 25.4:.2f} in"
+
+
+def _by_deadline(item: Obligation) -> tuple[dt.datetime, str, str]:
+    return (item.due_at or _NO_DEADLINE, item.kind, item.subject)
+
+
+class _Evaluation:
+    """One evaluation of one permit: the facts sorted once, each rule scanned once."""
+
+    def __init__(self, facts: PermitFacts, profile: Profile, now: dt.datetime, history: bool) -> None:
+        self.facts, self.profile, self.now, self.history = facts, profile, now, history
+        self.tz = zone(profile.timezone)
+        self.out: list[Obligation] = []
+        self.permit = f"permit:{facts.id}"
+        started, completed = facts.construction_started_at, facts.completed_at
+        self.started = started if started is not None and started <= now else None
+        self.completed = completed if completed is not None and completed <= now else None
+        # One pass over the inspections: erosion-control times (sorted), the first walk-through and final.
+        erosion: list[dt.datetime] = []
+        self.first_walk_through: dt.datetime | None = None
+        self.first_final: dt.datetime | None = None
+        for inspection in facts.inspections:
+            at, kind = inspection.at, inspection.kind
+            if at > now:
+                continue
+            if kind == "erosion_control":
+                erosion.append(at)
+            elif kind == "walk_through":
+                if self.first_walk_through is None or at < self.first_walk_through:
+                    self.first_walk_through = at
+            elif kind == "final" and (self.first_final is None or at < self.first_final):
+                self.first_final = at
+        erosion.sort()
+        self.erosion = erosion
+        self.changes, self.change_times = self._whole_site_stabilized()
+        sensitive = facts.sensitive_waters
+        self.normal_days = SENSITIVE_DAYS if sensitive else SCHEDULE_DAYS[facts.cgp_schedule]
+        self.normal_citation = CGP_SENSITIVE if sensitive else CGP_STANDARD
+
+    def run(self) -> list[Obligation]:
+        if self.facts.issued_at > self.now:
+            return []
+        self._permit_clock()
+        self._pre_construction()
+        if self.started is not None:
+            self._routine_inspections()
+            self._storm_inspections()
+            self._walk_through()
+        self._pre_bury()
+        self._stabilization()
+        self._corrective_actions()
+        self._om_certification()
+        self._cure()
+        self.out.sort(key=_by_deadline)
+        return self.out
+
+    def _emit(
+        self,
+        kind: Kind,
+        subject: str,
+        opens_at: dt.datetime | None,
+        due_at: dt.datetime | None,
+        met_at: dt.datetime | None,
+        citation: str,
+        reason: Callable[[], str],
+        *,
+        moot: bool = False,
+    ) -> None:
+        """Record an obligation; `moot` marks one that, once overdue, can no longer be met (history only)."""
+        if met_at is not None:
+            status: Status = "met"
+        elif due_at is not None and self.now > due_at:
+            status = "overdue"
+        elif opens_at is not None and opens_at <= self.now:
+            status = "due"
+        else:
+            status = "upcoming"
+        if not self.history and (status == "met" or (moot and status == "overdue")):
+            return
+        self.out.append(
+            Obligation(self.facts.id, kind, subject, opens_at, due_at, status, met_at, reason(), citation)
+        )
+
+    def _settled(self, met_at: dt.datetime | None) -> bool:
+        """True when the open-only view can skip an obligation already met (saves working out its deadline)."""
+        return not self.history and met_at is not None
+
+    def _seen(self, at: dt.datetime | None) -> dt.datetime | None:
+        """`at` if it has happened by now, else None."""
+        return at if at is not None and at <= self.now else None
+
+    def _inspection_citation(self, key: str) -> str | None:
+        """The town's citation for an inspection type, or None when the town does not require it."""
+        for kind in self.profile.inspection_types:
+            if kind.key == key:
+                return short_citation(kind.citation)
+        return None
+
+    # -- permit clocks -------------------------------------------------------------------------------
+
+    def _permit_clock(self) -> None:
+        clock, facts, tz = self.profile.permit_clock, self.facts, self.tz
+        citation, issued, started = short_citation(clock.citation), facts.issued_at, self.started
+        if self._settled(started):
+            return  # work has begun: the clock has stopped, and a later extension is not needed
+        if clock.kind == "start_within":
+            # §380-10 K: the project shall begin within N years after issuance.
+            start_by = months_after(issued, 12 * clock.years, tz)
+            self._emit(
+                "start_of_work", self.permit, issued, start_by, started, citation,
+                lambda: f"Work must begin within {clock.years} years of the permit's issuance on {_date(issued, tz)}.",
+            )
+            return
+        # §9.7: the permit lapses N years after the decision unless significant work has begun.
+        lapse_at = months_after(issued, 12 * clock.years, tz)
+        granted = self._seen(facts.extension_granted_at)
+        extended = granted is not None and clock.extension_years is not None
+        lapse_by = months_after(issued, 12 * (clock.years + (clock.extension_years or 0)), tz) if extended else lapse_at
+        self._emit(
+            "lapse", self.permit, issued, lapse_by, started, citation,
+            lambda: f"The permit lapses on {_date(lapse_by, tz)} unless significant land-disturbing work has begun"
+            + (" (extended on request)." if extended else "."),
+        )
+        if clock.extension_years is None or clock.extension_request_days_before is None:
+            return
+        # §9.7: an extension is applied for in writing at least N days before the lapse.
+        request_by = end_of_day(local_date(lapse_at, tz) - dt.timedelta(days=clock.extension_request_days_before), tz)
+        requested = self._seen(facts.extension_requested_at)
+        if requested is None and started is not None and started <= request_by:
+            return  # work began in time: no extension is needed
+        self._emit(
+            "extension_request", self.permit, issued, request_by, requested, citation,
+            lambda: f"Unless work begins, a {clock.extension_years}-year extension must be applied for in writing at "
+            f"least {clock.extension_request_days_before} days before the permit lapses on {_date(lapse_at, tz)}.",
+            moot=requested is None and (started is not None or self.now > lapse_at),
+        )
+
+    # -- inspections -------------------------------------------------------------------------------
+
+    def _pre_construction(self) -> None:
+        citation = self._inspection_citation("erosion_control")
+        if citation is None or (self.started is None and self.facts.status == "lapsed"):
+            return
+        first = self.erosion[0] if self.erosion else None
+        started = self.started
+        met = first if first is not None and (started is None or first <= started) else None
+        # §380-16 C(4)(b)[1]: controls inspected before the start of construction.
+        self._emit(
+            "pre_construction", self.permit, self.facts.issued_at, started, met, citation,
+            lambda: "The erosion and sedimentation controls must be inspected, as installed per the filed plan, "
+            "before construction starts.",
+            moot=met is None and started is not None,
+        )
+
+    def _whole_site_stabilized(self) -> tuple[list[tuple[dt.datetime, dt.datetime | None]], list[dt.datetime]]:
+        """Each moment the whole site became stabilized (with that time) or stopped being so (None)."""
+        areas = self.facts.areas
+        if not areas:
+            return [], []
+        now = self.now
+        events = sorted((e.at, i, e.status) for i, area in enumerate(areas) for e in area.events if e.at <= now)
+        stabilized = [False] * len(areas)
+        count, since = 0, None
+        changes: list[tuple[dt.datetime, dt.datetime | None]] = []
+        for at, i, status in events:
+            now_stabilized = status == "stabilized"
+            if now_stabilized != stabilized[i]:
+                stabilized[i] = now_stabilized
+                count += 1 if now_stabilized else -1
+            if count == len(areas) and since is None:
+                since = at
+                changes.append((at, at))
+            elif count < len(areas) and since is not None:
+                since = None
+                changes.append((at, None))
+        return changes, [at for at, _ in changes]
+
+    def _stabilized_since(self, at: dt.datetime) -> dt.datetime | None:
+        """When the whole site became stabilized, if it was at `at`."""
+        index = bisect_right(self.change_times, at) - 1
+        return self.changes[index][1] if index >= 0 else None
+
+    def _interval_due(self, anchor: dt.datetime, stabilized_since: dt.datetime | None) -> tuple[dt.datetime, str, str]:
+        """Deadline after `anchor` at the frequency in force, its wording and citation."""
+        tz = self.tz
+        if stabilized_since is None:
+            return days_after(anchor, self.normal_days, tz), f"{self.normal_days} calendar days", self.normal_citation
+        # CGP 2022 Part 4.4: stabilized sites drop to monthly (sensitive waters: twice in the first month).
+        if self.facts.sensitive_waters and local_date(anchor, tz) < add_months(local_date(stabilized_since, tz), 1):
+            days = SENSITIVE_STABILIZED_FIRST_MONTH_DAYS
+            return days_after(anchor, days, tz), f"{days} calendar days in the first month after stabilization", CGP_STABILIZED
+        return months_after(anchor, 1, tz), "month once the whole site is stabilized", CGP_STABILIZED
+
+    def _routine_due(self, anchor: dt.datetime) -> tuple[dt.datetime, str, str]:
+        """Next routine deadline after `anchor`, following any change in stabilization before it."""
+        due = self._interval_due(anchor, self._stabilized_since(anchor))
+        index = bisect_right(self.change_times, anchor)
+        while index < len(self.changes) and self.changes[index][0] <= due[0]:
+            at, since = self.changes[index]
+            if since is not None:
+                due = self._interval_due(anchor, since)
+            else:
+                # An area disturbed again: the full frequency applies again from then.
+                again = days_after(at, self.normal_days, self.tz)
+                if again < due[0]:
+                    due = (again, f"{self.normal_days} calendar days", self.normal_citation)
+            index += 1
+        return due
+
+    def _routine_inspections(self) -> None:
+        """CGP 2022 Part 4: erosion-control inspections at a fixed frequency from construction start."""
+        tz, start, end, times = self.tz, self.started, self.completed, self.erosion
+        assert start is not None
+        limit = end if end is not None else self.now
+        first, stop = bisect_right(times, start), bisect_right(times, limit)
+        anchor, index, anchor_is = start, first, "start"
+        if not self.history and stop > first:
+            # Every inspection restarts the chain, so the open ones all follow the last inspection.
+            anchor, index, anchor_is = times[stop - 1], stop, "inspection"
+        while anchor <= limit:
+            due, every, citation = self._routine_due(anchor)
+            met = times[index] if index < stop else None
+            if met is None and end is not None and due >= end:
+                break  # the work was complete before this one fell due
+            since = {
+                "start": f"construction started on {_date(anchor, tz)}",
+                "inspection": f"the last one was on {_date(anchor, tz)}",
+                "deadline": f"the previous one was due by {_date(anchor, tz)}",
+            }[anchor_is]
+            self._emit(
+                "inspection", self.permit, anchor, due, met, citation,
+                lambda: f"Erosion-control inspections are required at least every {every}, and {since}.",
+                moot=met is None and end is not None,
+            )
+            if met is not None and met <= due:
+                anchor, index, anchor_is = met, index + 1, "inspection"
+            else:
+                anchor, anchor_is = due, "deadline"
+
+    def _storm_inspections(self) -> None:
+        """CGP 2022 Parts 4.2 and 4.3: an inspection within 24 hours of a storm of 0.25 in or more."""
+        facts = self.facts
+        if not (facts.sensitive_waters or facts.cgp_schedule == "every_14_days_and_storm"):
+            return
+        threshold, now = self.profile.storm.threshold_mm - _DEPTH_TOLERANCE_MM, self.now
+        days = [s for s in facts.storms if s.depth_mm >= threshold]
+        days.sort(key=_START)
+        while days and days[-1].start > now:
+            days.pop()  # not rained yet as of now
+        if not days:
+            return
+        # A storm whose last day began before the second-to-last inspection has both its inspections
+        # (they are matched in time order), so the open-only view need not look at it.
+        times = self.erosion
+        settled = times[-2] if not self.history and len(times) >= 2 else None
+        run = [days[0]]
+        for day in days[1:]:
+            if day.start < run[-1].end:
+                # Two readings of the same period (station and gauge): keep the deeper.
+                if day.depth_mm > run[-1].depth_mm:
+                    run[-1] = day
+            elif day.start == run[-1].end:
+                run.append(day)  # the next 24-hour period: the same multi-day storm
+            else:
+                if settled is None or run[-1].start > settled:
+                    self._storm(run)
+                run = [day]
+        self._storm(run)
+
+    def _storm_applies(self, day: Storm) -> bool:
+        """A storm day needs an inspection if construction was under way and the site not all stabilized."""
+        assert self.started is not None
+        if day.end <= self.started or (self.completed is not None and day.start >= self.completed):
+            return False
+        return self._stabilized_since(day.start) is None
+
+    def _during_stop_work(self, day: Storm) -> bool:
+        for order in self.facts.stop_work_orders:
+            lifted = self._seen(order.lifted_at)
+            if order.issued_at <= min(day.end, self.now) and (lifted is None or lifted > day.start):
+                return True
+        return False
+
+    def _storm(self, run: list[Storm]) -> None:
+        first, last = run[0], run[-1]
+        subject = f"storm:{first.start.isoformat()}"
+        used = -1
+        if self._storm_applies(first):
+            used = bisect_left(self.erosion, first.start)
+            due = first.end + STORM_INSPECTION_WITHIN
+            self._storm_obligation(subject, first, due, used, lambda: self._storm_reason(run, closing=False))
+        if len(run) > 1 and self._storm_applies(last):
+            # The closing inspection must be another one than the first day's.
+            index = max(bisect_left(self.erosion, last.start), used + 1)
+            due = last.end + STORM_INSPECTION_WITHIN
+            self._storm_obligation(f"{subject}:end", last, due, index, lambda: self._storm_reason(run, closing=True))
+
+    def _storm_reason(self, run: list[Storm], *, closing: bool) -> str:
+        first, last = run[0], run[-1]
+        if closing:
+            total = _inches(sum(day.depth_mm for day in run))
+            return (f"The {len(run)}-day storm ({total} of rain) ended {self._storm_day(last, end=True)}, so another "
+                    f"erosion-control inspection is required within 24 hours of its end{self._stop_work_clause(last)}.")
+        rain = f"{_inches(first.depth_mm)} of rain"
+        if len(run) == 1:
+            return (f"{rain} fell {self._storm_day(first)}, so an erosion-control inspection is required within "
+                    f"24 hours{self._stop_work_clause(first)}.")
+        return (f"A storm began with {rain} {self._storm_day(first)}, so an erosion-control inspection is required within 24 hours of that "
+                f"first day{self._stop_work_clause(first)}.")
+
+    def _storm_day(self, day: Storm, *, end: bool = False) -> str:
+        """'on Tue 10 Jun 2025' for a local calendar day, else the period's end time."""
+        tz = self.tz
+        start, finish = day.start.astimezone(tz), day.end.astimezone(tz)
+        if start.time() == finish.time() == dt.time() and finish.date() == start.date() + dt.timedelta(days=1):
+            return f"on {_date(start, tz)}"
+        return f"at {_when(day.end, tz)}" if end else f"in the 24 hours to {_when(day.end, tz)}"
+
+    def _storm_obligation(
+        self, subject: str, day: Storm, due: dt.datetime, index: int, reason: Callable[[], str]
+    ) -> None:
+        met = self.erosion[index] if index < len(self.erosion) else None
+        if met is None and self.completed is not None and due >= self.completed:
+            return  # the work was complete before this one fell due
+        self._emit(
+            "storm_inspection", subject, day.start, due, met, self.normal_citation, reason,
+            moot=met is None and self.completed is not None,
+        )
+
+    def _stop_work_clause(self, day: Storm) -> str:
+        if not self._during_stop_work(day):
+            return ""
+        return ", stop-work order or not, because the erosion controls must keep working"
+
+    def _pre_bury(self) -> None:
+        citation = self._inspection_citation("pre_bury")
+        if citation is None or (self.started is None and self.facts.status == "lapsed"):
+            return
+        for structure in self.facts.structures:
+            inspected = self._seen(structure.pre_bury_inspected_at)
+            if self._settled(inspected):
+                continue
+            name = structure.name
+            # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure.
+            self._emit(
+                "pre_bury", f"structure:{structure.id}", self.started, self._seen(structure.backfilled_at), inspected,
+                citation,
+                lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
+            )
+
+    def _walk_through(self) -> None:
+        citation = self._inspection_citation("walk_through")
+        if citation is None:
+            return
+        final, walk = self.first_final, self.first_walk_through
+        # §380-16 C(4)(d): a walk-through settles the punch list before the final inspection.
+        self._emit(
+            "walk_through", self.permit, final, final, walk, citation,
+            lambda: "A walk-through inspection must settle the punch list of remaining items before the final inspection.",
+            moot=walk is None and self.completed is not None,
+        )
+
+    # -- stabilization and corrective actions --------------------------------------------------------
+
+    def _stabilization(self) -> None:
+        rule, tz, now = self.profile.stabilization, self.tz, self.now
+        citation = short_citation(rule.citation)
+        for area in self.facts.areas:
+            name, subject = area.name, f"area:{area.id}"
+            ceased: dt.datetime | None = None
+            for event in sorted(area.events, key=attrgetter("at")):
+                if event.at > now:
+                    break
+                if event.status == "activity_ceased":
+                    ceased = ceased or event.at
+                    continue
+                if ceased is None:
+                    continue
+                if not self.history and event.status != "disturbed":
+                    ceased = None  # stabilized: met, and the open-only view skips it
+                    continue
+                due = days_after(ceased, rule.days, tz)
+                if event.status == "disturbed":
+                    # Work resumed: the clock stops; if it had already run out, that stays on the record.
+                    if event.at > due:
+                        self._stabilization_obligation(subject, name, ceased, due, None, citation, moot=True)
+                else:
+                    self._stabilization_obligation(subject, name, ceased, due, event.at, citation)
+                ceased = None
+            if ceased is not None:
+                self._stabilization_obligation(subject, name, ceased, days_after(ceased, rule.days, tz), None, citation)
+
+    def _stabilization_obligation(
+        self, subject: str, name: str, ceased: dt.datetime, due: dt.datetime, met: dt.datetime | None,
+        citation: str, *, moot: bool = False,
+    ) -> None:
+        days, tz = self.profile.stabilization.days, self.tz
+        # §380-11 C(3)(a): stabilize no more than 7 days after activity has ceased on that portion.
+        self._emit(
+            "stabilization", subject, ceased, due, met, citation,
+            lambda: f"Work on {name} stopped on {_date(ceased, tz)}, so stabilization must be started within {days} days.",
+            moot=moot,
+        )
+
+    def _corrective_actions(self) -> None:
+        tz, holidays = self.tz, frozenset(self.profile.holidays)
+        for action in self.facts.corrective_actions:
+            found = action.discovered_at
+            done = self._seen(action.completed_at)
+            if found > self.now or self._settled(done):
+                continue
+            if action.kind == "routine_maintenance":
+                # CGP 2022 Part 5.2: routine maintenance by the close of the next business day.
+                due = close_of_next_business_day(found, tz, holidays)
+
+                def reason(found: dt.datetime = found, due: dt.datetime = due) -> str:
+                    return (f"Routine maintenance found on {_date(found, tz)} must be finished by the close of the "
+                            f"next business day: 5 p.m. on {_date(due, tz)}.")
+            else:
+                # CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
+                due = days_after(found, SIGNIFICANT_WORK_DAYS, tz)
+                what = "A new or replacement control" if action.kind == "new_or_replacement_control" else "A significant repair"
+
+                def reason(found: dt.datetime = found, what: str = what) -> str:
+                    return f"{what} found on {_date(found, tz)} must be finished within {SIGNIFICANT_WORK_DAYS} calendar days."
+            self._emit("corrective_action", f"corrective_action:{action.id}", found, due, done, CGP_CORRECTIVE, reason)
+
+    # -- after completion ------------------------------------------------------------------------------
+
+    def _om_certification(self) -> None:
+        done = self.completed
+        if done is None:
+            return
+        rule, tz, now = self.profile.om_certification, self.tz, self.now
+        citation, months = short_citation(rule.citation), rule.months
+        filed = sorted(at for at in self.facts.om_certifications if at <= now)
+        index, opens, period = 0, done, 1
+        while opens <= now:
+            # Count from the completion date each time so the anniversaries do not drift (Jan 31, Feb 28...).
+            due = months_after(done, period * months, tz)
+            while index < len(filed) and filed[index] <= opens:
+                index += 1
+            met = filed[index] if index < len(filed) else None
+            if met is not None:
+                index += 1
+            self._emit(
+                "om_certification", f"om_certification:{period}", opens, due, met, citation,
+                lambda: f"The owner must certify the operation and maintenance of the stormwater controls for the "
+                f"{months} months to {_date(due, tz)}.",
+            )
+            opens, period = due, period + 1
+
+    def _cure(self) -> None:
+        rule, tz = self.profile.cure_period, self.tz
+        citation, days = short_citation(rule.citation), rule.days
+        for notice in self.facts.notices_to_correct:
+            issued, corrected = notice.issued_at, self._seen(notice.corrected_at)
+            if issued > self.now or self._settled(corrected):
+                continue
+            # §380-14 E: satisfactory corrections within 30 days after the notice to correct.
+            self._emit(
+                "cure", f"notice_to_correct:{notice.id}", issued, days_after(issued, days, tz), corrected, citation,
+                lambda: f"After the notice to correct maintenance of {_date(issued, tz)}, the owner has {days} days "
+                "to make the corrections.",
+            )

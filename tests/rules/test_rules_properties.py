@@ -1,0 +1,182 @@
+"""Invariants of the schedule engine over generated permit histories (hypothesis)."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.rules.rules_builders import ET, THRESHOLD_MM, UTC, et, find, longmeadow, permit
+
+from inspect_app.rules import (
+    Area,
+    AreaEvent,
+    CorrectiveAction,
+    Inspection,
+    NoticeToCorrect,
+    PermitFacts,
+    StopWorkOrder,
+    Storm,
+    Structure,
+    obligations,
+)
+
+PROFILE = longmeadow()
+# Construction starts shortly before a clock change, so generated histories cross it.
+STARTS = [et(2025, 2, 20, 8), et(2025, 10, 20, 8)]
+FAST = settings(max_examples=100, deadline=None)
+
+
+def end_of_local_day(at: dt.datetime, days: int) -> dt.datetime:
+    day = at.astimezone(ET).date() + dt.timedelta(days=days)
+    return dt.datetime.combine(day, dt.time.max, tzinfo=ET).astimezone(UTC)
+
+
+def storm_day(start: dt.datetime, index: int, mm: float) -> Storm:
+    """Rain over the Massachusetts calendar day `index` days after the local date of `start`."""
+    day = start.astimezone(ET).date() + dt.timedelta(days=index)
+    begin = dt.datetime.combine(day, dt.time(), tzinfo=ET).astimezone(UTC)
+    end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=ET).astimezone(UTC)
+    return Storm(begin, end, mm)
+
+
+@st.composite
+def histories(draw: st.DrawFn, *, schedule: str | None = None, sensitive: bool | None = None,
+              with_areas: bool = True) -> tuple[PermitFacts, dt.datetime]:
+    """A permit under construction for up to 100 days, with inspections, storms and more; and a `now`."""
+    start = draw(st.sampled_from(STARTS))
+    hours = st.integers(min_value=-72, max_value=100 * 24).map(lambda h: start + dt.timedelta(hours=h))
+    depths = st.one_of(st.floats(0, 40, allow_nan=False), st.sampled_from([0.24 * 25.4, THRESHOLD_MM, 0.25 * 25.4]))
+    storms = draw(st.dictionaries(st.integers(-3, 100), depths, max_size=20))
+    areas: tuple[Area, ...] = ()
+    if with_areas:
+        statuses = st.sampled_from(["disturbed", "activity_ceased", "stabilization_initiated", "stabilized"])
+        areas = tuple(Area(i, f"Area {i}", tuple(AreaEvent(s, at) for s, at in draw(st.lists(st.tuples(statuses, hours),
+                      max_size=5)))) for i in range(draw(st.integers(0, 3))))
+    completed = draw(st.one_of(st.none(), hours.filter(lambda at: at > start)))
+    facts = permit(
+        status="completed" if completed else "active",
+        cgp_schedule=schedule or draw(st.sampled_from(["every_7_days", "every_14_days_and_storm"])),
+        sensitive_waters=draw(st.booleans()) if sensitive is None else sensitive,
+        issued_at=start - dt.timedelta(days=30),
+        construction_started_at=start,
+        completed_at=completed,
+        inspections=tuple(Inspection(i, "erosion_control", at) for i, at in enumerate(draw(st.lists(hours, max_size=25)))),
+        storms=tuple(storm_day(start, index, mm) for index, mm in storms.items()),
+        areas=areas,
+        structures=tuple(Structure(i, f"Structure {i}", *draw(st.tuples(st.none() | hours, st.none() | hours)))
+                         for i in range(draw(st.integers(0, 2)))),
+        corrective_actions=tuple(
+            CorrectiveAction(i, kind, found, done) for i, (kind, found, done) in enumerate(draw(st.lists(st.tuples(
+                st.sampled_from(["routine_maintenance", "new_or_replacement_control", "significant_repair"]),
+                hours, st.none() | hours), max_size=4)))),
+        stop_work_orders=tuple(StopWorkOrder(i, a, b) for i, (a, b) in enumerate(draw(st.lists(st.tuples(
+            hours, st.none() | hours), max_size=2)))),
+        notices_to_correct=tuple(NoticeToCorrect(i, a, b) for i, (a, b) in enumerate(draw(st.lists(st.tuples(
+            hours, st.none() | hours), max_size=2)))),
+        om_certifications=tuple(draw(st.lists(hours, max_size=2))),
+    )
+    return facts, draw(hours)
+
+
+def as_of(facts: PermitFacts, now: dt.datetime) -> PermitFacts:
+    """The record as it stood at `now`: everything later removed."""
+    def seen(at: dt.datetime | None) -> dt.datetime | None:
+        return at if at is not None and at <= now else None
+
+    return replace(
+        facts,
+        construction_started_at=seen(facts.construction_started_at),
+        completed_at=seen(facts.completed_at) if seen(facts.construction_started_at) else None,
+        inspections=tuple(i for i in facts.inspections if i.at <= now),
+        storms=tuple(s for s in facts.storms if s.start <= now),
+        areas=tuple(replace(a, events=tuple(e for e in a.events if e.at <= now)) for a in facts.areas),
+        structures=tuple(replace(s, backfilled_at=seen(s.backfilled_at), pre_bury_inspected_at=seen(s.pre_bury_inspected_at))
+                         for s in facts.structures),
+        corrective_actions=tuple(replace(c, completed_at=seen(c.completed_at))
+                                 for c in facts.corrective_actions if c.discovered_at <= now),
+        stop_work_orders=tuple(replace(o, lifted_at=seen(o.lifted_at)) for o in facts.stop_work_orders if o.issued_at <= now),
+        notices_to_correct=tuple(replace(n, corrected_at=seen(n.corrected_at))
+                                 for n in facts.notices_to_correct if n.issued_at <= now),
+        om_certifications=tuple(at for at in facts.om_certifications if at <= now),
+    )
+
+
+@FAST
+@given(histories(schedule="every_7_days", with_areas=False))
+def test_on_a_seven_day_schedule_no_gap_between_required_inspections_exceeds_seven_days(case) -> None:
+    facts, now = case
+    required = sorted(o.due_at for o in find(obligations(facts, PROFILE, now), "inspection"))
+    start = facts.construction_started_at
+    end = min(facts.completed_at or now, now)
+    if start > now:
+        assert required == []
+        return
+    inspected = [i.at for i in facts.inspections if start < i.at <= end]
+    for point in [start, *inspected]:
+        following = [due for due in required if due > point]
+        bound = end_of_local_day(point, 7)
+        if facts.completed_at is None or bound < facts.completed_at:
+            assert following, f"nothing required after {point}"
+        if following:
+            assert following[0] <= bound
+    for earlier, later in zip(required, required[1:]):
+        assert later <= end_of_local_day(earlier, 7)
+
+
+@FAST
+@given(st.one_of(histories(schedule="every_14_days_and_storm", with_areas=False),
+                 histories(schedule="every_7_days", sensitive=True, with_areas=False)))
+def test_every_storm_on_a_storm_schedule_makes_an_inspection_due_within_24_hours(case) -> None:
+    facts, now = case
+    items = find(obligations(facts, PROFILE, now), "storm_inspection")
+    start, completed = facts.construction_started_at, facts.completed_at
+    qualifying = {s.start: s for s in facts.storms if s.depth_mm >= THRESHOLD_MM - 1e-6 and s.start <= now}
+    ends = {s.end for s in qualifying.values()}
+    for day in qualifying.values():
+        if day.end <= start or (completed is not None and day.start >= completed):
+            continue
+        if day.start not in ends:  # the first day of a storm
+            wanted = [o for o in items if o.opens_at == day.start]
+        elif day.end not in qualifying:  # the last day of a multi-day storm
+            wanted = [o for o in items if o.opens_at == day.start and o.subject.endswith(":end")]
+        else:
+            continue
+        if completed is not None and day.end + dt.timedelta(hours=24) >= completed and not any(
+                i.at >= day.start for i in facts.inspections):
+            continue  # the work was complete before the inspection fell due
+        assert len(wanted) == 1, f"no inspection for the storm of {day.start}"
+        assert wanted[0].due_at == day.end + dt.timedelta(hours=24)
+
+
+@FAST
+@given(histories())
+def test_nothing_is_reported_before_its_trigger(case) -> None:
+    facts, now = case
+    items = obligations(facts, PROFILE, now)
+    assert items == obligations(as_of(facts, now), PROFILE, now)
+    for item in items:
+        if item.status in ("due", "overdue"):
+            assert item.opens_at is not None and item.opens_at <= now, item
+        if item.status == "met":
+            assert item.met_at is not None and item.met_at <= now, item
+
+
+@FAST
+@given(histories(), st.integers(-3, 100))
+def test_a_024_inch_day_makes_nothing(case, index: int) -> None:
+    facts, now = case
+    wetter = replace(facts, storms=(*facts.storms, storm_day(facts.construction_started_at, index, 0.24 * 25.4)))
+    assert obligations(wetter, PROFILE, now) == obligations(facts, PROFILE, now)
+
+
+@FAST
+@given(histories())
+def test_the_dashboard_view_is_exactly_what_is_still_open(case) -> None:
+    facts, now = case
+    everything = obligations(facts, PROFILE, now)
+    open_only = obligations(facts, PROFILE, now, history=False)
+    assert all(item in everything and item.status != "met" for item in open_only)
+    left_out = [item for item in everything if item.status != "met" and item not in open_only]
+    # Only what was missed and can no longer be met is left out.
+    assert all(item.status == "overdue" for item in left_out), left_out
