@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
     "accounts", "permits", "stabilization", "inspections", "findings", "photos", "enforcement",
-    "completion", "certifications", "weather", "documents", "dashboard", "mail",
+    "completion", "certifications", "weather", "documents", "dashboard", "mail", "offline",
 )
 
 
@@ -45,6 +45,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
+    # The one place inspect_app names sync/: its tables and its blueprint.
+    from sync import models as sync_models  # noqa: F401
+    from sync.views import bp as sync_bp
+
+    app.register_blueprint(sync_bp)
     app.register_blueprint(cli.bp)
     errors.register(app)
     templating.register(app)

@@ -149,3 +149,49 @@ def sign_in(live_server):
         return page
 
     return sign_in
+
+
+class RestartableServer:
+    """The app on a real HTTP server that a test can stop and start again on the SAME port.
+
+    A new port would be a new origin (no service worker, cache or IndexedDB), so restarts keep it.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.port = 0
+        self.server = None
+        self.thread = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        import threading
+
+        from werkzeug.serving import make_server
+
+        self.server = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.port = self.server.server_port
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.thread.join(timeout=5)
+            self.server.server_close()
+            self.server = None
+
+
+@pytest.fixture
+def server(app):
+    """A restartable live server (see RestartableServer); always stopped after the test."""
+    server = RestartableServer(app)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -43,4 +43,18 @@
       window.location.href = cfg.path;
     }
   });
+
+  // The service worker makes the app open with no network (served from the root: it controls "/").
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });
+  }
+
+  // Signing out on a shared tablet: the next user must not find the previous user's pages.
+  document.addEventListener("submit", function (evt) {
+    var form = evt.target;
+    if (form.action && new URL(form.action, location.href).pathname === "/logout"
+        && navigator.serviceWorker && navigator.serviceWorker.controller) {
+      navigator.serviceWorker.controller.postMessage({ type: "forget-pages" });
+    }
+  }, true);
 })();

@@ -1,0 +1,69 @@
+"""The app opens with no network: the service worker in a real Chromium, both kinds of offline."""
+import pytest
+
+from factories import PASSWORD
+
+pytestmark = pytest.mark.browser
+
+
+def _sign_in_and_get_controlled(page, server, user):
+    page.goto(f"{server.url}/login")
+    page.fill("input[name=email]", user.email)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{server.url}/permits/**")
+    page.evaluate("navigator.serviceWorker.ready")
+    for _ in range(50):
+        if page.evaluate("!!navigator.serviceWorker.controller"):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the service worker never took control of the page")
+
+
+def test_service_worker_is_served_from_the_root_uncached(client):
+    response = client.get("/sw.js")
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "no-cache"
+    assert "javascript" in response.headers["Content-Type"]
+
+
+def test_manifest_makes_the_app_installable(client):
+    with client.get("/static/manifest.webmanifest") as response:
+        manifest = response.get_json(force=True)
+    assert manifest["start_url"] == "/" and manifest["display"] == "standalone"
+    assert {icon["sizes"] for icon in manifest["icons"]} >= {"192x192", "512x512"}
+
+
+def test_pages_seen_online_open_with_the_browser_offline(make, server, page, context):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    _sign_in_and_get_controlled(page, server, inspector)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.wait_for_selector(f"h1:has-text('{permit.number}')")
+
+    context.set_offline(True)
+    page.reload()
+    assert permit.number in page.inner_text("h1")
+    page.goto(f"{server.url}/permits/{permit.id}/never-seen")
+    assert "You are offline and this page is not saved on this device" in page.inner_text("main")
+
+
+def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    _sign_in_and_get_controlled(page, server, inspector)
+    page.goto(f"{server.url}/permits/")
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.wait_for_selector(f"h1:has-text('{permit.number}')")
+
+    server.stop()
+    page.goto(f"{server.url}/permits/")
+    assert permit.number in page.inner_text("main")
+    page.goto(f"{server.url}/permits/{permit.id}")
+    assert permit.number in page.inner_text("h1")
+    # Styles come from the cache too: the page is usable, not bare HTML.
+    assert page.evaluate("getComputedStyle(document.querySelector('header')).backgroundColor") != "rgba(0, 0, 0, 0)"
+
+    server.start()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    assert permit.number in page.inner_text("h1")
