@@ -112,20 +112,27 @@ def index():
     return response, 200, {"Vary": "HX-Request"}
 
 
-@bp.route("/new", methods=["GET", "POST"])
-def create():
-    """Record a newly issued permit (agents and admins)."""
-    require("permit.create")
-    form = _permit_form()
+def _save(form: PermitForm, permit: Permit | None):
+    """Create or update from a valid form; the form again, with its errors, otherwise."""
     if form.validate_on_submit():
         try:
-            permit = services.create_permit(current_user, **_permit_fields(form))
+            if permit is None:
+                permit = services.create_permit(current_user, **_permit_fields(form))
+            else:
+                services.update_permit(current_user, permit, **_permit_fields(form))
         except services.PermitError as error:
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
             return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
-    return render_template("permits/form.html", form=form, permit=None), 422 if form.errors else 200
+    return render_template("permits/form.html", form=form, permit=permit), 422 if form.errors else 200
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def create():
+    """Record a newly issued permit (agents and admins)."""
+    require("permit.create")
+    return _save(_permit_form(), None)
 
 
 @bp.get("/<permit_id>")
@@ -138,16 +145,7 @@ def detail(permit_id: str):
 def edit(permit_id: str):
     """Change a permit's facts (agents and admins of its town)."""
     permit = _permit(permit_id, "permit.edit")
-    form = _permit_form(permit)
-    if form.validate_on_submit():
-        try:
-            services.update_permit(current_user, permit, **_permit_fields(form))
-        except services.PermitError as error:
-            getattr(form, error.field).errors.append(str(error))
-        else:
-            db.session.commit()
-            return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
-    return render_template("permits/form.html", form=form, permit=permit), 422 if form.errors else 200
+    return _save(_permit_form(permit), permit)
 
 
 @bp.post("/<permit_id>/status")
