@@ -1,4 +1,167 @@
-"""Pages of the completion domain."""
-from flask import Blueprint
+"""Completion pages: final submissions and their review, the certificate of completion, surety releases."""
+from __future__ import annotations
 
-bp = Blueprint("completion", __name__)
+from flask import Blueprint, abort, current_app, redirect, render_template, send_file, url_for
+from flask_login import current_user, login_required
+from wtforms import SelectChoice
+
+from inspect_app.accounts.policy import allowed, require
+from inspect_app.blobstore import BlobStore
+from inspect_app.completion import services
+from inspect_app.completion.forms import (
+    AsBuiltForm, CertificateForm, FinalReportForm, OMPlanForm, ReviewForm, SuretyReleaseForm,
+)
+from inspect_app.completion.models import SUBMISSION_KINDS, FinalSubmission
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
+from inspect_app.templating import local_time
+
+bp = Blueprint("completion", __name__, url_prefix="/permits/<permit_id>/completion")
+# The permit page shows the submissions, certificate and surety through this (completion/_section.html).
+bp.add_app_template_global(services.completion_record, "completion_record")
+bp.add_app_template_global(services.KIND_NAMES, "final_submission_names")
+
+SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": FinalReportForm}
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every completion page needs a signed-in user."""
+
+
+def _permit(permit_id: str, action: str = "permit.view") -> Permit:
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    require(action, permit)
+    return permit
+
+
+def _submission(permit: Permit, submission_id: str) -> FinalSubmission:
+    submission = db.get_or_404(FinalSubmission, submission_id)
+    if submission.permit_id != permit.id:
+        abort(404)
+    return submission
+
+
+def _submit_form(permit: Permit, kind: str):
+    form = SUBMIT_FORMS[kind](prefix=kind)
+    if kind == "final_report":
+        form.inspection_id.choices = [SelectChoice("", "— choose —")] + [
+            SelectChoice(i.id, f"Final inspection of {local_time(i.performed_at)}, {i.inspector_name}")
+            for i in services.final_inspections(permit)]
+    return form
+
+
+def _page(permit: Permit, status_code: int = 200, **forms):
+    """The completion page; a form passed in (with its errors) replaces the blank one."""
+    context = {f"{kind}_form": _submit_form(permit, kind) for kind in SUBMISSION_KINDS}
+    context |= {"review_forms": {}, "review_form": lambda s: ReviewForm(prefix=f"review-{s.id}", formdata=None),
+                "certificate_form": CertificateForm(prefix="certificate"),
+                "surety_form": SuretyReleaseForm(prefix="surety")}
+    context |= forms
+    return render_template("completion/page.html", permit=permit, record=services.completion_record(permit),
+                           registry=profile_of(permit).registry_of_deeds, kinds=SUBMISSION_KINDS,
+                           names=services.KIND_NAMES, citations=services.KIND_CITATIONS,
+                           **context), status_code
+
+
+def _done(permit: Permit):
+    db.session.commit()
+    return redirect(url_for("completion.page", permit_id=permit.id), code=303)
+
+
+@bp.get("/")
+def page(permit_id: str):
+    """The permit's final submissions, certificate of completion and surety."""
+    return _page(_permit(permit_id))
+
+
+def _submitted(form, kind: str) -> dict:
+    if kind == "final_report":
+        return {"inspection": db.session.get(Inspection, form.inspection_id.data)}
+    # Read one byte past the limit: enough to know the file is too large without holding more of it.
+    fields = {"pdf": form.pdf.data.read(services.max_pdf_bytes() + 1)}
+    if kind == "om_plan":
+        fields["registry_reference"] = form.registry_reference.data
+    else:
+        fields["pe_certified"] = form.pe_certified.data
+    return fields
+
+
+@bp.post("/submit/<kind>")
+def submit(permit_id: str, kind: str):
+    """File the final O&M plan, the as-built drawings or the final inspection report (§380-18)."""
+    permit = _permit(permit_id, "completion.submit")
+    if kind not in SUBMIT_FORMS:
+        abort(404)
+    form = _submit_form(permit, kind)
+    if form.validate_on_submit():
+        try:
+            services.submit(current_user, permit, kind, **_submitted(form, kind))
+        except services.CompletionError as error:
+            (form[error.field].errors if error.field in form else form.form_errors).append(str(error))
+        else:
+            return _done(permit)
+    return _page(permit, 422, **{f"{kind}_form": form})
+
+
+@bp.post("/submissions/<submission_id>/review")
+def review(permit_id: str, submission_id: str):
+    """Accept a final submission, or reject it with a note (agents)."""
+    permit = _permit(permit_id, "completion.review")
+    submission = _submission(permit, submission_id)
+    form = ReviewForm(prefix=f"review-{submission.id}")
+    if form.validate_on_submit():
+        try:
+            services.review(current_user, submission, form.decision.data, form.note.data)
+        except services.CompletionError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            return _done(permit)
+    return _page(permit, 422, review_forms={submission.id: form})
+
+
+@bp.get("/submissions/<submission_id>/pdf")
+def pdf(permit_id: str, submission_id: str):
+    """The stored PDF of a final submission."""
+    permit = _permit(permit_id)
+    submission = _submission(permit, submission_id)
+    if not submission.blob_sha256:
+        abort(404)
+    path = BlobStore(current_app.config["BLOB_ROOT"]).path(submission.blob_sha256)
+    return send_file(path, mimetype="application/pdf",
+                     download_name=f"{permit.number}-{submission.kind.replace('_', '-')}.pdf")
+
+
+@bp.post("/certificate")
+def certificate(permit_id: str):
+    """Issue the certificate of completion once all three final submissions are accepted (agents)."""
+    permit = _permit(permit_id, "certificate.issue")
+    form = CertificateForm(prefix="certificate")
+    if form.validate_on_submit():
+        try:
+            services.issue_certificate(current_user, permit, form.note.data)
+        except services.CompletionError as error:
+            form.note.errors.append(str(error))
+        else:
+            return _done(permit)
+    return _page(permit, 422, certificate_form=form)
+
+
+@bp.post("/surety")
+def surety(permit_id: str):
+    """Record a release of surety for a completed phase, or the final release (agents)."""
+    permit = _permit(permit_id, "surety.release")
+    form = SuretyReleaseForm(prefix="surety")
+    if form.validate_on_submit():
+        try:
+            services.release_surety(current_user, permit, form.amount.data, form.phase.data, form.is_final.data)
+        except services.CompletionError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            return _done(permit)
+    return _page(permit, 422, surety_form=form)

@@ -34,13 +34,24 @@ class StopWorkOrder(db.Model):
     # What approved the corrected work (e.g. the re-inspection that found it compliant).
     approval_inspection_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
 
-    findings = relationship("Finding", secondary=stop_work_findings)
+    findings = relationship("Finding", secondary=stop_work_findings, order_by="Finding.created_at")
+    permit = relationship("Permit")
+    inspection = relationship("Inspection", foreign_keys=[inspection_id])
+    approval_inspection = relationship("Inspection", foreign_keys=[approval_inspection_id])
     issued_by = relationship("User", foreign_keys=[issued_by_id])
+    acknowledged_by = relationship("User", foreign_keys=[acknowledged_by_id])
     lifted_by = relationship("User", foreign_keys=[lifted_by_id])
+    notices = relationship("NoticeOfViolation", back_populates="stop_work_order",
+                           order_by="NoticeOfViolation.issued_at")
 
     @property
     def is_standing(self) -> bool:
         return self.lifted_at is None
+
+    @property
+    def uncorrected_findings(self) -> list:
+        """The linked findings not yet corrected; §380-16 C(4)(e)[5] keeps the order until they are."""
+        return [f for f in self.findings if f.status != "corrected"]
 
 
 class NoticeOfViolation(db.Model):
@@ -53,3 +64,6 @@ class NoticeOfViolation(db.Model):
     text: Mapped[str] = mapped_column(Text)
     issued_by_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
     issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    stop_work_order = relationship("StopWorkOrder", back_populates="notices")
+    issued_by = relationship("User", foreign_keys=[issued_by_id])

@@ -1,4 +1,134 @@
-"""Pages of the enforcement domain."""
-from flask import Blueprint
+"""Stop-work order pages: issue one, see it, acknowledge it, lift it (§380-16 C(4)(e)[5], §380-19)."""
+from __future__ import annotations
 
-bp = Blueprint("enforcement", __name__)
+from flask import Blueprint, abort, redirect, render_template, url_for
+from flask_login import current_user, login_required
+from wtforms import SelectChoice
+
+from inspect_app.accounts.policy import allowed, require
+from inspect_app.enforcement import services
+from inspect_app.enforcement.forms import AcknowledgeForm, IssueStopWorkForm, LiftStopWorkForm
+from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.templating import humanize, local_time
+
+bp = Blueprint("enforcement", __name__, url_prefix="/permits/<permit_id>/stop-work")
+# The permit page shows the standing order and the history through these (enforcement/_banner.html, _section.html).
+bp.add_app_template_global(services.enforcement_record, "enforcement_record")
+bp.add_app_template_global(services.standing_order, "standing_stop_work")
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every enforcement page needs a signed-in user."""
+
+
+def _permit(permit_id: str, action: str = "permit.view") -> Permit:
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    require(action, permit)
+    return permit
+
+
+def _order(permit_id: str, order_id: str, action: str = "permit.view") -> StopWorkOrder:
+    permit = _permit(permit_id, action)
+    order = db.get_or_404(StopWorkOrder, order_id)
+    if order.permit_id != permit.id:
+        abort(404)
+    return order
+
+
+def _inspection_label(inspection: Inspection) -> str:
+    return f"{humanize(inspection.type)} inspection, {local_time(inspection.performed_at)}, " \
+           f"{inspection.inspector_name}"
+
+
+def _issue_form(permit: Permit) -> IssueStopWorkForm:
+    form = IssueStopWorkForm()
+    form.finding_ids.choices = [SelectChoice(f.id, f"{f.description} ({f.severity}, {f.status})")
+                                for f in services.open_findings(permit)]
+    form.inspection_id.choices = [SelectChoice("", "— none —")] + [
+        SelectChoice(i.id, _inspection_label(i)) for i in services.submitted_inspections(permit)]
+    return form
+
+
+def _issue_choices(form: IssueStopWorkForm) -> dict:
+    inspection_id = form.inspection_id.data
+    return {"findings": [db.session.get(Finding, i) for i in form.finding_ids.data],
+            "inspection": db.session.get(Inspection, inspection_id) if inspection_id else None,
+            "notice_text": form.notice_text.data if form.with_notice.data else None}
+
+
+def _lift_form(order: StopWorkOrder) -> LiftStopWorkForm:
+    form = LiftStopWorkForm()
+    form.approval_inspection_id.choices = [SelectChoice("", "— none: every cited finding is corrected —")] + [
+        SelectChoice(i.id, _inspection_label(i)) for i in services.approving_inspections(order)]
+    return form
+
+
+def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
+    context.setdefault("lift_form", _lift_form(order))
+    context.setdefault("ack_form", AcknowledgeForm())
+    return render_template("enforcement/order.html", order=order, permit=order.permit, **context), status_code
+
+
+@bp.route("/new", methods=["GET", "POST"])
+def issue(permit_id: str):
+    """Issue a stop-work order with its reasons and the open findings it cites (agents)."""
+    permit = _permit(permit_id, "stop_work.issue")
+    form = _issue_form(permit)
+    if form.validate_on_submit():
+        try:
+            order = services.issue_stop_work(current_user, permit, form.reason.data, **_issue_choices(form))
+        except services.EnforcementError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return redirect(url_for("enforcement.order", permit_id=permit.id, order_id=order.id), code=303)
+    standing = services.standing_order(permit)
+    page = render_template("enforcement/issue.html", permit=permit, form=form, standing=standing)
+    return page, 422 if form.errors else 200
+
+
+@bp.get("/<order_id>")
+def order(permit_id: str, order_id: str):
+    """One stop-work order: its reasons, findings, notices, and who issued, acknowledged and lifted it."""
+    return _order_page(_order(permit_id, order_id))
+
+
+@bp.post("/<order_id>/acknowledge")
+def acknowledge(permit_id: str, order_id: str):
+    """The permittee acknowledges receipt of the order."""
+    order = _order(permit_id, order_id, "stop_work.acknowledge")
+    form = AcknowledgeForm()
+    if form.validate_on_submit():
+        try:
+            services.acknowledge(current_user, order)
+        except services.EnforcementError as error:
+            return _order_page(order, 422, ack_error=str(error))
+        db.session.commit()
+        return redirect(url_for("enforcement.order", permit_id=permit_id, order_id=order.id), code=303)
+    return _order_page(order, 422, ack_error="The form expired; try again.")
+
+
+@bp.post("/<order_id>/lift")
+def lift(permit_id: str, order_id: str):
+    """Lift the order once the violations are corrected or the work approved (agents)."""
+    order = _order(permit_id, order_id, "stop_work.lift")
+    form = _lift_form(order)
+    if form.validate_on_submit():
+        approval_id = form.approval_inspection_id.data
+        try:
+            services.lift_stop_work(current_user, order, form.reason.data,
+                                    db.session.get(Inspection, approval_id) if approval_id else None)
+        except services.EnforcementError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return redirect(url_for("enforcement.order", permit_id=permit_id, order_id=order.id), code=303)
+    return _order_page(order, 422, lift_form=form)

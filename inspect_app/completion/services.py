@@ -1,0 +1,252 @@
+"""Final submissions, the certificate of completion (§380-18), surety releases (§380-17 B, Southborough §6.3).
+
+Each change writes the audit log in the same transaction and only flushes: the caller commits.
+"""
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass
+
+from flask import current_app
+from sqlalchemy import func, select
+
+from inspect_app.audit import services as audit
+from inspect_app.blobstore import BlobStore
+from inspect_app.completion.models import (
+    SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
+)
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from inspect_app.mail import services as mail
+from inspect_app.permits import services as permits
+from inspect_app.permits.models import Permit
+from inspect_app.photos.models import Blob
+from inspect_app.types import LOCAL_TZ, utcnow
+
+KIND_NAMES = {
+    "om_plan": "Final operation and maintenance plan",
+    "as_built": "As-built drawings",
+    "final_report": "Final inspection report",
+}
+# §380-18 A-C: the three final submissions, in the order the regulation lists them.
+KIND_CITATIONS = {"om_plan": "§380-18 A, §380-14 B", "as_built": "§380-18 B, §380-15",
+                  "final_report": "§380-18 C, §380-16 C(4)(e)"}
+DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024
+PDF_MAGIC = b"%PDF-"
+OPEN_FOR_SUBMISSIONS = ("active", "final_submissions")
+
+
+class CompletionError(ValueError):
+    """A change the record does not allow; `field` names the form field it is about."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class CompletionRecord:
+    """What the permit page shows of completion: submissions by kind, certificate, surety."""
+
+    submissions: dict[str, list[FinalSubmission]]
+    certificate: CertificateOfCompletion | None
+    releases: list[SuretyRelease]
+    released: decimal.Decimal
+
+    def latest(self, kind: str) -> FinalSubmission | None:
+        found = self.submissions[kind]
+        return found[0] if found else None
+
+    @property
+    def missing(self) -> list[str]:
+        """The kinds that have no accepted submission yet."""
+        return [k for k in SUBMISSION_KINDS if not any(s.status == "accepted" for s in self.submissions[k])]
+
+
+def completion_record(permit: Permit) -> CompletionRecord:
+    """The final submissions (newest first per kind), certificate and surety releases of `permit`."""
+    query = select(FinalSubmission).where(FinalSubmission.permit_id == permit.id)
+    by_kind: dict[str, list[FinalSubmission]] = {kind: [] for kind in SUBMISSION_KINDS}
+    for submission in db.session.scalars(query.order_by(FinalSubmission.submitted_at.desc())):
+        by_kind[submission.kind].append(submission)
+    releases = list(db.session.scalars(select(SuretyRelease).where(SuretyRelease.permit_id == permit.id)
+                                       .order_by(SuretyRelease.released_at)))
+    return CompletionRecord(by_kind, certificate_of(permit), releases, surety_released(permit))
+
+
+def certificate_of(permit: Permit) -> CertificateOfCompletion | None:
+    """The permit's certificate of completion, once issued."""
+    return db.session.scalar(select(CertificateOfCompletion)
+                             .where(CertificateOfCompletion.permit_id == permit.id))
+
+
+def surety_released(permit: Permit) -> decimal.Decimal:
+    """How much of the surety has been released so far."""
+    total = db.session.scalar(select(func.sum(SuretyRelease.amount))
+                              .where(SuretyRelease.permit_id == permit.id))
+    return decimal.Decimal(total or 0).quantize(decimal.Decimal("0.01"))
+
+
+def final_inspections(permit: Permit) -> list[Inspection]:
+    """Submitted final inspections of `permit` that found the work compliant, newest first."""
+    query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.type == "final",
+                                     Inspection.status == "submitted", Inspection.evaluation == "compliant")
+    return list(db.session.scalars(query.order_by(Inspection.performed_at.desc())))
+
+
+def max_pdf_bytes() -> int:
+    return int(current_app.config.get("FINAL_SUBMISSION_MAX_BYTES", DEFAULT_MAX_PDF_BYTES))
+
+
+def check_pdf(data: bytes | None) -> None:
+    """Refuse anything but a PDF within the size limit, before a byte is stored."""
+    limit = max_pdf_bytes()
+    if not data:
+        raise CompletionError("pdf", "Choose the PDF file to upload.")
+    if len(data) > limit:
+        raise CompletionError("pdf", f"The file is larger than the limit of {limit // (1024 * 1024) or 1} MB "
+                                     f"({limit:,} bytes).")
+    if not data.startswith(PDF_MAGIC):
+        raise CompletionError("pdf", "This file is not a PDF. Upload the document as a PDF file.")
+
+
+def _store_pdf(data: bytes) -> str:
+    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(data)
+    if db.session.get(Blob, sha) is None:
+        db.session.add(Blob(sha256=sha, size=len(data), content_type="application/pdf"))
+    return sha
+
+
+def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
+           registry_reference: str | None = None, pe_certified: bool = False,
+           inspection: Inspection | None = None) -> FinalSubmission:
+    """File one of the §380-18 final submissions; the first one moves the permit to final submissions."""
+    if kind not in SUBMISSION_KINDS:
+        raise CompletionError("kind", "Unknown kind of final submission.")
+    if permit.status not in OPEN_FOR_SUBMISSIONS:
+        raise CompletionError("kind", f"A permit that is {permit.status.replace('_', '-')} takes no final "
+                                      "submissions; it must be active or in final submissions.")
+    taken = [s for s in completion_record(permit).submissions[kind] if s.status != "rejected"]
+    if taken:
+        raise CompletionError("kind", f"{KIND_NAMES[kind]} is already {taken[0].status}; a new one can be "
+                                      "filed only after a rejection.")
+    fields: dict = {}
+    if kind == "om_plan":
+        # §380-14 B: the final O&M plan is recorded at the registry of deeds, with proof filed.
+        reference = (registry_reference or "").strip()
+        if not reference:
+            raise CompletionError("registry_reference", "Give the recording at the "
+                                  f"{permits.profile_of(permit).registry_of_deeds} (book and page, or "
+                                  "document number).")
+        if len(reference) > 120:
+            raise CompletionError("registry_reference", "Keep the reference within 120 characters.")
+        fields["registry_reference"] = reference
+    if kind == "as_built":
+        # §380-15, §380-16 C(4)(e)[3]: as-built drawings certified with a PE's stamp.
+        if not pe_certified:
+            raise CompletionError("pe_certified", "As-built drawings must be certified by a Massachusetts "
+                                                  "registered professional engineer.")
+        fields["pe_certified"] = True
+    if kind == "final_report":
+        if inspection is None or inspection not in final_inspections(permit):
+            raise CompletionError("inspection_id", "Choose a submitted final inspection of this permit "
+                                                   "that found the work compliant.")
+        fields["inspection_id"] = inspection.id
+    else:
+        check_pdf(pdf)
+        fields["blob_sha256"] = _store_pdf(pdf)
+    if permit.status == "active":
+        permits.change_status(actor, permit, "final_submissions")
+    submission = FinalSubmission(permit_id=permit.id, kind=kind, submitted_by_id=getattr(actor, "id", None),
+                                 status="pending", **fields)
+    db.session.add(submission)
+    audit.record(actor, "final_submission.submit", submission)
+    return submission
+
+
+def review(actor, submission: FinalSubmission, decision: str, note: str | None = None) -> FinalSubmission:
+    """Accept or reject a pending final submission; a rejection says why."""
+    note = (note or "").strip() or None
+    if decision not in ("accepted", "rejected"):
+        raise CompletionError("decision", "Choose accept or reject.")
+    if submission.status != "pending":
+        raise CompletionError("decision", f"This submission was already {submission.status}.")
+    if decision == "rejected" and not note:
+        raise CompletionError("note", "Say why the submission is rejected, so it can be corrected.")
+    before = audit.snapshot(submission)
+    submission.status, submission.review_note = decision, note
+    submission.reviewed_by_id, submission.reviewed_at = getattr(actor, "id", None), utcnow()
+    audit.record(actor, "final_submission.review", submission, before)
+    return submission
+
+
+def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
+    """Issue the certificate of completion once all three final submissions are accepted (§380-18)."""
+    record = completion_record(permit)
+    if record.certificate is not None:
+        raise CompletionError("note", "The certificate of completion was already issued.")
+    if record.missing:
+        listed = ", ".join(KIND_NAMES[k].lower() for k in record.missing)
+        raise CompletionError("note", f"Not yet accepted: {listed}. §380-18 requires all three final "
+                                      "submissions before the certificate of completion.")
+    try:
+        permits.change_status(actor, permit, "completed")
+    except permits.PermitError as error:
+        raise CompletionError("note", str(error)) from None
+    before = audit.snapshot(permit)
+    permit.completed_on = utcnow().astimezone(LOCAL_TZ).date()
+    audit.record(actor, "permit.complete", permit, before)
+    certificate = CertificateOfCompletion(permit_id=permit.id, issued_by_id=actor.id,
+                                          note=(note or "").strip() or None)
+    db.session.add(certificate)
+    audit.record(actor, "certificate.issue", certificate)
+    profile = permits.profile_of(permit)
+    mail.send([permit.owner.email if permit.owner else "", permit.applicant_email or ""],
+              f"Certificate of completion: permit {permit.number}",
+              f"The {profile.authority_title} has issued the certificate of completion for permit "
+              f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} (§380-18).\n\n"
+              "The operation and maintenance plan now binds the owner and later owners: an annual "
+              "certification of its maintenance is due every year (§380-14).", permit_id=permit.id)
+    return certificate
+
+
+def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
+                   is_final: bool = False) -> SuretyRelease:
+    """Release part of the surety as a phase completes, or the rest of it after the certificate.
+
+    §380-17 B and Southborough §6.3: part may be released as each phase is completed; the bond may not
+    be fully released until the certificate of completion is issued.
+    """
+    phase = (phase or "").strip()
+    if not permit.surety_amount:
+        raise CompletionError("amount", "No surety is recorded for this permit.")
+    if not phase:
+        raise CompletionError("phase", "Name the phase this release is for.")
+    if amount is None or amount <= 0:
+        raise CompletionError("amount", "The amount must be more than zero.")
+    released = surety_released(permit)
+    remaining = permit.surety_amount - released
+    if any(r.is_final for r in completion_record(permit).releases):
+        raise CompletionError("amount", "The surety has already been fully released.")
+    if amount > remaining:
+        raise CompletionError("amount", f"Only ${remaining:,.2f} of the ${permit.surety_amount:,.2f} surety "
+                                        f"remains; ${released:,.2f} is already released.")
+    if is_final:
+        if certificate_of(permit) is None:
+            raise CompletionError("is_final", "The surety may not be fully released until the certificate "
+                                              "of completion is issued (§380-17 B).")
+        if amount != remaining:
+            raise CompletionError("amount", f"The final release releases the whole remaining ${remaining:,.2f}.")
+    else:
+        if permit.status not in OPEN_FOR_SUBMISSIONS:
+            raise CompletionError("amount", "Partial releases are made as phases are completed, while the "
+                                            "permit is active or in final submissions.")
+        if amount == remaining:
+            raise CompletionError("amount", "A partial release cannot release the whole surety; the bond "
+                                            "is fully released only after the certificate of completion "
+                                            "(§380-17 B).")
+    release = SuretyRelease(permit_id=permit.id, phase=phase, amount=amount, is_final=is_final,
+                            released_by_id=actor.id)
+    db.session.add(release)
+    audit.record(actor, "surety.release", release)
+    return release

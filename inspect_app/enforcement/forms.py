@@ -1,0 +1,43 @@
+"""Forms to issue, acknowledge and lift a stop-work order."""
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import BooleanField, SelectField, SelectMultipleField, TextAreaField
+from wtforms.validators import DataRequired, Length, Optional, ValidationError
+from wtforms.widgets import CheckboxInput, ListWidget
+
+
+class CheckboxesField(SelectMultipleField):
+    """Several choices, shown as a list of checkboxes."""
+
+    widget = ListWidget(prefix_label=False)
+    option_widget = CheckboxInput()
+
+
+class IssueStopWorkForm(FlaskForm):
+    reason = TextAreaField("Reasons for the order", validators=[
+        DataRequired(message="Give the reasons for the stop-work order."), Length(max=5000)],
+        description="What was found and why work must stop (§380-16 C(4)(e)[5], §380-19).")
+    finding_ids = CheckboxesField("Open findings this order cites", validators=[Optional()],
+                                  description="The order stands until each of these is corrected.")
+    inspection_id = SelectField("Inspection that found the violations", validators=[Optional()])
+    with_notice = BooleanField("Also issue a written notice of violation")
+    notice_text = TextAreaField("Notice of violation", validators=[Optional(), Length(max=5000)],
+                                description="The violation and the corrective actions required.")
+
+    def validate_notice_text(self, field) -> None:
+        if self.with_notice.data and not (field.data or "").strip():
+            raise ValidationError("Write the notice of violation, or untick it.")
+
+
+class AcknowledgeForm(FlaskForm):
+    """Only the CSRF token: the permittee confirms receipt."""
+
+
+class LiftStopWorkForm(FlaskForm):
+    reason = TextAreaField("Why the order is lifted", validators=[
+        DataRequired(message="Say why the order is lifted."), Length(max=5000)])
+    approval_inspection_id = SelectField("Inspection that approved the work", validators=[Optional()],
+                                         description="A submitted inspection after the order that found "
+                                                     "the work compliant. Needed unless every cited "
+                                                     "finding is corrected.")

@@ -1,0 +1,203 @@
+"""Issuing, acknowledging and lifting stop-work orders, and notices of violation (§380-16 C(4)(e)[5], §380-19).
+
+Each change writes the audit log in the same transaction and only flushes: the caller commits. None of
+these needs a request, so the final-inspection code can issue an order when a final inspection fails.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from inspect_app.audit import services as audit
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.mail import services as mail
+from inspect_app.permits import services as permits
+from inspect_app.permits.models import Permit
+from inspect_app.templating import local_time
+from inspect_app.types import utcnow
+
+
+class EnforcementError(ValueError):
+    """A change the record does not allow; `field` names the form field it is about."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class EnforcementRecord:
+    """What the permit page shows of enforcement: the standing order, earlier ones, notices."""
+
+    standing: StopWorkOrder | None
+    lifted: list[StopWorkOrder]
+    notices: list[NoticeOfViolation]
+
+
+def orders_of(permit: Permit) -> list[StopWorkOrder]:
+    """Every stop-work order of `permit`, newest first."""
+    query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
+    return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc())))
+
+
+def standing_order(permit: Permit) -> StopWorkOrder | None:
+    """The stop-work order that stands on `permit`, if any."""
+    query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id,
+                                        StopWorkOrder.lifted_at.is_(None))
+    return db.session.scalar(query.order_by(StopWorkOrder.issued_at.desc()).limit(1))
+
+
+def notices_of(permit: Permit) -> list[NoticeOfViolation]:
+    """Every notice of violation of `permit`, newest first."""
+    query = select(NoticeOfViolation).where(NoticeOfViolation.permit_id == permit.id)
+    return list(db.session.scalars(query.order_by(NoticeOfViolation.issued_at.desc())))
+
+
+def enforcement_record(permit: Permit) -> EnforcementRecord:
+    """The standing order, the lifted ones and the notices of `permit`, for its page."""
+    orders = orders_of(permit)
+    standing = next((o for o in orders if o.is_standing), None)
+    return EnforcementRecord(standing, [o for o in orders if not o.is_standing], notices_of(permit))
+
+
+def open_findings(permit: Permit) -> list[Finding]:
+    """The findings of `permit` not yet corrected: the reasons an order may cite."""
+    query = select(Finding).where(Finding.permit_id == permit.id, Finding.status != "corrected")
+    return list(db.session.scalars(query.order_by(Finding.created_at)))
+
+
+def submitted_inspections(permit: Permit) -> list[Inspection]:
+    """The submitted inspections of `permit`, newest first."""
+    query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
+    return list(db.session.scalars(query.order_by(Inspection.performed_at.desc())))
+
+
+def approving_inspections(order: StopWorkOrder) -> list[Inspection]:
+    """Inspections that can approve lifting `order`: submitted, compliant, performed after it."""
+    return [i for i in submitted_inspections(order.permit) if _approves(i, order)]
+
+
+def _approves(inspection: Inspection, order: StopWorkOrder) -> bool:
+    return (inspection.permit_id == order.permit_id and inspection.status == "submitted"
+            and inspection.evaluation == "compliant" and inspection.performed_at > order.issued_at)
+
+
+def _recipients(permit: Permit) -> list[str]:
+    """The permittee, the assigned engineers and the applicant: who must hear of an order."""
+    people = [permit.owner] + [a.user for a in permit.assignments]
+    return [p.email for p in people if p is not None] + [permit.applicant_email or ""]
+
+
+def _describe(order: StopWorkOrder) -> str:
+    permit = order.permit
+    lines = [f"Permit {permit.number}, {permit.site_address}", "", "Reasons:", order.reason]
+    lines += [f"- {f.description}" + (f" ({f.location})" if f.location else "") for f in order.findings]
+    return "\n".join(lines)
+
+
+def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Finding] = (),
+                    inspection: Inspection | None = None,
+                    notice_text: str | None = None) -> StopWorkOrder:
+    """Issue a stop-work order on `permit` citing `reason` and its open `findings`, and notify.
+
+    With `notice_text`, a written notice of violation goes with it (§380-16 C(4)(e)[5]).
+    """
+    if actor is None or getattr(actor, "id", None) is None:
+        raise EnforcementError("reason", "A stop-work order must name the person who issues it.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise EnforcementError("reason", "Give the reasons for the stop-work order.")
+    if standing_order(permit) is not None:
+        raise EnforcementError("reason", "A stop-work order already stands on this permit; lift it "
+                                         "before issuing another.")
+    findings = list(findings)
+    for finding in findings:
+        if finding.permit_id != permit.id or finding.status == "corrected":
+            raise EnforcementError("finding_ids", "Choose only open findings of this permit.")
+    if inspection is not None and inspection.permit_id != permit.id:
+        raise EnforcementError("inspection_id", "Choose an inspection of this permit.")
+    if notice_text is not None and not notice_text.strip():
+        raise EnforcementError("notice_text", "Write the notice of violation: what is wrong and what "
+                                              "must be corrected.")
+    try:
+        permits.change_status(actor, permit, "stop_work")
+    except permits.PermitError as error:
+        raise EnforcementError("reason", str(error)) from None
+    order = StopWorkOrder(permit_id=permit.id, permit=permit, reason=reason, issued_by_id=actor.id,
+                          inspection_id=inspection.id if inspection else None, findings=findings)
+    db.session.add(order)
+    audit.record(actor, "stop_work.issue", order)
+    body = _describe(order)
+    if notice_text is not None:
+        notice = issue_notice_of_violation(actor, permit, notice_text, inspection, order, notify=False)
+        body += f"\n\nNotice of violation:\n{notice.text}"
+    mail.send(_recipients(permit), f"Stop-work order: permit {permit.number}",
+              "A stop-work order has been issued. All construction activity on the site must stop "
+              "until the violations are corrected and the work is approved "
+              f"(§380-16 C(4)(e)[5]).\n\n{body}", permit_id=permit.id)
+    return order
+
+
+def issue_notice_of_violation(actor, permit: Permit, text: str, inspection: Inspection | None = None,
+                              order: StopWorkOrder | None = None, notify: bool = True) -> NoticeOfViolation:
+    """Record a written notice of the violation and the corrections required (§380-16 C(4)(e)[5])."""
+    text = (text or "").strip()
+    if not text:
+        raise EnforcementError("notice_text", "Write the notice of violation: what is wrong and what "
+                                              "must be corrected.")
+    notice = NoticeOfViolation(permit_id=permit.id, text=text, issued_by_id=actor.id,
+                               inspection_id=inspection.id if inspection else None,
+                               stop_work_order=order)
+    db.session.add(notice)
+    audit.record(actor, "violation.notice", notice)
+    if notify:
+        mail.send(_recipients(permit), f"Notice of violation: permit {permit.number}",
+                  f"Permit {permit.number}, {permit.site_address}\n\n{text}", permit_id=permit.id)
+    return notice
+
+
+def acknowledge(actor, order: StopWorkOrder) -> StopWorkOrder:
+    """Record that the permittee has received the standing order."""
+    if not order.is_standing:
+        raise EnforcementError("order", "This stop-work order has been lifted.")
+    if order.acknowledged_at is not None:
+        raise EnforcementError("order", "This stop-work order was already acknowledged.")
+    before = audit.snapshot(order)
+    order.acknowledged_at, order.acknowledged_by_id = utcnow(), actor.id
+    audit.record(actor, "stop_work.acknowledge", order, before)
+    return order
+
+
+def lift_stop_work(actor, order: StopWorkOrder, reason: str,
+                   approval_inspection: Inspection | None = None) -> StopWorkOrder:
+    """Lift a standing order once its findings are corrected or a compliant inspection approves the work.
+
+    §380-16 C(4)(e)[5]: the order stands until the violations are corrected and the work approved.
+    """
+    reason = (reason or "").strip()
+    if not order.is_standing:
+        raise EnforcementError("reason", "This stop-work order has already been lifted.")
+    if not reason:
+        raise EnforcementError("reason", "Say why the order is lifted.")
+    if approval_inspection is not None and not _approves(approval_inspection, order):
+        raise EnforcementError("approval_inspection_id", "The approval must be a submitted inspection of "
+                               "this permit, found compliant, performed after the order was issued.")
+    if approval_inspection is None and order.uncorrected_findings:
+        listed = "; ".join(f.description for f in order.uncorrected_findings)
+        raise EnforcementError("reason", f"Findings not yet corrected: {listed}. Lift the order once "
+                                         "they are corrected, or record the inspection that approved the work.")
+    before = audit.snapshot(order)
+    order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason
+    order.approval_inspection_id = approval_inspection.id if approval_inspection else None
+    permits.change_status(actor, order.permit, "active")
+    audit.record(actor, "stop_work.lift", order, before)
+    permit = order.permit
+    mail.send(_recipients(permit), f"Stop-work order lifted: permit {permit.number}",
+              f"The stop-work order of {local_time(order.issued_at)} on permit {permit.number}, "
+              f"{permit.site_address}, is lifted; work may resume.\n\nWhy: {reason}", permit_id=permit.id)
+    return order

@@ -1,0 +1,237 @@
+"""Final submissions, the certificate of completion (§380-18), surety releases (§380-17 B, Southborough §6.3)."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
+from inspect_app.extensions import db
+from inspect_app.mail.models import OutboundEmail
+from inspect_app.photos.models import Blob
+from inspect_app.types import LOCAL_TZ, utcnow
+
+PDF = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+@pytest.fixture
+def site(make):
+    """An active Longmeadow permit with a $10,000 surety, its owner, engineer and agent."""
+    owner = make.user("permittee")
+    engineer = make.user("inspector")
+    permit = make.permit(owner=owner, inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2),
+                         surety_amount=Decimal("10000.00"))
+    return {"permit": permit, "owner": owner, "engineer": engineer, "agent": make.user("agent")}
+
+
+def _url(site, tail: str = "") -> str:
+    return f"/permits/{site['permit'].id}/completion/{tail}"
+
+
+def _om_plan(browser, site, data: bytes = PDF, reference: str = "Book 25120, Page 311"):
+    return browser.post(_url(site, "submit/om_plan"), {"om_plan-pdf": (io.BytesIO(data), "om-plan.pdf"),
+                                                       "om_plan-registry_reference": reference})
+
+
+def _as_built(browser, site, data: bytes = PDF, certified: bool = True):
+    form = {"as_built-pdf": (io.BytesIO(data), "as-built.pdf")}
+    if certified:
+        form["as_built-pe_certified"] = "y"
+    return browser.post(_url(site, "submit/as_built"), form)
+
+
+def _final_report(browser, site, inspection):
+    return browser.post(_url(site, "submit/final_report"), {"final_report-inspection_id": inspection.id})
+
+
+def _submission(site, kind: str) -> FinalSubmission:
+    db.session.expire_all()
+    return db.session.scalar(select(FinalSubmission).where(FinalSubmission.kind == kind)
+                             .order_by(FinalSubmission.submitted_at.desc()))
+
+
+def _review(browser, site, submission, decision: str = "accepted", note: str = ""):
+    prefix = f"review-{submission.id}"
+    return browser.post(_url(site, f"submissions/{submission.id}/review"),
+                        {f"{prefix}-decision": decision, f"{prefix}-note": note})
+
+
+def _stored_files(app) -> list[Path]:
+    root = Path(app.config["BLOB_ROOT"])
+    return [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+
+
+def _count(model) -> int:
+    return db.session.scalar(select(func.count()).select_from(model))
+
+
+def _actions(permit) -> list[str]:
+    return list(db.session.scalars(select(AuditEntry.action).where(AuditEntry.permit_id == permit.id)
+                                   .order_by(AuditEntry.seq)))
+
+
+def test_a_file_that_is_not_a_pdf_is_refused_and_nothing_is_stored(app, site, signed_in):
+    response = _om_plan(signed_in(site["engineer"]), site, data=b"\x89PNG\r\n\x1a\n not a pdf at all")
+    assert response.status_code == 422
+    assert 'class="field-error"' in response.text and "This file is not a PDF" in response.text
+    assert _count(FinalSubmission) == 0 and _count(Blob) == 0 and _stored_files(app) == []
+    db.session.expire_all()
+    assert site["permit"].status == "active"
+
+
+def test_an_oversize_pdf_is_refused_and_nothing_is_stored(app, site, signed_in):
+    app.config["FINAL_SUBMISSION_MAX_BYTES"] = 1024
+    response = _as_built(signed_in(site["owner"]), site, data=PDF + b"0" * 2048)
+    assert response.status_code == 422 and "larger than the limit" in response.text
+    assert _count(FinalSubmission) == 0 and _stored_files(app) == []
+
+
+def test_required_facts_are_asked_for_beside_their_fields(app, site, make, signed_in):
+    engineer = signed_in(site["engineer"])
+    missing_reference = _om_plan(engineer, site, reference="")
+    assert missing_reference.status_code == 422 and "book and page" in missing_reference.text
+    uncertified = _as_built(engineer, site, certified=False)
+    assert uncertified.status_code == 422 and "registered professional engineer" in uncertified.text
+    draft = make.inspection(site["permit"], "final", status="draft")
+    not_submitted = _final_report(engineer, site, draft)
+    assert not_submitted.status_code == 422 and "not a valid choice" in not_submitted.text.lower()
+    assert _count(FinalSubmission) == 0 and _stored_files(app) == []
+
+
+def test_pdf_is_stored_by_its_hash_and_the_permit_moves_to_final_submissions(app, site, signed_in):
+    engineer = signed_in(site["engineer"])
+    page = engineer.get(_url(site)).text
+    assert "Hampden County Registry of Deeds" in page  # the registry named in the town profile
+    response = _om_plan(engineer, site)
+    assert response.status_code == 303 and response.headers["Location"].endswith(_url(site))
+    submission = _submission(site, "om_plan")
+    assert submission.registry_reference == "Book 25120, Page 311" and submission.status == "pending"
+    assert db.session.get(Blob, submission.blob_sha256).content_type == "application/pdf"
+    assert site["permit"].status == "final_submissions"
+    download = engineer.get(_url(site, f"submissions/{submission.id}/pdf"))
+    assert download.status_code == 200 and download.data == PDF
+    assert download.mimetype == "application/pdf"
+    download.close()
+    again = _om_plan(engineer, site)
+    assert again.status_code == 422 and "already pending" in again.text
+    assert _actions(site["permit"])[-2:] == ["permit.status", "final_submission.submit"]
+
+
+def test_certificate_refused_until_all_three_are_accepted_then_issued(app, site, make, signed_in):
+    final = make.inspection(site["permit"], "final", inspector=site["engineer"])
+    engineer = signed_in(site["engineer"])
+    assert _om_plan(engineer, site).status_code == 303
+    assert _as_built(engineer, site).status_code == 303
+    assert _final_report(engineer, site, final).status_code == 303
+
+    agent = signed_in(site["agent"])
+    rejected = _review(agent, site, _submission(site, "as_built"), "rejected")
+    assert rejected.status_code == 422 and "Say why the submission is rejected" in rejected.text
+    assert _submission(site, "as_built").status == "pending"
+    assert _review(agent, site, _submission(site, "as_built"), "rejected",
+                   "Basin outlet invert not shown.").status_code == 303
+    assert _review(agent, site, _submission(site, "om_plan")).status_code == 303
+    assert _review(agent, site, _submission(site, "final_report")).status_code == 303
+
+    refused = agent.post(_url(site, "certificate"), {"certificate-note": ""})
+    assert refused.status_code == 422 and "Not yet accepted: as-built drawings" in refused.text
+    assert _count(CertificateOfCompletion) == 0 and site["permit"].status == "final_submissions"
+
+    assert _as_built(signed_in(site["owner"]), site).status_code == 303  # filed again after the rejection
+    agent = signed_in(site["agent"])
+    assert _review(agent, site, _submission(site, "as_built")).status_code == 303
+    issued = agent.post(_url(site, "certificate"), {"certificate-note": "All work complete."})
+    assert issued.status_code == 303
+    db.session.expire_all()
+    permit = site["permit"]
+    assert permit.status == "completed"
+    assert permit.completed_on == utcnow().astimezone(LOCAL_TZ).date()
+    mail = db.session.scalar(select(OutboundEmail)
+                             .where(OutboundEmail.subject.like("Certificate of completion%")))
+    assert site["owner"].email in mail.to
+    page = agent.get(f"/permits/{permit.id}").text
+    assert "Certificate of completion issued" in page
+    actions = _actions(permit)
+    assert actions.count("final_submission.review") == 4
+    assert actions[-3:] == ["permit.status", "permit.complete", "certificate.issue"]
+    twice = agent.post(_url(site, "certificate"), {})
+    assert twice.status_code == 422 and "already issued" in twice.text
+
+
+def test_surety_partial_releases_final_only_after_the_certificate_never_over(app, site, make, signed_in):
+    agent = signed_in(site["agent"])
+
+    def release(amount: str, phase: str = "Phase 1: roadway", final: bool = False):
+        form = {"surety-phase": phase, "surety-amount": amount}
+        if final:
+            form["surety-is_final"] = "y"
+        return agent.post(_url(site, "surety"), form)
+
+    assert release("4000").status_code == 303
+    over = release("6000.01", "Phase 2")
+    assert over.status_code == 422 and "Only $6,000.00 of the $10,000.00 surety remains" in over.text
+    whole = release("6000", "Phase 2")
+    assert whole.status_code == 422 and "cannot release the whole surety" in whole.text
+    early = release("6000", "Completion", final=True)
+    assert early.status_code == 422 and "certificate of completion is issued" in early.text
+    assert _count(SuretyRelease) == 1
+
+    from inspect_app.completion import services
+
+    for kind in ("om_plan", "as_built"):
+        services.submit(site["owner"], site["permit"], kind, pdf=PDF, registry_reference="Doc 1",
+                        pe_certified=True)
+    final = make.inspection(site["permit"], "final")
+    services.submit(site["engineer"], site["permit"], "final_report", inspection=final)
+    for submission in db.session.scalars(select(FinalSubmission)):
+        services.review(site["agent"], submission, "accepted")
+    services.issue_certificate(site["agent"], site["permit"])
+    db.session.commit()
+
+    assert release("5000", "Completion", final=True).status_code == 422  # the final release is the whole rest
+    assert release("6000", "Completion", final=True).status_code == 303
+    after = release("1", "Extra")
+    assert after.status_code == 422 and "already been fully released" in after.text
+    total = db.session.scalar(select(func.sum(SuretyRelease.amount)))
+    assert total == Decimal("10000.00")
+    assert _actions(site["permit"]).count("surety.release") == 2
+    assert "released in full" in agent.get(f"/permits/{site['permit'].id}").text
+
+
+def test_roles_are_enforced(site, make, signed_in):
+    final = make.inspection(site["permit"], "final")
+    assert _om_plan(signed_in(site["agent"]), site).status_code == 403
+    engineer = signed_in(site["engineer"])
+    assert _om_plan(engineer, site).status_code == 303
+    submission = _submission(site, "om_plan")
+    assert _review(engineer, site, submission).status_code == 403
+    assert engineer.post(_url(site, "surety"), {"surety-phase": "x", "surety-amount": "1"}).status_code == 403
+    assert _final_report(engineer, site, final).status_code == 303
+    owner = signed_in(site["owner"])
+    assert _review(owner, site, submission).status_code == 403
+    assert owner.post(_url(site, "certificate"), {}).status_code == 403
+    assert _submission(site, "om_plan").status == "pending" and _count(CertificateOfCompletion) == 0
+
+
+def test_other_town_agent_gets_404(site, make, signed_in):
+    outsider = signed_in(make.user("agent", town="southborough"))
+    assert outsider.get(_url(site)).status_code == 404
+    assert outsider.post(_url(site, "certificate"), {}).status_code == 404
+    assert outsider.post(_url(site, "surety"), {"surety-phase": "x", "surety-amount": "1"}).status_code == 404
+    assert _om_plan(signed_in(make.user("permittee")), site).status_code == 404
+    assert _count(SuretyRelease) == 0
+
+
+def test_a_stopped_permit_takes_no_final_submissions(app, site, signed_in):
+    from inspect_app.enforcement import services as enforcement
+
+    enforcement.issue_stop_work(site["agent"], site["permit"], "Sediment in the brook.")
+    db.session.commit()
+    response = _om_plan(signed_in(site["engineer"]), site)
+    assert response.status_code == 422 and "stop-work takes no final submissions" in response.text
+    assert _stored_files(app) == []

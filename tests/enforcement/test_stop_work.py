@@ -1,0 +1,236 @@
+"""Stop-work orders through the pages: issue, acknowledge, lift (§380-16 C(4)(e)[5], §380-19)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.enforcement import services
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.mail.models import OutboundEmail
+from inspect_app.types import utcnow
+
+
+@pytest.fixture
+def site(make):
+    """An active Longmeadow permit with its owner, an assigned engineer, an agent and two open findings."""
+    owner = make.user("permittee")
+    engineer = make.user("inspector")
+    permit = make.permit(owner=owner, inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    inspection = make.inspection(permit, evaluation="violations", performed_at=utcnow() - dt.timedelta(days=2))
+    return {
+        "permit": permit, "owner": owner, "engineer": engineer, "agent": make.user("agent"),
+        "silt": make.finding(permit, inspection, description="Silt fence down along the east line"),
+        "inlet": make.finding(permit, inspection, description="Inlet protection missing at CB-2"),
+        "inspection": inspection,
+    }
+
+
+def _issue(browser, site, **data):
+    form = {"reason": "Sediment leaving the site into Longmeadow Brook.",
+            "finding_ids": [site["silt"].id], "inspection_id": site["inspection"].id} | data
+    return browser.post(f"/permits/{site['permit'].id}/stop-work/new", form)
+
+
+def _actions(permit) -> list[str]:
+    return list(db.session.scalars(select(AuditEntry.action).where(AuditEntry.permit_id == permit.id)
+                                   .order_by(AuditEntry.seq)))
+
+
+def _order(permit) -> StopWorkOrder:
+    db.session.expire_all()
+    return db.session.scalar(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id))
+
+
+def test_agent_issues_an_order_that_stops_the_permit_and_notifies_everyone(site, signed_in):
+    agent = signed_in(site["agent"])
+    response = _issue(agent, site, with_notice="y",
+                      notice_text="Repair the silt fence and install inlet protection within 24 hours.")
+    assert response.status_code == 303
+    order = _order(site["permit"])
+    assert response.headers["Location"].endswith(f"/permits/{site['permit'].id}/stop-work/{order.id}")
+    assert site["permit"].status == "stop_work"
+    assert [f.description for f in order.findings] == ["Silt fence down along the east line"]
+    assert order.issued_by_id == site["agent"].id and order.inspection_id == site["inspection"].id
+
+    mail = db.session.scalars(select(OutboundEmail).where(OutboundEmail.permit_id == site["permit"].id)).all()
+    assert len(mail) == 1
+    assert mail[0].subject == f"Stop-work order: permit {site['permit'].number}"
+    assert mail[0].to == sorted([site["owner"].email, site["engineer"].email, "applicant@example.org"])
+    assert "Silt fence down along the east line" in mail[0].body
+    assert "Repair the silt fence" in mail[0].body
+
+    notice = db.session.scalar(select(NoticeOfViolation))
+    assert notice.stop_work_order_id == order.id and notice.permit_id == site["permit"].id
+
+    page = agent.get(f"/permits/{site['permit'].id}").text
+    assert "Stop-work order in effect" in page
+    assert "Sediment leaving the site into Longmeadow Brook." in page
+    assert "Repair the silt fence" in page  # the notice is shown with the order
+    assert "not yet acknowledged" in page
+    assert _actions(site["permit"])[-3:] == ["permit.status", "stop_work.issue", "violation.notice"]
+
+
+def test_banner_shows_to_the_permittee_and_the_engineer(site, signed_in):
+    _issue(signed_in(site["agent"]), site)
+    for user in (site["owner"], site["engineer"]):
+        page = signed_in(user).get(f"/permits/{site['permit'].id}").text
+        assert "Stop-work order in effect" in page and "Sediment leaving the site" in page
+
+
+def test_second_order_while_one_stands_is_refused(site, signed_in):
+    agent = signed_in(site["agent"])
+    assert _issue(agent, site).status_code == 303
+    response = _issue(agent, site, reason="Another reason")
+    assert response.status_code == 422
+    assert "already stands on this permit" in response.text
+    assert db.session.scalar(select(func.count()).select_from(StopWorkOrder)) == 1
+    assert db.session.scalar(select(func.count()).select_from(OutboundEmail)) == 1
+
+
+def test_bad_input_is_shown_beside_the_field_and_changes_nothing(site, make, signed_in):
+    agent = signed_in(site["agent"])
+    other = make.permit(construction_started_on=dt.date(2026, 6, 2))
+    foreign = make.finding(other, description="Somebody else's finding")
+    cases = [({"reason": "  "}, "Give the reasons"),
+             ({"finding_ids": [foreign.id]}, "is not a valid choice"),
+             ({"with_notice": "y", "notice_text": ""}, "Write the notice of violation")]
+    for data, message in cases:
+        response = _issue(agent, site, **data)
+        assert response.status_code == 422
+        assert 'class="field-error"' in response.text and message in response.text
+    assert _order(site["permit"]) is None and site["permit"].status == "active"
+    assert db.session.scalar(select(func.count()).select_from(OutboundEmail)) == 0
+
+
+def test_an_issued_permit_not_yet_started_cannot_be_stopped(site, make, signed_in):
+    permit = make.permit()
+    response = signed_in(site["agent"]).post(f"/permits/{permit.id}/stop-work/new", {"reason": "x"})
+    assert response.status_code == 422 and "cannot become stop-work" in response.text
+
+
+def test_permittee_acknowledges_the_order(site, signed_in):
+    _issue(signed_in(site["agent"]), site)
+    order = _order(site["permit"])
+    owner = signed_in(site["owner"])
+    assert "Acknowledge receipt" in owner.get(f"/permits/{site['permit'].id}").text
+    response = owner.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/acknowledge")
+    assert response.status_code == 303
+    order = _order(site["permit"])
+    assert order.acknowledged_by_id == site["owner"].id and order.acknowledged_at is not None
+    assert f"by {site['owner'].name}" in owner.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    again = owner.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/acknowledge")
+    assert again.status_code == 422 and "already acknowledged" in again.text
+    assert _actions(site["permit"])[-1] == "stop_work.acknowledge"
+
+
+@pytest.mark.parametrize("role", ["engineer", "owner"])
+def test_inspector_and_permittee_cannot_issue_or_lift(site, signed_in, role):
+    browser = signed_in(site[role])
+    assert _issue(browser, site).status_code == 403
+    assert browser.get(f"/permits/{site['permit'].id}/stop-work/new").status_code == 403
+    _issue(signed_in(site["agent"]), site)
+    order = _order(site["permit"])
+    response = signed_in(site[role]).post(f"/permits/{site['permit'].id}/stop-work/{order.id}/lift",
+                                          {"reason": "done"})
+    assert response.status_code == 403
+    assert _order(site["permit"]).is_standing
+
+
+def test_agent_cannot_acknowledge_for_the_permittee(site, signed_in):
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order = _order(site["permit"])
+    assert agent.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/acknowledge").status_code == 403
+
+
+def test_lifting_is_refused_while_a_cited_finding_is_open_then_allowed_once_corrected(site, signed_in):
+    agent = signed_in(site["agent"])
+    _issue(agent, site, finding_ids=[site["silt"].id, site["inlet"].id])
+    order = _order(site["permit"])
+    url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
+    refused = agent.post(url, {"reason": "Looks fine"})
+    assert refused.status_code == 422
+    assert "Findings not yet corrected" in refused.text and "Inlet protection missing" in refused.text
+    assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
+
+    for finding in (site["silt"], site["inlet"]):
+        db.session.get(type(finding), finding.id).status = "corrected"
+    db.session.commit()
+    response = agent.post(url, {"reason": "Silt fence repaired and inlet protection installed; seen on site."})
+    assert response.status_code == 303
+    order = _order(site["permit"])
+    assert site["permit"].status == "active"
+    assert order.lifted_by_id == site["agent"].id and order.lifted_at is not None
+    assert order.lift_reason.startswith("Silt fence repaired") and order.approval_inspection_id is None
+    lifted_mail = db.session.scalar(select(OutboundEmail)
+                                    .where(OutboundEmail.subject.like("Stop-work order lifted%")))
+    assert lifted_mail.to == sorted([site["owner"].email, site["engineer"].email, "applicant@example.org"])
+    page = agent.get(f"/permits/{site['permit'].id}").text
+    assert "Stop-work order in effect" not in page and "lifted" in page
+    order_page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    assert site["agent"].name in order_page and "Silt fence repaired and inlet protection" in order_page
+    assert _actions(site["permit"])[-2:] == ["permit.status", "stop_work.lift"]
+
+
+def test_a_compliant_inspection_after_the_order_approves_lifting(site, make, signed_in):
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order = _order(site["permit"])
+    url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
+    before = make.inspection(site["permit"], performed_at=order.issued_at - dt.timedelta(hours=1))
+    failing = make.inspection(site["permit"], evaluation="violations")
+    draft = make.inspection(site["permit"], status="draft")
+    for inspection in (before, failing, draft):
+        response = agent.post(url, {"reason": "Approved", "approval_inspection_id": inspection.id})
+        assert response.status_code == 422 and "Not a valid choice" in response.text
+        with pytest.raises(services.EnforcementError, match="found compliant"):
+            services.lift_stop_work(site["agent"], order, "Approved", inspection)
+    assert _order(site["permit"]).is_standing
+
+    approval = make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))
+    response = agent.post(url, {"reason": "Re-inspection found the work compliant.",
+                                "approval_inspection_id": approval.id})
+    assert response.status_code == 303
+    order = _order(site["permit"])
+    assert order.approval_inspection_id == approval.id and site["permit"].status == "active"
+    assert site["silt"].status == "open"  # lifted on the approval, not on the finding
+    assert "found compliant" in agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+
+
+def test_other_town_agent_gets_404(site, make, signed_in):
+    _issue(signed_in(site["agent"]), site)
+    order = _order(site["permit"])
+    outsider = signed_in(make.user("agent", town="southborough"))
+    base = f"/permits/{site['permit'].id}/stop-work"
+    assert outsider.get(f"{base}/new").status_code == 404
+    assert _issue(outsider, site).status_code == 404
+    assert outsider.get(f"{base}/{order.id}").status_code == 404
+    assert outsider.post(f"{base}/{order.id}/lift", {"reason": "x"}).status_code == 404
+    assert _order(site["permit"]).is_standing
+
+
+def test_an_order_of_another_permit_is_not_found_under_this_one(site, make, signed_in):
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order = _order(site["permit"])
+    other = make.permit(construction_started_on=dt.date(2026, 6, 2))
+    assert agent.get(f"/permits/{other.id}/stop-work/{order.id}").status_code == 404
+
+
+def test_a_failed_final_inspection_issues_an_order_without_a_request(site, make):
+    """The final-inspection code calls the service directly (§380-16 C(4)(e)[5])."""
+    permit = site["permit"]
+    final = make.inspection(permit, "final", evaluation="violations", inspector=site["engineer"])
+    order = services.issue_stop_work(site["engineer"], permit, "Final inspection: basin outlet not as built.",
+                                     inspection=final, notice_text="Rebuild the outlet as designed.")
+    db.session.commit()
+    assert permit.status == "stop_work" and order.inspection_id == final.id
+    assert order.notices[0].text == "Rebuild the outlet as designed."
+    assert db.session.scalar(select(OutboundEmail.to)) == sorted(
+        [site["owner"].email, site["engineer"].email, "applicant@example.org"])
+    with pytest.raises(services.EnforcementError, match="already stands"):
+        services.issue_stop_work(site["agent"], permit, "again")
