@@ -4,11 +4,13 @@ The schema is made once per test session; each test then starts from empty table
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 from pathlib import Path
 
 import pytest
+from flask.testing import FlaskClient
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -55,6 +57,18 @@ def _empty_tables() -> None:
                 connection.execute(text(f"DELETE FROM {name}"))
 
 
+class IsolatedClient(FlaskClient):
+    """Each request runs in its own app context, as in production.
+
+    The test itself holds an app context (to use `db.session`); without this a request would share it,
+    and with it the test's database session and Flask-Login's `g`: a view that forgot to commit would
+    still look right to the test.
+    """
+
+    def open(self, *args, **kwargs):
+        return contextvars.Context().run(super().open, *args, **kwargs)
+
+
 @pytest.fixture
 def app(database_url, tmp_path):
     """A fresh app on empty tables, with its own blob folder."""
@@ -65,6 +79,7 @@ def app(database_url, tmp_path):
         "SERVER_NAME": None,
         "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
     })
+    app.test_client_class = IsolatedClient
     with app.app_context():
         _empty_tables()
         yield app
