@@ -4,7 +4,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
-from sqlalchemy import Date, ForeignKey, Numeric, String, Text
+from typing import Any
+
+from sqlalchemy import JSON, Date, ForeignKey, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
@@ -13,6 +15,7 @@ from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 PARTY_ROLES = ("owner", "financial", "operational")
 LOG_KINDS = ("inspection", "repair", "replacement", "disposal")
 CERTIFICATION_STATUSES = ("submitted", "accepted", "deficient")
+REMINDER_KINDS = ("upcoming", "late")
 
 
 class OMPlan(db.Model):
@@ -79,6 +82,9 @@ class OMCertification(db.Model):
     reviewed_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
     reviewed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     review_note: Mapped[str | None] = mapped_column(Text)
+    # What was certified, frozen at signing (log entry ids, scheduled tasks with no entry, as-of date),
+    # so a later back-dated log entry or schedule change never alters a signed certification.
+    contents: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class NoticeToCorrect(db.Model):
@@ -94,5 +100,22 @@ class NoticeToCorrect(db.Model):
     issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     cure_due_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
     cured_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    cured_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
 
     certification = relationship("OMCertification")
+    issued_by = relationship("User", foreign_keys=[issued_by_id])
+    cured_by = relationship("User", foreign_keys=[cured_by_id])
+
+
+class OMReminder(db.Model):
+    """A certification reminder sent for one permit and period, so a daily run never sends it twice."""
+
+    __tablename__ = "om_reminders"
+    __table_args__ = (UniqueConstraint("permit_id", "period_start", "kind", name="uq_om_reminder"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    period_start: Mapped[dt.date] = mapped_column(Date)
+    kind: Mapped[str] = mapped_column(choice("om_reminder_kind", *REMINDER_KINDS))
+    email_id: Mapped[str | None] = mapped_column(ForeignKey("outbound_emails.id"))
+    sent_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,578 @@
+"""The O&M phase (§380-14): plan, responsible parties, maintenance log, annual certification, notices.
+
+Every change writes the audit log in the same transaction and only flushes; the request commits.
+
+Certification periods are counted from the certificate of completion on the town's calendar: period
+*n* runs from the (n-1)th anniversary to the day before the nth, and is due on the nth anniversary
+(the schedule engine's `om_certification` deadline, `inspect_app.rules.engine`).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import decimal
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from flask import current_app
+from PIL import Image, UnidentifiedImageError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from inspect_app.accounts.models import User
+from inspect_app.audit import services as audit
+from inspect_app.blobstore import BlobStore
+from inspect_app.certifications.models import (
+    LOG_KINDS, PARTY_ROLES, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
+    ResponsibleParty,
+)
+from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import Inspection
+from inspect_app.mail import services as mail
+from inspect_app.permits import services as permits
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.photos.models import Blob
+from inspect_app.rules.calendar import add_months, days_after, zone
+from inspect_app.types import utcnow
+
+# A reminder goes out this many days before a certification is due, and again once it is late.
+REMINDER_DAYS_BEFORE = 30
+# Certifications that fill their period; a deficient one leaves the period open for a new one.
+COUNTING = ("submitted", "accepted")
+MAX_SIGNATURE_BYTES = 512 * 1024
+
+
+class OMError(ValueError):
+    """A change the record does not allow; `errors` maps form field names to messages."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(errors.values()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Period:
+    """One certification period: `start` to `end` inclusive, due on `due_on` (the anniversary)."""
+
+    number: int
+    start: dt.date
+    end: dt.date
+    due_on: dt.date
+
+
+@dataclass(frozen=True)
+class MissingTask:
+    """A scheduled task (§380-14 C(2)(h)) with no log entry in one of its intervals."""
+
+    structure_id: str
+    structure: str
+    task: str
+    interval_months: int
+    window_start: dt.date
+    window_end: dt.date
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """What a certification for `period` lists: the log entries and the scheduled tasks not done."""
+
+    period: Period
+    as_of: dt.date
+    entries: list[MaintenanceLogEntry]
+    missing: list[MissingTask]
+
+
+# -- dates ------------------------------------------------------------------------------------------
+
+
+def today_at(permit: Permit) -> dt.date:
+    """Today's date on the town's calendar."""
+    return utcnow().astimezone(zone(permits.profile_of(permit).timezone)).date()
+
+
+def period(permit: Permit, number: int) -> Period:
+    """Certification period `number` (1 = the first 12 months after the certificate of completion)."""
+    months = permits.profile_of(permit).om_certification.months
+    # Count from the completion date each time so anniversaries do not drift (Jan 31, Feb 28 ...).
+    start = add_months(permit.completed_on, (number - 1) * months)
+    due_on = add_months(permit.completed_on, number * months)
+    return Period(number, start, due_on - dt.timedelta(days=1), due_on)
+
+
+def certifications(permit: Permit) -> list[OMCertification]:
+    """The permit's certifications, newest period first."""
+    query = (select(OMCertification).where(OMCertification.permit_id == permit.id)
+             .order_by(OMCertification.period_start.desc(), OMCertification.submitted_at.desc()))
+    return list(db.session.scalars(query))
+
+
+def next_period(permit: Permit) -> Period | None:
+    """The earliest period with no submitted or accepted certification; None before completion."""
+    if permit.status != "completed" or permit.completed_on is None:
+        return None
+    certified = {c.period_start for c in certifications(permit) if c.status in COUNTING}
+    number = 1
+    while period(permit, number).start in certified:
+        number += 1
+    return period(permit, number)
+
+
+def next_due_on(permit: Permit) -> dt.date | None:
+    """When the next annual O&M certification is due (§380-14 C(2)(l)); None before completion."""
+    upcoming = next_period(permit)
+    return upcoming.due_on if upcoming else None
+
+
+# -- the O&M plan and its responsible parties ----------------------------------------------------------
+
+
+def plan_of(permit: Permit) -> OMPlan | None:
+    """The permit's O&M plan record, if one was made."""
+    return db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
+
+
+def save_plan(actor, permit: Permit, *, easements: str | None, estimated_annual_budget: decimal.Decimal | None,
+              registry_reference: str | None, recorded_on: dt.date | None) -> OMPlan:
+    """Record the O&M plan's easements, budget and registry recording (§380-14 B, C(2)(d),(g))."""
+    if recorded_on and recorded_on > today_at(permit):
+        raise OMError({"recorded_on": "The recording date cannot be in the future."})
+    plan = plan_of(permit)
+    before = audit.snapshot(plan) if plan else None
+    if plan is None:
+        plan = OMPlan(permit_id=permit.id)
+        db.session.add(plan)
+    plan.easements, plan.estimated_annual_budget = easements, estimated_annual_budget
+    plan.registry_reference, plan.recorded_on = registry_reference, recorded_on
+    audit.record(actor, "om_plan.update" if before else "om_plan.create", plan, before)
+    return plan
+
+
+def set_maintenance_schedule(actor, structure: StormwaterStructure, task: str | None,
+                             interval_months: int | None) -> StormwaterStructure:
+    """Set a structure's inspection and maintenance task and interval (§380-14 C(2)(h))."""
+    if bool(task) != bool(interval_months):
+        field = "maintenance_interval_months" if task else "maintenance_task"
+        raise OMError({field: "Give both the task and how often it is done, or neither."})
+    before = audit.snapshot(structure)
+    structure.maintenance_task, structure.maintenance_interval_months = task, interval_months
+    structure.revision += 1
+    audit.record(actor, "structure.schedule", structure, before)
+    return structure
+
+
+def is_current(party: ResponsibleParty, on: dt.date) -> bool:
+    """Whether `party` is bound to the plan on `on` (its last day is the day before `ends_on`)."""
+    return party.starts_on <= on and (party.ends_on is None or party.ends_on > on)
+
+
+def party_history(permit: Permit) -> list[ResponsibleParty]:
+    """Every responsible party the permit has had, by role, newest first within a role."""
+    query = (select(ResponsibleParty).where(ResponsibleParty.permit_id == permit.id)
+             .order_by(ResponsibleParty.role, ResponsibleParty.starts_on.desc(), ResponsibleParty.name))
+    return list(db.session.scalars(query))
+
+
+def current_parties(permit: Permit, on: dt.date | None = None) -> list[ResponsibleParty]:
+    """The owner(s), financially and operationally responsible parties bound to the plan on `on`."""
+    on = on or today_at(permit)
+    return [p for p in party_history(permit) if is_current(p, on)]
+
+
+def change_responsible_party(actor, permit: Permit, *, role: str, name: str, email: str | None,
+                             address: str | None, starts_on: dt.date, user: User | None = None,
+                             replaces_current: bool = True, make_permit_owner: bool = False) -> ResponsibleParty:
+    """Record a new responsible party, end the one it replaces, notify and bind it (§380-14 F)."""
+    errors = {}
+    if role not in PARTY_ROLES:
+        errors["role"] = "Choose owner, financial or operational responsibility."
+    if not (name or "").strip():
+        errors["name"] = "Give the responsible party's name."
+    if make_permit_owner and (user is None or role != "owner"):
+        errors["make_permit_owner"] = "Only a new owner with an account can become the permit's owner."
+    if user is not None and user.role != "permittee":
+        errors["user_id"] = "Only a permittee account can be bound to the O&M plan."
+    if errors:
+        raise OMError(errors)
+    ended = []
+    if replaces_current:
+        for old in current_parties(permit, starts_on):
+            if old.role == role:
+                if old.starts_on >= starts_on:
+                    raise OMError({"starts_on": f"{old.name} only started on {old.starts_on:%b %-d, %Y}; "
+                                                "the change must come after that."})
+                before = audit.snapshot(old)
+                old.ends_on = starts_on
+                audit.record(actor, "responsible_party.end", old, before)
+                ended.append(old)
+    party = ResponsibleParty(permit_id=permit.id, role=role, name=name.strip(), email=email or None,
+                             address=address or None, starts_on=starts_on,
+                             user_id=user.id if user else None)
+    db.session.add(party)
+    audit.record(actor, "responsible_party.create", party)
+    if make_permit_owner:
+        permits.update_permit(actor, permit, owner_id=user.id, owner_name=party.name)
+    _notify_binding(permit, party, ended)
+    return party
+
+
+def _notify_binding(permit: Permit, party: ResponsibleParty, ended: list[ResponsibleParty]) -> None:
+    profile = permits.profile_of(permit)
+    what = {"owner": "an owner", "financial": "the party responsible for financing maintenance and repairs",
+            "operational": "the party responsible for operation and maintenance"}[party.role]
+    replaced = f" in place of {', '.join(p.name for p in ended)}" if ended else ""
+    body = (f"{party.name},\n\nFrom {party.starts_on:%B %-d, %Y} you are recorded as {what} of the stormwater "
+            f"management system of permit {permit.number} at {permit.site_address}{replaced}.\n\n"
+            "The operation and maintenance plan is binding on all subsequent owners (§380-14 A(3)). You must "
+            "follow its inspection and maintenance schedule, keep the maintenance log (inspections, repairs, "
+            "replacement and disposal, §380-14 C(2)(j)) and submit the annual certification "
+            f"(§380-14 C(2)(l)) to the {profile.authority_title}.\n")
+    recipients = [party.email] + [p.email for p in ended]
+    mail.send(recipients, f"O&M plan responsibility: permit {permit.number}", body, permit_id=permit.id)
+
+
+# -- the maintenance log ---------------------------------------------------------------------------------
+
+
+def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | None = None) -> list[MaintenanceLogEntry]:
+    """The permit's maintenance log, newest first, optionally only `start`..`end` inclusive."""
+    query = select(MaintenanceLogEntry).where(MaintenanceLogEntry.permit_id == permit.id)
+    if start:
+        query = query.where(MaintenanceLogEntry.performed_on >= start)
+    if end:
+        query = query.where(MaintenanceLogEntry.performed_on <= end)
+    query = query.order_by(MaintenanceLogEntry.performed_on.desc(), MaintenanceLogEntry.created_at.desc())
+    return list(db.session.scalars(query))
+
+
+def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
+                  performed_by: str, structure_id: str | None = None, material_type: str | None = None,
+                  disposal_location: str | None = None) -> MaintenanceLogEntry:
+    """Add an inspection, repair, replacement or disposal to the maintenance log (§380-14 C(2)(j))."""
+    material_type, disposal_location = (material_type or "").strip(), (disposal_location or "").strip()
+    errors = {}
+    if kind not in LOG_KINDS:
+        errors["kind"] = "Choose inspection, repair, replacement or disposal."
+    if performed_on is None:
+        errors["performed_on"] = "Give the date the work was done."
+    elif performed_on > today_at(permit):
+        errors["performed_on"] = "The date cannot be in the future."
+    if not (description or "").strip():
+        errors["description"] = "Say what was done."
+    if not (performed_by or "").strip():
+        errors["performed_by"] = "Say who did the work."
+    if structure_id and structure_id not in {s.id for s in permit.structures}:
+        errors["structure_id"] = "Choose a structure of this permit."
+    # §380-14 C(2)(j): a disposal is logged with the type of material and the disposal location.
+    if kind == "disposal" and not material_type:
+        errors["material_type"] = "A disposal needs the type of material."
+    if kind == "disposal" and not disposal_location:
+        errors["disposal_location"] = "A disposal needs the disposal location."
+    if errors:
+        raise OMError(errors)
+    entry = MaintenanceLogEntry(permit_id=permit.id, kind=kind, performed_on=performed_on,
+                                description=description.strip(), performed_by=performed_by.strip(),
+                                structure_id=structure_id or None, material_type=material_type or None,
+                                disposal_location=disposal_location or None,
+                                created_by_id=getattr(actor, "id", None))
+    db.session.add(entry)
+    audit.record(actor, "maintenance_log.create", entry)
+    return entry
+
+
+# -- the annual certification ------------------------------------------------------------------------------
+
+
+def _windows(period: Period, months: int) -> list[tuple[dt.date, dt.date]]:
+    """The `months`-long intervals ending inside `period`, counted back from its end, oldest first."""
+    windows, step = [], 0
+    while (hi := add_months(period.due_on, -step * months)) > period.start:
+        windows.append((add_months(period.due_on, -(step + 1) * months), hi - dt.timedelta(days=1)))
+        step += 1
+    return windows[::-1]
+
+
+def assemble(permit: Permit, for_period: Period, today: dt.date | None = None) -> Assembly:
+    """The log entries of `for_period` and the scheduled tasks with no entry in an interval that has begun."""
+    as_of = min(today or today_at(permit), for_period.end)
+    entries = log_entries(permit, for_period.start, as_of)
+    structures = [s for s in permit.structures if s.maintenance_interval_months and s.maintenance_task]
+    earliest = min((add_months(for_period.due_on, -s.maintenance_interval_months) for s in structures),
+                   default=for_period.start)
+    # A task done every N months is looked for in each N-month stretch, even one reaching back before
+    # the period (§380-14 C(2)(h): the schedule's "time period for each" task).
+    done = [(e.structure_id, e.performed_on) for e in log_entries(permit, min(earliest, for_period.start), as_of)]
+    missing = []
+    for s in structures:
+        for lo, hi in _windows(for_period, s.maintenance_interval_months):
+            if lo <= as_of and not any(sid == s.id and lo <= day <= hi for sid, day in done):
+                missing.append(MissingTask(s.id, s.name, s.maintenance_task, s.maintenance_interval_months,
+                                           lo, hi))
+    return Assembly(for_period, as_of, entries, missing)
+
+
+def certification_statement(permit: Permit, for_period: Period) -> str:
+    """The words the responsible party signs (§380-14 C(2)(l))."""
+    return (f"I certify that the stormwater management system of permit {permit.number} at {permit.site_address} "
+            f"was operated and maintained in accordance with its operation and maintenance plan from "
+            f"{for_period.start:%B %-d, %Y} to {for_period.end:%B %-d, %Y}, and that the maintenance log listed "
+            "here is true and complete to the best of my knowledge.")
+
+
+def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | None = None,
+            today: dt.date | None = None) -> OMCertification:
+    """Sign and submit the annual O&M certification of the next period due (§380-14 C(2)(l))."""
+    if permit.status != "completed" or permit.completed_on is None:
+        raise OMError({"signer_name": "O&M certifications start after the certificate of completion; "
+                                      "this permit is not completed."})
+    today = today or today_at(permit)
+    for_period = next_period(permit)
+    if for_period.start > today:
+        raise OMError({"signer_name": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
+                                      "has not begun; the last period is already certified."})
+    if not (signer_name or "").strip():
+        raise OMError({"signer_name": "Type your name to sign."})
+    signature_sha256 = _store_signature(signature_png) if signature_png else None
+    assembly = assemble(permit, for_period, today)
+    certification = OMCertification(
+        permit_id=permit.id, period_start=for_period.start, period_end=for_period.end,
+        signer_name=signer_name.strip(), signature_sha256=signature_sha256,
+        statement=certification_statement(permit, for_period), submitted_by_id=getattr(actor, "id", None),
+        submitted_at=utcnow(), status="submitted",
+        contents={"as_of": assembly.as_of.isoformat(), "entry_ids": [e.id for e in assembly.entries],
+                  "missing": [_missing_data(m) for m in assembly.missing]},
+    )
+    db.session.add(certification)
+    audit.record(actor, "om_certification.submit", certification)
+    return certification
+
+
+def _missing_data(task: MissingTask) -> dict[str, Any]:
+    return {"structure_id": task.structure_id, "structure": task.structure, "task": task.task,
+            "interval_months": task.interval_months, "window_start": task.window_start.isoformat(),
+            "window_end": task.window_end.isoformat()}
+
+
+def _store_signature(data_url: str) -> str:
+    """Keep a drawn signature (a PNG data URL) in the blob store; its SHA-256 names it."""
+    prefix = "data:image/png;base64,"
+    try:
+        if not data_url.startswith(prefix):
+            raise ValueError
+        data = base64.b64decode(data_url[len(prefix):], validate=True)
+        if len(data) > MAX_SIGNATURE_BYTES:
+            raise ValueError
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
+            image.verify()
+    except (ValueError, binascii.Error, UnidentifiedImageError, OSError):
+        raise OMError({"signature": "The drawn signature could not be read; clear it and sign again."}) from None
+    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(data)
+    if db.session.get(Blob, sha) is None:
+        db.session.add(Blob(sha256=sha, size=len(data), content_type="image/png"))
+    return sha
+
+
+def review(actor, certification: OMCertification, *, decision: str, note: str | None) -> OMCertification:
+    """Accept a certification, or find it deficient, which issues a notice to correct (§380-14 E)."""
+    note = (note or "").strip()
+    if certification.status != "submitted":
+        raise OMError({"decision": f"This certification was already found {certification.status}."})
+    if decision not in ("accepted", "deficient"):
+        raise OMError({"decision": "Choose accept or deficient."})
+    if decision == "deficient" and not note:
+        raise OMError({"note": "Say what maintenance must be corrected."})
+    before = audit.snapshot(certification)
+    certification.status, certification.review_note = decision, note or None
+    certification.reviewed_by_id, certification.reviewed_at = getattr(actor, "id", None), utcnow()
+    audit.record(actor, "om_certification.review", certification, before)
+    if decision == "deficient":
+        issue_notice(actor, db.session.get(Permit, certification.permit_id), note, certification)
+    return certification
+
+
+# -- failure to maintain (§380-14 E) ----------------------------------------------------------------------
+
+
+def issue_notice(actor, permit: Permit, text: str, certification: OMCertification | None = None) -> NoticeToCorrect:
+    """Issue a notice to correct maintenance; the cure period (30 days in §380-14 E) starts now."""
+    if not (text or "").strip():
+        raise OMError({"text": "Say what maintenance must be corrected."})
+    profile = permits.profile_of(permit)
+    issued_at = utcnow()
+    # The day-based deadline ends with its last local day, as the schedule engine counts it.
+    cure_due_at = days_after(issued_at, profile.cure_period.days, zone(profile.timezone))
+    notice = NoticeToCorrect(permit_id=permit.id, certification_id=certification.id if certification else None,
+                             text=text.strip(), issued_by_id=actor.id, issued_at=issued_at, cure_due_at=cure_due_at)
+    db.session.add(notice)
+    audit.record(actor, "notice_to_correct.issue", notice)
+    body = (f"Notice to correct: permit {permit.number}, {permit.site_address}\n\n{notice.text}\n\n"
+            f"Satisfactory corrections must be made within {profile.cure_period.days} days, by "
+            f"{cure_due_at.astimezone(zone(profile.timezone)):%B %-d, %Y}. If they are not, the town may seek a "
+            f"court order or other relief ({profile.cure_period.citation}).\n\n{profile.authority_title}\n")
+    mail.send(recipients(permit), f"Notice to correct maintenance: permit {permit.number}", body,
+              permit_id=permit.id)
+    return notice
+
+
+def mark_cured(actor, notice: NoticeToCorrect) -> NoticeToCorrect:
+    """Record that the corrections were made, which stops the cure clock."""
+    if notice.cured_at is not None:
+        raise OMError({"cured": "This notice was already marked cured."})
+    before = audit.snapshot(notice)
+    notice.cured_at, notice.cured_by_id = utcnow(), actor.id
+    audit.record(actor, "notice_to_correct.cured", notice, before)
+    return notice
+
+
+def notices(permit: Permit) -> list[NoticeToCorrect]:
+    """The permit's notices to correct, newest first."""
+    query = (select(NoticeToCorrect).where(NoticeToCorrect.permit_id == permit.id)
+             .order_by(NoticeToCorrect.issued_at.desc()))
+    return list(db.session.scalars(query))
+
+
+def recipients(permit: Permit) -> list[str]:
+    """Where O&M mail goes: the current responsible parties and the permit owner's account."""
+    addresses = [p.email for p in current_parties(permit)]
+    if permit.owner is not None:
+        addresses.append(permit.owner.email)
+    return sorted({a for a in addresses if a})
+
+
+# -- reminders ----------------------------------------------------------------------------------------------
+
+
+def send_reminders(today: dt.date | None = None) -> list[OMReminder]:
+    """Email the responsible parties 30 days before a certification is due and once it is late.
+
+    Safe to run daily: each (permit, period, upcoming/late) reminder is recorded and sent once. Commits
+    each reminder on its own so a second run at the same time loses the race instead of sending twice.
+    """
+    sent = []
+    completed = select(Permit.id).where(Permit.status == "completed", Permit.completed_on.is_not(None))
+    for permit_id in db.session.scalars(completed).all():
+        permit = db.session.get(Permit, permit_id)
+        due = next_period(permit)
+        on = today or today_at(permit)
+        kind = None
+        if on > due.due_on:
+            kind = "late"
+        elif on >= due.due_on - dt.timedelta(days=REMINDER_DAYS_BEFORE):
+            kind = "upcoming"
+        to = recipients(permit)
+        if kind is None or not to or _reminded(permit, due, kind):
+            continue
+        reminder = OMReminder(permit_id=permit.id, period_start=due.start, kind=kind)
+        db.session.add(reminder)
+        try:
+            db.session.flush()  # the unique constraint claims this reminder before any mail leaves
+        except IntegrityError:
+            db.session.rollback()
+            continue
+        reminder.email_id = _reminder_mail(permit, due, kind, to).id
+        audit.record(None, "om_reminder.send", reminder)
+        db.session.commit()
+        sent.append(reminder)
+    return sent
+
+
+def _reminded(permit: Permit, due: Period, kind: str) -> bool:
+    query = select(OMReminder.id).where(OMReminder.permit_id == permit.id, OMReminder.period_start == due.start,
+                                        OMReminder.kind == kind)
+    return db.session.scalar(query) is not None
+
+
+def _reminder_mail(permit: Permit, due: Period, kind: str, to: list[str]):
+    profile = permits.profile_of(permit)
+    state = "is late" if kind == "late" else "is due"
+    subject = f"O&M certification {'late' if kind == 'late' else 'due'} {due.due_on:%b %-d, %Y}: permit {permit.number}"
+    body = (f"The annual operation and maintenance certification for permit {permit.number} at "
+            f"{permit.site_address}, covering {due.start:%B %-d, %Y} to {due.end:%B %-d, %Y}, {state} "
+            f"on {due.due_on:%B %-d, %Y}.\n\nSign in, check the maintenance log of the period and submit the "
+            f"certification to the {profile.authority_title} ({profile.om_certification.citation}).\n")
+    return mail.send(to, subject, body, permit_id=permit.id)
+
+
+# -- what pages and documents show ------------------------------------------------------------------------
+
+
+def summary(permit: Permit) -> dict[str, Any]:
+    """The O&M facts shown on the permit page: next certification, open notices and their cure clocks."""
+    due = next_period(permit)
+    today = today_at(permit)
+    status = None
+    if due:
+        status = "overdue" if today > due.due_on else "due" if due.start <= today else "upcoming"
+    return {"next_period": due, "status": status, "open_notices": [n for n in notices(permit) if n.cured_at is None],
+            "now": utcnow()}
+
+
+def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]]:
+    """For each permit a permittee owns: reports, stop-work orders, actions assigned to them, deadlines."""
+    rows = []
+    for permit in visible:
+        reports = db.session.scalars(select(Inspection).where(Inspection.permit_id == permit.id,
+                                                              Inspection.status == "submitted")
+                                     .order_by(Inspection.performed_at.desc())).all()
+        orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
+                                    .order_by(StopWorkOrder.issued_at.desc())).all()
+        actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
+                                                                    CorrectiveAction.owner_id == user.id)
+                                     .order_by(CorrectiveAction.due_at)).all()
+        rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions,
+                     **summary(permit)})
+    return rows
+
+
+def certification_record(cert: OMCertification) -> dict[str, Any]:
+    """Everything the certification's PDF shows, as plain data (str, int, date, aware datetime, lists)."""
+    permit = db.session.get(Permit, cert.permit_id)
+    profile = permits.profile_of(permit)
+    plan = plan_of(permit)
+    ids = cert.contents.get("entry_ids", [])
+    by_id = {e.id: e for e in db.session.scalars(select(MaintenanceLogEntry).where(MaintenanceLogEntry.id.in_(ids)))}
+    structures = {s.id: s.name for s in permit.structures}
+    notice = db.session.scalar(select(NoticeToCorrect).where(NoticeToCorrect.certification_id == cert.id))
+    budget = plan.estimated_annual_budget if plan else None
+    as_of = cert.contents.get("as_of")
+    return {
+        "id": cert.id,
+        "town": profile.town, "regulation": profile.regulation, "authority_title": profile.authority_title,
+        "registry_of_deeds": profile.registry_of_deeds, "citation": profile.om_certification.citation,
+        "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
+                   "owner_name": permit.owner_name, "completed_on": permit.completed_on},
+        "plan": {"registry_reference": plan.registry_reference if plan else None,
+                 "recorded_on": plan.recorded_on if plan else None,
+                 "easements": plan.easements if plan else None,
+                 "estimated_annual_budget": str(budget) if budget is not None else None},
+        "period": {"start": cert.period_start, "end": cert.period_end,
+                   "due_on": cert.period_end + dt.timedelta(days=1),
+                   "as_of": dt.date.fromisoformat(as_of) if as_of else cert.period_end},
+        "parties": [{"role": p.role, "name": p.name, "address": p.address, "email": p.email,
+                     "starts_on": p.starts_on, "ends_on": p.ends_on}
+                    for p in current_parties(permit, min(cert.period_end, _local_day(cert.submitted_at, profile)))],
+        "entries": [{"performed_on": e.performed_on, "kind": e.kind, "structure": structures.get(e.structure_id),
+                     "description": e.description, "material_type": e.material_type,
+                     "disposal_location": e.disposal_location, "performed_by": e.performed_by}
+                    for e in (by_id[i] for i in ids if i in by_id)],
+        "missing": [{**m, "window_start": dt.date.fromisoformat(m["window_start"]),
+                     "window_end": dt.date.fromisoformat(m["window_end"])} for m in cert.contents.get("missing", [])],
+        "signer_name": cert.signer_name, "statement": cert.statement, "signature_sha256": cert.signature_sha256,
+        "submitted_at": cert.submitted_at, "submitted_by": _name(cert.submitted_by_id),
+        "status": cert.status, "reviewed_at": cert.reviewed_at, "reviewed_by": _name(cert.reviewed_by_id),
+        "review_note": cert.review_note,
+        "notice": {"text": notice.text, "issued_at": notice.issued_at, "cure_due_at": notice.cure_due_at,
+                   "cured_at": notice.cured_at, "cure_citation": profile.cure_period.citation} if notice else None,
+    }
+
+
+def _local_day(at: dt.datetime, profile) -> dt.date:
+    return at.astimezone(zone(profile.timezone)).date()
+
+
+def _name(user_id: str | None) -> str | None:
+    user = db.session.get(User, user_id) if user_id else None
+    return user.name if user else None

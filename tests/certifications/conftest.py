@@ -1,0 +1,64 @@
+"""Fixtures for the O&M phase: completed permits with an O&M schedule, their owner, an agent, an SMTP server."""
+from __future__ import annotations
+
+import datetime as dt
+import socket
+
+import pytest
+
+from inspect_app.extensions import db
+from inspect_app.rules.calendar import add_months
+from tests.certifications.om_helpers import local_today
+
+
+@pytest.fixture
+def owner(make):
+    return make.user("permittee", name="Pat Owner", email="pat.owner@example.org")
+
+
+@pytest.fixture
+def agent(make):
+    return make.user("agent", name="Alex Agent")
+
+
+@pytest.fixture
+def completed_permit(make):
+    """`completed_permit(owner, completed_on)`: a completed permit with two scheduled structures."""
+
+    def build(owner, completed_on: dt.date | None = None, **fields):
+        completed_on = completed_on or add_months(local_today(), -12) - dt.timedelta(days=10)
+        permit = make.permit(owner=owner, structures=["Forebay F-1", "Basin B-1"],
+                             construction_started_on=completed_on - dt.timedelta(days=200),
+                             issued_on=completed_on - dt.timedelta(days=300), **fields)
+        forebay, basin = sorted(permit.structures, key=lambda s: s.name, reverse=True)
+        forebay.maintenance_task, forebay.maintenance_interval_months = "Remove sediment from the forebay", 12
+        basin.maintenance_task, basin.maintenance_interval_months = "Inspect the basin outlet", 6
+        permit.status, permit.completed_on = "completed", completed_on
+        db.session.commit()
+        return permit
+
+    return build
+
+
+@pytest.fixture
+def smtp_server(app):
+    """A real SMTP server (aiosmtpd) on a free loopback port, used by the app; stops after the test."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    received = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
+    controller.start()
+    app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
+    try:
+        yield received
+    finally:
+        controller.stop()

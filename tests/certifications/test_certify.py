@@ -1,0 +1,124 @@
+"""The annual certification (§380-14 C(2)(l)): assembled from the period's log, signed, submitted."""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+
+from PIL import Image
+from sqlalchemy import select
+
+from inspect_app.blobstore import BlobStore
+from inspect_app.certifications import services
+from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
+from inspect_app.extensions import db
+from inspect_app.permits import services as permits
+from inspect_app.rules.calendar import add_months
+from tests.certifications.om_helpers import local_today
+
+
+def _log(permit, owner, day, description, structure=None, kind="inspection"):
+    entry = MaintenanceLogEntry(permit_id=permit.id, kind=kind, performed_on=day, description=description,
+                                performed_by=owner.name, structure_id=structure.id if structure else None)
+    db.session.add(entry)
+    db.session.commit()
+    return entry
+
+
+def _structure(permit, name):
+    return next(s for s in permit.structures if s.name == name)
+
+
+def _sign(browser, permit, **extra):
+    return browser.post(f"/permits/{permit.id}/om/certify",
+                        {"cert-signer_name": "Pat Owner", "cert-agree": "y", **extra})
+
+
+def test_an_active_permit_cannot_be_certified(make, signed_in, owner):
+    permit = make.permit(owner=owner, construction_started_on=dt.date(2026, 6, 2))
+    assert permit.status == "active"  # construction started; no certificate of completion
+    browser = signed_in(owner)
+    assert "start after the certificate of completion" in browser.get(f"/permits/{permit.id}/om/certify").text
+    response = _sign(browser, permit)
+    assert response.status_code == 422
+    assert "not completed" in response.text
+    assert db.session.scalars(select(OMCertification)).all() == []
+
+
+def test_certification_lists_the_entries_and_the_scheduled_tasks_with_none(make, signed_in, owner, completed_permit):
+    completed_on = add_months(local_today(), -12) - dt.timedelta(days=10)
+    permit = completed_permit(owner, completed_on)
+    forebay = _structure(permit, "Forebay F-1")  # every 12 months
+    _log(permit, owner, completed_on - dt.timedelta(days=1), "Before completion: not in this period", forebay)
+    _log(permit, owner, completed_on + dt.timedelta(days=40), "Removed sediment from the forebay", forebay)
+    _log(permit, owner, completed_on + dt.timedelta(days=100), "Disposed of sediment", forebay, kind="disposal")
+    browser = signed_in(owner)
+
+    preview = browser.get(f"/permits/{permit.id}/om/certify").text
+    assert "Removed sediment from the forebay" in preview and "Before completion" not in preview
+    # Basin B-1 is inspected every 6 months and has no entry at all: both halves of the year are missing.
+    assert preview.count("Inspect the basin outlet") == 2
+
+    response = _sign(browser, permit)
+    assert response.status_code == 303
+    cert = db.session.scalars(select(OMCertification)).one()
+    assert (cert.period_start, cert.period_end) == (completed_on, add_months(completed_on, 12) - dt.timedelta(days=1))
+    assert (cert.signer_name, cert.status, cert.submitted_by_id) == ("Pat Owner", "submitted", owner.id)
+    assert permit.number in cert.statement
+
+    record = services.certification_record(cert)
+    assert [e["description"] for e in record["entries"]] == ["Disposed of sediment", "Removed sediment from the forebay"]
+    assert [(m["structure"], m["window_start"], m["window_end"]) for m in record["missing"]] == [
+        ("Basin B-1", completed_on, add_months(completed_on, 6) - dt.timedelta(days=1)),
+        ("Basin B-1", add_months(completed_on, 6), add_months(completed_on, 12) - dt.timedelta(days=1)),
+    ]
+    assert record["permit"]["number"] == permit.number and record["town"] == "Longmeadow"
+
+    page = browser.get(response.headers["Location"]).text
+    assert "Removed sediment from the forebay" in page and "Inspect the basin outlet" in page
+
+    # A back-dated entry logged after signing does not change what was certified.
+    _log(permit, owner, completed_on + dt.timedelta(days=200), "Late entry", _structure(permit, "Basin B-1"))
+    assert services.certification_record(cert)["missing"] == record["missing"]
+    assert "Late entry" not in browser.get(response.headers["Location"]).text
+
+
+def test_a_period_is_certified_once(make, signed_in, owner, completed_permit):
+    permit = completed_permit(owner, local_today() - dt.timedelta(days=30))
+    browser = signed_in(owner)
+    assert _sign(browser, permit).status_code == 303
+    again = _sign(browser, permit)
+    assert again.status_code == 422
+    assert "already certified" in again.text
+    assert len(db.session.scalars(select(OMCertification)).all()) == 1
+
+
+def test_the_signature_is_required_and_a_drawn_one_is_kept(app, make, signed_in, owner, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    unsigned = browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "", "cert-agree": ""})
+    assert unsigned.status_code == 422
+    assert "Type your name to sign." in unsigned.text and "Tick the box" in unsigned.text
+    garbage = _sign(browser, permit, **{"cert-signature": "data:image/png;base64,bm90IGEgcG5n"})
+    assert garbage.status_code == 422 and "could not be read" in garbage.text
+    assert db.session.scalars(select(OMCertification)).all() == []
+
+    png = io.BytesIO()
+    Image.new("L", (60, 20), 255).save(png, "PNG")
+    drawn = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+    assert _sign(browser, permit, **{"cert-signature": drawn}).status_code == 303
+    cert = db.session.scalars(select(OMCertification)).one()
+    with BlobStore(app.config["BLOB_ROOT"]).open(cert.signature_sha256) as stored:
+        assert stored.read() == png.getvalue()
+
+
+def test_permit_status_change_to_completed_allows_certifying(make, signed_in, owner):
+    agent = make.user("agent")
+    permit = make.permit(owner=owner, issued_on=local_today() - dt.timedelta(days=400),
+                         construction_started_on=local_today() - dt.timedelta(days=300))
+    permits.change_status(agent, permit, "final_submissions")
+    permits.change_status(agent, permit, "completed")
+    permit.completed_on = local_today()
+    db.session.commit()
+    assert services.next_due_on(permit) == add_months(local_today(), 12)
+    assert _sign(signed_in(owner), permit).status_code == 303

@@ -1,0 +1,102 @@
+"""Change of ownership or of financial responsibility (§380-14 F): recorded, notified, bound, history kept."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.certifications.models import ResponsibleParty
+from inspect_app.extensions import db
+from inspect_app.mail.models import OutboundEmail
+from tests.certifications.om_helpers import local_today
+
+
+def _party(browser, permit, **fields):
+    data = {"party-role": "owner", "party-name": "", "party-email": "", "party-address": "",
+            "party-starts_on": local_today().isoformat(), "party-user_id": "", "party-replaces_current": "y"}
+    data.update({f"party-{k}": v for k, v in fields.items()})
+    return browser.post(f"/permits/{permit.id}/om/parties", data)
+
+
+def _parties(permit):
+    return db.session.scalars(select(ResponsibleParty).where(ResponsibleParty.permit_id == permit.id)
+                              .order_by(ResponsibleParty.starts_on)).all()
+
+
+def test_change_of_ownership_keeps_history_and_binds_the_new_owner(make, signed_in, owner, agent, completed_permit):
+    permit = completed_permit(owner)
+    buyer = make.user("permittee", name="Quinn Buyer", email="quinn@example.org")
+    browser = signed_in(agent)
+    start = permit.completed_on
+    assert _party(browser, permit, name="Pat Owner", email=owner.email, user_id=owner.id,
+                  starts_on=start.isoformat()).status_code == 303
+    assert _party(browser, permit, role="financial", name="Pat Owner", email=owner.email,
+                  starts_on=start.isoformat()).status_code == 303
+
+    sold = local_today() - dt.timedelta(days=1)
+    response = _party(browser, permit, name="Quinn Buyer", email="quinn@example.org", address="9 Elm St",
+                      user_id=buyer.id, starts_on=sold.isoformat(), make_permit_owner="y")
+    assert response.status_code == 303
+
+    old_owner, financial, new_owner = _parties(permit)
+    assert (old_owner.name, old_owner.role, old_owner.ends_on) == ("Pat Owner", "owner", sold)
+    assert (financial.role, financial.ends_on) == ("financial", None)  # another role: untouched
+    assert (new_owner.name, new_owner.starts_on, new_owner.ends_on, new_owner.user_id) == (
+        "Quinn Buyer", sold, None, buyer.id)
+    db.session.refresh(permit)
+    assert (permit.owner_id, permit.owner_name) == (buyer.id, "Quinn Buyer")
+    assert db.session.scalar(select(AuditEntry).where(AuditEntry.action == "permit.update",
+                                                      AuditEntry.entity_id == permit.id)).actor_id == agent.id
+
+    [notice] = [m for m in db.session.scalars(select(OutboundEmail)) if "quinn@example.org" in m.to]
+    assert "binding on all subsequent owners" in notice.body and permit.number in notice.subject
+    assert owner.email in notice.to  # the owner it replaces hears of it too
+
+    page = browser.get(f"/permits/{permit.id}/om").text
+    assert "Quinn Buyer" in page and "Pat Owner" in page and f"{sold:%b %-d, %Y}" in page
+
+    # The new owner now has the permit; the old one no longer sees it.
+    assert permit.number in signed_in(buyer).get("/my-permits").text
+    assert signed_in(owner).get(f"/permits/{permit.id}/om").status_code == 404
+
+
+def test_a_bad_change_is_refused_beside_the_field(make, signed_in, owner, agent, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(agent)
+    response = _party(browser, permit, name="No Account LLC", make_permit_owner="y")
+    assert response.status_code == 422
+    assert 'id="party-make_permit_owner-error"' in response.text
+    missing = _party(browser, permit, name="")
+    assert missing.status_code == 422 and 'id="party-name-error"' in missing.text
+    assert _parties(permit) == []
+
+
+def test_a_permittee_cannot_change_the_plan(make, signed_in, owner, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    assert _party(browser, permit, name="Me Instead").status_code == 403
+    assert browser.post(f"/permits/{permit.id}/om/plan", {"plan-easements": "none"}).status_code == 403
+    assert _parties(permit) == []
+    page = browser.get(f"/permits/{permit.id}/om")
+    assert page.status_code == 200 and "Record a change of ownership" not in page.text
+
+
+def test_agent_records_the_plan_and_the_schedule(make, signed_in, owner, agent, completed_permit):
+    permit = completed_permit(owner)
+    basin = next(s for s in permit.structures if s.name == "Basin B-1")
+    browser = signed_in(agent)
+    assert browser.post(f"/permits/{permit.id}/om/plan", {
+        "plan-easements": "Access easement to Basin B-1 from Elm St", "plan-estimated_annual_budget": "2500",
+        "plan-registry_reference": "Book 123, Page 45", "plan-recorded_on": permit.completed_on.isoformat(),
+    }).status_code == 303
+    half = browser.post(f"/permits/{permit.id}/om/structures/{basin.id}",
+                        {f"s-{basin.id}-maintenance_task": "Mow", f"s-{basin.id}-maintenance_interval_months": ""})
+    assert half.status_code == 422 and "Give both the task" in half.text
+    assert browser.post(f"/permits/{permit.id}/om/structures/{basin.id}", {
+        f"s-{basin.id}-maintenance_task": "Mow the side slopes", f"s-{basin.id}-maintenance_interval_months": "3",
+    }).status_code == 303
+    db.session.refresh(basin)
+    assert (basin.maintenance_task, basin.maintenance_interval_months) == ("Mow the side slopes", 3)
+    page = signed_in(owner).get(f"/permits/{permit.id}/om").text
+    assert "Book 123, Page 45" in page and "$2,500.00" in page and "Mow the side slopes" in page
