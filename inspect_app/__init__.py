@@ -53,12 +53,15 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(cli.bp)
     errors.register(app)
     templating.register(app)
+    import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
 
     @app.get("/")
     def home():
         """Send people to their permits, or to the login page."""
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
+        if current_user.role == "permittee":
+            return redirect(url_for("certifications.my_permits"))
         return redirect(url_for("permits.index"))
 
     @app.get("/healthz")

@@ -160,7 +160,7 @@ def sign_in(live_server):
         page.fill("input[name=email]", user.email)
         page.fill("input[name=password]", password)
         page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/permits/**")
+        page.wait_for_url(lambda url: "/login" not in url)
         return page
 
     return sign_in
