@@ -1,4 +1,235 @@
-"""Pages of the photos domain."""
-from flask import Blueprint
+"""Photo pages: upload to a record, the files themselves, caption edits and a permit's photo list."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Blueprint, abort, redirect, render_template, request, send_file, url_for
+from flask_login import current_user, login_required
+from sqlalchemy import func, select
+
+from inspect_app.accounts.policy import allowed, require
+from inspect_app.extensions import db, htmx
+from inspect_app.permits.models import Permit
+from inspect_app.photos import services
+from inspect_app.photos.forms import CaptionForm, PhotoUploadForm
+from inspect_app.photos.models import Photo
+from inspect_app.photos.processing import MAX_BYTES, PhotoRejected
 
 bp = Blueprint("photos", __name__)
+
+# Who may attach a photo to what, beyond "photo.add": the action that owns that kind of record.
+TARGET_ACTIONS = {
+    "inspection_id": "inspection.perform",
+    "finding_id": "inspection.perform",
+    "corrective_action_id": "action.close",
+    "log_entry_id": "om.log",
+    "structure_id": "photo.add",
+}
+# The files are addressed by their content, so a browser may keep them as long as it likes.
+CACHE_SECONDS = 365 * 24 * 3600
+
+
+@dataclass
+class Picker:
+    """What the photo picker partial shows: its id, photos, forms and limits."""
+
+    id: str
+    permit: Permit
+    target_ids: dict[str, str]
+    photos: list[Photo]
+    form: PhotoUploadForm
+    editable: bool
+    locked_reason: str | None
+    upload_url: str
+    max_bytes: int
+    too_large_message: str
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every photo page needs a signed-in user."""
+
+
+@bp.app_template_global()
+def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Photo] | None = None,
+                 editable: bool = False, form: PhotoUploadForm | None = None) -> Picker:
+    """The picker for ``photo_target`` (e.g. {"inspection_id": id}) of ``permit``, for the partial."""
+    target_ids = {key: value for key, value in photo_target.items() if value}
+    target = services.resolve_target(permit, target_ids)
+    picker_id = "photos-" + "-".join(f"{key.removesuffix('_id')}-{value}" for key, value in target_ids.items())
+    if form is None:
+        form = PhotoUploadForm(formdata=None)
+    form.photo.id, form.caption.id = f"{picker_id}-photo", f"{picker_id}-caption"
+    locked = services.target_locked_reason(target)
+    limit = min(MAX_BYTES, request.max_content_length or MAX_BYTES)
+    return Picker(
+        id=picker_id, permit=permit, target_ids=target_ids,
+        photos=photos if photos is not None else services.photos_for(permit, target), form=form,
+        editable=editable and locked is None and _may(_target_actions(target_ids), permit),
+        locked_reason=locked, upload_url=url_for("photos.upload", permit_id=permit.id, **target_ids),
+        max_bytes=limit, too_large_message=_too_large_message(limit),
+    )
+
+
+@bp.app_template_global()
+def permit_photo_count(permit: Permit) -> int:
+    """How many photos a permit has, for its page."""
+    return db.session.scalar(select(func.count()).select_from(services.permit_photos(permit).subquery()))
+
+
+@bp.app_template_global()
+def photo_caption_form(photo: Photo, form: CaptionForm | None = None) -> CaptionForm | None:
+    """The caption form of one photo tile, or None when the photo can no longer change."""
+    if services.locked_reason(photo) or not _may(_photo_actions(photo), _permit_of(photo)):
+        return None
+    form = form or CaptionForm(formdata=None, data={"caption": photo.caption or ""})
+    form.caption.id = f"caption-{photo.id}"
+    return form
+
+
+@bp.get("/permits/<permit_id>/photos/add")
+def add(permit_id: str):
+    """A page with the picker of one record of the permit, for adding its photos."""
+    permit = _permit(permit_id, "photo.add")
+    target_ids, _ = _target(permit)
+    return render_template("photos/upload.html", permit=permit, photo_target=target_ids, editable=True)
+
+
+@bp.post("/permits/<permit_id>/photos")
+def upload(permit_id: str):
+    """Add a photo (field ``photo``, ``caption``) to one record of the permit named by its id."""
+    permit = _permit(permit_id, "photo.add")
+    target_ids, target = _target(permit)
+    form = PhotoUploadForm()
+    if form.validate_on_submit():
+        try:
+            services.store_photo(current_user, permit, form.photo.data.stream, caption=form.caption.data,
+                                 photo_id=form.photo_id.data or None, **target)
+        except (PhotoRejected, services.PhotoRefused) as refusal:
+            form.photo.errors.append(str(refusal))  # beside the file input
+        else:
+            db.session.commit()
+            if not htmx:
+                return redirect(url_for("photos.index", permit_id=permit.id), code=303)
+            return _picker(permit, target_ids)
+    return _picker(permit, target_ids, form, 422)
+
+
+@bp.post("/photos/<photo_id>/caption")
+def caption(photo_id: str):
+    """Change a photo's caption while its report is still a draft."""
+    photo = db.get_or_404(Photo, photo_id)
+    permit = _permit(photo.permit_id, "photo.add")
+    for action in _photo_actions(photo):
+        require(action, permit)
+    form = CaptionForm()
+    status = 422
+    if form.validate_on_submit():
+        try:
+            services.update_caption(current_user, photo, form.caption.data)
+        except services.PhotoRefused as refusal:
+            form.caption.errors.append(str(refusal))
+        else:
+            db.session.commit()
+            status, form = 200, None
+    if not htmx and status == 200:
+        return redirect(url_for("photos.index", permit_id=photo.permit_id), code=303)
+    return render_template("photos/_photo_tile.html", photo=photo, caption_form=form, editable=True), status
+
+
+@bp.get("/photos/<photo_id>/<kind>")
+def file(photo_id: str, kind: str):
+    """A photo's original (byte for byte), display rendition or thumbnail."""
+    photo = db.get_or_404(Photo, photo_id)
+    _permit(photo.permit_id)
+    if kind not in services.RENDITIONS:
+        abort(404)
+    path, content_type, sha = services.rendition(photo, kind)
+    if not path.is_file():
+        abort(404)
+    extension = content_type.removeprefix("image/").replace("jpeg", "jpg")
+    response = send_file(path, mimetype=content_type, etag=sha, conditional=True, max_age=CACHE_SECONDS,
+                         download_name=f"photo-{photo.id}-{kind}.{extension}")
+    # Only people who may see the permit get the photo: no shared caches, but the browser keeps it.
+    response.cache_control.public = False
+    response.cache_control.private = True
+    response.cache_control.immutable = True
+    return response
+
+
+@bp.get("/permits/<permit_id>/photos")
+def index(permit_id: str):
+    """Every photo of a permit, newest first, with what each is attached to."""
+    permit = _permit(permit_id)
+    page = db.paginate(services.permit_photos(permit), per_page=60, error_out=False)
+    return render_template("photos/index.html", permit=permit, page=page,
+                           attached=services.attachments(page.items))
+
+
+@bp.app_errorhandler(413)
+def too_large(error):
+    """A request body over the size limit: a page in plain words instead of a bare 413."""
+    limit = request.max_content_length
+    message = _too_large_message(limit) if limit else "The upload is too large."
+    return render_template("photos/too_large.html", message=message), 413
+
+
+def _permit(permit_id: str, action: str = "permit.view") -> Permit:
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you, nor do its photos
+    require(action, permit)
+    return permit
+
+
+def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | None = None,
+            status: int = 200):
+    """The picker partial for htmx, or the upload page around it for a plain form post."""
+    template = "photos/_photo_picker.html" if htmx else "photos/upload.html"
+    return render_template(template, permit=permit, photo_target=target_ids, photo_form=form,
+                           editable=True), status, {"Vary": "HX-Request"}
+
+
+def _target_actions(target_ids: dict[str, str]) -> list[str]:
+    return ["photo.add"] + [TARGET_ACTIONS[key] for key in target_ids]
+
+
+def _photo_actions(photo: Photo) -> list[str]:
+    """The actions owning what a photo is attached to; one attached to nothing is a close-out's."""
+    keys = [key for key in services.LINK_COLUMNS if getattr(photo, key)] or ["corrective_action_id"]
+    return _target_actions(dict.fromkeys(keys, ""))
+
+
+def _may(actions: list[str], permit: Permit) -> bool:
+    return all(allowed(current_user, action, permit) for action in actions)
+
+
+def _permit_of(photo: Photo) -> Permit:
+    return db.session.get(Permit, photo.permit_id)
+
+
+def _target(permit: Permit) -> tuple[dict[str, str], dict[str, Any]]:
+    """The record ids sent with an upload, and those records; 404 if one is not on this permit."""
+    target_ids = {key: request.values[key] for key in services.TARGETS if request.values.get(key)}
+    if not target_ids:
+        abort(400, description="Say what the photo is of: an inspection, finding, corrective action, "
+                               "log entry or structure.")
+    for action in _target_actions(target_ids):
+        require(action, permit)
+    try:
+        return target_ids, services.resolve_target(permit, target_ids)
+    except LookupError:
+        abort(404)
+
+
+def _too_large_message(limit: int) -> str:
+    """The limit in words, rounded down so a file that fits the words always fits the limit."""
+    if limit < 1024 * 1024:
+        size = f"{limit // 1024} KB"
+    else:
+        size = f"{math.floor(limit * 10 / (1024 * 1024)) / 10:g} MB"
+    return (f"The photo is too large to send: the limit is {size}. "
+            "Take the photo again at a lower resolution, or send a smaller copy.")

@@ -1,0 +1,311 @@
+"""Storing photos: checked, kept byte for byte with their renditions, linked to the record, audited."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from flask import current_app
+from sqlalchemy import Select, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from inspect_app.audit import services as audit
+from inspect_app.blobstore import BlobStore
+from inspect_app.certifications.models import MaintenanceLogEntry
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.photos.models import Blob, Photo
+from inspect_app.photos.processing import MAX_BYTES, PhotoData, inspect_photo, make_renditions
+from inspect_app.templating import humanize, local_date
+from inspect_app.types import LOCAL_TZ, local, new_id
+
+# What a photo can be attached to: the id a form or device sends, and the record it names.
+TARGETS: dict[str, type] = {
+    "inspection_id": Inspection,
+    "finding_id": Finding,
+    "corrective_action_id": CorrectiveAction,
+    "log_entry_id": MaintenanceLogEntry,
+    "structure_id": StormwaterStructure,
+}
+# The Photo columns that say where a photo belongs (a close-out photo is named by its corrective action).
+LINK_COLUMNS = ("inspection_id", "finding_id", "structure_id", "log_entry_id")
+RENDITIONS = ("original", "display", "thumb")
+
+
+class PhotoRefused(ValueError):
+    """A good photo that cannot go where it was sent (a submitted report, another permit's record...)."""
+
+
+def blob_store() -> BlobStore:
+    """The app's blob store."""
+    return BlobStore(current_app.config["BLOB_ROOT"])
+
+
+def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None = None,
+                inspection: Inspection | None = None, finding: Finding | None = None,
+                corrective_action: CorrectiveAction | None = None,
+                log_entry: MaintenanceLogEntry | None = None,
+                structure: StormwaterStructure | None = None, photo_id: str | None = None) -> Photo:
+    """Check a photo, store its original and renditions, link it and audit it; nothing stored if refused.
+
+    Raises PhotoRejected for a file that is no acceptable photo and PhotoRefused for a place it cannot go.
+    The same photo sent again (same ``photo_id``, or same bytes to the same place) gives the first Photo.
+    """
+    inspection = inspection or (finding.inspection if finding is not None else None)
+    _check_target(permit, inspection, finding, corrective_action, log_entry, structure)
+    _check_photo_id(photo_id)
+    stream = _seekable_stream(data)
+    info = inspect_photo(stream)  # PhotoRejected: empty, too large, not an image, too many pixels
+    links = _links({"inspection": inspection, "finding": finding, "structure": structure,
+                    "log_entry": log_entry})
+    earlier = _earlier_upload(permit, info.sha256, links, corrective_action, photo_id)
+    if earlier is not None:
+        return earlier
+    # Renditions are made before anything is written: a JPEG damaged past its headers fails here.
+    display, thumb = make_renditions(stream)
+    store = blob_store()
+    stream.seek(0)
+    original_sha = _put_blob(store, stream, info.content_type, info.sha256)
+    photo = Photo(
+        id=photo_id or new_id(), permit_id=permit.id, original_sha256=original_sha,
+        display_sha256=_put_blob(store, io.BytesIO(display), "image/jpeg"),
+        thumb_sha256=_put_blob(store, io.BytesIO(thumb), "image/jpeg"),
+        width=info.width, height=info.height, taken_at=_utc(info.taken_at),
+        latitude=info.latitude, longitude=info.longitude, caption=_caption(caption),
+        uploaded_by_id=getattr(actor, "id", None), **links,
+    )
+    db.session.add(photo)
+    audit.record(actor, "photo.create", photo)
+    if corrective_action is not None:
+        _attach_evidence(actor, corrective_action, photo)
+    return photo
+
+
+def store_photo_from_blob(actor, permit: Permit, sha: str, **target: Any) -> Photo:
+    """Make a Photo of an original already uploaded to the blob store (the resumable sync upload)."""
+    with blob_store().open(sha) as stream:
+        return store_photo(actor, permit, stream, **target)
+
+
+def update_caption(actor, photo: Photo, caption: str | None) -> Photo:
+    """Change a photo's caption, unless the record it belongs to is closed."""
+    reason = locked_reason(photo)
+    if reason:
+        raise PhotoRefused(reason)
+    before = audit.snapshot(photo)
+    photo.caption = _caption(caption)
+    audit.record(actor, "photo.caption", photo, before)
+    return photo
+
+
+def locked_reason(photo: Photo) -> str | None:
+    """Why the photo can no longer change (its report was submitted...), or None if it can."""
+    if photo.inspection_id:
+        reason = _inspection_locked(db.session.get(Inspection, photo.inspection_id))
+        if reason:
+            return reason
+    action = db.session.scalar(select(CorrectiveAction).where(CorrectiveAction.evidence_photo_id == photo.id))
+    return _action_locked(action) if action is not None else None
+
+
+def resolve_target(permit: Permit, ids: Mapping[str, str | None]) -> dict[str, Any]:
+    """The records named by ``ids`` (keys of TARGETS) as store_photo keywords; LookupError if one is
+    missing or belongs to another permit."""
+    target: dict[str, Any] = {}
+    for key, model in TARGETS.items():
+        record_id = ids.get(key)
+        if not record_id:
+            continue
+        record = db.session.get(model, record_id)
+        if record is None or record.permit_id != permit.id:
+            raise LookupError(f"No such {key.removesuffix('_id').replace('_', ' ')} on this permit.")
+        target[key.removesuffix("_id")] = record
+    return target
+
+
+def photos_for(permit: Permit, target: Mapping[str, Any]) -> list[Photo]:
+    """The photos attached to exactly this target (the records resolve_target gives), oldest first.
+
+    A close-out's photo is its corrective action's evidence; otherwise the photo's links must match:
+    an inspection's own photos leave out those of its findings and structures, which have their own.
+    """
+    action = target.get("corrective_action")
+    if action is not None:
+        evidence = db.session.get(Photo, action.evidence_photo_id) if action.evidence_photo_id else None
+        return [evidence] if evidence else []
+    links = _links(target)
+    query = select(Photo).where(Photo.permit_id == permit.id)
+    for column in LINK_COLUMNS:
+        attribute = getattr(Photo, column)
+        query = query.where(attribute == links[column] if links[column] else attribute.is_(None))
+    return list(db.session.scalars(query.order_by(Photo.created_at, Photo.id)))
+
+
+def permit_photos(permit: Permit) -> Select[tuple[Photo]]:
+    """A query of every photo of ``permit``, newest first."""
+    return select(Photo).where(Photo.permit_id == permit.id).order_by(Photo.created_at.desc(), Photo.id)
+
+
+def attachments(photos: list[Photo]) -> dict[str, str]:
+    """For each photo id, what the photo is attached to, in words (for the permit's photo list)."""
+    def records(model: type, column: str) -> dict[str, Any]:
+        ids = {getattr(photo, column) for photo in photos} - {None}
+        return {r.id: r for r in db.session.scalars(select(model).where(model.id.in_(ids)))} if ids else {}
+
+    inspections, findings = records(Inspection, "inspection_id"), records(Finding, "finding_id")
+    structures = records(StormwaterStructure, "structure_id")
+    log_entries = records(MaintenanceLogEntry, "log_entry_id")
+    evidence = set(db.session.scalars(select(CorrectiveAction.evidence_photo_id).where(
+        CorrectiveAction.evidence_photo_id.in_([photo.id for photo in photos]))))
+    described = {}
+    for photo in photos:
+        parts = []
+        if photo.inspection_id in inspections:
+            inspection = inspections[photo.inspection_id]
+            parts.append(f"{humanize(inspection.type)} inspection, {local_date(inspection.performed_at)}")
+        if photo.finding_id in findings:
+            parts.append(f"finding: {_short(findings[photo.finding_id].description)}")
+        if photo.structure_id in structures:
+            parts.append(structures[photo.structure_id].name)
+        if photo.log_entry_id in log_entries:
+            entry = log_entries[photo.log_entry_id]
+            parts.append(f"O&M log, {local_date(entry.performed_on)}")
+        if photo.id in evidence:
+            parts.append("close-out evidence of a corrective action")
+        described[photo.id] = "; ".join(parts) or "the permit"
+    return described
+
+
+def target_locked_reason(target: Mapping[str, Any]) -> str | None:
+    """Why photos can no longer be added to this target, or None if they can."""
+    inspection = target.get("inspection") or getattr(target.get("finding"), "inspection", None)
+    action = target.get("corrective_action")
+    return _inspection_locked(inspection) or (_action_locked(action) if action else None)
+
+
+def rendition(photo: Photo, kind: str) -> tuple[Path, str, str]:
+    """(file path, content type, sha) of the photo's original, display or thumb; KeyError if unknown."""
+    sha = {"original": photo.original_sha256, "display": photo.display_sha256,
+           "thumb": photo.thumb_sha256}[kind]
+    blob = db.session.get(Blob, sha)
+    return blob_store().path(sha), blob.content_type if blob else "application/octet-stream", sha
+
+
+def _check_target(permit: Permit, inspection, finding, corrective_action, log_entry, structure) -> None:
+    """Every record the photo goes to belongs to ``permit``, and none of them is closed."""
+    for record in (inspection, finding, corrective_action, log_entry, structure):
+        if record is not None and record.permit_id != permit.id:
+            raise PhotoRefused("That record belongs to another permit.")
+    if finding is not None and inspection is not None and finding.inspection_id != inspection.id:
+        raise PhotoRefused("That finding belongs to another inspection.")
+    reason = _inspection_locked(inspection) or (
+        _action_locked(corrective_action) if corrective_action is not None else None)
+    if reason:
+        raise PhotoRefused(reason)
+
+
+def _inspection_locked(inspection: Inspection | None) -> str | None:
+    if inspection is None or not inspection.is_submitted:
+        return None
+    # A submitted report is the legal record and never changes (SPEC *Inspection*); corrections amend it.
+    when = local(inspection.submitted_at)
+    on = f" on {when:%b %-d, %Y}" if when else ""
+    return (f"This inspection report was submitted{on} and can no longer change. "
+            "To add photos, start an amendment of the report.")
+
+
+def _action_locked(action: CorrectiveAction) -> str | None:
+    if action.status != "verified":
+        return None
+    return "This corrective action was verified as closed; its close-out evidence can no longer change."
+
+
+def _check_photo_id(photo_id: str | None) -> None:
+    if photo_id is None:
+        return
+    try:
+        uuid.UUID(photo_id)
+    except ValueError:
+        raise PhotoRefused("The photo id is not a UUID.") from None
+
+
+def _earlier_upload(permit: Permit, sha: str, links: dict[str, str | None],
+                    action: CorrectiveAction | None, photo_id: str | None) -> Photo | None:
+    """The Photo this upload repeats (a device replaying its id, or a retried form), if any."""
+    if photo_id is not None:
+        photo = db.session.get(Photo, photo_id)
+        if photo is None:
+            return None
+        if photo.original_sha256 != sha or photo.permit_id != permit.id:
+            raise PhotoRefused("A different photo already has this photo id.")
+        return photo
+    if action is not None:  # a close-out photo is the action's evidence, checked by its id
+        evidence = db.session.get(Photo, action.evidence_photo_id) if action.evidence_photo_id else None
+        return evidence if evidence is not None and evidence.original_sha256 == sha else None
+    query = select(Photo).where(Photo.permit_id == permit.id, Photo.original_sha256 == sha)
+    for column, value in links.items():
+        attribute = getattr(Photo, column)
+        query = query.where(attribute == value if value else attribute.is_(None))
+    return db.session.scalars(query.limit(1)).first()
+
+
+def _attach_evidence(actor, action: CorrectiveAction, photo: Photo) -> None:
+    """Make ``photo`` the close-out evidence of ``action`` (CGP Part 5.4: document the corrective action)."""
+    before = audit.snapshot(action)
+    action.evidence_photo_id = photo.id
+    action.revision += 1
+    audit.record(actor, "corrective_action.evidence", action, before)
+
+
+def _put_blob(store: BlobStore, stream: BinaryIO, content_type: str, expected_sha: str | None = None) -> str:
+    """Store the bytes and make sure a Blob row names them; safe when two uploads race."""
+    sha = store.put_file(stream, expected_sha)
+    values = {"sha256": sha, "size": store.size(sha), "content_type": content_type}
+    dialect = db.session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    db.session.execute(insert(Blob).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
+    return sha
+
+
+def _seekable_stream(data: PhotoData) -> BinaryIO:
+    """A stream that can be read more than once: checks, renditions and storage each read it."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return io.BytesIO(data)
+    if data.seekable():
+        data.seek(0)
+        return data
+    return io.BytesIO(data.read(MAX_BYTES + 1))  # one byte over is enough to refuse it as too large
+
+
+def _utc(taken_at: dt.datetime | None) -> dt.datetime | None:
+    """EXIF time as aware UTC; a camera time without a zone is local time in the town."""
+    if taken_at is None:
+        return None
+    if taken_at.tzinfo is None:
+        taken_at = taken_at.replace(tzinfo=LOCAL_TZ)
+    return taken_at.astimezone(dt.UTC)
+
+
+def _caption(caption: str | None) -> str | None:
+    return (caption or "").strip() or None
+
+
+def _short(text: str, length: int = 60) -> str:
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
+
+
+def _id(record: Any) -> str | None:
+    return record.id if record is not None else None
+
+
+def _links(target: Mapping[str, Any]) -> dict[str, str | None]:
+    """The Photo link columns for a target; a finding's photos belong to its inspection too."""
+    finding = target.get("finding")
+    inspection = target.get("inspection") or getattr(finding, "inspection", None)
+    return {"inspection_id": _id(inspection), "finding_id": _id(finding),
+            "structure_id": _id(target.get("structure")), "log_entry_id": _id(target.get("log_entry"))}

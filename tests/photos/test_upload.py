@@ -1,0 +1,308 @@
+"""Uploading photos through the app: stored byte for byte with renditions, refused when bad, private."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+
+import pytest
+from PIL import Image
+from sqlalchemy import func, select
+from tests.photos.photo_builders import (
+    BLUE, RED, blob_files, make_corrective_action, make_finding, make_inspection, make_jpeg, png_declaring,
+)
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.extensions import db
+from inspect_app.photos.models import Blob, Photo
+
+
+def upload(as_user, permit, data: bytes, *, caption: str = "", filename: str = "site.jpg", htmx=True,
+           **target):
+    """POST a photo the way the picker does: the target in the URL, the file and caption in the body."""
+    query = "&".join(f"{key}={value}" for key, value in target.items())
+    return as_user.post(f"/permits/{permit.id}/photos?{query}",
+                        {"photo": (io.BytesIO(data), filename), "caption": caption}, htmx=htmx)
+
+
+def fetch(as_user, url: str, **kwargs):
+    """GET a photo file, read it whole and close it (a sent file stays open until closed)."""
+    response = as_user.get(url, **kwargs)
+    response.get_data()
+    response.close()
+    return response
+
+
+def count(model) -> int:
+    return db.session.scalar(select(func.count()).select_from(model))
+
+
+def photo_audit() -> list[str]:
+    """The audit log entries the photo uploads wrote (the fixtures' own are left out)."""
+    return list(db.session.scalars(select(AuditEntry.action).where(
+        AuditEntry.entity.in_(("photos", "corrective_actions"))).order_by(AuditEntry.seq)))
+
+
+def image(response) -> Image.Image:
+    picture = Image.open(io.BytesIO(response.data))
+    picture.load()
+    return picture
+
+
+def near(pixel, colour, tolerance: int = 40) -> bool:
+    return all(abs(a - b) <= tolerance for a, b in zip(pixel, colour))
+
+
+def test_photo_on_a_draft_inspection_keeps_the_original_and_shows_upright(site, login):
+    inspector = login(site["inspector"])
+    data = make_jpeg((1200, 900), orientation=6, taken="2026:06:03 09:30:12")
+
+    response = upload(inspector, site["permit"], data, caption="Silt fence at the NE corner",
+                      inspection_id=site["inspection"].id)
+
+    assert response.status_code == 200, response.text
+    photo = db.session.scalars(select(Photo)).one()
+    assert 'class="photo-picker"' in response.text and "Silt fence at the NE corner" in response.text
+    assert f"/photos/{photo.id}/thumb" in response.text
+    assert "Jun 3, 2026 9:30 AM" in response.text  # EXIF time shown in town time
+    assert (photo.inspection_id, photo.caption) == (site["inspection"].id, "Silt fence at the NE corner")
+    assert (photo.width, photo.height) == (900, 1200)
+    # The camera wrote no zone: 9:30 in Longmeadow in June is 13:30 UTC.
+    assert photo.taken_at == dt.datetime(2026, 6, 3, 13, 30, 12, tzinfo=dt.UTC)
+    assert photo.latitude == pytest.approx(42.05, abs=1e-4)
+    assert photo.longitude == pytest.approx(-72.58, abs=1e-4)
+
+    original = fetch(inspector, f"/photos/{photo.id}/original")
+    assert original.status_code == 200
+    assert hashlib.sha256(original.data).hexdigest() == hashlib.sha256(data).hexdigest() == photo.original_sha256
+    assert original.content_type == "image/jpeg"
+    assert original.headers["ETag"] == f'"{photo.original_sha256}"'
+    assert {"private", "immutable", "max-age=31536000"} <= {
+        part.strip() for part in original.headers["Cache-Control"].split(",")}
+
+    display = image(fetch(inspector, f"/photos/{photo.id}/display"))
+    assert display.size == (900, 1200)  # portrait: orientation 6 turned upright, not upscaled
+    assert near(display.getpixel((880, 600)), RED) and near(display.getpixel((20, 600)), BLUE)
+    thumb = fetch(inspector, f"/photos/{photo.id}/thumb")
+    assert thumb.content_type == "image/jpeg"
+    assert image(thumb).size == (240, 320)
+
+    blobs = {blob.sha256: blob for blob in db.session.scalars(select(Blob))}
+    assert set(blobs) == {photo.original_sha256, photo.display_sha256, photo.thumb_sha256}
+    assert blobs[photo.original_sha256].size == len(data)
+    assert {blob.content_type for blob in blobs.values()} == {"image/jpeg"}
+    entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "photo.create")).one()
+    assert (entry.entity_id, entry.actor_id, entry.permit_id) == (photo.id, site["inspector"].id,
+                                                                  site["permit"].id)
+
+
+def test_a_second_get_with_the_etag_is_not_modified(site, login):
+    inspector = login(site["inspector"])
+    upload(inspector, site["permit"], make_jpeg(), inspection_id=site["inspection"].id)
+    photo = db.session.scalars(select(Photo)).one()
+
+    again = fetch(inspector.client, f"/photos/{photo.id}/thumb",
+                  headers={"If-None-Match": f'"{photo.thumb_sha256}"'})
+
+    assert again.status_code == 304 and again.data == b""
+
+
+REFUSED = [
+    pytest.param(png_declaring(20_000, 20_000), "bomb.png", "too many pixels", id="decompression-bomb"),
+    pytest.param(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n" * 20, "plan.jpg", "not an image",
+                 id="non-image"),
+    pytest.param(b"", "empty.jpg", "empty", id="empty-file"),
+    pytest.param(make_jpeg()[:2000], "cut.jpg", "damaged", id="truncated-jpeg"),
+]
+
+
+@pytest.mark.parametrize(("data", "filename", "says"), REFUSED)
+def test_a_bad_file_is_refused_beside_the_input_and_nothing_is_stored(site, login, app, data,
+                                                                       filename, says):
+    inspector = login(site["inspector"])
+    files_before = blob_files(app)
+
+    response = upload(inspector, site["permit"], data, filename=filename, caption="Should not stay",
+                      inspection_id=site["inspection"].id)
+
+    assert response.status_code == 422
+    field = response.text.split('class="field has-error', 1)[1].split("</div>", 1)[0]
+    assert 'type="file"' in field and says in field.lower()
+    assert 'value="Should not stay"' in response.text  # the caption typed is kept for the next try
+    assert (count(Photo), count(Blob), photo_audit()) == (0, 0, [])
+    assert blob_files(app) == files_before
+
+
+def test_no_file_chosen_says_so(site, login):
+    response = login(site["inspector"]).post(
+        f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}", {"caption": "x"},
+        htmx=True)
+
+    assert response.status_code == 422
+    assert "Choose a photo, or take one with the camera." in response.text
+    assert count(Photo) == 0
+
+
+def test_a_submitted_inspection_takes_no_more_photos(site, login, app):
+    submitted = make_inspection(site["permit"], site["inspector"], status="submitted")
+    files_before = blob_files(app)
+
+    response = upload(login(site["inspector"]), site["permit"], make_jpeg(), inspection_id=submitted.id)
+
+    assert response.status_code == 422
+    assert "This inspection report was submitted on Jun 3, 2026 and can no longer change" in response.text
+    assert (count(Photo), count(Blob)) == (0, 0)
+    assert blob_files(app) == files_before
+
+
+def test_a_submitted_inspections_findings_take_no_more_photos(site, login):
+    finding = make_finding(make_inspection(site["permit"], site["inspector"], status="submitted"))
+
+    response = upload(login(site["inspector"]), site["permit"], make_jpeg(), finding_id=finding.id)
+
+    assert response.status_code == 422 and "can no longer change" in response.text
+    assert count(Photo) == 0
+
+
+@pytest.mark.parametrize("outsider", ["other_inspector", "other_permittee"])
+def test_people_who_cannot_see_the_permit_cannot_get_or_add_photos(site, login, outsider):
+    upload(login(site["inspector"]), site["permit"], make_jpeg(), inspection_id=site["inspection"].id)
+    photo = db.session.scalars(select(Photo)).one()
+    stranger = login(site[outsider])
+
+    for kind in ("original", "display", "thumb"):
+        assert fetch(stranger, f"/photos/{photo.id}/{kind}").status_code == 404
+    assert stranger.get(f"/permits/{site['permit'].id}/photos").status_code == 404
+    response = upload(stranger, site["permit"], make_jpeg(shade=30), inspection_id=site["inspection"].id)
+    assert response.status_code == 404
+    assert count(Photo) == 1
+
+
+def test_the_owner_sees_the_photos_but_does_not_add_or_caption_an_inspections(site, login):
+    upload(login(site["inspector"]), site["permit"], make_jpeg(), inspection_id=site["inspection"].id)
+    photo = db.session.scalars(select(Photo)).one()
+    owner = login(site["owner"])
+
+    assert fetch(owner, f"/photos/{photo.id}/display").status_code == 200
+    response = upload(owner, site["permit"], make_jpeg(shade=30), inspection_id=site["inspection"].id)
+    assert response.status_code == 403
+    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 403
+    db.session.expire_all()
+    assert count(Photo) == 1 and db.session.get(Photo, photo.id).caption is None
+
+
+def test_the_same_photo_id_sent_twice_makes_one_photo(site, login):
+    inspector = login(site["inspector"])
+    photo_id = "0b7e1c9e-8f7a-4a57-9d1e-3f0c2b6a9e11"
+    data = make_jpeg()
+    url = f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}"
+
+    for _ in range(2):
+        response = inspector.post(url, {"photo": (io.BytesIO(data), "a.jpg"), "photo_id": photo_id}, htmx=True)
+        assert response.status_code == 200
+    other = inspector.post(url, {"photo": (io.BytesIO(make_jpeg(shade=30)), "b.jpg"), "photo_id": photo_id},
+                           htmx=True)
+
+    assert db.session.scalars(select(Photo.id)).all() == [photo_id]
+    assert photo_audit() == ["photo.create"]
+    assert other.status_code == 422 and "A different photo already has this photo id." in other.text
+
+
+def test_a_record_of_another_permit_is_not_found(site, login, make):
+    elsewhere = make.permit(inspectors=[site["inspector"]])
+    foreign = make_inspection(elsewhere, site["inspector"])
+
+    response = upload(login(site["inspector"]), site["permit"], make_jpeg(), inspection_id=foreign.id)
+
+    assert response.status_code == 404
+    assert count(Photo) == 0
+
+
+def test_a_findings_photos_are_its_own(site, login):
+    inspector = login(site["inspector"])
+    finding = make_finding(site["inspection"])
+
+    upload(inspector, site["permit"], make_jpeg(), caption="Whole site", inspection_id=site["inspection"].id)
+    on_finding = upload(inspector, site["permit"], make_jpeg(shade=30), caption="Fence down",
+                        finding_id=finding.id)
+
+    assert "Fence down" in on_finding.text and "Whole site" not in on_finding.text
+    photo = db.session.scalars(select(Photo).where(Photo.finding_id == finding.id)).one()
+    assert photo.inspection_id == site["inspection"].id  # a finding's photo is part of its report
+
+
+def test_a_close_out_photo_becomes_the_corrective_actions_evidence(site, login):
+    action = make_corrective_action(make_finding(site["inspection"]))
+    owner = login(site["owner"])  # the permittee closes out corrective actions
+
+    response = upload(owner, site["permit"], make_jpeg(), caption="Fence re-staked",
+                      corrective_action_id=action.id)
+
+    assert response.status_code == 200 and "Fence re-staked" in response.text
+    photo = db.session.scalars(select(Photo)).one()
+    db.session.refresh(action)
+    assert action.evidence_photo_id == photo.id
+    assert photo.finding_id is None and photo.inspection_id is None
+    assert sorted(photo_audit()) == ["corrective_action.evidence", "photo.create"]
+
+
+def test_a_verified_close_out_keeps_its_evidence(site, login):
+    action = make_corrective_action(make_finding(site["inspection"]), status="verified")
+
+    response = upload(login(site["owner"]), site["permit"], make_jpeg(), corrective_action_id=action.id)
+
+    assert response.status_code == 422 and "verified" in response.text
+    assert count(Photo) == 0
+
+
+def test_captions_change_while_the_report_is_a_draft_only(site, login):
+    inspector = login(site["inspector"])
+    upload(inspector, site["permit"], make_jpeg(), caption="Frist", inspection_id=site["inspection"].id)
+    photo = db.session.scalars(select(Photo)).one()
+
+    edited = inspector.post(f"/photos/{photo.id}/caption", {"caption": "First inlet protection"}, htmx=True)
+
+    assert edited.status_code == 200 and "First inlet protection" in edited.text
+    db.session.expire_all()  # read what the request stored, not what this session loaded before
+    assert db.session.get(Photo, photo.id).caption == "First inlet protection"
+
+    site["inspection"].status, site["inspection"].submitted_at = "submitted", dt.datetime.now(dt.UTC)
+    db.session.commit()
+    refused = inspector.post(f"/photos/{photo.id}/caption", {"caption": "Changed later"}, htmx=True)
+
+    assert refused.status_code == 422 and "can no longer change" in refused.text
+    db.session.expire_all()
+    assert db.session.get(Photo, photo.id).caption == "First inlet protection"
+
+
+def test_an_upload_over_the_request_limit_gets_a_page_in_words(site, login, app):
+    inspector = login(site["inspector"])
+    app.config["MAX_CONTENT_LENGTH"] = 50_000
+
+    response = upload(inspector, site["permit"], make_jpeg((1600, 1200)) + b"\0" * 60_000,
+                      inspection_id=site["inspection"].id, htmx=False)
+
+    assert response.status_code == 413
+    assert "The upload is too large" in response.text and "the limit is 48 KB" in response.text
+    assert count(Photo) == 0
+
+
+def test_an_upload_without_htmx_goes_to_the_permits_photos(site, login):
+    inspector = login(site["inspector"])
+
+    response = upload(inspector, site["permit"], make_jpeg(), caption="Stockpile covered",
+                      inspection_id=site["inspection"].id, htmx=False)
+
+    assert response.status_code == 303
+    page = inspector.get(response.headers["Location"])
+    assert "Stockpile covered" in page.text and "Erosion control inspection, Jun 3, 2026" in page.text
+    refused = upload(inspector, site["permit"], b"not a photo", inspection_id=site["inspection"].id,
+                     htmx=False)
+    assert refused.status_code == 422 and "<html" in refused.text and "not an image" in refused.text
+
+
+def test_an_upload_must_say_what_it_is_of(site, login):
+    response = upload(login(site["inspector"]), site["permit"], make_jpeg())
+
+    assert response.status_code == 400
+    assert "Say what the photo is of" in response.text
