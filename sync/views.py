@@ -1,0 +1,247 @@
+"""The sync API (docs/sync.md): push, pull, snapshots, resumable blobs, device tokens, conflicts.
+
+Every answer is JSON. A request is signed in either by the browser's session (then unsafe methods
+need the CSRF token in the `X-CSRFToken` header) or by a device's bearer token (no cookie, so no
+CSRF to forge; the token can be revoked by an admin).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, current_app, g, jsonify, request
+from flask_login import current_user
+from flask_wtf.csrf import CSRFError
+from sqlalchemy import select
+from werkzeug.exceptions import HTTPException
+
+from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import allowed, visible_permits
+from inspect_app.audit import services as audit
+from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
+from inspect_app.extensions import csrf, db
+from inspect_app.permits.models import Permit
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.types import utcnow
+
+from sync import cli, services
+from sync.models import SyncConflict, SyncDevice, SyncOperation
+from sync.openapi import OPENAPI
+
+bp = Blueprint("sync", __name__, url_prefix="/sync", cli_group="sync")
+# CSRF is checked below for session requests only; a bearer token is not sent by the browser on its own.
+csrf.exempt(bp)
+for _command in cli.COMMANDS:
+    bp.cli.add_command(_command)
+PUBLIC_ENDPOINTS = {"sync.openapi"}
+
+
+@bp.before_request
+def authenticate():
+    """Sign the request in by device token, or check the session's CSRF token on unsafe methods."""
+    g.sync_device = None
+    header = request.headers.get("Authorization", "")
+    if header.lower().startswith("bearer "):
+        device = services.device_for_token(header[7:].strip())
+        if device is None:
+            return _error(401, "The device token is unknown or has been revoked.")
+        g._login_user = db.session.get(User, device.user_id)  # Flask-Login's user for this request only
+        g.sync_device = device
+        return None
+    if request.endpoint in PUBLIC_ENDPOINTS:
+        return None
+    if not current_user.is_authenticated:
+        return _error(401, "Sign in, or send a device token as 'Authorization: Bearer <token>'.")
+    if current_app.config.get("WTF_CSRF_ENABLED", True):
+        csrf.protect()
+    return None
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """The OpenAPI description of this API."""
+    return jsonify(OPENAPI)
+
+
+@bp.post("/push")
+def push():
+    """Apply a batch of operations, each exactly once, in order; one answer per operation."""
+    body = _body(services.setting("SYNC_MAX_BODY_BYTES", services.MAX_BODY_BYTES))
+    received_at = utcnow()
+    try:
+        ops, offset = services.parse_batch(body, received_at)
+    except services.BatchError as error:
+        return _error(error.status, str(error), problems=error.problems)
+    device_id = g.sync_device.id if g.sync_device else None
+    results = services.push(current_user, device_id, ops, offset)
+    return jsonify({"results": results, "received_at": received_at.isoformat()})
+
+
+@bp.get("/ops/<op_id>")
+def operation(op_id: str):
+    """The stored answer for one operation this user pushed."""
+    row = db.session.get(SyncOperation, op_id)
+    if row is None or row.user_id != current_user.id:
+        return _error(404, "No operation with that id from you.")
+    return jsonify({"op_id": row.op_id, **row.result, "device_time": row.device_time,
+                    "received_at": row.received_at.isoformat()})
+
+
+@bp.get("/changes")
+def changes():
+    """The changes after a cursor to the permits this user may see, one page at a time."""
+    cursor = request.args.get("cursor", 0, type=int)
+    limit = min(max(request.args.get("limit", services.PAGE_SIZE, type=int), 1), services.PAGE_SIZE)
+    return jsonify(services.changes(current_user, cursor, limit))
+
+
+@bp.get("/permits")
+def permits():
+    """The permits this user may see (an inspector: those assigned), to choose what to hold offline."""
+    rows = db.session.scalars(visible_permits(current_user).order_by(Permit.number))
+    return jsonify({"permits": [{"id": p.id, "number": p.number, "site_address": p.site_address,
+                                 "status": p.status, "revision": p.revision} for p in rows]})
+
+
+@bp.get("/permits/<permit_id>/snapshot")
+def snapshot(permit_id: str):
+    """Everything needed to inspect one permit offline."""
+    permit = db.session.get(Permit, permit_id)
+    if permit is None or not allowed(current_user, "permit.view", permit):
+        return _error(404, "No such permit, or you may not see it.")
+    return jsonify(services.snapshot(permit))
+
+
+@bp.route("/blobs/<sha>", methods=["GET", "HEAD"])
+def blob_status(sha: str):
+    """How many bytes of a blob the server holds, so an upload resumes from there."""
+    store = services.blob_store()
+    try:
+        received, complete = store.received(sha), store.exists(sha)
+    except BlobError as error:
+        return _error(400, str(error))
+    response = jsonify({"sha256": sha, "received": received, "complete": complete})
+    response.headers["Upload-Offset"] = str(received)
+    return response
+
+
+@bp.put("/blobs/<sha>")
+def blob_chunk(sha: str):
+    """Add a chunk at the offset given in the `Upload-Offset` header."""
+    offset = request.headers.get("Upload-Offset", type=int)
+    if offset is None or offset < 0:
+        return _error(400, "Send the chunk's starting byte in the Upload-Offset header.")
+    chunk = _body(services.setting("SYNC_MAX_CHUNK_BYTES", services.MAX_CHUNK_BYTES))
+    store = services.blob_store()
+    try:
+        store.begin(sha)
+        received = store.append(sha, offset, chunk)
+    except OffsetMismatch as error:
+        return _error(409, str(error), received=error.offset, headers={"Upload-Offset": str(error.offset)})
+    except BlobError as error:
+        return _error(400, str(error))
+    return jsonify({"sha256": sha, "received": received}), 200, {"Upload-Offset": str(received)}
+
+
+@bp.post("/blobs/<sha>/complete")
+def blob_complete(sha: str):
+    """Check the uploaded bytes against their SHA-256 and keep them; a mismatch discards them."""
+    content_type = str((request.get_json(silent=True) or {}).get("content_type") or "application/octet-stream")
+    try:
+        settled = services.complete_blob(sha, content_type[:100])
+    except HashMismatch as error:
+        return _error(422, str(error), received=0)
+    except BlobError as error:
+        return _error(400, str(error))
+    return jsonify({"sha256": sha, "complete": True, "operations_settled": settled})
+
+
+@bp.get("/devices")
+def devices():
+    """Device tokens and whose they are (admins)."""
+    _require_session("users.manage")
+    rows = db.session.scalars(select(SyncDevice).order_by(SyncDevice.created_at))
+    return jsonify({"devices": [_device(d) for d in rows]})
+
+
+@bp.post("/devices")
+def create_device():
+    """Make a device token for a user; the token is in this answer only (admins)."""
+    _require_session("users.manage")
+    data = request.get_json(silent=True) or {}
+    user = db.session.scalar(select(User).where(User.email == str(data.get("email", "")).strip().lower()))
+    if user is None or not str(data.get("name", "")).strip():
+        return _error(422, "Give the email of an existing user and a name for the device.")
+    device, token = services.create_device(current_user, user, str(data["name"]))
+    db.session.commit()
+    return jsonify({**_device(device), "token": token}), 201
+
+
+@bp.post("/devices/<device_id>/revoke")
+def revoke_device(device_id: str):
+    """Stop a device token from working (admins)."""
+    _require_session("users.manage")
+    device = db.get_or_404(SyncDevice, device_id)
+    services.revoke_device(current_user, device)
+    db.session.commit()
+    return jsonify(_device(device))
+
+
+@bp.get("/conflicts")
+def conflicts():
+    """Unresolved conflicts on the permits this user may see."""
+    visible = visible_permits(current_user).with_only_columns(Permit.id).scalar_subquery()
+    rows = db.session.scalars(select(SyncConflict).where(SyncConflict.resolved_at.is_(None),
+                                                         SyncConflict.permit_id.in_(visible)))
+    return jsonify({"conflicts": [audit.snapshot(c) for c in rows]})
+
+
+@bp.post("/conflicts/<conflict_id>/resolve")
+def resolve_conflict(conflict_id: str):
+    """Mark a conflict as looked at; the area's flag goes when none of its conflicts is open."""
+    conflict = db.get_or_404(SyncConflict, conflict_id)
+    area = db.get_or_404(DisturbedArea, conflict.entity_id)
+    if not allowed(current_user, "area.edit", area.permit):
+        abort(403)
+    services.resolve_conflict(current_user, conflict, area)
+    db.session.commit()
+    return jsonify(audit.snapshot(conflict))
+
+
+def _require_session(action: str) -> None:
+    # Device tokens sync; they do not administer (a stolen tablet cannot mint more tokens).
+    if g.sync_device is not None or not allowed(current_user, action):
+        abort(403)
+
+
+def _device(device: SyncDevice) -> dict[str, Any]:
+    data = audit.snapshot(device)
+    data.pop("token_sha256")
+    return data
+
+
+def _body(limit: int) -> bytes:
+    """The request body, refused with 413 (before reading it) when larger than `limit`."""
+    if request.content_length is not None and request.content_length > limit:
+        abort(413, f"The body is {request.content_length} bytes; the limit is {limit}.")
+    data = request.stream.read(limit + 1)
+    if len(data) > limit:
+        abort(413, f"The body is larger than the limit of {limit} bytes.")
+    return data
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None, **extra: Any):
+    return jsonify({"error": message, **extra}), status, headers or {}
+
+
+def _http_error(error: HTTPException):
+    return _error(error.code or 500, error.description or error.name)
+
+
+for _code in (400, 401, 403, 404, 405, 409, 413, 415, 422):
+    bp.register_error_handler(_code, _http_error)
+bp.register_error_handler(CSRFError, _http_error)
+
+
+@bp.errorhandler(500)
+def _server_error(error):
+    return _error(500, "The server failed on this request; nothing of it was lost: send it again.")

@@ -1,0 +1,99 @@
+"""Who may sync: a device token (revocable by an admin) or the browser session with its CSRF token."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.types import utcnow
+from sync.client import new_op
+from sync.models import SyncOperation
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def area_op(area, note: str = "") -> dict:
+    return new_op("area.status", area.id, {"status": "activity_ceased", "at": utcnow().isoformat(), "note": note}, 1)
+
+
+def test_without_a_token_or_session_nothing_is_read_or_written(client, make):
+    area = make.permit(areas=["Pad"]).areas[0]
+    assert client.post("/sync/push", json={"ops": [area_op(area)]}).status_code == 401
+    assert client.get("/sync/changes").status_code == 401
+    assert client.get("/sync/openapi.json").json["openapi"].startswith("3.1")
+    assert db.session.scalar(select(func.count()).select_from(SyncOperation)) == 0
+
+
+def test_a_session_push_needs_the_csrf_header(signed_in, make):
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    browser = signed_in(inspector)
+    refused = browser.client.post("/sync/push", json={"ops": [area_op(area)]})
+    assert refused.status_code == 400 and "CSRF" in refused.json["error"]
+    assert db.session.scalar(select(func.count()).select_from(SyncOperation)) == 0
+    accepted = browser.client.post("/sync/push", json={"ops": [area_op(area)]},
+                                   headers={"X-CSRFToken": browser.token})
+    assert accepted.json["results"][0]["status"] == "applied"
+
+
+def test_an_admin_revokes_a_device_token(client, signed_in, make):
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    admin = signed_in(make.user("admin", town=None))
+    made = admin.client.post("/sync/devices", json={"email": inspector.email, "name": "tablet 3"},
+                             headers={"X-CSRFToken": admin.token})
+    assert made.status_code == 201
+    token = made.json["token"]
+    assert "token_sha256" not in made.json
+    assert client.get("/sync/permits", headers=bearer(token)).json["permits"][0]["id"] == area.permit_id
+    # A device token syncs; it cannot make more tokens.
+    assert client.post("/sync/devices", json={"email": inspector.email, "name": "x"},
+                       headers=bearer(token)).status_code == 403
+    revoked = admin.client.post(f"/sync/devices/{made.json['id']}/revoke", headers={"X-CSRFToken": admin.token})
+    assert revoked.json["revoked_at"] is not None
+    refused = client.post("/sync/push", json={"ops": [area_op(area)]}, headers=bearer(token))
+    assert refused.status_code == 401 and "revoked" in refused.json["error"]
+    assert db.session.get(DisturbedArea, area.id).revision == 1
+
+
+def test_operations_outside_the_users_permits_are_rejected_with_reasons(client, make, device_token):
+    inspector, permittee = make.user("inspector"), make.user("permittee")
+    mine = make.permit(inspectors=[inspector], owner=permittee, areas=["Pad"])
+    other = make.permit(areas=["Elsewhere"])
+    notice = new_op("notice.give", "n1", {"permit_id": other.id, "inspection_type": "erosion_control",
+                                          "planned_for": (utcnow() + dt.timedelta(hours=30)).isoformat()})
+    answers = client.post("/sync/push", json={"ops": [area_op(other.areas[0]), notice]},
+                          headers=bearer(device_token(inspector))).json["results"]
+    assert [a["status"] for a in answers] == ["rejected", "rejected"]
+    assert "may not do area.edit" in answers[0]["reasons"]["record_id"]
+    assert answers[1]["reasons"] == {"payload.permit_id": "No such permit, or you may not see it."}
+    # A permittee sees the permit but may not record area status.
+    answer = client.post("/sync/push", json={"ops": [area_op(mine.areas[0])]},
+                         headers=bearer(device_token(permittee))).json["results"][0]
+    assert answer["status"] == "rejected"
+    assert db.session.get(DisturbedArea, mine.areas[0].id).revision == 1
+
+
+def test_pull_gives_only_the_changes_and_snapshots_a_user_may_see(client, make, device_token):
+    inspector = make.user("inspector")
+    mine = make.permit(inspectors=[inspector], areas=["Pad"], structures=["P-1"])
+    other = make.permit(areas=["Elsewhere"])
+    token = device_token(inspector)
+    page = client.get("/sync/changes?cursor=0&limit=2", headers=bearer(token)).json
+    assert page["more"] is True and len(page["changes"]) == 2
+    seen, cursor = list(page["changes"]), page["cursor"]
+    while page["more"]:
+        page = client.get(f"/sync/changes?cursor={cursor}&limit=2", headers=bearer(token)).json
+        seen += page["changes"]
+        cursor = page["cursor"]
+    assert {c["permit_id"] for c in seen} == {mine.id}
+    assert {"permit.create", "area.create", "structure.create"} <= {c["action"] for c in seen}
+    snap = client.get(f"/sync/permits/{mine.id}/snapshot", headers=bearer(token)).json
+    assert [a["name"] for a in snap["areas"]] == ["Pad"] and snap["structures"][0]["name"] == "P-1"
+    assert {t["key"] for t in snap["checklists"]} >= {"erosion_control", "pre_bury", "final"}
+    assert all("password_hash" not in p for p in snap["people"])
+    assert client.get(f"/sync/permits/{other.id}/snapshot", headers=bearer(token)).status_code == 404
