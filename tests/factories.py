@@ -59,6 +59,57 @@ class Factories:
         db.session.commit()
         return permit
 
+    def inspection(self, permit, type: str = "erosion_control", *, status: str = "submitted",
+                   evaluation: str | None = "compliant", performed_at: dt.datetime | None = None,
+                   inspector=None, **fields):
+        """An inspection report made directly with the model (no inspection UI needed)."""
+        from inspect_app.inspections.models import Inspection
+        from inspect_app.types import utcnow
+
+        performed_at = performed_at or utcnow()
+        inspection = Inspection(
+            permit_id=permit.id, type=type, status=status, evaluation=evaluation, performed_at=performed_at,
+            inspector_id=inspector.id if inspector else None,
+            inspector_name=inspector.name if inspector else "Test Inspector",
+            inspector_credentials=inspector.credentials if inspector else "P.E. (MA) No. 40000",
+            submitted_at=performed_at if status == "submitted" else None, **fields)
+        db.session.add(inspection)
+        db.session.commit()
+        return inspection
+
+    def finding(self, permit, inspection=None, *, description: str = "Silt fence down at the east line",
+                status: str = "open", **fields):
+        """A finding of `permit` (made on `inspection`, or a new violations inspection), directly with the model."""
+        from inspect_app.findings.models import Finding
+
+        inspection = inspection or self.inspection(permit, evaluation="violations")
+        finding = Finding(permit_id=permit.id, inspection_id=inspection.id, description=description,
+                          status=status, is_violation=True, **fields)
+        db.session.add(finding)
+        db.session.commit()
+        return finding
+
+    def photo(self, permit, *, inspection=None, finding=None, caption: str | None = "Silt fence, east line",
+              taken_at: str | None = "2026:06:10 10:15:00", size: tuple[int, int] = (320, 240), shade: int = 0):
+        """A real JPEG (with EXIF DateTimeOriginal when `taken_at`) stored through the photo service."""
+        import io
+
+        from PIL import Image, ImageDraw
+
+        from inspect_app.photos.services import store_photo
+
+        image = Image.new("RGB", size, (shade % 256, 110, 180 - shade % 180))
+        ImageDraw.Draw(image).rectangle((8, 8, size[0] // 2, size[1] // 2), fill=(250, 250, 250))
+        exif = Image.Exif()
+        if taken_at:
+            exif.get_ifd(0x8769)[0x9003] = taken_at  # Exif IFD: DateTimeOriginal, camera local time
+        out = io.BytesIO()
+        image.save(out, "JPEG", quality=80, exif=exif)
+        photo = store_photo(None, permit, io.BytesIO(out.getvalue()), caption=caption, inspection=inspection,
+                            finding=finding)
+        db.session.commit()
+        return photo
+
 
 _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 

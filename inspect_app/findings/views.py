@@ -1,4 +1,194 @@
-"""Pages of the findings domain."""
-from flask import Blueprint
+"""In-page (htmx) edits of a report's findings, corrective actions and punch list, and their review."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, url_for
+from flask_login import current_user, login_required
+
+from inspect_app.accounts.policy import allowed, require
+from inspect_app.extensions import db, htmx
+from inspect_app.findings import forms, services
+from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import ReportLocked, punch_items_of
+from inspect_app.inspections.views import load_inspection, locked, may_edit
+from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("findings", __name__)
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every findings page needs a signed-in user."""
+
+
+def page_context(inspection: Inspection, **overrides) -> dict:
+    """What the findings and punch-list parts of a report page show to the current user."""
+    permit, draft = inspection.permit, not inspection.is_submitted
+    editable = draft and may_edit(current_user, inspection)
+    picked = overrides.pop("forms_for", {})
+    return {
+        "findings": list(inspection.findings), "findings_editable": editable,
+        "finding_form": overrides.pop("finding_form", None) or forms.finding_form(permit),
+        "action_form": lambda f: picked.get(f"action-{f.id}") or forms.action_form(permit, f.id, formdata=None),
+        "close_form": lambda a: picked.get(f"close-{a.id}")
+        or forms.CloseOutForm(prefix=f"close-{a.id}", formdata=None),
+        "return_form": lambda f: picked.get(f"return-{f.id}")
+        or forms.ReturnForm(prefix=f"return-{f.id}", formdata=None),
+        "may_open_action": (editable or not draft) and allowed(current_user, "inspection.perform", permit),
+        "may_close": not draft and allowed(current_user, "action.close", permit),
+        "may_review": not draft and allowed(current_user, "finding.review", permit),
+        "punch_items": punch_items_of(inspection) if inspection.type == "walk_through" else [],
+        "punch_form": overrides.pop("punch_form", None) or forms.PunchForm(prefix="newpunch", formdata=None),
+    } | overrides
+
+
+def _answer(inspection: Inspection, template: str = "findings/_findings.html", status: int = 200, **overrides):
+    """The changed part for htmx, else the whole report page (303 back to it on success)."""
+    if htmx:
+        context = {"inspection": inspection, "permit": inspection.permit} | page_context(inspection, **overrides)
+        return render_template(template, **context), status
+    if status == 200:
+        return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="findings"), code=303)
+    from inspect_app.inspections.views import render_page
+
+    return render_page(inspection, status=status, extra=page_context(inspection, **overrides))
+
+
+def _finding(finding_id: str) -> Finding:
+    finding = db.get_or_404(Finding, finding_id)
+    load_inspection(finding.inspection_id)
+    return finding
+
+
+def _action(action_id: str) -> CorrectiveAction:
+    action = db.get_or_404(CorrectiveAction, action_id)
+    _finding(action.finding_id)
+    return action
+
+
+@bp.post("/inspections/<inspection_id>/findings")
+def add(inspection_id: str):
+    """Record a finding on the draft report."""
+    inspection = load_inspection(inspection_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(ReportLocked(inspection)))
+    form = forms.finding_form(inspection.permit)
+    if form.validate_on_submit():
+        fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}
+        try:
+            services.add_finding(current_user, inspection, **fields)
+        except services.FindingError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _answer(inspection)
+    return _answer(inspection, status=422, finding_form=form)
+
+
+@bp.post("/findings/<finding_id>/delete")
+def remove(finding_id: str):
+    """Take a finding off the draft report."""
+    finding = _finding(finding_id)
+    inspection = load_inspection(finding.inspection_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(ReportLocked(inspection)))
+    services.remove_finding(current_user, finding)
+    db.session.commit()
+    return _answer(inspection)
+
+
+@bp.post("/findings/<finding_id>/actions")
+def open_action(finding_id: str):
+    """Open a corrective action on a finding, with its deadline."""
+    finding = _finding(finding_id)
+    inspection = finding.inspection
+    require("inspection.perform", inspection.permit)
+    form = forms.action_form(inspection.permit, finding.id)
+    if form.validate_on_submit():
+        try:
+            services.open_action(current_user, finding, form.kind.data, form.description.data,
+                                 form.owner_id.data or None, form.owner_name.data)
+        except services.FindingError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _answer(inspection)
+    return _answer(inspection, status=422, forms_for={f"action-{finding.id}": form})
+
+
+@bp.post("/actions/<action_id>/close")
+def close_out(action_id: str):
+    """Record that a corrective action was done, with its evidence."""
+    action = _action(action_id)
+    inspection = action.finding.inspection
+    require("action.close", inspection.permit)
+    form = forms.CloseOutForm(prefix=f"close-{action.id}")
+    if form.validate_on_submit():
+        try:
+            services.close_out(current_user, action, form.completed_at.data.replace(tzinfo=LOCAL_TZ),
+                               form.note.data, form.evidence_photo_id.data)
+        except services.FindingError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _answer(inspection)
+    return _answer(inspection, status=422, forms_for={f"close-{action.id}": form})
+
+
+@bp.post("/actions/<action_id>/verify")
+def verify(action_id: str):
+    """An agent confirms a corrective action's close-out."""
+    action = _action(action_id)
+    inspection = action.finding.inspection
+    require("finding.review", inspection.permit)
+    try:
+        services.verify(current_user, action)
+    except services.FindingError as error:
+        abort(400, description=str(error))
+    db.session.commit()
+    return _answer(inspection)
+
+
+@bp.post("/findings/<finding_id>/return")
+def send_back(finding_id: str):
+    """An agent sends a finding back to the field with a comment."""
+    finding = _finding(finding_id)
+    inspection = finding.inspection
+    require("finding.review", inspection.permit)
+    form = forms.ReturnForm(prefix=f"return-{finding.id}")
+    if form.validate_on_submit():
+        services.return_to_field(current_user, finding, form.comment.data)
+        db.session.commit()
+        return _answer(inspection)
+    return _answer(inspection, status=422, forms_for={f"return-{finding.id}": form})
+
+
+@bp.post("/inspections/<inspection_id>/punch")
+def add_punch(inspection_id: str):
+    """Add an item of remaining work to the walk-through's punch list."""
+    inspection = load_inspection(inspection_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(ReportLocked(inspection)))
+    form = forms.PunchForm(prefix="newpunch")
+    if form.validate_on_submit():
+        try:
+            services.add_punch_item(current_user, inspection, form.description.data)
+        except services.FindingError as error:
+            form.description.errors.append(str(error))
+        else:
+            db.session.commit()
+            return _answer(inspection, "findings/_punch.html")
+    return _answer(inspection, "findings/_punch.html", 422, punch_form=form)
+
+
+@bp.post("/punch/<item_id>/delete")
+def remove_punch(item_id: str):
+    """Take an item off the draft walk-through's punch list."""
+    item = db.get_or_404(PunchListItem, item_id)
+    inspection = load_inspection(item.walk_through_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(ReportLocked(inspection)))
+    services.remove_punch_item(current_user, item)
+    db.session.commit()
+    return _answer(inspection, "findings/_punch.html")

@@ -1,4 +1,192 @@
-"""Pages of the inspections domain."""
-from flask import Blueprint
+"""Inspection pages: start, the draft form, submit, amend, the 24-hour notice, the signature image."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask_login import current_user, login_required
+
+from inspect_app.accounts.policy import allowed, require
+from inspect_app.blobstore import BlobStore
+from inspect_app.extensions import db, htmx
+from inspect_app.findings import services as findings
+from inspect_app.inspections import forms, services
+from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
+from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("inspections", __name__)
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every inspection page needs a signed-in user."""
+
+
+def _permit(permit_id: str) -> Permit:
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    return permit
+
+
+def may_edit(user, inspection: Inspection) -> bool:
+    """Whether `user` may fill in this draft: whoever may perform its type on its permit."""
+    return allowed(user, services.action_for(inspection.type), inspection.permit)
+
+
+def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
+    """The inspection, if the current user may see it (drafts only by those who may fill them in)."""
+    inspection = db.get_or_404(Inspection, inspection_id)
+    _permit(inspection.permit_id)
+    if not inspection.is_submitted and not may_edit(current_user, inspection):
+        abort(404)
+    if edit:
+        require(services.action_for(inspection.type), inspection.permit)
+    return inspection
+
+
+def locked(inspection: Inspection, message: str):
+    """The answer to any change of a submitted report: 403 with the reason and the way to correct it."""
+    return render_template("inspections/locked.html", inspection=inspection, message=message), 403
+
+
+def section(permit: Permit, notice_form=None) -> dict:
+    """What the permit page's Inspections section shows to the current user."""
+    profile = profile_of(permit)
+    startable = [k for k in profile.inspection_types if allowed(current_user, services.action_for(k.key), permit)]
+    may_notice = allowed(current_user, "inspection.notice", permit)
+    return {"profile": profile, "startable": startable,
+            "inspections": [i for i in services.inspections_of(permit)
+                            if i.is_submitted or may_edit(current_user, i)],
+            "notices": services.notices_of(permit) if may_notice or current_user.role == "agent" else [],
+            "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
+            "open_actions": findings.open_actions(permit)}
+
+
+@bp.app_context_processor
+def _helpers() -> dict:
+    return {"inspection_section": section}
+
+
+def render_page(inspection: Inspection, values: services.ReportInput | None = None,
+                errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None):
+    """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
+    from inspect_app.findings.views import page_context
+
+    values = values or services.values_of(inspection)
+    permit, profile = inspection.permit, profile_of(inspection.permit)
+    context = {
+        "inspection": inspection, "permit": permit, "profile": profile, "kind": services.type_of(inspection),
+        "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
+        "checklist": services.checklist(inspection, values.details),
+        "clocks": services.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
+        "underground": services.underground_structures(permit), "pipes": services.pipe_runs(permit),
+        "open_punch": services.open_punch_items(permit) if inspection.type == "final" else [],
+        "resolved_punch": findings.resolved_in(inspection), "amendments": services.amendments_of(inspection),
+        "statement": inspection.certification_statement or services.CERTIFICATION_STATEMENT,
+    } | (extra if extra is not None else page_context(inspection))
+    return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
+
+
+@bp.post("/permits/<permit_id>/inspections")
+def start(permit_id: str):
+    """Start an inspection of the permit, pre-filled with time, place, inspector and notice."""
+    permit = _permit(permit_id)
+    form = forms.StartForm()
+    if form.type.data not in INSPECTION_TYPES:
+        abort(400, description="Choose one of the six inspection types.")
+    require(services.action_for(form.type.data), permit)
+    if not form.validate_on_submit():
+        abort(400, description="The device location could not be read; start again without it.")
+    inspection = services.start_inspection(current_user, permit, form.type.data,
+                                           form.latitude.data, form.longitude.data)
+    db.session.commit()
+    return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)
+
+
+@bp.post("/permits/<permit_id>/inspection-notices")
+def give_notice(permit_id: str):
+    """Give the authority the 24-hour notice of a planned inspection (§380-16 C(3))."""
+    permit = _permit(permit_id)
+    require("inspection.notice", permit)
+    form = forms.notice_form(profile_of(permit))
+    if form.validate_on_submit():
+        try:
+            planned = form.planned_for.data.replace(tzinfo=LOCAL_TZ)
+            services.give_notice(current_user, permit, form.inspection_type.data, planned, form.note.data)
+        except services.InspectionError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            if not htmx:
+                return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
+            form = None
+    status = 422 if form is not None else 200
+    template = "inspections/_permit_section.html" if htmx else "inspections/notice.html"
+    return render_template(template, permit=permit, section_data=section(permit, form)), status
+
+
+@bp.get("/inspections/<inspection_id>")
+def detail(inspection_id: str):
+    """One inspection: the draft form, or the submitted report read-only."""
+    return render_page(load_inspection(inspection_id))
+
+
+@bp.post("/inspections/<inspection_id>")
+def save(inspection_id: str):
+    """Keep the draft as entered so far."""
+    inspection = load_inspection(inspection_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(services.ReportLocked(inspection)))
+    data, errors = forms.parse_report(inspection, request.form)
+    if errors:
+        return render_page(inspection, data, errors, 422)
+    services.save_draft(current_user, inspection, data)
+    db.session.commit()
+    return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="saved"), code=303)
+
+
+@bp.post("/inspections/<inspection_id>/submit")
+def submit(inspection_id: str):
+    """Sign and submit the report; it becomes the record and goes to the applicant and the authority."""
+    inspection = load_inspection(inspection_id, edit=True)
+    if inspection.is_submitted:
+        return locked(inspection, str(services.ReportLocked(inspection)))
+    data, errors = forms.parse_report(inspection, request.form)
+    if not errors:
+        try:
+            services.submit(current_user, inspection, data)
+        except services.ReportIncomplete as incomplete:
+            errors = incomplete.problems
+    if errors:
+        db.session.rollback()  # nothing of a refused submission is kept
+        return render_page(db.session.get(Inspection, inspection_id), data, errors, 422)
+    db.session.commit()
+    return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)
+
+
+@bp.post("/inspections/<inspection_id>/amend")
+def amend(inspection_id: str):
+    """Open an amendment: a new draft correcting a submitted report."""
+    original = load_inspection(inspection_id, edit=True)
+    try:
+        amendment = services.amend(current_user, original)
+    except services.InspectionError as error:
+        return locked(original, str(error))
+    db.session.commit()
+    return redirect(url_for("inspections.detail", inspection_id=amendment.id), code=303)
+
+
+@bp.get("/inspections/<inspection_id>/signature.png")
+def signature(inspection_id: str):
+    """The signature drawn on the report."""
+    inspection = load_inspection(inspection_id)
+    if not inspection.signature_sha256:
+        abort(404)
+    store = BlobStore(current_app.config["BLOB_ROOT"])
+    if not store.exists(inspection.signature_sha256):
+        abort(404)
+    # A signature is a few kilobytes: read it whole, so no file handle outlives the request.
+    png = store.path(inspection.signature_sha256).read_bytes()
+    return png, 200, {"Content-Type": "image/png", "Cache-Control": "private, max-age=3600"}

@@ -38,3 +38,20 @@ class StormEvent(db.Model):
     depth_mm: Mapped[float]
     station_id: Mapped[str | None] = mapped_column(String(20))
     detected_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class PermitStation(db.Model):
+    """The station last found to represent a permit's site (the nearest with data), with its distance.
+
+    Lets a report use stored station-hours without first asking meteostat which station is nearest,
+    and lets the rainfall chart skip a fetch it made less than an hour ago.
+    """
+
+    __tablename__ = "permit_stations"
+
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), primary_key=True)
+    station_id: Mapped[str] = mapped_column(String(20))
+    station_name: Mapped[str] = mapped_column(String(120))
+    distance_m: Mapped[float]
+    found_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    rainfall_fetched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)

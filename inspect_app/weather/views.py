@@ -1,4 +1,154 @@
-"""Pages of the weather domain."""
-from flask import Blueprint
+"""Weather pages and commands: the rainfall chart, display filters, `flask weather backfill`,
+`flask compliance sweep`."""
+from __future__ import annotations
 
-bp = Blueprint("weather", __name__)
+import click
+from flask import Blueprint, abort, render_template
+from markupsafe import Markup
+from flask_login import current_user, login_required
+from meteostat.core.providers import provider_service
+from meteostat.utils.conversions import to_direction
+
+from inspect_app.accounts.policy import allowed
+from inspect_app.extensions import db, htmx
+from inspect_app.permits.models import Permit
+from inspect_app.templating import local_time
+from inspect_app.weather import charts, services, source
+
+# The commands are grouped by what they are for (weather, compliance), not by blueprint.
+bp = Blueprint("weather", __name__, cli_group=None)
+
+
+# -- display: the record keeps SI units, people read inches, °F and mph (spec "Weather") ---------
+
+@bp.app_template_filter("inches")
+def inches(mm: float | None) -> str:
+    """Millimetres shown as inches to two decimals: 6.35 → "0.25 in"."""
+    return "—" if mm is None else f"{source.mm_to_in(mm):.2f} in"
+
+
+@bp.app_template_filter("fahrenheit")
+def fahrenheit(celsius: float | None) -> str:
+    """Degrees Celsius shown as whole degrees Fahrenheit: 17.5 → "64 °F"."""
+    return "—" if celsius is None else f"{round(source.c_to_f(celsius)):d} °F"
+
+
+@bp.app_template_filter("mph")
+def mph(kmh: float | None) -> str:
+    """Kilometres per hour shown as whole miles per hour: 18 → "11 mph"."""
+    return "—" if kmh is None else f"{round(source.kmh_to_mph(kmh)):d} mph"
+
+
+@bp.app_template_filter("miles")
+def miles(metres: float | None) -> str:
+    """Metres shown as miles to one decimal: 5000 → "3.1 mi"."""
+    return "—" if metres is None else f"{metres / 1000 / source.KM_PER_MILE:.1f} mi"
+
+
+@bp.app_template_filter("compass")
+def compass(degrees: float | None) -> str:
+    """A wind direction in degrees as a compass point: 225 → "SW"."""
+    return "" if degrees is None else to_direction(round(degrees) % 360)
+
+
+@bp.app_template_filter("weather_sources")
+def weather_sources(stored: str | None) -> str:
+    """A report's stored sources in words: "temperature: NOAA ISD Lite (observation); ..."."""
+    if not stored:
+        return "—"
+    described = []
+    for part in stored.split("; "):
+        value, _, providers = part.partition("=")
+        model_filled = providers.endswith(" (model)")
+        names = []
+        for provider_id in providers.removesuffix(" (model)").split():
+            provider = provider_service.get_provider(provider_id)
+            names.append(provider.name if provider else provider_id)
+        described.append(f"{value}: {', '.join(names)} ({'model-filled' if model_filled else 'observation'})")
+    return "; ".join(described)
+
+
+# -- the permit page's rainfall chart ------------------------------------------------------------
+
+@bp.get("/permits/<permit_id>/rainfall")
+@login_required
+def rainfall(permit_id: str):
+    """Rain at the permit over the last 60 days, storm events and the inspections that answered them."""
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    rain = services.permit_rainfall(permit)
+    db.session.commit()  # keep the station-hours just fetched
+    # The permit page loads the fragment with htmx; a boosted or plain visit gets a whole page.
+    template = "weather/_rainfall.html" if htmx and not htmx.boosted else "weather/rainfall.html"
+    return (render_template(template, permit=permit, rain=rain, svg=_svg(permit, rain)), 200,
+            {"Vary": "HX-Request"})
+
+
+def _svg(permit: Permit, rain: services.Rainfall) -> Markup:
+    answers = [charts.AnswerMark(a.performed_at.astimezone(source.LOCAL_TZ).date(),
+                                 f"Inspection {local_time(a.performed_at)}, after the storm of "
+                                 + ", ".join(d.strftime("%b %-d") for d in a.storm_days))
+               for a in rain.answers]
+    return charts.rainfall_svg(
+        rain.days, threshold_mm=rain.threshold_mm, storms={s.day: s.depth_mm for s in rain.storms},
+        answers=answers, chart_id=f"rainfall-{permit.id}",
+        title=f"Daily rainfall at permit {permit.number}, last {len(rain.days)} days",
+        description=_description(rain))
+
+
+def _description(rain: services.Rainfall) -> str:
+    wettest = max(rain.days, key=lambda d: d.precip_mm or 0.0)
+    threshold = inches(rain.threshold_mm)
+    parts = [f"Bars show daily rain from {rain.start_day:%b %-d} to {rain.end_day:%b %-d, %Y}"
+             + (f" at {rain.station.name}." if rain.station else "."),
+             f"A dashed line marks the {threshold} storm threshold."]
+    if wettest.precip_mm:
+        parts.append(f"The wettest day was {wettest.day:%b %-d} with {inches(wettest.precip_mm)}.")
+    parts.append(f"{len(rain.storms)} storm event(s) and {len(rain.answers)} inspection(s) after a storm.")
+    return " ".join(parts)
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+@bp.cli.group("weather")
+def weather_cli() -> None:
+    """Weather at inspections (meteostat)."""
+
+
+@weather_cli.command("backfill")
+@click.option("--limit", type=click.IntRange(min=1), help="Fill at most this many reports.")
+def backfill(limit: int | None) -> None:
+    """Fill the weather of reports still pending, or not final yet; each lookup is bounded."""
+    outcomes = services.backfill_pending(limit)
+    db.session.commit()
+    for o in outcomes:
+        why = f" ({o.reason})" if o.reason and o.after != "complete" else ""
+        click.echo(f"{o.permit_number} {local_time(o.performed_at)} [{o.inspection_id[:8]}]:"
+                   f" {o.before} -> {o.after}{why}")
+    filled = sum(1 for o in outcomes if o.after != "pending")
+    click.echo(f"{len(outcomes)} report(s) looked at; {filled} filled; "
+               f"{len(outcomes) - filled} still pending.")
+
+
+@bp.cli.group("compliance")
+def compliance_cli() -> None:
+    """Compliance checks, safe to run from cron."""
+
+
+@compliance_cli.command("sweep")
+@click.option("--days", default=3, show_default=True, type=click.IntRange(1, services.MAX_SWEEP_DAYS),
+              help="Local days back to look for storms (today included).")
+def sweep(days: int) -> None:
+    """Record a storm event for every local day of 0.25 in or more at an active or stop-work permit."""
+    outcome = services.sweep_storms(days)
+    db.session.commit()
+    for number, event in outcome.created:
+        click.echo(f"storm event: {number} {event.day:%Y-%m-%d} {inches(event.depth_mm)}"
+                   f" ({event.depth_mm:.1f} mm) at station {event.station_id}")
+    for number, event in outcome.deepened:
+        click.echo(f"storm event deepened: {number} {event.day:%Y-%m-%d} {inches(event.depth_mm)}"
+                   f" ({event.depth_mm:.1f} mm)")
+    for number, reason in outcome.pending:
+        click.echo(f"pending: {number}: {reason}")
+    click.echo(f"{outcome.checked} permit(s) checked; {len(outcome.created)} storm event(s) created.")

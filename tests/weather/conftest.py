@@ -137,3 +137,89 @@ def offline(fake_meteostat, meteostat_cache, tmp_path) -> Iterator[None]:
                      timeout_s=SOCKET_TIMEOUT_S)
     yield
     source.configure(fake_meteostat.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+
+
+# -- the app's weather layer (services, views, commands) -------------------------------------------
+# A second fake server, with its own stations, for tests that run the whole app: its station list is
+# its own file in the cache (configure() keys it by endpoint), so neither server sees the other's.
+
+# site name -> (latitude, longitude) of a permit; 2° of latitude apart, far beyond the 50 km radius
+APP_SITES = {
+    "report": (37.0, -80.0),
+    "shared": (39.0, -80.0),
+    "late": (41.0, -80.0),
+    "gauge": (43.0, -80.0),
+    "hung": (45.0, -80.0),
+    "storm": (47.0, -80.0),
+    "chart": (35.0, -80.0),
+    "gappy": (33.0, -80.0),
+}
+# station id -> (site, kilometres north of the site, name)
+APP_STATIONS = {
+    "RPT1": ("report", 5.0, "Report Field"),
+    "SHR1": ("shared", 3.0, "Shared Airport"),
+    "LTE1": ("late", 6.0, "Late Publisher Field"),
+    "GAU1": ("gauge", 4.0, "Gauge Check Airport"),
+    "HNG9": ("hung", 2.0, "Silent Airport"),
+    "STM1": ("storm", 8.0, "Storm Watch Field"),
+    "CHT1": ("chart", 7.0, "Chart Valley Airport"),
+    "GAP1": ("gappy", 4.0, "Gappy Field"),
+}
+
+
+@pytest.fixture(scope="session")
+def app_meteostat_server() -> Iterator[FakeMeteostat]:
+    """The session's fake server for whole-app tests, with the stations of APP_STATIONS."""
+    fake = FakeMeteostat()
+    for station_id, (site, km_north, name) in APP_STATIONS.items():
+        latitude, longitude = APP_SITES[site]
+        fake.add_station(station_id, name, latitude + km_north / KM_PER_DEGREE_LATITUDE, longitude)
+    fake.start()
+    yield fake
+    fake.stop()
+    _wait_for_workers()
+
+
+@pytest.fixture
+def app_meteostat(app, app_meteostat_server, meteostat_cache) -> FakeMeteostat:
+    """The app (made first: create_app configures weather) pointed at the whole-app fake server."""
+    app.config.update(WEATHER_ENDPOINT=app_meteostat_server.base_url, WEATHER_DEADLINE_S=3.0)
+    source.configure(app_meteostat_server.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+    return app_meteostat_server
+
+
+@pytest.fixture
+def permit_at(make):
+    """`permit_at(site, status="active", **fields)`: a permit at one of APP_SITES, in that status."""
+    from inspect_app.extensions import db
+    from inspect_app.permits import services as permits
+
+    path = {"issued": [], "active": ["active"], "stop_work": ["active", "stop_work"]}
+
+    def permit_at(site: str, status: str = "active", **fields):
+        latitude, longitude = APP_SITES[site]
+        permit = make.permit(latitude=latitude, longitude=longitude, **fields)
+        for step in path[status]:
+            permits.change_status(None, permit, step)
+        db.session.commit()
+        return permit
+
+    return permit_at
+
+
+@pytest.fixture
+def report():
+    """`report(permit, performed_at, **fields)`: an erosion-control inspection report of the permit."""
+    from inspect_app.extensions import db
+    from inspect_app.inspections.models import Inspection
+
+    def report(permit, performed_at, **fields):
+        fields.setdefault("inspector_name", "Pat Inspector")
+        fields.setdefault("inspector_credentials", "PE No. 40001, CPESC No. 1")
+        inspection = Inspection(permit_id=permit.id, type="erosion_control", performed_at=performed_at,
+                                **fields)
+        db.session.add(inspection)
+        db.session.commit()
+        return inspection
+
+    return report

@@ -1,0 +1,294 @@
+"""Make one example PDF of each document from the demo data, and PNG renders of their first pages.
+
+Loads the demo (`flask demo load`) into a throw-away database and blob store, adds on top of it the
+records each document needs (an erosion control report with photos, a failed final inspection with its
+stop-work order, a completed permit with its final submissions and an O&M certification), then writes
+the PDFs beside this script and renders pages with `pdftoppm` (poppler-utils).
+
+Run from the repository root: python docs/examples/make_examples.py
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFilter
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+UTC = dt.UTC
+# What to render to PNG: (PDF name, pages).
+RENDERS = {"inspection-report": (1, 2), "stop-work-order": (1,), "certificate-of-completion": (1,),
+           "om-certification": (1,), "inspection-history": (1,)}
+
+
+def at(day: str, time: str) -> dt.datetime:
+    """A Longmeadow local time (EDT/EST) as aware UTC."""
+    from inspect_app.types import LOCAL_TZ
+
+    return dt.datetime.fromisoformat(f"{day}T{time}").replace(tzinfo=LOCAL_TZ).astimezone(UTC)
+
+
+def site_photo(seed: int, taken: str) -> bytes:
+    """A photo-like JPEG (sky, ground, a fence line) with EXIF DateTimeOriginal, like a tablet's camera."""
+    width, height = 1600, 1200
+    image = Image.new("RGB", (width, height), (150 + seed * 7 % 60, 185, 215))
+    draw = ImageDraw.Draw(image)
+    horizon = 430 + seed * 37 % 160
+    draw.rectangle((0, horizon, width, height), fill=(120 + seed * 11 % 40, 98, 70))
+    for x in range(0, width, 90):  # fence posts
+        draw.rectangle((x + 20, horizon - 60, x + 34, horizon + 140), fill=(90, 70, 50))
+    draw.rectangle((0, horizon + 40, width, horizon + 110), fill=(40, 40, 40))  # silt fence fabric
+    draw.ellipse((900 - seed * 60, horizon + 250, 1400 - seed * 60, horizon + 520), fill=(95, 82, 60))
+    image = image.filter(ImageFilter.GaussianBlur(2))
+    exif = Image.Exif()
+    exif.get_ifd(0x8769)[0x9003] = taken  # DateTimeOriginal, camera local time
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=80, exif=exif)
+    return out.getvalue()
+
+
+def signature() -> bytes:
+    image = Image.new("RGBA", (420, 110), (0, 0, 0, 0))
+    ImageDraw.Draw(image).line([(12, 80), (60, 22), (95, 88), (150, 30), (205, 84), (260, 40), (400, 52)],
+                               fill=(10, 20, 110, 255), width=5, joint="curve")
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def seal(inspection, when: dt.datetime) -> None:
+    """Submit a draft the way the inspections domain does: signed, submitted, its record hashed."""
+    from inspect_app.extensions import db
+    from inspect_app.inspections import services as inspections
+
+    inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", when, when
+    inspection.certification_statement = inspections.CERTIFICATION_STATEMENT
+    db.session.flush()
+    inspection.record_sha256 = inspections.record_hash(inspection)
+
+
+def build_records() -> dict:
+    """The demo data plus the records the documents need; returns what to print."""
+    from sqlalchemy import select
+
+    from inspect_app.accounts.models import User
+    from inspect_app.blobstore import BlobStore
+    from inspect_app.certifications.models import (
+        MaintenanceLogEntry, OMCertification, OMPlan, ResponsibleParty,
+    )
+    from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
+    from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
+    from inspect_app.extensions import db
+    from inspect_app.findings.models import CorrectiveAction, Finding
+    from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice, PipeVideo
+    from inspect_app.permits.models import Permit, StormwaterStructure
+    from inspect_app.permits.services import profile_of
+    from inspect_app.photos.services import store_photo
+    from flask import current_app
+
+    def user(email: str) -> User:
+        return db.session.scalar(select(User).where(User.email == email))
+
+    def permit(number: str) -> Permit:
+        return db.session.scalar(select(Permit).where(Permit.number == number))
+
+    engineer, agent = user("engineer@example.org"), user("agent@longmeadow.example.org")
+    store = BlobStore(current_app.config["BLOB_ROOT"])
+
+    def report(p: Permit, kind: str, when: dt.datetime, **fields) -> Inspection:
+        made = Inspection(permit_id=p.id, type=kind, status="draft", performed_at=when, latitude=p.latitude,
+                          longitude=p.longitude, location_source="permit", inspector_id=engineer.id,
+                          inspector_name=engineer.name, inspector_credentials=engineer.credentials,
+                          signer_name=engineer.name, signer_credentials=engineer.credentials,
+                          signature_sha256=store.put_bytes(signature()), details=fields.pop("details", {}),
+                          created_by_id=engineer.id, **fields)
+        db.session.add(made)
+        db.session.flush()
+        return made
+
+    weather = dict(weather_status="gauge", temperature_c=14.5, conditions="Light rain", wind_kmh=17.0,
+                   wind_direction_deg=200.0, precip_24h_mm=9.4, precip_hours=24, station_id="74491",
+                   station_name="Westover Air Reserve Base", station_distance_m=21400.0,
+                   weather_sources="Meteostat hourly: NOAA ISD Lite observations",
+                   weather_attribution="Weather data from Meteostat (meteostat.net), CC BY-NC 4.0",
+                   weather_fetched_at=at("2026-06-10", "11:02"), gauge_precip_mm=10.2)
+
+    # 1. An erosion control report on SWP-2026-014 after a 0.4 in storm: checklist, a finding, photos.
+    bliss = permit("SWP-2026-014")
+    profile = profile_of(bliss)
+    earlier = report(bliss, "erosion_control", at("2026-06-03", "09:00"), evaluation="compliant",
+                     notice_given=True, **weather | {"gauge_precip_mm": None, "weather_status": "complete",
+                                                     "conditions": "Fair", "temperature_c": 19.0})
+    seal(earlier, at("2026-06-03", "10:10"))
+    notice = InspectionNotice(permit_id=bliss.id, inspection_type="erosion_control", planned_for=at("2026-06-10", "09:30"),
+                              given_at=at("2026-06-09", "07:45"), given_by_id=engineer.id)
+    db.session.add(notice)
+    inspection = report(bliss, "erosion_control", at("2026-06-10", "09:30"), evaluation="violations", notice=notice,
+                        notice_given=True, last_inspection_at=earlier.performed_at,
+                        corrective_steps="Re-trench and backfill the silt fence along the east line within 7 days; "
+                                         "sweep Bliss Road at the construction entrance by the close of the next "
+                                         "business day; add inlet protection at CB-2.",
+                        notes="Storm-event inspection within 24 hours of 0.40 in of rain (CGP 2022 Part 4.2).",
+                        details={"controls": []}, **weather)
+    items = profile.inspection_type("erosion_control").checklist
+    notes = {"controls_as_filed": ("no", "Silt fence down for 40 ft on the east line."),
+             "construction_entrances": ("no", "Sediment tracked 60 ft onto Bliss Road."),
+             "inlets_protected": ("no", "CB-2 has no inlet protection.")}
+    inspection.answers = [ChecklistAnswer(item_key=i.key, subject_id="", answer=notes.get(i.key, ("yes", None))[0],
+                                          note=notes.get(i.key, ("yes", None))[1]) for i in items if i.per == "site"]
+    inspection.answers += [ChecklistAnswer(item_key="area_stabilization", subject_id=a.id, answer="yes",
+                                           note="Disturbed, work ongoing") for a in bliss.areas]
+    findings = []
+    for description, location, severity, action, kind, due in (
+        ("Silt fence undermined for about 40 ft; sediment has passed the fence toward the abutter.",
+         "East property line, station 2+40 to 2+80", "major", "Re-trench and backfill 40 ft of silt fence; "
+         "remove the sediment from the abutter's side by hand", "significant_repair", at("2026-06-17", "23:59")),
+        ("Sediment tracked onto Bliss Road from the construction entrance.", "Construction entrance", "minor",
+         "Sweep Bliss Road; top-dress the stone entrance", "routine_maintenance", at("2026-06-11", "17:00")),
+    ):
+        finding = Finding(inspection_id=inspection.id, permit_id=bliss.id, description=description, location=location,
+                          severity=severity, is_violation=True, citation="§380-11 C(3)(d)",
+                          created_at=inspection.performed_at)
+        db.session.add(finding)
+        db.session.flush()
+        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=bliss.id, kind=kind,
+                                        description=action,
+                                        owner_name="Site contractor", discovered_at=inspection.performed_at, due_at=due))
+        findings.append(finding)
+    captions = [("Undermined silt fence, looking north", findings[0]), ("Sediment past the fence at 2+60", findings[0]),
+                ("Tracking at the construction entrance", findings[1]), ("Basin 1 footprint, stable", None),
+                ("Stockpile covered and ringed with straw wattles", None)]
+    for n, (caption, finding) in enumerate(captions):
+        store_photo(engineer, bliss, io.BytesIO(site_photo(n, f"2026:06:10 09:{35 + 4 * n:02d}:00")), caption=caption,
+                    inspection=inspection, finding=finding)
+    seal(inspection, at("2026-06-10", "11:05"))
+
+    # 2. A failed final inspection on SMP-2026-07 (Southborough) with its stop-work order and notice.
+    highland = permit("SMP-2026-07")
+    town_agent = user("agent@southborough.example.org")
+    final = report(highland, "final", at("2026-10-05", "10:00"), evaluation="violations", notice_given=True,
+                   corrective_steps="Rebuild the rain garden to the approved grades and soil mix; re-test infiltration.",
+                   details={"storm": {"date": "2026-09-28", "depth_mm": 19.05},
+                            "certification": {"certified": False, "text": ""}}, **weather)
+    garden = db.session.scalar(select(StormwaterStructure).where(StormwaterStructure.permit_id == highland.id,
+                                                                 StormwaterStructure.kind == "bmp"))
+    failed = Finding(inspection_id=final.id, permit_id=highland.id, is_violation=True, severity="critical",
+                     description="Rain garden RG-1 still ponded 72 hours after the Sep 28 storm (design: 24 hours).",
+                     location="Rain garden RG-1", citation="§380-16 C(4)(e)[4]", structure_id=garden.id,
+                     created_at=final.performed_at)
+    db.session.add(failed)
+    for pipe in db.session.scalars(select(StormwaterStructure).where(StormwaterStructure.permit_id == highland.id,
+                                                                     StormwaterStructure.kind == "pipe")):
+        db.session.add(PipeVideo(inspection_id=final.id, structure_id=pipe.id, recorded_on=dt.date(2026, 10, 2),
+                                 reference="CCTV survey report 2026-117"))
+    seal(final, at("2026-10-05", "11:20"))
+    order = StopWorkOrder(permit_id=highland.id, reason="The final inspection found that the stormwater management "
+                          "system does not comply with the approved plan (§380-16 C(4)(e)[5]).",
+                          inspection_id=final.id, issued_by_id=town_agent.id, issued_at=at("2026-10-06", "09:00"),
+                          findings=[failed])
+    db.session.add(order)
+    db.session.flush()
+    db.session.add(NoticeOfViolation(permit_id=highland.id, inspection_id=final.id, stop_work_order_id=order.id,
+                                     issued_by_id=town_agent.id, issued_at=at("2026-10-06", "09:00"),
+                                     text="Rain garden RG-1 does not drain within the design time. Corrective actions "
+                                          "required: excavate the compacted bed, replace the soil mix as specified on "
+                                          "the approved plan, and demonstrate drawdown within 24 hours."))
+    highland.status = "stop_work"
+
+    # 3. SWP-2026-021 completed: final inspection, accepted final submissions, certificate, a year of O&M.
+    street = permit("SWP-2026-021")
+    done = report(street, "final", at("2026-11-02", "10:00"), evaluation="compliant", notice_given=True,
+                  details={"storm": {"date": "2026-10-24", "depth_mm": 22.1},
+                           "certification": {"certified": True, "text": "I find the stormwater management system "
+                                             "properly installed and functioning (§380-16 C(4)(e)[3])."}}, **weather)
+    seal(done, at("2026-11-02", "11:00"))
+    review = {"status": "accepted", "reviewed_by_id": agent.id, "submitted_at": at("2026-11-04", "14:00"),
+              "reviewed_at": at("2026-11-09", "10:30")}
+    db.session.add_all([
+        FinalSubmission(permit_id=street.id, kind="om_plan", registry_reference="Book 25391, Page 112", **review),
+        FinalSubmission(permit_id=street.id, kind="as_built", pe_certified=True, **review),
+        FinalSubmission(permit_id=street.id, kind="final_report", inspection_id=done.id, **review),
+        OMPlan(permit_id=street.id, registry_reference="Book 25391, Page 112", recorded_on=dt.date(2026, 11, 6)),
+        CertificateOfCompletion(permit_id=street.id, issued_by_id=agent.id, issued_at=at("2026-11-12", "15:00")),
+        ResponsibleParty(permit_id=street.id, name=street.owner_name, role="owner", starts_on=dt.date(2026, 11, 12),
+                         address=street.site_address),
+    ])
+    street.status, street.completed_on = "completed", dt.date(2026, 11, 12)
+    basin = db.session.scalar(select(StormwaterStructure).where(StormwaterStructure.permit_id == street.id))
+    basin.maintenance_task, basin.maintenance_interval_months = "Remove sediment from the sump", 6
+    entries = [
+        MaintenanceLogEntry(permit_id=street.id, structure_id=basin.id, kind="inspection", performed_on=dt.date(2027, 3, 2),
+                            description="Spring inspection of CB-3: sump one-third full", performed_by="Owner"),
+        MaintenanceLogEntry(permit_id=street.id, structure_id=basin.id, kind="disposal", performed_on=dt.date(2027, 4, 14),
+                            description="Vacuumed the sump of CB-3", material_type="Sediment and leaves, 0.5 cubic yard",
+                            disposal_location="Longmeadow DPW yard, Dwight Road", performed_by="Site contractor"),
+        MaintenanceLogEntry(permit_id=street.id, kind="repair", performed_on=dt.date(2027, 8, 20),
+                            description="Reseeded the eroded swale edge by the parking expansion", performed_by="Owner"),
+    ]
+    db.session.add_all(entries)
+    db.session.flush()
+    certification = OMCertification(
+        permit_id=street.id, period_start=dt.date(2026, 11, 12), period_end=dt.date(2027, 11, 11),
+        signer_name=street.owner_name, signature_sha256=store.put_bytes(signature()),
+        statement=(f"I certify that the stormwater management system of permit {street.number} at {street.site_address} "
+                   "was operated and maintained in accordance with its operation and maintenance plan from "
+                   "November 12, 2026 to November 11, 2027, and that the maintenance log listed here is true and "
+                   "complete to the best of my knowledge."),
+        submitted_at=at("2027-11-03", "16:10"), status="accepted", reviewed_by_id=agent.id,
+        reviewed_at=at("2027-11-08", "09:15"), review_note="Log complete; sump cleaned on schedule.",
+        contents={"as_of": "2027-11-03", "entry_ids": [e.id for e in entries], "missing": [
+            {"structure_id": basin.id, "structure": basin.name, "task": "Remove sediment from the sump",
+             "interval_months": 6, "window_start": "2027-05-12", "window_end": "2027-11-11"}]},
+    )
+    db.session.add(certification)
+    db.session.commit()
+    return {"inspection-report": inspection, "stop-work-order": order, "certificate-of-completion": street,
+            "om-certification": certification, "inspection-history": bliss}
+
+
+def main() -> None:
+    """Make the examples in a temporary instance; nothing of the real instance is touched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("SECRET_KEY", "examples-only")
+        from inspect_app import create_app
+        from inspect_app.documents import services
+        from inspect_app.extensions import db
+
+        app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp}/examples.sqlite3",
+                          "BLOB_ROOT": f"{tmp}/blobs", "SERVER_NAME": "localhost"})
+        with app.app_context():
+            db.create_all()
+            result = app.test_cli_runner().invoke(args=["demo", "load"])
+            if result.exit_code != 0:
+                raise SystemExit(f"flask demo load failed:\n{result.output}")
+            made = build_records()
+            pdfs = {
+                "inspection-report": services.inspection_report_pdf(made["inspection-report"]),
+                "stop-work-order": services.stop_work_order_pdf(made["stop-work-order"]),
+                "certificate-of-completion": services.certificate_pdf(made["certificate-of-completion"]),
+                "om-certification": services.om_certification_pdf(made["om-certification"]),
+                "inspection-history": services.history_pdf(made["inspection-history"]),
+            }
+    pdftoppm = shutil.which("pdftoppm")
+    for name, pdf in pdfs.items():
+        (HERE / f"{name}.pdf").write_bytes(pdf)
+        print(f"{name}.pdf: {len(pdf):,} bytes")
+        if pdftoppm is None:
+            continue
+        for page in RENDERS[name]:
+            subprocess.run([pdftoppm, "-png", "-r", "70", "-f", str(page), "-l", str(page), "-singlefile",
+                            str(HERE / f"{name}.pdf"), str(HERE / f"{name}-page{page}")], check=True)
+    if pdftoppm is None:
+        print("pdftoppm (poppler-utils) not found: PDFs written, no PNG renders")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,658 @@
+"""One function per document: the stored record in, a `builder.Document` out (nothing reads the clock).
+
+Times print in the town's local time with the zone; measurements in inches and °F with SI beside them
+(SPEC *Weather*: store SI, show inches and °F). The town, its authority and its registry come from the
+town profile.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from flask import current_app
+from PIL import Image, UnidentifiedImageError
+from sqlalchemy import select
+
+from inspect_app.blobstore import BlobStore
+from inspect_app.documents import records
+from inspect_app.documents.builder import (
+    Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
+)
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections import services as inspections
+from inspect_app.inspections.models import Inspection, PipeVideo
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.permits.services import profile_of
+from inspect_app.photos.models import Photo as PhotoRecord
+from inspect_app.profiles.schema import Profile
+from inspect_app.stabilization.models import DisturbedArea
+
+MM_PER_INCH = 25.4
+KM_PER_MILE = 1.609344
+ANSWERS = {"yes": "Yes", "no": "No", "na": "N/A"}
+SEVERITIES = {"observation": "Observation", "minor": "Minor", "major": "Major", "critical": "Critical"}
+# CGP 2022 Part 5.2: when each kind of corrective action must be finished.
+ACTION_KINDS = {
+    "routine_maintenance": "Routine maintenance (by the close of the next business day)",
+    "new_or_replacement_control": "New or replacement control (within 7 calendar days)",
+    "significant_repair": "Significant repair (within 7 calendar days)",
+}
+SUBMISSION_KINDS = {
+    "om_plan": ("Final operation and maintenance plan", "§380-18 A; §380-14"),
+    "as_built": ("As-built drawings", "§380-18 B; §380-15"),
+    "final_report": ("Final inspection report", "§380-18 C; §380-16 C(4)(e)"),
+}
+LOG_KINDS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement", "disposal": "Disposal"}
+PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible"}
+CERTIFICATION_STATUSES = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
+                          "deficient": "Found deficient"}
+_COMPASS = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW")
+
+
+# -- shared formatting --------------------------------------------------------------------------------
+
+def _when(value: dt.datetime | None, tz: ZoneInfo, missing: str = "—") -> str:
+    """A stored UTC time in the town's local time, with its zone: `May 3, 2026 10:15 AM EDT`."""
+    return value.astimezone(tz).strftime("%b %-d, %Y %-I:%M %p %Z") if value else missing
+
+
+def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missing: str = "—") -> str:
+    if value is None:
+        return missing
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(tz).date() if tz else value.date()
+    return value.strftime("%b %-d, %Y")
+
+
+def _inches(mm: float) -> str:
+    return f"{mm / MM_PER_INCH:.2f} in ({mm:.1f} mm)"
+
+
+def _town(profile: Profile) -> str:
+    return f"Town of {profile.town}"
+
+
+def _document(title: str, permit: Permit | dict, profile: Profile, sha: str, blocks: list) -> Document:
+    number = permit["number"] if isinstance(permit, dict) else permit.number
+    return Document(title=title, town=_town(profile), authority=profile.authority_body, permit_number=number,
+                    record_sha256=sha, blocks=tuple(blocks))
+
+
+def _store() -> BlobStore:
+    return BlobStore(current_app.config["BLOB_ROOT"])
+
+
+def _blob(sha: str | None) -> bytes | None:
+    """A stored file's bytes, or None if it is not (or no longer) in the blob store."""
+    if not sha:
+        return None
+    try:
+        with _store().open(sha) as stream:
+            return stream.read()
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _signature_png(sha: str | None) -> bytes | None:
+    """The drawn signature if it is a readable PNG; the block then shows a blank line to sign instead."""
+    data = _blob(sha)
+    if data is None:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return data if image.format == "PNG" else None
+    except (UnidentifiedImageError, OSError):
+        return None
+
+
+def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of: str = "") -> list:
+    """The photos' display renditions in a grid, each with its caption and EXIF time.
+
+    `of` names what they show (e.g. "finding 2") in each caption, so a photo a page break separates from
+    its finding still says whose it is.
+    """
+    shown, missing = [], []
+    for number, photo in enumerate(photos, first_number):
+        caption = f"Photo {number}{f' ({of})' if of else ''}: {photo.caption or 'no caption'}"
+        jpeg = _blob(photo.display_sha256)
+        taken = f"{_when(photo.taken_at, tz)} (EXIF)" if photo.taken_at else ""
+        if jpeg is None:
+            missing.append(f"{caption} (display rendition {photo.display_sha256} is not in the file store)")
+        else:
+            shown.append(Photo(jpeg, caption, taken))
+    blocks: list = [PhotoGrid(tuple(shown))] if shown else []
+    if missing:
+        blocks.append(Paragraphs("\n".join(missing)))
+    return blocks
+
+
+# -- 1. inspection report (§380-16 C(4)(f)[1]) --------------------------------------------------------
+
+def inspection_report(inspection: Inspection) -> Document:
+    """The inspection report: (a)-(h), notice, checklist, findings with photos, actions, punch list, signature."""
+    permit = db.session.get(Permit, inspection.permit_id)
+    profile = profile_of(permit)
+    tz = ZoneInfo(profile.timezone)
+    kind = profile.inspection_type(inspection.type)
+    title = f"{kind.name} report" + (" (amendment)" if inspection.amends_id else "")
+    if not inspection.is_submitted:
+        title = f"DRAFT {title}"
+    findings = sorted(inspection.findings, key=lambda f: (f.created_at, f.id))
+    photos = list(db.session.scalars(select(PhotoRecord).where(PhotoRecord.inspection_id == inspection.id)))
+    photos.sort(key=lambda p: (p.taken_at or p.created_at, p.created_at, p.id))
+
+    blocks: list = []
+    if not inspection.is_submitted:
+        blocks.append(Paragraphs("DRAFT: this report has not been signed and submitted; it is not part of the "
+                                 "record and may still change."))
+    if inspection.amends_id:
+        blocks.append(Paragraphs(_amendment_note(inspection, tz)))
+    blocks += [
+        Heading("Permit and site"),
+        Fields((
+            ("Permit", f"{permit.number}, {profile.regulation}"),
+            ("Site", permit.site_address),
+            ("Owner (permittee)", permit.owner_name),
+            ("Applicant", permit.applicant_name),
+        )),
+        Heading("Report (§380-16 C(4)(f)[1])"),
+        Fields((
+            ("(a) Date and location", _date_and_location(inspection, permit, tz)),
+            ("(b) Inspector's name and credentials", f"{inspection.inspector_name}, {inspection.inspector_credentials}"),
+            ("(c) Type of inspection", f"{kind.name} ({kind.citation})"),
+            ("(d) Date of last inspection", _when(inspection.last_inspection_at, tz, "None before this one")),
+            ("(e) Weather at the time", _weather(inspection, tz)),
+            ("(f) Precipitation, previous 24 hours", _precipitation(inspection)),
+            ("(g) Evaluation", _evaluation(inspection, findings)),
+            ("(h) Steps to correct violations", _corrective_steps(inspection)),
+            ("24-hour advance notice", _notice(inspection, profile, tz)),
+            ("Stop-work order", "In effect when this inspection was made" if inspection.under_stop_work
+             else "None in effect"),
+        )),
+    ]
+    if inspection.notes:
+        blocks += [Heading("Notes", 2), Paragraphs(inspection.notes)]
+    blocks += _type_details(inspection, permit, tz)
+    blocks += [Heading("Checklist"), _checklist(inspection, permit, profile)]
+    blocks += _findings_blocks(inspection, findings, photos, tz)
+    general = [p for p in photos if p.finding_id is None]
+    if general:
+        blocks += [Heading("Photos"), *_photo_blocks(general, tz, len(photos) - len(general) + 1)]
+    blocks += _punch_list(inspection, tz)
+    blocks += _pipe_videos(inspection)
+    # No heading of its own: a heading could be left at the foot of a page the signature block moves off.
+    blocks.append(_inspection_signature(inspection, tz))
+    return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
+
+
+def _amendment_note(inspection: Inspection, tz: ZoneInfo) -> str:
+    original = db.session.get(Inspection, inspection.amends_id)
+    if original is None:
+        return f"Amendment: this report corrects report {inspection.amends_id}."
+    sealed = f" (record SHA-256 {original.record_sha256})" if original.record_sha256 else ""
+    return (f"Amendment: this report corrects the report of the inspection made {_when(original.performed_at, tz)}, "
+            f"submitted {_when(original.submitted_at, tz)}{sealed}. The original stays in the record unchanged.")
+
+
+def _date_and_location(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> str:
+    place = permit.site_address
+    if inspection.latitude is not None and inspection.longitude is not None:
+        source = "device GPS" if inspection.location_source == "device" else "permit location"
+        place += f" ({inspection.latitude:.5f}, {inspection.longitude:.5f}, {source})"
+    return f"{_when(inspection.performed_at, tz)}\n{place}"
+
+
+def _weather(inspection: Inspection, tz: ZoneInfo) -> str:
+    """(e) with the station, its distance, the data source and its licence attribution (SPEC *Weather*)."""
+    i = inspection
+    if i.weather_status == "pending" or (i.station_id is None and i.temperature_c is None and not i.conditions):
+        return "Pending: the weather station had not reported for this time when the report was made."
+    observed = []
+    if i.conditions:
+        observed.append(i.conditions)
+    if i.temperature_c is not None:
+        observed.append(f"{i.temperature_c * 9 / 5 + 32:.0f} °F ({i.temperature_c:.1f} °C)")
+    if i.wind_kmh is not None:
+        wind = f"wind {i.wind_kmh / KM_PER_MILE:.0f} mph ({i.wind_kmh:.0f} km/h)"
+        if i.wind_direction_deg is not None:
+            wind += f" from {_COMPASS[round(i.wind_direction_deg / 22.5) % 16]}"
+        observed.append(wind)
+    lines = [", ".join(observed) or "No observations reported"]
+    if i.station_name or i.station_id:
+        station = f"Station: {i.station_name or i.station_id}" + (f" ({i.station_id})" if i.station_name else "")
+        if i.station_distance_m is not None:
+            km = i.station_distance_m / 1000
+            station += f", {km / KM_PER_MILE:.1f} mi ({km:.1f} km) from the site"
+        lines.append(station)
+    if i.weather_sources:
+        lines.append(f"Source: {i.weather_sources}")
+    if i.weather_attribution:
+        lines.append(f"Attribution: {i.weather_attribution}")
+    if i.weather_fetched_at:
+        lines.append(f"Retrieved {_when(i.weather_fetched_at, tz)}")
+    return "\n".join(lines)
+
+
+def _precipitation(inspection: Inspection) -> str:
+    """(f) in inches, with the hours the station reported; an on-site gauge reading wins and says so."""
+    i = inspection
+    station = None
+    if i.precip_24h_mm is not None:
+        hours = f", {i.precip_hours} of 24 hours reported" if i.precip_hours is not None else ""
+        station = f"{_inches(i.precip_24h_mm)} at the weather station{hours}"
+    if i.gauge_precip_mm is not None:
+        text = f"{_inches(i.gauge_precip_mm)}: on-site rain gauge reading (overrides the station)"
+        return text + (f"\nStation: {station}" if station else "")
+    if station:
+        return station + (" (incomplete)" if i.weather_status == "incomplete" else "")
+    return "Pending: no station or gauge reading yet."
+
+
+def _evaluation(inspection: Inspection, findings: list[Finding]) -> str:
+    if inspection.evaluation == "compliant":
+        return "In compliance"
+    if inspection.evaluation == "violations":
+        violations = [f"Finding {n}: {f.description}" for n, f in enumerate(findings, 1) if f.is_violation]
+        return "\n".join(["Violations:", *violations]) if violations else "Violations (see the findings below)"
+    return "Not yet evaluated"
+
+
+def _corrective_steps(inspection: Inspection) -> str:
+    if inspection.corrective_steps:
+        return inspection.corrective_steps
+    return "None needed" if inspection.evaluation == "compliant" else "—"
+
+
+def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
+    """§380-16 C(3): notice at least 24 hours before; an inspection without it is flagged."""
+    notice = inspection.notice
+    hours, rule = profile.advance_notice.hours, profile.advance_notice.citation.split(":")[0]
+    if inspection.notice_given and notice is not None:
+        return (f"Given {_when(notice.given_at, tz)} for {_when(notice.planned_for, tz)} "
+                f"({notice.hours_ahead:.0f} hours ahead; {rule})")
+    if inspection.notice_given:
+        return "Given"
+    late = f" A notice was given {_when(notice.given_at, tz)}, less than {hours} hours ahead." if notice else ""
+    return f"FLAG: NOT GIVEN at least {hours} hours before the inspection ({rule}).{late}"
+
+
+def _subject_names(inspection: Inspection, permit: Permit) -> dict[str, str]:
+    names = {"": "Site"}
+    names.update({s.id: s.name for s in db.session.scalars(
+        select(StormwaterStructure).where(StormwaterStructure.permit_id == permit.id))})
+    names.update({a.id: a.name for a in db.session.scalars(
+        select(DisturbedArea).where(DisturbedArea.permit_id == permit.id))})
+    names.update({c.get("id", ""): c.get("name", "") for c in (inspection.details or {}).get("controls", [])})
+    return names
+
+
+def _checklist(inspection: Inspection, permit: Permit, profile: Profile) -> Table:
+    """The type's checklist from the town profile: item, citation, what it is about, answer, note."""
+    items = profile.inspection_type(inspection.type).checklist
+    order = {item.key: n for n, item in enumerate(items)}
+    texts = {item.key: item for item in items}
+    names = _subject_names(inspection, permit)
+    answers = sorted(inspection.answers, key=lambda a: (order.get(a.item_key, len(order)), a.item_key,
+                                                        names.get(a.subject_id, a.subject_id), a.subject_id))
+    rows = []
+    for a in answers:
+        item = texts.get(a.item_key)
+        rows.append((item.text if item else a.item_key, item.citation if item else "",
+                     names.get(a.subject_id, a.subject_id or "Site"), ANSWERS.get(a.answer, a.answer), a.note or ""))
+    answered = {a.item_key for a in answers}
+    # A site-wide item with no answer still shows, so a reader sees it was not answered.
+    rows += [(item.text, item.citation, "Site", "Not answered", "") for item in items
+             if item.per == "site" and item.key not in answered]
+    return Table(("Item", "Citation", "Applies to", "Answer", "Note"), tuple(rows), (3.6, 1.4, 1.3, 1.5, 2.3))
+
+
+def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
+    """The inspection type's own part (SPEC *Inspections*: what the form captures beyond the common fields)."""
+    details = inspection.details or {}
+    if inspection.type == "initial":
+        parts = (("Existing conditions vs. the submitted plan", details.get("existing_conditions")),
+                 ("Resource areas", details.get("resource_areas")), ("Test pits", details.get("test_pits")))
+        return [Heading("Initial site inspection (§380-16 C(4)(a))", 2),
+                Fields(tuple((label, value or "—") for label, value in parts))]
+    if inspection.type == "pre_bury":
+        return _pre_bury(details, permit)
+    if inspection.type == "final":
+        storm = details.get("storm") or {}
+        depth = storm.get("depth_mm")
+        certification = details.get("certification") or {}
+        certified = certification.get("certified")
+        return [Heading("Final inspection (§380-16 C(4)(e))", 2), Fields((
+            ("Storm the system was seen in (§380-16 C(4)(e)[2])",
+             f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
+             f"{_inches(float(depth)) if depth else 'depth not given'}"),
+            ("Engineer's certification (§380-16 C(4)(e)[3])",
+             (certification.get("text") or "") if certified else "Not certified"),
+        ))]
+    return []
+
+
+def _pre_bury(details: dict[str, Any], permit: Permit) -> list:
+    structures = {s.id: s for s in db.session.scalars(
+        select(StormwaterStructure).where(StormwaterStructure.permit_id == permit.id))}
+    rows = []
+    for sid, part in sorted((details.get("structures") or {}).items(),
+                            key=lambda kv: (structures[kv[0]].name if kv[0] in structures else kv[0], kv[0])):
+        if not part.get("covered"):
+            continue
+        s = structures.get(sid)
+        design = (lambda name: f" (design: {getattr(s, name)})" if s is not None and getattr(s, name) else "")
+        separation = part.get("groundwater_separation_ft")
+        rows.append((s.name if s else sid, ANSWERS.get(part.get("as_designed") or "", "—"),
+                     f"{part.get('size') or '—'}{design('design_size')}",
+                     f"{part.get('invert') or '—'}{design('design_invert')}",
+                     f"{part.get('material') or '—'}{design('material')}",
+                     (f"{separation} ft" if separation is not None else "—") + design("groundwater_separation_ft")))
+    return [Heading("Structures before backfill (§380-16 C(4)(c))", 2),
+            Table(("Structure", "As designed", "Size", "Invert", "Material", "Separation to groundwater"),
+                  tuple(rows) or (("None chosen", "", "", "", "", ""),), (2, 1, 1.6, 1.6, 1.6, 1.6))]
+
+
+def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: list[PhotoRecord],
+                     tz: ZoneInfo) -> list:
+    """Each finding with its corrective actions (as of submission) and its photos."""
+    blocks: list = [Heading("Findings and corrective actions")]
+    if not findings:
+        return blocks + [Paragraphs("No findings.")]
+    cutoff = inspection.submitted_at
+    number = 1
+    for n, finding in enumerate(findings, 1):
+        blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
+            ("Description", finding.description),
+            ("Location", finding.location or "—"),
+            ("Severity", SEVERITIES.get(finding.severity, finding.severity)),
+            ("Citation", finding.citation or "—"),
+            ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else "The inspector"),
+        ))]
+        # Only what the report said: actions opened after it was submitted are follow-up, not the report.
+        actions = sorted((a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff),
+                         key=lambda a: (a.due_at, a.id))
+        if actions:
+            blocks.append(Table(("Corrective action", "Kind", "Owner", "Discovered", "Deadline"), tuple(
+                (a.description, ACTION_KINDS.get(a.kind, a.kind), a.owner_name, _when(a.discovered_at, tz),
+                 _when(a.due_at, tz)) for a in actions), (3.2, 2.2, 1.6, 1.5, 1.5)))
+        mine = [p for p in photos if p.finding_id == finding.id]
+        blocks += _photo_blocks(mine, tz, number, f"finding {n}")
+        number += len(mine)
+    return blocks
+
+
+def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
+    """Walk-through: the items remaining (§380-16 C(4)(d)); final: how each was resolved."""
+    if inspection.type == "walk_through":
+        items = db.session.scalars(select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
+                                   .order_by(PunchListItem.description, PunchListItem.id)).all()
+        return [Heading("Punch list (§380-16 C(4)(d))"),
+                Table(("#", "Item of work remaining"), tuple((str(n), p.description) for n, p in enumerate(items, 1))
+                      or (("", "No items remaining"),), (0.4, 9))]
+    if inspection.type != "final":
+        return []
+    if inspection.is_submitted:
+        items = db.session.scalars(select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
+                                   .order_by(PunchListItem.description, PunchListItem.id)).all()
+        rows = [(p.description, p.resolution or "—") for p in items]
+    else:
+        resolutions = (inspection.details or {}).get("punch_resolutions", {})
+        rows = [(p.description, resolutions.get(p.id) or "Not yet resolved")
+                for p in inspections.open_punch_items(inspection.permit)]
+    return [Heading("Walk-through punch list, resolved (§380-16 C(4)(d))"),
+            Table(("Item", "Resolution"), tuple(rows) or (("No items", ""),), (1, 1))]
+
+
+def _pipe_videos(inspection: Inspection) -> list:
+    """Final: a dated video inspection of every stormwater pipe installed (§380-16 C(4)(e)[1])."""
+    if inspection.type != "final":
+        return []
+    videos = db.session.scalars(select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)).all()
+    names = {v.structure_id: (db.session.get(StormwaterStructure, v.structure_id).name) for v in videos}
+    rows = sorted(((names[v.structure_id], _day(v.recorded_on), v.reference or "—",
+                    f"SHA-256 {v.blob_sha256}" if v.blob_sha256 else "—") for v in videos))
+    return [Heading("Pipe videos (§380-16 C(4)(e)[1])"),
+            Table(("Pipe run", "Recorded on", "Reference", "Video file"), tuple(rows) or (("None", "", "", ""),),
+                  (2, 1.2, 2.2, 3))]
+
+
+def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBlock:
+    return SignatureBlock(
+        name=inspection.signer_name or inspection.inspector_name,
+        credentials=inspection.signer_credentials or inspection.inspector_credentials,
+        statement=inspection.certification_statement or inspections.CERTIFICATION_STATEMENT,
+        signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
+        signature_png=_signature_png(inspection.signature_sha256),
+    )
+
+
+# -- 2. notice of violation and stop-work order (§380-16 C(4)(e)[5], §380-19) -------------------------
+
+def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Document:
+    """The stop-work order with its notices of violation: reasons, findings, who issued it, how to lift it."""
+    profile = profile_of(permit)
+    tz = ZoneInfo(profile.timezone)
+    authority = profile.authority_title
+    lifted = record["lifted_at"] is not None
+    status = (f"Lifted {_when(record['lifted_at'], tz)} by {record['lifted_by'] or '—'}: {record['lift_reason'] or ''}"
+              if lifted else "In effect")
+    blocks: list = [
+        Fields((
+            ("Permit", record["permit"]["number"]),
+            ("Site", record["permit"]["site_address"]),
+            ("Owner (permittee)", record["permit"]["owner_name"]),
+            ("Applicant", record["permit"]["applicant_name"]),
+            ("Issued by", f"{record['issued_by'] or '—'}, for the {authority}"),
+            ("Issued at", _when(record["issued_at"], tz)),
+            ("Inspection", _inspection_line(record["inspection_id"], profile, tz)),
+            ("Status of the order", status),
+            ("Received by the permittee", f"{record['acknowledged_by']}, {_when(record['acknowledged_at'], tz)}"
+             if record["acknowledged_at"] else "Not yet acknowledged"),
+        )),
+        Heading("Stop-work order"),
+        Paragraphs(f"Under §380-16 C(4)(e)[5] and §380-19 of the {profile.regulation}, the {authority} orders that "
+                   f"all construction and land-disturbing activity at {record['permit']['site_address']} stop, "
+                   "except the work needed to correct the violations below and to keep erosion and sediment "
+                   "controls working, until the order is lifted in writing."),
+        Heading("Reasons", 2),
+        Paragraphs(record["reason"]),
+        Heading("Findings", 2),
+        Table(("Found", "Finding", "Location", "Severity", "Citation"), tuple(
+            (_day(f["created_at"], tz), f["description"], f["location"] or "—",
+             SEVERITIES.get(f["severity"], f["severity"]), f["citation"] or "—") for f in record["findings"]) or (("", "No findings linked", "", "", ""),),
+            (1.2, 4, 1.8, 1, 1.6)),
+    ]
+    for n, notice in enumerate(record["notices"], 1):
+        blocks += [Heading(f"Notice of violation {n}" if len(record["notices"]) > 1 else "Notice of violation"),
+                   Fields((("Issued by", f"{notice['issued_by'] or '—'}, for the {authority}"),
+                           ("Issued at", _when(notice["issued_at"], tz)),
+                           ("Inspection", _inspection_line(notice["inspection_id"], profile, tz)))),
+                   Paragraphs(notice["text"])]
+    blocks += [
+        Heading("How to have the order lifted"),
+        Paragraphs(f"The order stands until every violation above is corrected and all work previously completed "
+                   f"has been approved by the {authority} (§380-16 C(4)(e)[5]). Correct each finding, record the "
+                   f"corrective actions, and ask the {authority} for a re-inspection. The order is lifted in writing "
+                   f"once the corrections are verified or a compliant inspection approves the work; until then any "
+                   f"further work on the site is a violation (§380-19)."),
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+                       statement=f"Issued by the {authority} under the {profile.regulation}.",
+                       signed_at_text=_when(record["issued_at"], tz)),
+    ]
+    return _document("Notice of Violation and Stop-Work Order", record["permit"], profile, sha, blocks)
+
+
+def _inspection_line(inspection_id: str | None, profile: Profile, tz: ZoneInfo) -> str:
+    inspection = db.session.get(Inspection, inspection_id) if inspection_id else None
+    if inspection is None:
+        return "—"
+    return f"{profile.inspection_type(inspection.type).name}, {_when(inspection.performed_at, tz)}"
+
+
+# -- 3. certificate of completion (§380-18) -----------------------------------------------------------
+
+def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) -> Document:
+    """The letter certifying completion, with the accepted final submissions it rests on."""
+    profile = profile_of(permit)
+    tz = ZoneInfo(profile.timezone)
+    authority = record["authority_title"]
+    p = record["permit"]
+    rows = []
+    for s in record["submissions"]:
+        name, citation = SUBMISSION_KINDS[s["kind"]]
+        rows.append((name, citation, _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
+                     _day(s["reviewed_at"], tz)))
+    blocks: list = [
+        Paragraphs(f"{_day(record['issued_at'], tz)}\n\n{p['owner_name']}\n{p['site_address']}\n\n"
+                   f"Re: Permit {p['number']}, {p['site_address']}"),
+        Paragraphs(f"The {authority} certifies that all work of permit {p['number']} at {p['site_address']} has been "
+                   f"satisfactorily completed in conformance with the {record['regulation']}, upon receipt and "
+                   f"approval of the final submissions required by §380-18, listed below."),
+        Heading("Final submissions accepted (§380-18)"),
+        Table(("Submission", "Citation", "Details", "Submitted", "Accepted"), tuple(rows)
+              or (("None accepted", "", "", "", ""),), (2, 1.5, 3.8, 1.2, 1.2)),
+    ]
+    if record["note"]:
+        blocks += [Heading("Note", 2), Paragraphs(record["note"])]
+    months = record["om_certification_months"]
+    blocks += [
+        Heading("Continuing obligations"),
+        Paragraphs(f"The operation and maintenance plan binds the owner and every later owner of the site. The "
+                   f"responsible party keeps the maintenance log and submits to the {authority} a certification of "
+                   f"the work done to operate and maintain the stormwater control measures every {months} months "
+                   f"(§380-14 C(2)(l))."),
+        Fields((("Permit", p["number"]), ("Site", p["site_address"]), ("Owner", p["owner_name"]),
+                ("Completed on", _day(p["completed_on"])), ("Certificate issued", _when(record["issued_at"], tz)))),
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+                       statement=f"Issued by the {authority} under §380-18 of the {record['regulation']}.",
+                       signed_at_text=_when(record["issued_at"], tz)),
+    ]
+    return _document("Certificate of Completion", p, profile, sha, blocks)
+
+
+def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:
+    if submission["kind"] == "om_plan":
+        reference = submission["registry_reference"] or (record["om_plan"] or {}).get("registry_reference")
+        recorded = (record["om_plan"] or {}).get("recorded_on")
+        text = (f"Recorded at the {record['registry_of_deeds']}, {reference}" if reference
+                else f"Registry reference at the {record['registry_of_deeds']} not given")
+        return text + (f", on {_day(recorded)}" if recorded else "")
+    if submission["kind"] == "as_built":
+        return ("Certified by the project design engineer, a Massachusetts registered professional engineer"
+                if submission["pe_certified"] else "Not marked PE-certified")
+    final = submission["inspection"]
+    if final is None:
+        return "Final inspection report (uploaded file)"
+    sealed = f"; record SHA-256 {final['record_sha256']}" if final["record_sha256"] else ""
+    return f"Final inspection of {_when(final['performed_at'], tz)}{sealed}"
+
+
+# -- 4. annual O&M certification (§380-14 C(2)(l)) ----------------------------------------------------
+
+def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Document:
+    """The annual certification: period, the last 12 months' log, missing scheduled tasks, signer, review."""
+    profile = profile_of(permit)
+    tz = ZoneInfo(profile.timezone)
+    p, plan, period = record["permit"], record["plan"] or {}, record["period"]
+    review = CERTIFICATION_STATUSES.get(record["status"], record["status"])
+    if record["reviewed_at"]:
+        review += f", {_when(record['reviewed_at'], tz)} by {record['reviewed_by'] or '—'}"
+        if record["review_note"]:
+            review += f": {record['review_note']}"
+    blocks: list = [
+        Fields((
+            ("Permit", p["number"]), ("Site", p["site_address"]), ("Owner", p["owner_name"]),
+            ("Completed on", _day(p["completed_on"])),
+            ("O&M plan", (f"Recorded at the {record['registry_of_deeds']}, {plan['registry_reference']}"
+                          if plan.get("registry_reference") else f"Not yet recorded at the {record['registry_of_deeds']}")
+             + (f", on {_day(plan['recorded_on'])}" if plan.get("recorded_on") else "")),
+            ("Period certified", f"{_day(period['start'])} to {_day(period['end'])}"
+             + (f" (log as of {_day(period['as_of'])})" if period.get("as_of") not in (None, period["end"]) else "")),
+            ("Status and review", review),
+        )),
+        Heading("Responsible parties (§380-14 C(2))"),
+        Table(("Role", "Name", "Address", "Since"), tuple(
+            (PARTY_ROLES.get(r["role"], r["role"]), r["name"], r["address"] or r["email"] or "—", _day(r["starts_on"]))
+            for r in record["parties"]) or (("", "None recorded", "", ""),), (1.6, 2, 3, 1.2)),
+        Heading("Maintenance log, this period (§380-14 C(2)(j))"),
+        Table(("Date", "Type", "Structure", "Description", "Disposal material", "Disposal location", "By"), tuple(
+            (_day(e["performed_on"]), LOG_KINDS.get(e["kind"], e["kind"]), e["structure"] or "Site", e["description"],
+             e["material_type"] or "—", e["disposal_location"] or "—", e["performed_by"]) for e in record["entries"])
+            or (("", "", "", "No log entries in this period", "", "", ""),), (1.1, 1.3, 1.4, 2.8, 1.4, 1.5, 1.2)),
+        Heading("Scheduled tasks with no log entry (§380-14 C(2)(h))"),
+        Table(("Structure", "Task", "Every", "Due within"), tuple(
+            (m["structure"], m["task"], f"{m['interval_months']} months",
+             f"{_day(m['window_start'])} to {_day(m['window_end'])}") for m in record["missing"])
+            or (("None", "Every scheduled task has a log entry", "", ""),), (1.8, 3.5, 1, 2.2)),
+    ]
+    notice = record.get("notice")
+    if notice:
+        cured = f"; corrected {_when(notice['cured_at'], tz)}" if notice["cured_at"] else ""
+        blocks += [Heading("Notice to correct (§380-14 E)"),
+                   Fields((("Issued", _when(notice["issued_at"], tz)),
+                           ("Corrections due", _when(notice["cure_due_at"], tz) + cured))),
+                   Paragraphs(notice["text"])]
+    blocks += [
+        SignatureBlock(name=record["signer_name"], credentials="Responsible party (§380-14 C(2)(l))",
+                       statement=record["statement"], signed_at_text=_when(record["submitted_at"], tz),
+                       signature_png=_signature_png(record["signature_sha256"])),
+    ]
+    return _document("Annual Operation and Maintenance Certification", p, profile, sha, blocks)
+
+
+# -- 5. a permit's inspection history -----------------------------------------------------------------
+
+def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document:
+    """One row per inspection, then the findings and corrective actions still open."""
+    profile = profile_of(permit)
+    tz = ZoneInfo(profile.timezone)
+    p = record["permit"]
+    names = {k.key: k.name for k in profile.inspection_types}
+    rows = []
+    for i in record["inspections"]:
+        evaluation = {"compliant": "In compliance", "violations": "Violations"}.get(i["evaluation"] or "", "—")
+        flags = [] if i["notice_given"] else ["no 24-hour notice"]
+        if i["amends_id"]:
+            flags.append("amendment")
+        status = "Submitted" if i["status"] == "submitted" else "Draft"
+        rows.append((_when(i["performed_at"], tz), names.get(i["type"], i["type"]),
+                     f"{i['inspector_name']}, {i['inspector_credentials']}", evaluation,
+                     status + (f" ({', '.join(flags)})" if flags else ""), _history_weather(i)))
+    findings = {f["id"]: n for n, f in enumerate(record["open_findings"], 1)}
+    blocks: list = [
+        Fields((("Permit", p["number"]), ("Site", p["site_address"]), ("Owner (permittee)", p["owner_name"]),
+                ("Status", p["status"].replace("_", " ").replace("stop work", "stop-work").capitalize()),
+                ("Issued", _day(p["issued_on"])), ("Construction started", _day(p["construction_started_on"])),
+                ("Completed", _day(p["completed_on"])))),
+        Heading(f"Inspections ({len(rows)})"),
+        Table(("Date", "Type", "Inspector", "Evaluation", "Status", "Weather / 24-h precipitation"), tuple(rows)
+              or (("", "No inspections yet", "", "", "", ""),), (1.4, 1.4, 1.9, 1.5, 1.4, 1.9)),
+        Heading(f"Open findings ({len(findings)})"),
+        Table(("#", "Found", "Finding", "Location", "Severity", "Status"), tuple(
+            (str(findings[f["id"]]), _day(f["created_at"], tz), ("Violation: " if f["is_violation"] else "")
+             + f["description"], f["location"] or "—", SEVERITIES.get(f["severity"], f["severity"]),
+             f["status"].capitalize()) for f in record["open_findings"]) or (("", "", "None", "", "", ""),),
+            (0.4, 1.1, 4, 1.7, 1, 1)),
+        Heading(f"Open corrective actions ({len(record['open_actions'])})"),
+        Table(("Corrective action", "Kind", "Owner", "Deadline", "Status"), tuple(
+            (a["description"], ACTION_KINDS.get(a["kind"], a["kind"]), a["owner_name"], _when(a["due_at"], tz),
+             a["status"].capitalize()) for a in record["open_actions"]) or (("None", "", "", "", ""),),
+            (3.4, 2.2, 1.6, 1.5, 1)),
+    ]
+    return _document("Inspection History", p, profile, sha, blocks)
+
+
+def _history_weather(i: dict[str, Any]) -> str:
+    if i["weather_status"] == "pending" and i["gauge_precip_mm"] is None:
+        return "Pending"
+    parts = [i["conditions"]] if i["conditions"] else []
+    if i["temperature_c"] is not None:
+        parts.append(f"{i['temperature_c'] * 9 / 5 + 32:.0f} °F")
+    if i["gauge_precip_mm"] is not None:
+        parts.append(f"{i['gauge_precip_mm'] / MM_PER_INCH:.2f} in (gauge)")
+    elif i["precip_24h_mm"] is not None:
+        parts.append(f"{i['precip_24h_mm'] / MM_PER_INCH:.2f} in ({i['precip_hours']} h)")
+    return ", ".join(parts) or "—"

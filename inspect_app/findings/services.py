@@ -1,0 +1,207 @@
+"""Every change to findings, their corrective actions (CGP 2022 Part 5) and walk-through punch lists.
+
+Findings and punch-list items belong to a report and change only while it is a draft. Corrective
+actions are follow-up: they are opened with the report, or later for a finding still open, and closed out,
+verified or sent back after the report is submitted. Each change writes the audit log and only flushes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from inspect_app.accounts.models import User
+from inspect_app.audit import services as audit
+from inspect_app.extensions import db
+from inspect_app.findings.models import (
+    ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
+)
+from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import ensure_draft
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.permits.services import profile_of
+from inspect_app.photos.models import Photo
+from inspect_app.profiles.schema import Profile
+from inspect_app.rules import calendar
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.types import utcnow
+
+# CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
+SIGNIFICANT_WORK_DAYS = 7
+
+
+class FindingError(ValueError):
+    """A change the record does not allow; `field` names the form field it is about."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+def action_deadline(kind: str, discovered_at: dt.datetime, profile: Profile) -> dt.datetime:
+    """When a corrective action must be finished, counted on the town's calendar (CGP 2022 Part 5.2)."""
+    tz = calendar.zone(profile.timezone)
+    if kind == "routine_maintenance":
+        # Routine maintenance: by the close of the next business day (5 p.m.; weekends and holidays skipped).
+        return calendar.close_of_next_business_day(discovered_at, tz, frozenset(profile.holidays))
+    # New or replacement control, significant repair: by the end of the 7th calendar day after discovery.
+    return calendar.days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
+
+
+def open_actions(permit: Permit) -> list[CorrectiveAction]:
+    """The permit's corrective actions not yet verified, soonest deadline first."""
+    query = select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
+                                           CorrectiveAction.status != "verified")
+    return list(db.session.scalars(query.order_by(CorrectiveAction.due_at)))
+
+
+def resolved_in(inspection: Inspection) -> list[PunchListItem]:
+    """The punch-list items a final inspection resolved."""
+    query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
+    return list(db.session.scalars(query.order_by(PunchListItem.description)))
+
+
+def _part_of(permit: Permit, model, object_id: str | None, field: str):
+    if not object_id:
+        return None
+    found = db.session.get(model, object_id)
+    if found is None or found.permit_id != permit.id:
+        raise FindingError(field, "Choose one of this permit's own.")
+    return found
+
+
+def add_finding(actor, inspection: Inspection, description: str, location: str | None = None,
+                severity: str = "minor", is_violation: bool = False, citation: str | None = None,
+                area_id: str | None = None, structure_id: str | None = None) -> Finding:
+    """Record a finding on a draft report."""
+    ensure_draft(inspection)
+    if not (description or "").strip():
+        raise FindingError("description", "Describe what was found.")
+    if severity not in SEVERITIES:
+        raise FindingError("severity", "Choose a severity.")
+    permit = inspection.permit
+    _part_of(permit, DisturbedArea, area_id, "area_id")
+    _part_of(permit, StormwaterStructure, structure_id, "structure_id")
+    finding = Finding(inspection=inspection, permit_id=permit.id, description=description.strip(),
+                      location=location or None, severity=severity, is_violation=is_violation,
+                      citation=citation or None, area_id=area_id or None, structure_id=structure_id or None)
+    db.session.add(finding)
+    audit.record(actor, "finding.create", finding)
+    return finding
+
+
+def remove_finding(actor, finding: Finding) -> None:
+    """Take a finding (and the actions opened on it) off a draft report."""
+    ensure_draft(finding.inspection)
+    for action in list(finding.actions):
+        before = audit.snapshot(action)
+        db.session.delete(action)
+        audit.record(actor, "action.delete", action, before)
+    before = audit.snapshot(finding)
+    finding.inspection.findings.remove(finding)
+    db.session.delete(finding)
+    audit.record(actor, "finding.delete", finding, before)
+
+
+def open_action(actor, finding: Finding, kind: str, description: str, owner_id: str | None = None,
+                owner_name: str | None = None, now: dt.datetime | None = None) -> CorrectiveAction:
+    """Open a corrective action on a finding, with its CGP Part 5 deadline."""
+    if finding.status == "corrected":
+        raise FindingError("kind", "This finding is already corrected.")
+    if kind not in ACTION_KINDS:
+        raise FindingError("kind", "Choose the kind of corrective action.")
+    if not (description or "").strip():
+        raise FindingError("description", "Say what must be done.")
+    owner = db.session.get(User, owner_id) if owner_id else None
+    if owner_id and owner is None:
+        raise FindingError("owner_id", "Choose a person from the list.")
+    name = owner.name if owner else (owner_name or "").strip()
+    if not name:
+        raise FindingError("owner_name", "Say who will do it: choose a person or type a name.")
+    inspection = finding.inspection
+    # Found at the inspection while the report is open; a finding sent back later is found again now.
+    discovered = inspection.performed_at if not inspection.is_submitted else (now or utcnow())
+    action = CorrectiveAction(finding=finding, permit_id=finding.permit_id, kind=kind,
+                              description=description.strip(), owner_id=owner.id if owner else None,
+                              owner_name=name[:200], discovered_at=discovered,
+                              due_at=action_deadline(kind, discovered, profile_of(inspection.permit)))
+    db.session.add(action)
+    audit.record(actor, "action.create", action)
+    return action
+
+
+def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: str | None = None,
+              evidence_photo_id: str | None = None) -> CorrectiveAction:
+    """Record that the corrective action was done: when, how, and the photo that shows it."""
+    if action.status == "verified":
+        raise FindingError("completed_at", "This action is already verified.")
+    if completed_at > utcnow() + dt.timedelta(minutes=5):
+        raise FindingError("completed_at", "The completion time cannot be in the future.")
+    # Times are entered to the minute; the discovery time is kept to the second.
+    if completed_at < action.discovered_at.replace(second=0, microsecond=0):
+        raise FindingError("completed_at", "The action cannot be done before the problem was found.")
+    photo_id = (evidence_photo_id or "").strip() or None
+    if photo_id:
+        photo = db.session.get(Photo, photo_id)
+        if photo is None or photo.permit_id != action.permit_id:
+            raise FindingError("evidence_photo_id", "No photo of this permit has that id.")
+    before = audit.snapshot(action)
+    action.status, action.completed_at = "completed", completed_at
+    action.closeout_note, action.evidence_photo_id = note or None, photo_id
+    action.revision += 1
+    audit.record(actor, "action.close", action, before)
+    return action
+
+
+def verify(actor, action: CorrectiveAction, now: dt.datetime | None = None) -> CorrectiveAction:
+    """An agent confirms the close-out; a finding whose actions are all verified is corrected."""
+    if action.status != "completed":
+        raise FindingError("verify", "Only a completed action can be verified.")
+    before = audit.snapshot(action)
+    action.status, action.verified_by_id, action.verified_at = "verified", actor.id, now or utcnow()
+    action.revision += 1
+    audit.record(actor, "action.verify", action, before)
+    finding = action.finding
+    if all(a.status == "verified" for a in finding.actions):
+        before = audit.snapshot(finding)
+        finding.status = "corrected"
+        audit.record(actor, "finding.corrected", finding, before)
+    return action
+
+
+def return_to_field(actor, finding: Finding, comment: str) -> Finding:
+    """An agent sends a finding back to the field with a comment; unverified close-outs reopen."""
+    if not (comment or "").strip():
+        raise FindingError("comment", "Say what must still be done.")
+    before = audit.snapshot(finding)
+    finding.status, finding.agent_comment = "returned", comment.strip()
+    audit.record(actor, "finding.return", finding, before)
+    for action in finding.actions:
+        if action.status == "completed":
+            action_before = audit.snapshot(action)
+            action.status, action.completed_at = "open", None
+            action.revision += 1
+            audit.record(actor, "action.reopen", action, action_before)
+    return finding
+
+
+def add_punch_item(actor, inspection: Inspection, description: str) -> PunchListItem:
+    """Add an item of remaining work to a walk-through's punch list (§380-16 C(4)(d))."""
+    ensure_draft(inspection)
+    if inspection.type != "walk_through":
+        raise FindingError("description", "Only a walk-through inspection makes a punch list.")
+    if not (description or "").strip():
+        raise FindingError("description", "Describe the remaining work and where it is.")
+    item = PunchListItem(permit_id=inspection.permit_id, walk_through_id=inspection.id,
+                         description=description.strip())
+    db.session.add(item)
+    audit.record(actor, "punch.create", item)
+    return item
+
+
+def remove_punch_item(actor, item: PunchListItem) -> None:
+    """Take an item off a draft walk-through's punch list."""
+    ensure_draft(db.session.get(Inspection, item.walk_through_id))
+    before = audit.snapshot(item)
+    db.session.delete(item)
+    audit.record(actor, "punch.delete", item, before)

@@ -1,0 +1,190 @@
+"""Forms of the inspections domain.
+
+The start and notice forms are Flask-WTF forms. The report form is built from the town profile (one
+answer per checklist item and subject, one row per structure, pipe run or punch-list item), so it is
+parsed here by `parse_report` into a `ReportInput`, with a message per field it cannot read.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from flask_wtf import FlaskForm
+from werkzeug.datastructures import MultiDict
+from wtforms import DateTimeLocalField, FloatField, HiddenField, SelectChoice, SelectField, TextAreaField
+from wtforms.validators import DataRequired, Length, NumberRange, Optional
+
+from inspect_app.extensions import db
+from inspect_app.inspections import services
+from inspect_app.inspections.models import ANSWERS, EVALUATIONS, Inspection
+from inspect_app.photos.models import Blob
+from inspect_app.types import LOCAL_TZ, new_id, utcnow
+
+TEXT_MAX = 10_000
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class StartForm(FlaskForm):
+    type = HiddenField("Type", validators=[DataRequired()])
+    # Filled by the page from the device's GPS when the inspector allows it.
+    latitude = FloatField("Latitude", validators=[Optional(), NumberRange(-90, 90)])
+    longitude = FloatField("Longitude", validators=[Optional(), NumberRange(-180, 180)])
+
+
+class NoticeForm(FlaskForm):
+    inspection_type = SelectField("Inspection", validators=[DataRequired(message="Choose the inspection.")])
+    planned_for = DateTimeLocalField("Planned for", format="%Y-%m-%dT%H:%M",
+                                     validators=[DataRequired(message="Give the planned date and time.")],
+                                     description="At least 24 hours from now (§380-16 C(3)).")
+    note = TextAreaField("Note to the authority", validators=[Optional(), Length(max=2000)])
+
+
+def notice_form(profile, **kwargs) -> NoticeForm:
+    """The 24-hour notice form with the town's inspection types to choose from."""
+    form = NoticeForm(prefix="notice", **kwargs)
+    form.inspection_type.choices = [SelectChoice(k.key, k.name) for k in profile.inspection_types]
+    return form
+
+
+def local_datetime(text: str) -> dt.datetime:
+    """A `datetime-local` value typed in the town's time, as aware UTC; ValueError if unreadable."""
+    return dt.datetime.strptime(text.strip(), "%Y-%m-%dT%H:%M").replace(tzinfo=LOCAL_TZ).astimezone(dt.UTC)
+
+
+def _text(form: MultiDict, name: str, errors: dict[str, str], limit: int = TEXT_MAX) -> str | None:
+    value = (form.get(name) or "").strip()
+    if len(value) > limit:
+        errors[name] = f"Keep this under {limit} characters."
+    return value or None
+
+
+def _number(form: MultiDict, name: str, errors: dict[str, str], low: float, high: float) -> float | None:
+    raw = (form.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        errors[name] = "Enter a number."
+        return None
+    if not low <= value <= high:
+        errors[name] = f"Enter a number from {low:g} to {high:g}."
+        return None
+    return value
+
+
+def _date(form: MultiDict, name: str, errors: dict[str, str], key: str | None = None) -> dt.date | None:
+    raw = (form.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        value = dt.date.fromisoformat(raw)
+    except ValueError:
+        errors[key or name] = "Enter a date as YYYY-MM-DD."
+        return None
+    if value > utcnow().astimezone(LOCAL_TZ).date():
+        errors[key or name] = "The date cannot be in the future."
+        return None
+    return value
+
+
+def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.ReportInput, dict[str, str]]:
+    """Read the posted report form; the second value names each field that could not be read."""
+    errors: dict[str, str] = {}
+    data = services.ReportInput(
+        evaluation=(form.get("evaluation") or None), corrective_steps=_text(form, "corrective_steps", errors),
+        notes=_text(form, "notes", errors), signer_name=_text(form, "signer_name", errors, 120),
+        signer_credentials=_text(form, "signer_credentials", errors, 300),
+        signature_data_url=(form.get("signature") or "").strip(),
+    )
+    if data.evaluation is not None and data.evaluation not in EVALUATIONS:
+        errors["evaluation"] = "Choose in compliance, or violations."
+    try:
+        data.performed_at = local_datetime(form["performed_at"]) if form.get("performed_at") else None
+    except ValueError:
+        errors["performed_at"] = "Enter the date and time of the inspection."
+    if data.signature_data_url:
+        try:
+            data.signature_png = services.signature_png(data.signature_data_url)
+        except services.InspectionError as error:
+            errors["signature"], data.signature_data_url = str(error), ""
+    data.details = _details(inspection, form, errors)
+    if inspection.type == "final":
+        data.videos = _videos(inspection, form, errors)
+    for item, found in services.checklist(inspection, data.details):
+        for subject in found:
+            name = services.answer_field(item.key, subject.id)
+            answer = form.get(name) or None
+            if answer is not None and answer not in ANSWERS:
+                errors[name], answer = "Choose yes, no or n/a.", None
+            note = _text(form, "note-" + name.removeprefix("answer-"), errors, 2000)
+            data.answers[(item.key, subject.id)] = (answer, note)
+    return data, errors
+
+
+def _details(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    """The type's own part of the report (stored in `Inspection.details`)."""
+    if inspection.type == "initial":
+        return {name: _text(form, name, errors) for name in ("existing_conditions", "resource_areas", "test_pits")}
+    if inspection.type == "erosion_control":
+        return {"controls": _controls(inspection, form, errors)}
+    if inspection.type == "pre_bury":
+        return {"structures": _pre_bury(inspection, form, errors)}
+    if inspection.type == "final":
+        return _final(inspection, form, errors)
+    return {}
+
+
+def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> list[dict[str, str]]:
+    """Controls listed on the report, one per line; a name keeps its id so its answers stay with it."""
+    known = {c["name"].lower(): c["id"] for c in (inspection.details or {}).get("controls", [])}
+    names = [line.strip() for line in (form.get("controls") or "").splitlines() if line.strip()]
+    if len(names) > 100 or any(len(n) > 120 for n in names):
+        errors["controls"] = "List at most 100 controls, each under 120 characters."
+        names = [n[:120] for n in names[:100]]
+    unique = list(dict.fromkeys(names))
+    return [{"id": known.get(n.lower()) or new_id(), "name": n} for n in unique]
+
+
+def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
+    parts = {}
+    for s in services.underground_structures(inspection.permit):
+        key = f"pb-{s.id}"
+        as_designed = form.get(f"{key}-as_designed") or None
+        if as_designed not in (None, "yes", "no"):
+            errors[f"{key}-as_designed"], as_designed = "Choose yes or no.", None
+        parts[s.id] = {
+            "covered": form.get(f"{key}-covered") == "1", "as_designed": as_designed,
+            "size": _text(form, f"{key}-size", errors, 120), "invert": _text(form, f"{key}-invert", errors, 120),
+            "material": _text(form, f"{key}-material", errors, 120),
+            "groundwater_separation_ft": _number(form, f"{key}-separation_ft", errors, 0, 1000),
+        }
+    return parts
+
+
+def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    resolutions = {item.id: _text(form, f"punch-{item.id}", errors, 2000)
+                   for item in services.open_punch_items(inspection.permit)}
+    storm_date = _date(form, "storm_date", errors)
+    depth_in = _number(form, "storm_depth_in", errors, 0.01, 30)
+    return {
+        "punch_resolutions": {k: v for k, v in resolutions.items() if v},
+        # Stored in SI units, shown in inches (SPEC *Weather*).
+        "storm": {"date": storm_date.isoformat() if storm_date else None,
+                  "depth_mm": round(depth_in * services.MM_PER_INCH, 2) if depth_in else None},
+        "certification": {"certified": form.get("certified") == "1",
+                          "text": _text(form, "certification_text", errors, 2000)},
+    }
+
+
+def _videos(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
+    videos = {}
+    for s in services.pipe_runs(inspection.permit):
+        key = f"video-{s.id}"
+        sha = (form.get(f"{key}-blob_sha256") or "").strip().lower() or None
+        if sha and not (_SHA256.fullmatch(sha) and db.session.get(Blob, sha)):
+            errors[key], sha = "No uploaded file has that SHA-256; upload the video first or give a reference.", None
+        videos[s.id] = {"recorded_on": _date(form, f"{key}-recorded_on", errors, key),
+                        "reference": _text(form, f"{key}-reference", errors, 300), "blob_sha256": sha}
+    return videos

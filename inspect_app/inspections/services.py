@@ -1,0 +1,802 @@
+"""Every change to an inspection report (§380-16 C(4)); each writes the audit log and only flushes.
+
+A report is a draft until it is signed and submitted; then it is the legal record and never changes
+(`ReportLocked`). A correction is an amendment: a new draft that points at the report it corrects.
+`report_record` / `record_hash` give the canonical form of a report that PDFs and sync reuse.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import current_app
+from PIL import Image, UnidentifiedImageError
+from sqlalchemy import func, select
+
+from inspect_app.accounts.models import User
+from inspect_app.audit import services as audit
+from inspect_app.blobstore import BlobStore
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import (
+    ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
+)
+from inspect_app.mail import services as mail
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.permits.services import profile_of
+from inspect_app.photos.models import Blob, Photo
+from inspect_app.profiles.schema import ChecklistItem, Profile
+from inspect_app.rules import calendar
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.templating import local_time
+from inspect_app.types import utcnow
+
+# Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
+CERTIFICATION_STATEMENT = (
+    "I certify under penalty of law that this report and all attachments were prepared under my "
+    "direction or supervision by qualified personnel who properly gathered and evaluated the information "
+    "it contains; that the inspection it records was performed as §380-16 C of the Town's stormwater "
+    "rules and regulations requires; and that, to the best of my knowledge and belief, the information "
+    "submitted is true, accurate and complete. I am aware that there are significant penalties for "
+    "submitting false information."
+)
+DEFAULT_ENGINEER_CERTIFICATION = (
+    "I find the stormwater management system properly installed and functioning, and my engineering "
+    "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
+)
+SIGNATURE_MAX_BYTES = 512 * 1024
+SIGNATURE_MAX_SIDE = 4000
+# A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
+SIGNATURE_MIN_INK_PIXELS = 30
+MM_PER_INCH = 25.4
+
+
+class InspectionError(ValueError):
+    """A change the record does not allow; `field` names the form field it is about."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(message)
+        self.field = field_name
+
+
+class ReportIncomplete(InspectionError):
+    """A report that cannot be submitted yet; `problems` maps each field to what is missing."""
+
+    def __init__(self, problems: dict[str, str]):
+        super().__init__(next(iter(problems)), "; ".join(problems.values()))
+        self.problems = problems
+
+
+class ReportLocked(PermissionError):
+    """A submitted report is the legal record: it cannot be changed, only amended."""
+
+    def __init__(self, inspection: Inspection):
+        when = local_time(inspection.submitted_at)
+        super().__init__(f"This report was submitted on {when} and is part of the legal record; it "
+                         "cannot be changed. To correct it, make an amendment.")
+
+
+@dataclass
+class ReportInput:
+    """What an inspector entered on a report form, parsed and checked for shape (not completeness)."""
+
+    performed_at: dt.datetime | None = None
+    evaluation: str | None = None
+    corrective_steps: str | None = None
+    notes: str | None = None
+    signer_name: str | None = None
+    signer_credentials: str | None = None
+    signature_png: bytes | None = None
+    signature_data_url: str = ""
+    # (item key, subject id) → (yes/no/na or None, note)
+    answers: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    # pipe-run structure id → {"recorded_on": date | None, "reference": str | None, "blob_sha256": ...}
+    videos: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a checklist item is asked about: the site, or one control, area, structure or pipe run."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class AreaClock:
+    """A disturbed area's §380-11 C(3)(a) clock as of one moment."""
+
+    area: DisturbedArea
+    status: str
+    ceased_at: dt.datetime | None
+    deadline: dt.datetime | None
+    overdue: bool
+
+
+# -- facts the forms and pages show ------------------------------------------------------------------
+
+def action_for(inspection_type: str) -> str:
+    """The policy action needed to perform (and edit) an inspection of this type."""
+    # §380-16 C(4)(f): periodic/random inspections by the engineer's PE representative or the authority;
+    # the others by the engineer or the erosion-control inspector (§380-16 C(2)-(3)).
+    return "inspection.perform" if inspection_type == "periodic" else "inspection.regulatory"
+
+
+def type_of(inspection: Inspection):
+    """The profile's definition of the inspection's type (name, citation, checklist)."""
+    return profile_of(inspection.permit).inspection_type(inspection.type)
+
+
+def controls(permit: Permit, details: dict[str, Any]) -> list[Subject]:
+    """Erosion controls: the permit's BMP structures, then those listed on the report itself."""
+    listed = [Subject(c["id"], c["name"]) for c in details.get("controls", [])]
+    return [Subject(s.id, s.name) for s in permit.structures if s.kind == "bmp"] + listed
+
+
+def underground_structures(permit: Permit) -> list[StormwaterStructure]:
+    """Structures that need a pre-bury inspection before backfill (§380-16 C(4)(c))."""
+    return [s for s in permit.structures if s.is_underground]
+
+
+def pipe_runs(permit: Permit) -> list[StormwaterStructure]:
+    """Stormwater pipes, each of which needs a dated video at the final inspection (§380-16 C(4)(e)[1])."""
+    return [s for s in permit.structures if s.kind == "pipe"]
+
+
+def covered_structures(permit: Permit, details: dict[str, Any]) -> list[StormwaterStructure]:
+    """The underground structures a pre-bury report covers."""
+    chosen = details.get("structures", {})
+    return [s for s in underground_structures(permit) if chosen.get(s.id, {}).get("covered")]
+
+
+def subjects(inspection: Inspection, item: ChecklistItem, details: dict[str, Any]) -> list[Subject]:
+    """Each subject `item` must be answered for on this report."""
+    permit = inspection.permit
+    if item.per == "control":
+        return controls(permit, details)
+    if item.per == "area":
+        return [Subject(a.id, a.name) for a in permit.areas]
+    if item.per == "structure":
+        chosen = covered_structures(permit, details) if inspection.type == "pre_bury" else permit.structures
+        return [Subject(s.id, s.name) for s in chosen]
+    if item.per == "pipe":
+        return [Subject(s.id, s.name) for s in pipe_runs(permit)]
+    return [Subject("", "Site")]
+
+
+def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[ChecklistItem, list[Subject]]]:
+    """The type's checklist from the town profile, each item with the subjects it is asked for."""
+    return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
+
+
+def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
+    """Each disturbed area with its status at `at` and, once activity ceased, its stabilization deadline."""
+    tz = calendar.zone(profile.timezone)
+    clocks = []
+    for area in permit.areas:
+        status, ceased = "disturbed", None
+        for event in sorted(area.events, key=lambda e: e.at):
+            if event.at > at:
+                break
+            status = event.status
+            # Repeated "ceased" events keep the first: the clock runs from when work first stopped.
+            ceased = (ceased or event.at) if status == "activity_ceased" else None
+        # §380-11 C(3)(a): stabilization within 7 days after activity has ceased on that portion;
+        # counted on the town's calendar like the schedule engine (end of the 7th local day).
+        deadline = calendar.days_after(ceased, profile.stabilization.days, tz) if ceased else None
+        clocks.append(AreaClock(area, status, ceased, deadline, bool(deadline and at > deadline)))
+    return clocks
+
+
+def open_punch_items(permit: Permit) -> list[PunchListItem]:
+    """Punch-list items from submitted walk-throughs not yet resolved by a final inspection."""
+    query = (select(PunchListItem).join(Inspection, PunchListItem.walk_through_id == Inspection.id)
+             .where(PunchListItem.permit_id == permit.id, PunchListItem.resolved_in_id.is_(None),
+                    Inspection.status == "submitted")
+             .order_by(Inspection.performed_at, PunchListItem.description))
+    return list(db.session.scalars(query))
+
+
+def punch_items_of(inspection: Inspection) -> list[PunchListItem]:
+    """The punch-list items a walk-through recorded."""
+    query = select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
+    return list(db.session.scalars(query.order_by(PunchListItem.description)))
+
+
+def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
+    """The final inspection's pipe videos, by pipe-run structure id."""
+    query = select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)
+    return {v.structure_id: v for v in db.session.scalars(query)}
+
+
+def inspections_of(permit: Permit) -> list[Inspection]:
+    """Every inspection of `permit`, newest first."""
+    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc())))
+
+
+def amendments_of(inspection: Inspection) -> list[Inspection]:
+    """The amendments that correct `inspection`, oldest first."""
+    query = select(Inspection).where(Inspection.amends_id == inspection.id)
+    return list(db.session.scalars(query.order_by(Inspection.created_at)))
+
+
+def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:
+    """(d) The time of the permit's latest submitted inspection before `at`."""
+    query = select(func.max(Inspection.performed_at)).where(
+        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.performed_at < at)
+    if exclude_id:
+        query = query.where(Inspection.id != exclude_id)
+    return db.session.scalar(query)
+
+
+def notices_of(permit: Permit) -> list[InspectionNotice]:
+    """The permit's 24-hour notices, newest first."""
+    query = select(InspectionNotice).where(InspectionNotice.permit_id == permit.id)
+    return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
+
+
+def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datetime,
+                    inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
+    """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
+
+    Notices already used by another report do not count twice. The newest notice given in time wins;
+    with none in time, the newest notice given before the inspection is linked and flagged late.
+    """
+    hours = profile_of(permit).advance_notice.hours
+    used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
+    if inspection_id:
+        used = used.where(Inspection.id != inspection_id)
+    query = (select(InspectionNotice)
+             .where(InspectionNotice.permit_id == permit.id, InspectionNotice.inspection_type == inspection_type,
+                    InspectionNotice.given_at <= performed_at, InspectionNotice.id.not_in(used))
+             .order_by(InspectionNotice.given_at.desc()))
+    candidates = list(db.session.scalars(query))
+    in_time = [n for n in candidates if n.given_at <= performed_at - dt.timedelta(hours=hours)]
+    if in_time:
+        return in_time[0], True
+    return (candidates[0] if candidates else None), False
+
+
+def authority_addresses(permit: Permit) -> list[str]:
+    """Where reports and notices for the authority go: the town's notice address, else its agents."""
+    if permit.jurisdiction.notice_email:
+        return [permit.jurisdiction.notice_email]
+    agents = select(User.email).where(User.role == "agent", User.is_enabled.is_(True),
+                                      User.jurisdiction_id == permit.jurisdiction_id)
+    return list(db.session.scalars(agents.order_by(User.email)))
+
+
+def values_of(inspection: Inspection) -> ReportInput:
+    """The report's stored values, in the shape the form posts them."""
+    videos = {sid: {"recorded_on": v.recorded_on, "reference": v.reference, "blob_sha256": v.blob_sha256}
+              for sid, v in videos_of(inspection).items()}
+    return ReportInput(
+        performed_at=inspection.performed_at, evaluation=inspection.evaluation,
+        corrective_steps=inspection.corrective_steps, notes=inspection.notes,
+        signer_name=inspection.signer_name, signer_credentials=inspection.signer_credentials,
+        answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
+        details=dict(inspection.details or {}), videos=videos,
+    )
+
+
+# -- signature --------------------------------------------------------------------------------------
+
+def signature_png(data_url: str) -> bytes:
+    """The PNG bytes of a drawn signature posted as a data URL; InspectionError if it is not one."""
+    prefix = "data:image/png;base64,"
+    if not data_url.startswith(prefix):
+        raise InspectionError("signature", "The signature must be drawn on the pad (a PNG image).")
+    try:
+        png = base64.b64decode(data_url[len(prefix):], validate=True)
+    except (binascii.Error, ValueError):
+        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
+    if len(png) > SIGNATURE_MAX_BYTES:
+        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
+    try:
+        with Image.open(io.BytesIO(png)) as image:
+            if image.format != "PNG" or max(image.size) > SIGNATURE_MAX_SIDE:
+                raise InspectionError("signature", "The signature must be a PNG image from the pad.")
+            image.load()
+            ink = _ink_pixels(image)
+    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError):
+        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
+    if ink < SIGNATURE_MIN_INK_PIXELS:
+        raise InspectionError("signature", "The signature pad is empty: sign with your finger or a stylus.")
+    return png
+
+
+def _ink_pixels(image: Image.Image) -> int:
+    """How many pixels carry ink: not transparent and not white."""
+    rgba = image.convert("RGBA")
+    on_white = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("L")
+    return sum(count for level, count in enumerate(on_white.histogram()) if level < 200)
+
+
+def _store_signature(png: bytes) -> str:
+    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(png)
+    if db.session.get(Blob, sha) is None:
+        db.session.add(Blob(sha256=sha, size=len(png), content_type="image/png"))
+    return sha
+
+
+# -- the 24-hour notice -----------------------------------------------------------------------------
+
+def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.datetime,
+                note: str | None = None, now: dt.datetime | None = None) -> InspectionNotice:
+    """Record the notice to the authority before an inspection and send it (§380-16 C(3))."""
+    now = now or utcnow()
+    if inspection_type not in INSPECTION_TYPES:
+        raise InspectionError("inspection_type", "Choose the type of inspection.")
+    if planned_for <= now:
+        raise InspectionError("planned_for", "The planned time must be in the future.")
+    profile = profile_of(permit)
+    recipients = authority_addresses(permit)
+    notice = InspectionNotice(permit_id=permit.id, inspection_type=inspection_type, planned_for=planned_for,
+                              given_at=now, given_by_id=getattr(actor, "id", None), note=note or None,
+                              sent_to=", ".join(recipients)[:254] or None)
+    db.session.add(notice)
+    audit.record(actor, "inspection.notice", notice)
+    name = profile.inspection_type(inspection_type).name
+    hours = notice.hours_ahead
+    body = (f"Notice of inspection (§380-16 C(3)).\n\nPermit {permit.number}, {permit.site_address}\n"
+            f"Inspection: {name}\nPlanned for: {local_time(planned_for)}\n"
+            f"Notice given: {local_time(now)} ({hours:.0f} hours ahead; at least "
+            f"{profile.advance_notice.hours} are required)\nBy: {getattr(actor, 'name', '—')}\n")
+    if note:
+        body += f"\nNote: {note}\n"
+    mail.send(recipients, f"Inspection notice: permit {permit.number}, {name}, {local_time(planned_for)}",
+              body, permit_id=permit.id)
+    return notice
+
+
+# -- starting, editing, submitting, amending --------------------------------------------------------
+
+def start_inspection(actor, permit: Permit, inspection_type: str, latitude: float | None = None,
+                     longitude: float | None = None, now: dt.datetime | None = None) -> Inspection:
+    """Open a draft report pre-filled with what the app knows: time, place, inspector, notice."""
+    if inspection_type not in INSPECTION_TYPES:
+        raise InspectionError("type", "Choose one of the six inspection types.")
+    now = now or utcnow()
+    device = latitude is not None and longitude is not None
+    inspection = Inspection(
+        permit=permit, type=inspection_type, status="draft", performed_at=now,
+        latitude=latitude if device else permit.latitude, longitude=longitude if device else permit.longitude,
+        location_source="device" if device else "permit",
+        inspector_id=actor.id, inspector_name=actor.name, inspector_credentials=actor.credentials,
+        last_inspection_at=last_inspection_before(permit, now),
+        weather_status="pending", under_stop_work=permit.status == "stop_work",
+        signer_name=actor.name, signer_credentials=actor.credentials,
+        details=_initial_details(permit, inspection_type), created_by_id=actor.id,
+    )
+    db.session.add(inspection)
+    notice, in_time = matching_notice(permit, inspection_type, now)
+    inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
+    audit.record(actor, "inspection.start", inspection)
+    return inspection
+
+
+def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
+    if inspection_type == "pre_bury":
+        done = _structures_with_submitted_pre_bury(permit)
+        return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
+    if inspection_type == "final":
+        return {"certification": {"certified": False, "text": DEFAULT_ENGINEER_CERTIFICATION}}
+    return {}
+
+
+def _structures_with_submitted_pre_bury(permit: Permit) -> set[str]:
+    query = select(Inspection.details).where(Inspection.permit_id == permit.id, Inspection.type == "pre_bury",
+                                             Inspection.status == "submitted")
+    return {sid for details in db.session.scalars(query)
+            for sid, part in (details or {}).get("structures", {}).items() if part.get("covered")}
+
+
+def ensure_draft(inspection: Inspection) -> None:
+    """Refuse any change to a submitted report (it is the legal record)."""
+    if inspection.is_submitted:
+        raise ReportLocked(inspection)
+
+
+def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
+    """Keep what the inspector entered so far; completeness is checked only on submit."""
+    ensure_draft(inspection)
+    before = audit.snapshot(inspection)
+    _apply(inspection, data)
+    if data.signature_png:
+        inspection.signature_sha256 = _store_signature(data.signature_png)
+    audit.record(actor, "inspection.update", inspection, before)
+    return inspection
+
+
+def _apply(inspection: Inspection, data: ReportInput) -> None:
+    """Copy the form's values onto the draft (in the session; nothing is stored until commit)."""
+    # The form shows minutes; keep the stored seconds unless the inspector changed the time.
+    if data.performed_at is not None and data.performed_at != inspection.performed_at.replace(second=0, microsecond=0):
+        inspection.performed_at = data.performed_at
+    for name in ("evaluation", "corrective_steps", "notes", "signer_name", "signer_credentials"):
+        setattr(inspection, name, getattr(data, name))
+    inspection.details = json.loads(json.dumps(data.details, default=str))
+    existing = {(a.item_key, a.subject_id): a for a in inspection.answers}
+    for key, row in existing.items():
+        if data.answers.get(key, (None, None))[0] is None:
+            inspection.answers.remove(row)
+    for (item_key, subject_id), (answer, note) in data.answers.items():
+        if answer is None:
+            continue
+        row = existing.get((item_key, subject_id))
+        if row is None:
+            inspection.answers.append(ChecklistAnswer(item_key=item_key, subject_id=subject_id,
+                                                      answer=answer, note=note))
+        else:
+            row.answer, row.note = answer, note
+    if inspection.type == "final":
+        _apply_videos(inspection, data.videos)
+    if data.signature_png:
+        inspection.signature_sha256 = hashlib.sha256(data.signature_png).hexdigest()
+    if inspection.amends_id is None:
+        notice, in_time = matching_notice(inspection.permit, inspection.type, inspection.performed_at, inspection.id)
+        inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
+        inspection.last_inspection_at = last_inspection_before(inspection.permit, inspection.performed_at,
+                                                               inspection.id)
+
+
+def _apply_videos(inspection: Inspection, videos: dict[str, dict[str, Any]]) -> None:
+    stored = videos_of(inspection)
+    for structure in pipe_runs(inspection.permit):
+        posted = videos.get(structure.id) or {}
+        video = stored.get(structure.id)
+        if not posted.get("recorded_on"):
+            if video is not None:
+                db.session.delete(video)
+            continue
+        if video is None:
+            video = PipeVideo(inspection_id=inspection.id, structure_id=structure.id,
+                              recorded_on=posted["recorded_on"])
+            db.session.add(video)
+        elif (video.recorded_on, video.reference, video.blob_sha256) != (
+                posted["recorded_on"], posted.get("reference"), posted.get("blob_sha256")):
+            video.revision += 1
+        video.recorded_on = posted["recorded_on"]
+        video.reference, video.blob_sha256 = posted.get("reference"), posted.get("blob_sha256")
+    db.session.flush()
+
+
+def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
+    """Every field the report still needs before it can be submitted, with what is missing."""
+    problems: dict[str, str] = {}
+    profile = profile_of(inspection.permit)
+    if inspection.performed_at > utcnow() + dt.timedelta(minutes=5):
+        problems["performed_at"] = "The inspection date and time cannot be in the future."
+    if inspection.evaluation not in EVALUATIONS:
+        problems["evaluation"] = "(g) Evaluation is required: in compliance, or violations."
+    elif inspection.evaluation == "violations" and not (inspection.corrective_steps or "").strip():
+        problems["corrective_steps"] = "(h) Give the steps to be taken to correct the violations."
+    elif inspection.evaluation == "compliant":
+        problem = _compliance_contradiction(inspection, profile)
+        if problem:
+            problems["evaluation"] = problem
+    for item, found in checklist(inspection, inspection.details):
+        for subject in found:
+            if data.answers.get((item.key, subject.id), (None, None))[0] not in ANSWERS:
+                label = "" if subject.id == "" else f" for {subject.name}"
+                problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
+    problems |= _type_problems(inspection, data)
+    if not (inspection.signer_name or "").strip():
+        problems["signer_name"] = "Type the name of the person signing."
+    if not (inspection.signer_credentials or "").strip():
+        problems["signer_credentials"] = "Give the signer's credentials (P.E. number, certification)."
+    if not data.signature_png and not _signature_stored(inspection):
+        problems["signature"] = "Sign the report on the signature pad."
+    return problems
+
+
+def answer_field(item_key: str, subject_id: str) -> str:
+    """The form field name of one checklist answer."""
+    return f"answer-{item_key}-{subject_id or 'site'}"
+
+
+def _signature_stored(inspection: Inspection) -> bool:
+    return bool(inspection.signature_sha256) and db.session.get(Blob, inspection.signature_sha256) is not None
+
+
+def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str | None:
+    """Why "in compliance" cannot be the evaluation, if a violation is on the record."""
+    if any(f.is_violation for f in inspection.findings):
+        return "A violation is recorded among the findings: the evaluation must be “violations”."
+    if inspection.type == "erosion_control":
+        late = [c.area.name for c in area_clocks(inspection.permit, profile, inspection.performed_at) if c.overdue]
+        if late:
+            return (f"Past the {profile.stabilization.days}-day stabilization deadline: {', '.join(late)} "
+                    f"({_short(profile.stabilization.citation)}). The evaluation must be “violations”.")
+    return None
+
+
+def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
+    details, problems = inspection.details, {}
+    if inspection.type == "pre_bury":
+        covered = covered_structures(inspection.permit, details)
+        if not covered:
+            problems["structures"] = "Choose at least one underground structure this pre-bury inspection covers."
+        for structure in covered:
+            if details["structures"][structure.id].get("as_designed") not in ("yes", "no"):
+                problems[f"pb-{structure.id}-as_designed"] = f"Say whether {structure.name} is as designed."
+    if inspection.type == "final":
+        resolutions = details.get("punch_resolutions", {})
+        for item in open_punch_items(inspection.permit):
+            if not (resolutions.get(item.id) or "").strip():
+                problems[f"punch-{item.id}"] = "Say how this punch-list item was resolved."
+        stored = videos_of(inspection)
+        for structure in pipe_runs(inspection.permit):
+            video = stored.get(structure.id)
+            if video is None or not (video.reference or video.blob_sha256):
+                problems[f"video-{structure.id}"] = (f"Give the date and the video (reference or uploaded file) "
+                                                     f"of {structure.name} (§380-16 C(4)(e)[1]).")
+        storm = details.get("storm") or {}
+        if not storm.get("date"):
+            problems["storm_date"] = "Give the date of the storm in which the system was seen to work."
+        if not storm.get("depth_mm"):
+            problems["storm_depth_in"] = "Give the depth of that storm (inches)."
+        certification = details.get("certification") or {}
+        # §380-16 C(4)(e)[3]: the engineer certifies only a system found properly installed and functioning.
+        if inspection.evaluation == "compliant" and not (certification.get("certified") and
+                                                         (certification.get("text") or "").strip()):
+            problems["certification"] = "Give the engineer's certification (tick the box and keep its text)."
+    return problems
+
+
+def submit(actor, inspection: Inspection, data: ReportInput) -> Inspection:
+    """Sign and submit the report: it becomes the immutable record and goes to applicant and authority.
+
+    ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
+    """
+    ensure_draft(inspection)
+    before = audit.snapshot(inspection)
+    _apply(inspection, data)
+    problems = submission_problems(inspection, data)
+    if problems:
+        raise ReportIncomplete(problems)
+    if data.signature_png:
+        inspection.signature_sha256 = _store_signature(data.signature_png)
+    profile, now = profile_of(inspection.permit), utcnow()
+    if inspection.type == "erosion_control":
+        _stabilization_findings(actor, inspection, profile)
+    if inspection.type == "final":
+        _resolve_punch_items(actor, inspection, now)
+    inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
+    inspection.certification_statement = CERTIFICATION_STATEMENT
+    db.session.flush()
+    inspection.record_sha256 = record_hash(inspection)
+    audit.record(actor, "inspection.submit", inspection, before)
+    if inspection.type == "final" and inspection.evaluation == "violations":
+        _enforce_failed_final(actor, inspection)
+    mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
+              f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
+              f"{local_time(inspection.performed_at)}", report_text(inspection), permit_id=inspection.permit_id)
+    return inspection
+
+
+def _short(citation: str) -> str:
+    return citation.split(": ", 1)[0].strip()[:120]
+
+
+def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> list[Finding]:
+    """An area past its stabilization deadline is a violation by itself (§380-11 C(3)(a))."""
+    made = []
+    for clock in area_clocks(inspection.permit, profile, inspection.performed_at):
+        if not clock.overdue or _open_automatic_finding(clock.area):
+            continue
+        finding = Finding(
+            inspection=inspection, permit_id=inspection.permit_id, area_id=clock.area.id, is_automatic=True,
+            is_violation=True, severity="major", location=clock.area.name,
+            citation=_short(profile.stabilization.citation),
+            description=(f"{clock.area.name}: construction activity ceased on {local_time(clock.ceased_at)}; "
+                         f"stabilization had to begin within {profile.stabilization.days} days, by "
+                         f"{local_time(clock.deadline)}, and has not."),
+        )
+        db.session.add(finding)
+        audit.record(actor, "finding.automatic", finding)
+        made.append(finding)
+    return made
+
+
+def _open_automatic_finding(area: DisturbedArea) -> bool:
+    query = select(Finding.id).where(Finding.area_id == area.id, Finding.is_automatic.is_(True),
+                                     Finding.status != "corrected")
+    return db.session.scalar(query.limit(1)) is not None
+
+
+def _resolve_punch_items(actor, inspection: Inspection, now: dt.datetime) -> None:
+    """§380-16 C(4)(d)-(e): the final inspection resolves the walk-through's punch list, item by item."""
+    resolutions = inspection.details.get("punch_resolutions", {})
+    for item in open_punch_items(inspection.permit):
+        before = audit.snapshot(item)
+        item.resolved_in_id, item.resolved_at, item.resolution = inspection.id, now, resolutions[item.id].strip()
+        audit.record(actor, "punch.resolve", item, before)
+
+
+def _enforce_failed_final(actor, inspection: Inspection) -> None:
+    """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
+    from inspect_app.enforcement import services as enforcement
+
+    permit = inspection.permit
+    findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
+    text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
+            f"management system does not comply with the approved plan (§380-16 C(4)(e)[5]).\n\n"
+            f"Corrective actions required:\n{inspection.corrective_steps}")
+    standing = enforcement.standing_order(permit)
+    if standing is None and permit.can_become("stop_work"):
+        enforcement.issue_stop_work(actor, permit, f"Final inspection failed: {inspection.corrective_steps}",
+                                    findings, inspection, notice_text=text)
+    else:
+        enforcement.issue_notice_of_violation(actor, permit, text, inspection, standing)
+
+
+def amend(actor, original: Inspection) -> Inspection:
+    """Open a correction of a submitted report: a new draft copying it, pointing at it."""
+    if not original.is_submitted:
+        raise InspectionError("amends_id", "Only a submitted report can be amended; edit the draft instead.")
+    copied = {name: getattr(original, name) for name in (
+        "permit_id", "type", "performed_at", "latitude", "longitude", "location_source", "inspector_id",
+        "inspector_name", "inspector_credentials", "last_inspection_at", "weather_status", "temperature_c",
+        "conditions", "wind_kmh", "wind_direction_deg", "precip_24h_mm", "precip_hours", "station_id",
+        "station_name", "station_distance_m", "weather_sources", "weather_attribution", "weather_fetched_at",
+        "gauge_precip_mm", "evaluation", "corrective_steps", "notes", "notice_id", "notice_given",
+        "under_stop_work", "storm_event_id")}
+    amendment = Inspection(**copied, status="draft", amends_id=original.id, details=dict(original.details or {}),
+                           signer_name=actor.name, signer_credentials=actor.credentials, created_by_id=actor.id)
+    amendment.answers = [ChecklistAnswer(item_key=a.item_key, subject_id=a.subject_id, answer=a.answer, note=a.note)
+                         for a in original.answers]
+    db.session.add(amendment)
+    db.session.flush()
+    for video in videos_of(original).values():
+        db.session.add(PipeVideo(inspection_id=amendment.id, structure_id=video.structure_id, note=video.note,
+                                 recorded_on=video.recorded_on, reference=video.reference,
+                                 blob_sha256=video.blob_sha256))
+    audit.record(actor, "inspection.amend", amendment)
+    return amendment
+
+
+def reseal_record(actor, inspection: Inspection) -> str:
+    """Recompute a submitted report's hash after the server filled its pending weather (and audit it)."""
+    before = audit.snapshot(inspection)
+    inspection.record_sha256 = record_hash(inspection)
+    audit.record(actor, "inspection.reseal", inspection, before)
+    return inspection.record_sha256
+
+
+# -- the canonical record ---------------------------------------------------------------------------
+
+def _iso(value: dt.datetime | dt.date | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat()
+    return value.isoformat()
+
+
+def report_record(inspection: Inspection) -> dict[str, Any]:
+    """The report as plain JSON data: fields (a)-(h), the type's part, answers, findings, photos, signature.
+
+    Only what the report says is included; later follow-up (a finding's review status, a corrective
+    action's close-out, actions opened after submission) is not, so the record of a submitted report
+    never changes.
+    """
+    permit, kind = inspection.permit, type_of(inspection)
+    cutoff = inspection.submitted_at
+    photos = select(Photo.original_sha256).where(Photo.inspection_id == inspection.id)
+    return {
+        "id": inspection.id,
+        "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
+                   "town": permit.jurisdiction.name},
+        "amends_id": inspection.amends_id,
+        "a_date_and_location": {"performed_at": _iso(inspection.performed_at), "latitude": inspection.latitude,
+                                "longitude": inspection.longitude, "location_source": inspection.location_source},
+        "b_inspector": {"id": inspection.inspector_id, "name": inspection.inspector_name,
+                        "credentials": inspection.inspector_credentials},
+        "c_type": {"key": inspection.type, "name": kind.name, "citation": kind.citation},
+        "d_last_inspection_at": _iso(inspection.last_inspection_at),
+        "e_weather": {"status": inspection.weather_status, "temperature_c": inspection.temperature_c,
+                      "conditions": inspection.conditions, "wind_kmh": inspection.wind_kmh,
+                      "wind_direction_deg": inspection.wind_direction_deg, "station_id": inspection.station_id,
+                      "station_name": inspection.station_name, "station_distance_m": inspection.station_distance_m,
+                      "sources": inspection.weather_sources, "attribution": inspection.weather_attribution,
+                      "fetched_at": _iso(inspection.weather_fetched_at)},
+        "f_precipitation_24h": {"station_mm": inspection.precip_24h_mm, "hours": inspection.precip_hours,
+                                "gauge_mm": inspection.gauge_precip_mm, "used_mm": inspection.precipitation_mm},
+        "g_evaluation": inspection.evaluation,
+        "h_corrective_steps": inspection.corrective_steps,
+        "notes": inspection.notes,
+        "details": inspection.details or {},
+        "notice": {"id": inspection.notice_id, "given": inspection.notice_given,
+                   "given_at": _iso(inspection.notice.given_at) if inspection.notice else None,
+                   "planned_for": _iso(inspection.notice.planned_for) if inspection.notice else None},
+        "under_stop_work": inspection.under_stop_work,
+        "storm_event_id": inspection.storm_event_id,
+        "answers": sorted(({"item": a.item_key, "subject": a.subject_id, "answer": a.answer, "note": a.note}
+                           for a in inspection.answers), key=lambda a: (a["item"], a["subject"])),
+        "findings": [_finding_record(f, cutoff) for f in sorted(inspection.findings, key=lambda f: f.id)],
+        "punch_list": [{"id": p.id, "description": p.description} for p in punch_items_of(inspection)],
+        "punch_resolved": _resolved_record(inspection),
+        "pipe_videos": [{"structure_id": v.structure_id, "recorded_on": _iso(v.recorded_on),
+                         "reference": v.reference, "blob_sha256": v.blob_sha256}
+                        for v in sorted(videos_of(inspection).values(), key=lambda v: v.structure_id)],
+        "photos": sorted(db.session.scalars(photos)),
+        "signature": {"sha256": inspection.signature_sha256, "signer_name": inspection.signer_name,
+                      "signer_credentials": inspection.signer_credentials,
+                      "statement": inspection.certification_statement, "signed_at": _iso(inspection.signed_at)},
+        "submitted_at": _iso(inspection.submitted_at),
+    }
+
+
+def _finding_record(finding: Finding, cutoff: dt.datetime | None) -> dict[str, Any]:
+    actions = [a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff]
+    return {
+        "id": finding.id, "description": finding.description, "location": finding.location,
+        "severity": finding.severity, "is_violation": finding.is_violation, "citation": finding.citation,
+        "area_id": finding.area_id, "structure_id": finding.structure_id, "is_automatic": finding.is_automatic,
+        "actions": [{"id": a.id, "kind": a.kind, "description": a.description, "owner_id": a.owner_id,
+                     "owner_name": a.owner_name, "discovered_at": _iso(a.discovered_at), "due_at": _iso(a.due_at)}
+                    for a in sorted(actions, key=lambda a: a.id)],
+    }
+
+
+def _resolved_record(inspection: Inspection) -> list[dict[str, Any]]:
+    query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
+    return [{"id": p.id, "description": p.description, "resolution": p.resolution, "resolved_at": _iso(p.resolved_at)}
+            for p in sorted(db.session.scalars(query), key=lambda p: p.id)]
+
+
+def canonical_json(record: dict[str, Any]) -> bytes:
+    """One byte-exact JSON text for a record: sorted keys, no spaces, UTF-8."""
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+def record_hash(inspection: Inspection) -> str:
+    """SHA-256 (hex) of the report's canonical JSON."""
+    return hashlib.sha256(canonical_json(report_record(inspection))).hexdigest()
+
+
+def report_text(inspection: Inspection) -> str:
+    """The report as plain text for email: every item (a)-(h) of §380-16 C(4)(f)[1], then the rest."""
+    permit, kind = inspection.permit, type_of(inspection)
+    precip = inspection.precipitation_mm
+    weather = ("pending (filled in by the server when the station reports)" if inspection.weather_status == "pending"
+               else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
+    lines = [
+        f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
+        "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
+        f"(a) Date and location: {local_time(inspection.performed_at)}; "
+        f"{inspection.latitude:.5f}, {inspection.longitude:.5f} ({inspection.location_source})",
+        f"(b) Inspector: {inspection.inspector_name}, {inspection.inspector_credentials}",
+        f"(c) Type: {kind.name} ({kind.citation})",
+        "(d) Date of last inspection: "
+        + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
+        f"(e) Weather: {weather}",
+        f"(f) Precipitation in the previous 24 hours: "
+        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in"),
+        f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
+        f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
+        "Advance notice: " + ("given" if inspection.notice_given else
+                              f"NOT GIVEN at least {profile_of(permit).advance_notice.hours} hours ahead "
+                              "(§380-16 C(3))"),
+    ]
+    if inspection.findings:
+        lines += ["", "Findings:"] + [f"- {'VIOLATION: ' if f.is_violation else ''}{f.description}"
+                                      + (f" ({f.location})" if f.location else "") for f in inspection.findings]
+    signed = f"Signed: {inspection.signer_name}, {inspection.signer_credentials}, {local_time(inspection.signed_at)}"
+    lines += ["", signed,
+              inspection.certification_statement or "", "", f"Record SHA-256: {inspection.record_sha256}"]
+    return "\n".join(lines)
+
+
+def _fahrenheit(celsius: float | None) -> str:
+    return "—" if celsius is None else f"{celsius * 9 / 5 + 32:.0f} °F"
+

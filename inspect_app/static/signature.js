@@ -1,0 +1,137 @@
+// Inspection forms on a tablet: the finger-drawn signature pad, and the device's location when an
+// inspection is started. Plain pointer events, no library. Safe to load more than once (hx-boost runs
+// the scripts of every page it swaps in): the second load only sets up new elements.
+(function () {
+  "use strict";
+
+  if (window.InspectionForms) {
+    window.InspectionForms.init(document);
+    return;
+  }
+
+  // Pad: <div data-signature-pad> with a <canvas>, a hidden input[data-signature-value] that receives
+  // the PNG as a data URL, and a button[data-signature-clear].
+  function setUpPad(pad) {
+    var canvas = pad.querySelector("canvas");
+    var input = pad.querySelector("[data-signature-value]");
+    var clear = pad.querySelector("[data-signature-clear]");
+    if (!canvas || !input) return;
+    var ctx = canvas.getContext("2d");
+    var drawing = false;
+    var last = null;
+
+    function size() {
+      // Draw at the screen's real pixel density so the stroke is sharp; keep what was drawn.
+      var kept = input.value;
+      var ratio = window.devicePixelRatio || 1;
+      var box = canvas.getBoundingClientRect();
+      canvas.width = Math.max(1, Math.round(box.width * ratio));
+      canvas.height = Math.max(1, Math.round(box.height * ratio));
+      ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+      ctx.lineWidth = 2.5;
+      ctx.lineCap = "round";
+      ctx.lineJoin = "round";
+      ctx.strokeStyle = "#111";
+      if (kept) redraw(kept);
+    }
+
+    function redraw(dataUrl) {
+      var image = new Image();
+      image.onload = function () {
+        var box = canvas.getBoundingClientRect();
+        ctx.drawImage(image, 0, 0, box.width, box.height);
+        pad.classList.add("signed");
+      };
+      image.src = dataUrl;
+    }
+
+    function point(event) {
+      var box = canvas.getBoundingClientRect();
+      return { x: event.clientX - box.left, y: event.clientY - box.top };
+    }
+
+    canvas.addEventListener("pointerdown", function (event) {
+      event.preventDefault();
+      canvas.setPointerCapture(event.pointerId);
+      drawing = true;
+      last = point(event);
+      ctx.beginPath();
+      ctx.arc(last.x, last.y, ctx.lineWidth / 2, 0, Math.PI * 2);
+      ctx.fillStyle = ctx.strokeStyle;
+      ctx.fill();
+    });
+    canvas.addEventListener("pointermove", function (event) {
+      if (!drawing) return;
+      event.preventDefault();
+      var next = point(event);
+      ctx.beginPath();
+      ctx.moveTo(last.x, last.y);
+      ctx.lineTo(next.x, next.y);
+      ctx.stroke();
+      last = next;
+    });
+    function finish() {
+      if (!drawing) return;
+      drawing = false;
+      input.value = canvas.toDataURL("image/png");
+      pad.classList.add("signed");
+    }
+    canvas.addEventListener("pointerup", finish);
+    canvas.addEventListener("pointercancel", finish);
+    canvas.addEventListener("pointerleave", finish);
+
+    if (clear) {
+      clear.addEventListener("click", function () {
+        ctx.clearRect(0, 0, canvas.width, canvas.height);
+        input.value = "";
+        pad.classList.remove("signed");
+      });
+    }
+    size();
+  }
+
+  // Start forms: <form data-geolocate> with input[data-latitude] and input[data-longitude]. On submit,
+  // ask the device for its position (a few seconds at most), then send the form with or without it.
+  function setUpLocation(form) {
+    form.addEventListener("submit", function (event) {
+      if (!navigator.geolocation || form.dataset.located) return;
+      event.preventDefault();
+      var sent = false;
+      function send() {
+        if (sent) return;
+        sent = true;
+        form.dataset.located = "1";
+        form.submit();
+      }
+      navigator.geolocation.getCurrentPosition(function (position) {
+        form.querySelector("[data-latitude]").value = position.coords.latitude.toFixed(6);
+        form.querySelector("[data-longitude]").value = position.coords.longitude.toFixed(6);
+        send();
+      }, send, { enableHighAccuracy: true, timeout: 5000, maximumAge: 60000 });
+      window.setTimeout(send, 6000);
+    });
+  }
+
+  function each(root, selector, setUp) {
+    var found = Array.prototype.slice.call(root.querySelectorAll ? root.querySelectorAll(selector) : []);
+    if (root.matches && root.matches(selector)) found.push(root);
+    found.forEach(function (element) {
+      if (element.dataset.ready) return;
+      element.dataset.ready = "1";
+      setUp(element);
+    });
+  }
+
+  function init(root) {
+    each(root, "[data-signature-pad]", setUpPad);
+    each(root, "form[data-geolocate]", setUpLocation);
+  }
+
+  window.InspectionForms = { init: init };
+  document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { init(document); });
+  } else {
+    init(document);
+  }
+})();

@@ -1,0 +1,509 @@
+"""Weather kept in our own database: reports' weather, the storm sweep and the rainfall chart.
+
+Spec "Weather" and §380-16 C(4)(f)[1](e),(f): a report carries the weather at the time and the
+precipitation of the previous 24 hours from the nearest station with data. Every station-hour
+fetched from meteostat is stored (by station and hour) and the report is filled from what we store,
+so the same hour is fetched once and a report never changes because meteostat's cache did. Every
+lookup is bounded by `WEATHER_DEADLINE_S` (see `weather.source`).
+
+Services change state and only flush; the caller (a view, a command, the sync code) commits.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Flask, current_app
+from sqlalchemy import or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from inspect_app.audit import services as audit
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
+from inspect_app.types import new_id, utcnow
+from inspect_app.weather import source
+from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation
+
+# CGP 2022 Part 4: inspections (and so storm inspections) run while the site is under construction,
+# including under a stop-work order: the order stops construction, not the duty to keep controls working.
+SWEEP_STATUSES = ("active", "stop_work")
+MAX_SWEEP_DAYS = 31
+CHART_DAYS = 60
+CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per permit
+ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 hours of a storm
+# Recent reports that may still change: within meteostat's publication lag, plus the hour being filled.
+_RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
+# meteostat parameter → WeatherObservation / HourlyObservation attribute.
+_PARAMETERS = (("temp", "temperature_c"), ("prcp", "precip_mm"), ("wspd", "wind_kmh"),
+               ("wdir", "wind_direction_deg"), ("coco", "condition_code"))
+_WEATHER_FIELDS = ("weather_status", "temperature_c", "conditions", "wind_kmh", "wind_direction_deg",
+                   "precip_24h_mm", "precip_hours", "station_id", "station_name", "station_distance_m",
+                   "weather_sources", "weather_attribution")
+
+
+def init_app(app: Flask) -> None:
+    """Point meteostat at `WEATHER_ENDPOINT` with its station list in instance/meteostat-cache."""
+    deadline_s = float(app.config["WEATHER_DEADLINE_S"])
+    # Sockets give up a little before the deadline, so a failing fetch is reported, not timed out.
+    timeout_s = float(app.config.get("WEATHER_SOCKET_TIMEOUT_S") or min(2.5, deadline_s * 0.8))
+    source.configure(app.config.get("WEATHER_ENDPOINT"), Path(app.instance_path) / "meteostat-cache",
+                     timeout_s=timeout_s)
+
+
+def _deadline_s() -> float:
+    return float(current_app.config["WEATHER_DEADLINE_S"])
+
+
+# -- the station-hour store --------------------------------------------------------------------
+
+def _insert(model):  # type: ignore[no-untyped-def]
+    """An INSERT that can say ON CONFLICT, on SQLite and PostgreSQL alike."""
+    dialect = db.session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(model)
+    if dialect == "sqlite":
+        return sqlite.insert(model)
+    raise RuntimeError(f"weather storage supports SQLite and PostgreSQL, not {dialect}")
+
+
+def stored_observations(station_id: str, first: dt.datetime,
+                        last: dt.datetime) -> tuple[tuple[source.HourlyObservation, ...], dt.datetime | None]:
+    """A station's stored hours with labels from `first` to `last` (inclusive), and when last fetched."""
+    found = db.session.execute(
+        select(WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
+               WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
+               WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
+               WeatherObservation.sources, WeatherObservation.fetched_at)
+        .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+               WeatherObservation.hour <= last)
+        .order_by(WeatherObservation.hour)
+    ).all()
+    rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "") for row in found)
+    return rows, max((row.fetched_at for row in found), default=None)
+
+
+def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
+    """Keep fetched station-hours; an hour already stored is replaced only by a better one. Count stored."""
+    now = now or utcnow()
+    by_station: dict[str, list[source.HourlyObservation]] = {}
+    for row in rows:
+        by_station.setdefault(row.station_id, []).append(row)
+    stored = 0
+    for station_id, fetched in by_station.items():
+        existing = {o.hour: o for o in db.session.scalars(
+            select(WeatherObservation).where(WeatherObservation.station_id == station_id,
+                                             WeatherObservation.hour >= min(r.hour for r in fetched),
+                                             WeatherObservation.hour <= max(r.hour for r in fetched)))}
+        new = []
+        for row in fetched:
+            old = existing.get(row.hour)
+            if old is None:
+                new.append(_observation_values(row, now))
+            elif _improves(row, old):
+                for name, value in _observation_values(row, now).items():
+                    setattr(old, name, value)
+                stored += 1
+        if new:
+            # DO NOTHING: a request filling the same hours at the same moment stored them first.
+            db.session.execute(_insert(WeatherObservation).on_conflict_do_nothing(
+                index_elements=["station_id", "hour"]), new)
+            stored += len(new)
+    db.session.flush()
+    return stored
+
+
+def _observation_values(row: source.HourlyObservation, now: dt.datetime) -> dict:
+    values = {attribute: getattr(row, attribute) for _, attribute in _PARAMETERS}
+    return values | {"station_id": row.station_id, "hour": row.hour, "sources": row.sources[:200],
+                     "fetched_at": now}
+
+
+def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
+    """Whether a fetched hour should replace the stored one.
+
+    The first observation of an hour stands, so a report never changes because meteostat's copy did;
+    an hour that was missing a value, or had it filled by a model, gives way to what the station
+    published later.
+    """
+    stored = source.HourlyObservation(old.station_id, old.hour, old.temperature_c, old.precip_mm,
+                                      old.wind_kmh, old.wind_direction_deg, old.condition_code,
+                                      old.sources or "")
+    for parameter, attribute in _PARAMETERS:
+        if getattr(new, attribute) is None:
+            continue
+        if getattr(old, attribute) is None:
+            return True
+        if source._is_model(stored.source_of(parameter)) and not source._is_model(new.source_of(parameter)):
+            return True
+    return False
+
+
+def permit_station(permit: Permit) -> tuple[source.Station, dt.datetime | None] | None:
+    """The station last found for the permit's site, and when its rainfall was last fetched."""
+    found = db.session.execute(
+        select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
+               PermitStation.rainfall_fetched_at).where(PermitStation.permit_id == permit.id)
+    ).first()
+    if found is None:
+        return None
+    return (source.Station(found.station_id, found.station_name, found.distance_m),
+            found.rainfall_fetched_at)
+
+
+def _remember_station(permit: Permit, station: source.Station, now: dt.datetime, *,
+                      rainfall: bool = False) -> None:
+    values = {"station_id": station.id, "station_name": station.name[:120],
+              "distance_m": station.distance_m, "found_at": now}
+    if rainfall:
+        values["rainfall_fetched_at"] = now
+    # An upsert, so two requests finding the station at once cannot collide.
+    db.session.execute(_insert(PermitStation).values(permit_id=permit.id, **values)
+                       .on_conflict_do_update(index_elements=["permit_id"], set_=values))
+
+
+# -- a report's weather -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a lookup gave for one inspection, before anything is written."""
+
+    inspection: Inspection
+    result: source.WeatherResult
+    fetched: bool  # from meteostat now (store its rows) rather than from our store
+
+
+def fill_inspection_weather(inspection: Inspection, *, now: dt.datetime | None = None) -> None:
+    """Fill a report's weather (e), (f) from stored station-hours, else one bounded lookup.
+
+    Leaves it pending when the hours cannot be had now, never touches an on-site gauge reading, and
+    changes nothing else of the report; a submitted report's weather may be filled later (backfill).
+    """
+    now = now or utcnow()
+    plan = _plan(inspection, now, {})
+    if plan is not None:
+        _apply(plan, now)
+
+
+def needs_weather(inspection: Inspection, now: dt.datetime | None = None) -> bool:
+    """Whether a report's weather is pending, or not final yet, so a later lookup may change it."""
+    now = now or utcnow()
+    if inspection.weather_fetched_at is None or inspection.weather_status == "pending":
+        return True
+    _, window_end = source.inspection_window(inspection.performed_at)
+    if now - window_end >= source.PUBLICATION_LAG:
+        return False  # hours not published by now are taken as never coming
+    complete = (inspection.station_id is not None
+                and (inspection.precip_hours or 0) >= source.MIN_PRECIP_HOURS)
+    model_filled = "(model)" in (inspection.weather_sources or "")
+    return not complete or model_filled
+
+
+def _plan(inspection: Inspection, now: dt.datetime,
+          asked: dict[tuple[float, float, dt.datetime], source.WeatherResult]) -> _Plan | None:
+    """The weather for a report, from our store when that is final, else from one bounded lookup."""
+    if not needs_weather(inspection, now) or inspection.performed_at > now:
+        return None  # final already, or a time still to come
+    permit = _permit_of(inspection)
+    for station in _station_hints(inspection):
+        stored = _stored_result(station, inspection.performed_at, now)
+        # Only a complete, final result: an incomplete one may just be hours we never fetched.
+        if stored.status == "complete" and stored.final:
+            return _Plan(inspection, stored, fetched=False)
+    _, window_end = source.inspection_window(inspection.performed_at)
+    key = (permit.latitude, permit.longitude, window_end)
+    if key not in asked:  # several reports of one site and hour in one backfill: ask once
+        asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
+                                   deadline_s=_deadline_s())
+    return _Plan(inspection, asked[key], fetched=True)
+
+
+def _permit_of(inspection: Inspection) -> Permit:
+    # A report not flushed yet has its permit_id but no loaded relationship.
+    permit = inspection.permit or db.session.get(Permit, inspection.permit_id)
+    if permit is None:
+        raise ValueError("the inspection belongs to no permit, so it has no site to look up weather for")
+    return permit
+
+
+def _station_hints(inspection: Inspection) -> list[source.Station]:
+    hints = []
+    if inspection.station_id and inspection.station_name and inspection.station_distance_m is not None:
+        hints.append(source.Station(inspection.station_id, inspection.station_name,
+                                    inspection.station_distance_m))
+    known = permit_station(_permit_of(inspection))
+    if known is not None and known[0] not in hints:
+        hints.append(known[0])
+    return hints
+
+
+def _stored_result(station: source.Station, at: dt.datetime, now: dt.datetime,
+                   fetched_at: dt.datetime | None = None) -> source.WeatherResult:
+    first, last = source.inspection_window(at)
+    rows, last_fetched = stored_observations(station.id, first, last)
+    return source.summarize(rows, station if rows else None, at, fetched_at=fetched_at or last_fetched,
+                            now=now)
+
+
+def _apply(plan: _Plan, now: dt.datetime) -> str:
+    """Store what was fetched and fill the report from our store; returns the weather status after."""
+    inspection, result = plan.inspection, plan.result
+    if plan.fetched and result.rows:
+        store_observations(result.rows, now=now)
+    if plan.fetched and result.station is not None:
+        _remember_station(_permit_of(inspection), result.station, now)
+    if result.status == "pending":
+        return inspection.weather_status  # pending stays pending; a filled report keeps its values
+    if plan.fetched and result.station is not None:
+        # Fill from what we keep, which may be an earlier copy of an hour than meteostat sent now.
+        result = _stored_result(result.station, inspection.performed_at, now, result.fetched_at)
+    _write(inspection, result, now)
+    return inspection.weather_status
+
+
+def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetime) -> None:
+    """Copy a result into the report's weather fields (only those), with an audit entry."""
+    station = result.station
+    values = {
+        # Spec "Weather": an inspector's on-site gauge reading wins over the station's 24-hour total.
+        "weather_status": "gauge" if inspection.gauge_precip_mm is not None else result.status,
+        "temperature_c": result.temperature_c,
+        "conditions": result.conditions,
+        "wind_kmh": result.wind_kmh,
+        "wind_direction_deg": result.wind_direction_deg,
+        "precip_24h_mm": result.precip_24h_mm,
+        "precip_hours": result.precip_hours,
+        "station_id": station.id if station else None,
+        "station_name": station.name[:120] if station else None,
+        "station_distance_m": station.distance_m if station else None,
+        "weather_sources": result.sources or None,
+        "weather_attribution": result.attribution[:300] or None,
+    }
+    if all(getattr(inspection, name) == values[name] for name in _WEATHER_FIELDS) \
+            and inspection.weather_fetched_at is not None:
+        return  # nothing new: leave the report (and its audit log) as it is
+    before = audit.snapshot(inspection)
+    for name, value in values.items():
+        setattr(inspection, name, value)
+    inspection.weather_fetched_at = result.fetched_at or now
+    # A submitted report is immutable except this: its pending weather filled in later, on record.
+    action = "inspection.weather_backfill" if inspection.is_submitted else "inspection.weather_fill"
+    audit.record(None, action, inspection, before)
+
+
+@dataclass(frozen=True)
+class BackfillOutcome:
+    """What a backfill did to one report."""
+
+    inspection_id: str
+    permit_number: str
+    performed_at: dt.datetime
+    before: str
+    after: str
+    reason: str  # why it is still pending or incomplete; "" when complete
+
+
+def backfill_pending(limit: int | None = None, *, now: dt.datetime | None = None) -> list[BackfillOutcome]:
+    """Fill every report whose weather is pending or not final yet (oldest first), each lookup bounded."""
+    if limit is not None and limit < 1:
+        raise ValueError("limit must be a positive number of reports")
+    now = now or utcnow()
+    candidates = db.session.scalars(
+        select(Inspection)
+        .where(or_(Inspection.weather_status == "pending", Inspection.weather_fetched_at.is_(None),
+                   Inspection.performed_at >= now - _RECENT),
+               Inspection.performed_at <= now)
+        .order_by(Inspection.performed_at, Inspection.id)
+    )
+    due = [i for i in candidates if needs_weather(i, now)][:limit]
+    # Every lookup first, then every write: a slow weather service never holds a write transaction.
+    asked: dict[tuple[float, float, dt.datetime], source.WeatherResult] = {}
+    plans = [(inspection, inspection.weather_status, _plan(inspection, now, asked)) for inspection in due]
+    outcomes = []
+    for inspection, before, plan in plans:
+        after = _apply(plan, now) if plan is not None else inspection.weather_status
+        reason = plan.result.reason if plan is not None else ""
+        outcomes.append(BackfillOutcome(inspection.id, _permit_of(inspection).number, inspection.performed_at,
+                                        before, after, reason))
+    return outcomes
+
+
+# -- storm events (CGP 2022 Parts 4.2, 4.3) -----------------------------------------------------
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """What one sweep found: storm events made or deepened, and the permits whose rain is pending."""
+
+    checked: int
+    created: tuple[tuple[str, StormEvent], ...]  # (permit number, event)
+    deepened: tuple[tuple[str, StormEvent], ...]
+    pending: tuple[tuple[str, str], ...]  # (permit number, reason)
+
+
+def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutcome:
+    """Record a storm event for each local day of the last `days` with rain at or above the threshold."""
+    if not 1 <= days <= MAX_SWEEP_DAYS:
+        raise ValueError(f"days must be between 1 and {MAX_SWEEP_DAYS}")
+    now = now or utcnow()
+    last_day = now.astimezone(source.LOCAL_TZ).date()
+    first_day = last_day - dt.timedelta(days=days - 1)
+    permits = db.session.scalars(select(Permit).where(Permit.status.in_(SWEEP_STATUSES))
+                                 .order_by(Permit.number, Permit.id)).all()
+    # Every lookup first, then every write: a slow weather service never holds a write transaction.
+    # Permits on the same coordinates share one lookup.
+    asked: dict[tuple[float, float], source.RainfallSeries] = {}
+    for permit in permits:
+        site = (permit.latitude, permit.longitude)
+        if site not in asked:
+            asked[site] = source.daily_precipitation(*site, first_day, last_day, deadline_s=_deadline_s())
+    series = [(permit, asked[(permit.latitude, permit.longitude)]) for permit in permits]
+    created: list[tuple[str, StormEvent]] = []
+    deepened: list[tuple[str, StormEvent]] = []
+    pending: list[tuple[str, str]] = []
+    for permit, rainfall in series:
+        if rainfall.rows:
+            store_observations(rainfall.rows, now=now)
+        if rainfall.station is not None:
+            _remember_station(permit, rainfall.station, now)
+        if rainfall.status == "pending":
+            pending.append((permit.number, rainfall.reason))
+            continue
+        if rainfall.station is None:
+            continue
+        threshold_mm = profile_of(permit).storm.threshold_mm
+        for day in _stored_days(rainfall.station.id, first_day, last_day):
+            # Compared in mm, as stored (6.35 mm = 0.25 in): a day missing hours that already has the
+            # threshold is a storm; the missing hours could only add to it.
+            if day.precip_mm is not None and day.precip_mm >= threshold_mm:
+                made, grown = _storm_event(permit, day, rainfall.station.id, now)
+                created += [(permit.number, made)] if made else []
+                deepened += [(permit.number, grown)] if grown else []
+    db.session.flush()
+    return SweepOutcome(len(permits), tuple(created), tuple(deepened), tuple(pending))
+
+
+def _stored_days(station_id: str, first_day: dt.date, last_day: dt.date) -> tuple[source.DayRainfall, ...]:
+    first, last = _day_labels(first_day, last_day)
+    rows, _ = stored_observations(station_id, first, last)
+    return source.daily_totals(rows, first_day, last_day)
+
+
+def _day_labels(first_day: dt.date, last_day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    """The first and last hourly labels of these local days (a label ends its hour)."""
+    return _local_midnight(first_day) + dt.timedelta(hours=1), _local_midnight(last_day + dt.timedelta(days=1))
+
+
+def _local_midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=source.LOCAL_TZ).astimezone(dt.UTC)
+
+
+def _storm_event(permit: Permit, day: source.DayRainfall, station_id: str,
+                 now: dt.datetime) -> tuple[StormEvent | None, StormEvent | None]:
+    """Make the permit's storm event for `day` once (created, None), or deepen it (None, event)."""
+    depth_mm = day.precip_mm or 0.0
+    # The unique (permit, day) constraint makes this idempotent, also against a concurrent sweep.
+    made_id = db.session.execute(
+        _insert(StormEvent).values(id=new_id(), permit_id=permit.id, day=day.day, depth_mm=depth_mm,
+                                   station_id=station_id, detected_at=now)
+        .on_conflict_do_nothing(index_elements=["permit_id", "day"]).returning(StormEvent.id)
+    ).scalar()
+    if made_id is not None:
+        event = db.session.get(StormEvent, made_id)
+        audit.record(None, "storm_event.create", event)
+        return event, None
+    event = db.session.scalars(select(StormEvent).where(StormEvent.permit_id == permit.id,
+                                                        StormEvent.day == day.day)).one()
+    if depth_mm <= event.depth_mm:
+        return None, None
+    before = audit.snapshot(event)
+    event.depth_mm = depth_mm  # more of the day's hours have been published since
+    audit.record(None, "storm_event.deepen", event, before)
+    return None, event
+
+
+# -- the rainfall chart ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StormAnswer:
+    """A submitted inspection made within 24 hours after the end of a storm day (CGP 2022 Part 4.2)."""
+
+    inspection_id: str
+    performed_at: dt.datetime
+    storm_days: tuple[dt.date, ...]
+
+
+@dataclass(frozen=True)
+class Rainfall:
+    """A permit's daily rain for the chart, from stored station-hours."""
+
+    permit_id: str
+    start_day: dt.date
+    end_day: dt.date
+    days: tuple[source.DayRainfall, ...]
+    station: source.Station | None
+    status: str  # complete, incomplete or pending
+    reason: str
+    attribution: str
+    fetched_at: dt.datetime | None
+    threshold_mm: float
+    storms: tuple[StormEvent, ...]
+    answers: tuple[StormAnswer, ...]
+
+
+def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime | None = None) -> Rainfall:
+    """The last `days` local days of rain at a permit, with its storm events and the inspections after."""
+    now = now or utcnow()
+    end_day = now.astimezone(source.LOCAL_TZ).date()
+    start_day = end_day - dt.timedelta(days=days - 1)
+    known = permit_station(permit)
+    station = known[0] if known else None
+    status, reason = "", ""
+    if known is None or known[1] is None or now - known[1] >= CHART_REFRESH:
+        series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
+                                            deadline_s=_deadline_s())
+        if series.rows:
+            store_observations(series.rows, now=now)
+        if series.station is not None:
+            _remember_station(permit, series.station, now, rainfall=True)
+            station = series.station
+        if series.status == "pending" or series.station is None:
+            status, reason = series.status, series.reason
+    rows: tuple[source.HourlyObservation, ...] = ()
+    fetched_at = None
+    if station is not None:
+        rows, fetched_at = stored_observations(station.id, *_day_labels(start_day, end_day))
+    totals = source.daily_totals(rows, start_day, end_day)
+    if not status:
+        # Today is never whole yet; any earlier day with hours missing is flagged.
+        missing = sum(1 for day in totals[:-1] if not day.complete)
+        status = "incomplete" if missing else "complete"
+        reason = (f"{station.name} is missing precipitation hours on {missing} day(s); those days show"
+                  " only the hours published" if missing and station else "")
+    storms = tuple(db.session.scalars(
+        select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
+                                 StormEvent.day <= end_day).order_by(StormEvent.day)))
+    return Rainfall(permit.id, start_day, end_day, totals, station, status, reason,
+                    source.attribution(r.source_of("prcp") for r in rows) if rows else "", fetched_at,
+                    profile_of(permit).storm.threshold_mm, storms, _storm_answers(permit, storms))
+
+
+def _storm_answers(permit: Permit, storms: Sequence[StormEvent]) -> tuple[StormAnswer, ...]:
+    """Submitted inspections from the start of a storm day to 24 hours after its end."""
+    if not storms:
+        return ()
+    spans = [(s.day, _local_midnight(s.day), _local_midnight(s.day + dt.timedelta(days=1)) + ANSWER_WINDOW)
+             for s in storms]
+    inspections = db.session.scalars(
+        select(Inspection).where(Inspection.permit_id == permit.id, Inspection.status == "submitted",
+                                 Inspection.performed_at >= spans[0][1],
+                                 Inspection.performed_at <= max(s[2] for s in spans))
+        .order_by(Inspection.performed_at))
+    answers = []
+    for inspection in inspections:
+        answered = tuple(day for day, begins, ends in spans if begins <= inspection.performed_at <= ends)
+        if answered:
+            answers.append(StormAnswer(inspection.id, inspection.performed_at, answered))
+    return tuple(answers)

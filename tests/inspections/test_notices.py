@@ -1,0 +1,106 @@
+"""The engineer's notice to the authority at least 24 hours before each inspection (§380-16 C(3))."""
+from __future__ import annotations
+
+import datetime as dt
+from types import SimpleNamespace
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.inspections import services
+from inspect_app.inspections.models import Inspection, InspectionNotice
+from inspect_app.types import LOCAL_TZ, utcnow
+from tests.inspections.report_helpers import mail_to, start, submit
+
+
+@pytest.fixture
+def site(make):
+    inspector, agent = make.user("inspector"), make.user("agent")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 15))
+    return SimpleNamespace(permit=permit, inspector=inspector, agent=agent)
+
+
+def _local(at: dt.datetime) -> str:
+    return at.astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+
+
+def test_scheduling_an_inspection_records_the_notice_and_emails_the_authority(site, signed_in):
+    client = signed_in(site.inspector)
+    planned = utcnow() + dt.timedelta(hours=30)
+    response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
+        "notice-inspection_type": "pre_bury", "notice-planned_for": _local(planned),
+        "notice-note": "Chambers IS-1 ready for backfill"}, htmx=True)
+    assert response.status_code == 200
+    assert response.text.lstrip().startswith('<section class="card" id="inspections">')
+    notice = db.session.scalar(select(InspectionNotice))
+    assert (notice.inspection_type, notice.given_by_id) == ("pre_bury", site.inspector.id)
+    assert 29.9 < notice.hours_ahead < 30.1 and notice.sent_to == site.agent.email
+    sent = mail_to(site.agent.email)
+    assert len(sent) == 1 and "Pre-bury inspection" in sent[0].subject and "Chambers IS-1" in sent[0].body
+
+
+def test_the_town_notice_address_wins_over_its_agents(site, signed_in):
+    site.permit.jurisdiction.notice_email = "dpw-stormwater@longmeadow.example"
+    db.session.commit()
+    client = signed_in(site.inspector)
+    client.post(f"/permits/{site.permit.id}/inspection-notices", {
+        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() + dt.timedelta(days=2))})
+    assert len(mail_to("dpw-stormwater@longmeadow.example")) == 1 and mail_to(site.agent.email) == []
+
+
+def test_a_notice_for_the_past_is_refused_and_nothing_is_sent(site, signed_in):
+    client = signed_in(site.inspector)
+    response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
+        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() - dt.timedelta(hours=1))}, htmx=True)
+    assert response.status_code == 422 and "The planned time must be in the future." in response.text
+    assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
+    assert mail_to(site.agent.email) == []
+
+
+@pytest.mark.parametrize("hours_ahead, given", [(25, True), (2, False)])
+def test_a_notice_given_in_time_or_not_is_shown_on_the_report(hours_ahead, given, site, signed_in):
+    # The notice was given `hours_ahead` before now, for an inspection planned for now.
+    services.give_notice(site.inspector, site.permit, "erosion_control", utcnow() + dt.timedelta(minutes=1),
+                         now=utcnow() - dt.timedelta(hours=hours_ahead))
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    assert inspection.notice_id is not None and inspection.notice_given is given
+    assert submit(client, inspection).status_code == 303
+
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    assert report.notice_given is given and services.report_record(report)["notice"]["given"] is given
+    page = client.get(f"/inspections/{report.id}").text
+    assert ('id="notice-flag"' in page) is not given
+    if not given:
+        assert "No 24-hour notice" in page and "2.0 hours ahead" in page
+    listed = client.get(f"/permits/{site.permit.id}").text
+    assert ("Not given" in listed) is not given
+
+
+def test_an_inspection_without_any_notice_is_flagged(site, signed_in):
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "walk_through")
+    assert inspection.notice_id is None and inspection.notice_given is False
+    assert "No 24-hour notice" in client.get(f"/inspections/{inspection.id}").text
+
+
+def test_a_notice_covers_one_inspection_of_its_type(site, signed_in):
+    services.give_notice(site.inspector, site.permit, "erosion_control", utcnow() + dt.timedelta(minutes=1),
+                         now=utcnow() - dt.timedelta(hours=30))
+    db.session.commit()
+    client = signed_in(site.inspector)
+    assert start(client, site.permit, "pre_bury").notice_given is False  # another type
+    first = start(client, site.permit, "erosion_control")
+    second = start(client, site.permit, "erosion_control")
+    assert first.notice_given is True and second.notice_given is False
+
+
+def test_only_inspectors_give_notices(site, signed_in):
+    client = signed_in(site.agent)
+    response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
+        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() + dt.timedelta(days=2))})
+    assert response.status_code == 403
+    assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0

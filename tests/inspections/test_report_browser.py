@@ -1,0 +1,66 @@
+"""An erosion-control inspection on a tablet, in a real headless Chromium: start with the device's GPS,
+answer the checklist, add a finding in-page, sign with a finger (pointer events) and submit."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import select
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+
+pytestmark = pytest.mark.browser
+
+
+def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live_server, page, sign_in):
+    inspector = make.user("inspector")
+    make.user("agent")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"], construction_started_on=dt.date(2026, 6, 15))
+    permits.add_structure(None, permit, name="Silt fence, north edge", kind="bmp", is_underground=False)
+    db.session.commit()
+    page.context.grant_permissions(["geolocation"], origin=live_server.url)
+    page.context.set_geolocation({"latitude": 42.050712, "longitude": -72.582934})
+
+    sign_in(page, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.click("button[data-start=erosion_control]")
+    page.wait_for_selector("h1:has-text('Erosion control inspection')")
+    assert "device GPS" in page.inner_text("#fact-location")
+
+    # A finding, added in the page without leaving it (htmx).
+    page.fill("#finding-description", "Sediment at the construction entrance")
+    page.fill("#finding-location", "Main gate")
+    page.click("button:has-text('Add finding')")
+    page.wait_for_selector("#findings h3:has-text('Sediment at the construction entrance')")
+
+    # Submitting too early names what is missing beside it.
+    page.click("#submit-report")
+    page.wait_for_selector("#evaluation-error")
+    assert "Evaluation is required" in page.inner_text("#evaluation-error")
+    assert "Sign the report" in page.inner_text("#signature-error")
+
+    for radio in page.locator("#checklist input[type=radio][value=yes]").all():
+        radio.check()
+    page.check("#evaluation-compliant")
+    pad = page.locator("#signature-canvas")
+    pad.scroll_into_view_if_needed()
+    box = pad.bounding_box()
+    page.mouse.move(box["x"] + 30, box["y"] + 120)
+    page.mouse.down()
+    for x, y in ((90, 60), (150, 130), (220, 50), (300, 120)):
+        page.mouse.move(box["x"] + x, box["y"] + y, steps=5)
+    page.mouse.up()
+    assert page.input_value("input[name=signature]").startswith("data:image/png;base64,")
+
+    page.click("#submit-report")
+    page.wait_for_selector("#report-status:has-text('Submitted')")
+    assert page.evaluate("document.querySelector('#signature-image').naturalWidth") > 0
+
+    db.session.expire_all()
+    report = db.session.scalar(select(Inspection).where(Inspection.permit_id == permit.id))
+    assert (report.status, report.location_source, report.evaluation) == ("submitted", "device", "compliant")
+    assert report.latitude == pytest.approx(42.050712) and report.signature_sha256
+    assert db.session.scalar(select(Finding.description)) == "Sediment at the construction entrance"

@@ -1,0 +1,198 @@
+"""The parts of a report that depend on its type: stabilization clocks, pre-bury per structure,
+the walk-through's punch list carried to the final, and a failed final (§380-16 C(4))."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+from inspect_app.types import LOCAL_TZ, utcnow
+from tests.inspections.report_helpers import error_beside, filled, mail_to, start, submit
+
+
+@pytest.fixture
+def site(make):
+    inspector, agent = make.user("inspector"), make.user("agent")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 15))
+    return SimpleNamespace(permit=permit, inspector=inspector, agent=agent)
+
+
+def _area(permit, name: str, ceased_days_ago: float | None):
+    area = permits.add_area(None, permit, name, Decimal("0.400"), since=utcnow() - dt.timedelta(days=30))
+    if ceased_days_ago is not None:
+        permits.change_area_status(None, area, "activity_ceased", utcnow() - dt.timedelta(days=ceased_days_ago))
+    db.session.commit()
+    return area
+
+
+def test_an_area_past_its_stabilization_deadline_becomes_a_violation_by_itself(site, signed_in):
+    late = _area(site.permit, "Lot 3 pad", ceased_days_ago=9)
+    running = _area(site.permit, "Driveway", ceased_days_ago=2)
+    _area(site.permit, "Building pad", ceased_days_ago=None)
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+
+    page = client.get(f"/inspections/{inspection.id}").text
+    late_row = page.split(f'id="clock-{late.id}"')[1].split("</tr>")[0]
+    assert "Overdue: a violation" in late_row
+    deadline = (late.status_since.astimezone(LOCAL_TZ).date() + dt.timedelta(days=7)).strftime("%b %-d, %Y")
+    assert deadline in late_row
+    assert "Clock running" in page.split(f'id="clock-{running.id}"')[1].split("</tr>")[0]
+
+    # "In compliance" contradicts an overdue area: refused, with the reason beside the evaluation.
+    refused = submit(client, inspection)
+    assert refused.status_code == 422
+    assert "Lot 3 pad" in error_beside(refused.text, "evaluation") and "§380-11 C(3)(a)" in error_beside(refused.text, "evaluation")
+
+    assert submit(client, inspection, evaluation="violations", corrective_steps="Seed and mulch Lot 3 pad today.").status_code == 303
+    finding = db.session.scalar(select(Finding).where(Finding.inspection_id == inspection.id))
+    assert (finding.area_id, finding.is_automatic, finding.is_violation) == (late.id, True, True)
+    assert finding.citation == "§380-11 C(3)(a)" and "Lot 3 pad" in finding.description
+    assert "Lot 3 pad" in client.get(f"/inspections/{inspection.id}").text
+
+    # The next inspection finds it still open: no second finding for the same area.
+    again = start(client, site.permit, "erosion_control")
+    assert submit(client, again, evaluation="violations", corrective_steps="Still to do.").status_code == 303
+    assert db.session.scalar(select(func.count()).select_from(Finding).where(Finding.area_id == late.id)) == 1
+
+
+def test_erosion_controls_are_answered_one_by_one(site, signed_in):
+    permits.add_structure(None, site.permit, name="Sediment basin SB-1", kind="bmp", is_underground=False)
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert client.post(f"/inspections/{inspection.id}", filled(page, controls="Silt fence, north\nInlet bag CB-2")).status_code == 303
+    page = client.get(f"/inspections/{inspection.id}").text
+    for control in ("Sediment basin SB-1", "Silt fence, north", "Inlet bag CB-2"):
+        assert page.count(f"<legend>{control}</legend>") == 3  # installed, maintained, effective
+    assert submit(client, inspection).status_code == 303
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    controls = {c["id"] for c in report.details["controls"]}
+    assert {a.subject_id for a in report.answers if a.item_key == "control_effective"} >= controls
+
+
+def test_pre_bury_is_per_underground_structure(site, signed_in):
+    first = permits.add_structure(None, site.permit, name="Infiltration system IS-1", kind="infiltration",
+                                  design_size="40 ft x 12 ft", material="HDPE chambers")
+    second = permits.add_structure(None, site.permit, name="Drain line D-2", kind="pipe")
+    above = permits.add_structure(None, site.permit, name="Rain garden RG-1", kind="bmp", is_underground=False)
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "pre_bury")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert f'id="pb-{first.id}"' in page and f'id="pb-{second.id}"' in page and f'id="pb-{above.id}"' not in page
+
+    # Only IS-1 is ready to backfill: its items are required, D-2's are not.
+    data = filled(page, **{f"pb-{second.id}-covered": None, f"pb-{first.id}-as_designed": "no",
+                           f"pb-{first.id}-size": "38 ft x 12 ft", f"pb-{first.id}-separation_ft": "2.5"})
+    data = {k: v for k, v in data.items() if second.id not in k}
+    missing = f"answer-photos_before_cover-{first.id}"
+    del data[missing]
+    refused = client.post(f"/inspections/{inspection.id}/submit", data)
+    assert refused.status_code == 422 and "Infiltration system IS-1" in error_beside(refused.text, missing)
+    assert error_beside(refused.text, f"answer-photos_before_cover-{second.id}") == ""
+
+    assert client.post(f"/inspections/{inspection.id}/submit", {**data, missing: "yes"}).status_code == 303
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    part = report.details["structures"][first.id]
+    assert part == {"covered": True, "as_designed": "no", "size": "38 ft x 12 ft", "invert": None,
+                    "material": None, "groundwater_separation_ft": 2.5}
+    assert report.details["structures"][second.id]["covered"] is False
+    assert {a.subject_id for a in report.answers} == {first.id}
+    shown = client.get(f"/inspections/{report.id}").text
+    assert "Infiltration system IS-1: NOT as designed" in shown and "38 ft x 12 ft" in shown
+
+    # The next pre-bury starts with the structure not yet inspected.
+    later = start(client, site.permit, "pre_bury")
+    assert later.details["structures"][second.id]["covered"] and not later.details["structures"][first.id]["covered"]
+
+
+def test_the_walk_through_punch_list_is_resolved_item_by_item_at_the_final(site, signed_in):
+    client = signed_in(site.inspector)
+    walk = start(client, site.permit, "walk_through")
+    for text in ("Loam and seed the swale", "Clean catch basin CB-2", "Mistake"):
+        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": text}, htmx=True)
+        assert response.status_code == 200 and response.text.lstrip().startswith('<section class="card" id="punch-list">')
+    mistake = db.session.scalar(select(PunchListItem).where(PunchListItem.description == "Mistake"))
+    assert client.post(f"/punch/{mistake.id}/delete", htmx=True).status_code == 200
+    empty = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": " "}, htmx=True)
+    assert empty.status_code == 422 and "Describe the remaining work" in empty.text
+
+    # A draft walk-through's list is not carried yet.
+    final = start(client, site.permit, "final")
+    assert "Loam and seed the swale" not in client.get(f"/inspections/{final.id}").text
+    assert submit(client, walk).status_code == 303
+
+    items = {i.description: i for i in db.session.scalars(select(PunchListItem))}
+    assert set(items) == {"Loam and seed the swale", "Clean catch basin CB-2"}
+    page = client.get(f"/inspections/{final.id}").text
+    data = filled(page)
+    swale, basin = items["Loam and seed the swale"], items["Clean catch basin CB-2"]
+    data[f"punch-{basin.id}"] = ""
+    refused = client.post(f"/inspections/{final.id}/submit", data)
+    assert refused.status_code == 422 and error_beside(refused.text, f"punch-{basin.id}").startswith("Say how")
+    assert error_beside(refused.text, f"punch-{swale.id}") == ""
+    db.session.expire_all()
+    assert db.session.get(PunchListItem, swale.id).resolved_in_id is None  # nothing kept
+
+    data[f"punch-{basin.id}"] = "Vacuumed out on Tuesday"
+    assert client.post(f"/inspections/{final.id}/submit", data).status_code == 303
+    db.session.expire_all()
+    basin = db.session.get(PunchListItem, basin.id)
+    assert (basin.resolved_in_id, basin.resolution) == (final.id, "Vacuumed out on Tuesday")
+    assert db.session.get(PunchListItem, swale.id).resolved_in_id == final.id
+    assert "Vacuumed out on Tuesday" in client.get(f"/inspections/{final.id}").text
+
+
+def test_a_final_needs_a_video_of_every_pipe_and_the_storm(site, signed_in):
+    pipe = permits.add_structure(None, site.permit, name="Pipe run P-1", kind="pipe")
+    db.session.commit()
+    client = signed_in(site.inspector)
+    final = start(client, site.permit, "final")
+    page = client.get(f"/inspections/{final.id}").text
+    data = filled(page, storm_depth_in="", certified=None, **{f"video-{pipe.id}-reference": ""})
+    refused = client.post(f"/inspections/{final.id}/submit", data)
+    assert refused.status_code == 422
+    assert "Pipe run P-1" in error_beside(refused.text, f"video-{pipe.id}")
+    assert error_beside(refused.text, "storm_depth_in").startswith("Give the depth")
+    assert error_beside(refused.text, "certification").startswith("Give the engineer's certification")
+    unknown = client.post(f"/inspections/{final.id}/submit", {**data, f"video-{pipe.id}-blob_sha256": "ab" * 32})
+    assert "No uploaded file has that SHA-256" in error_beside(unknown.text, f"video-{pipe.id}")
+
+
+def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site, signed_in):
+    client = signed_in(site.inspector)
+    final = start(client, site.permit, "final")
+    client.post(f"/inspections/{final.id}/findings", {
+        "finding-description": "Basin outlet built 1 ft higher than the plan", "finding-severity": "critical",
+        "finding-is_violation": "y", "finding-citation": "§380-16 C(4)(e)[5]"}, htmx=True)
+    response = submit(client, final, evaluation="violations", certified=None,
+                      corrective_steps="Rebuild the outlet control structure to the approved elevation.")
+    assert response.status_code == 303
+
+    db.session.expire_all()
+    permit = site.permit
+    db.session.refresh(permit)
+    assert permit.status == "stop_work"
+    order = db.session.scalar(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id))
+    notice = db.session.scalar(select(NoticeOfViolation).where(NoticeOfViolation.permit_id == permit.id))
+    assert order.inspection_id == final.id and order.issued_by_id == site.inspector.id and order.is_standing
+    assert [f.description for f in order.findings] == ["Basin outlet built 1 ft higher than the plan"]
+    assert notice.inspection_id == final.id and notice.stop_work_order_id == order.id
+    assert "Rebuild the outlet control structure" in notice.text
+    assert db.session.scalar(select(func.count()).select_from(AuditEntry).where(
+        AuditEntry.permit_id == permit.id, AuditEntry.action == "permit.status")) == 1
+    assert any(m.subject.startswith("Stop-work order") for m in mail_to("applicant@example.org"))
+    assert "Stop-work order in effect" in client.get(f"/permits/{permit.id}").text
