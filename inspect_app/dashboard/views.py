@@ -1,4 +1,121 @@
-"""Pages of the dashboard domain."""
-from flask import Blueprint
+"""The town dashboard, the inspector's *my day*, a permit's timeline, and the calendar/GIS exports."""
+from __future__ import annotations
+
+from flask import Blueprint, Response, abort, render_template, request, url_for
+from flask_login import current_user, login_required
+from jinja2_fragments.flask import render_block
+from sqlalchemy import select
+
+from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import allowed, require, visible_permits
+from inspect_app.dashboard import exports, services
+from inspect_app.extensions import db
+from inspect_app.permits.models import Jurisdiction, Permit
+from inspect_app.types import utcnow
 
 bp = Blueprint("dashboard", __name__)
+# Where one URL serves the page and its htmx fragment, caches must keep the two apart.
+VARY = {"Vary": "HX-Request, HX-Target"}
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every page here needs a signed-in user."""
+
+
+def _filters() -> services.Filters:
+    """The dashboard's query string, with anything unknown dropped rather than refused."""
+    args = request.args
+    kind, sort = args.get("kind", ""), args.get("sort", "late")
+    days = args.get("days", "7")
+    page = args.get("page", "1")
+    return services.Filters(
+        town=args.get("town", ""), inspector=args.get("inspector", ""),
+        kind=kind if kind in services.KINDS else "", sort=sort if sort in services.SORTS else "late",
+        upcoming=args.get("upcoming") == "1",
+        days=min(int(days), 365) if days.isdigit() and int(days) > 0 else 7,
+        page=int(page) if page.isdigit() and int(page) > 0 else 1,
+    )
+
+
+@bp.get("/dashboard/")
+def index():
+    """Every due and overdue obligation across the permits the agent may see, most late first."""
+    require("dashboard.view")
+    filters = _filters()
+    board = services.town_board(visible_permits(current_user), filters, utcnow())
+    context = {"board": board, "filters": filters, "kinds": services.KINDS, "sorts": services.SORTS,
+               "towns": _towns(), "inspectors": _inspectors(), "describe_late": services.describe_late}
+    if request.headers.get("HX-Target") == "obligations":
+        return render_block("dashboard/index.html", "obligations", **context), 200, VARY
+    return render_template("dashboard/index.html", **context), 200, VARY
+
+
+def _towns() -> list[Jurisdiction]:
+    query = select(Jurisdiction).order_by(Jurisdiction.name)
+    if current_user.jurisdiction_id:
+        query = query.where(Jurisdiction.id == current_user.jurisdiction_id)
+    return list(db.session.scalars(query))
+
+
+def _inspectors() -> list[User]:
+    return list(db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name)))
+
+
+@bp.get("/dashboard/my-day")
+def my_day():
+    """The inspector's day: what is overdue or due today on the permits they are assigned to."""
+    require("dashboard.my_day")
+    board = services.my_day(visible_permits(current_user), utcnow())
+    return render_template("dashboard/my_day.html", board=board, kinds=services.KINDS,
+                           describe_late=services.describe_late)
+
+
+@bp.get("/permits/<permit_id>/timeline")
+def timeline(permit_id: str):
+    """Every obligation of one permit, met ones too, with due and met times, reason and citation."""
+    permit = db.get_or_404(Permit, permit_id)
+    if not allowed(current_user, "permit.view", permit):
+        abort(404)  # a permit you may not see does not exist for you
+    record, items = services.timeline(select(Permit).where(Permit.id == permit.id), utcnow())
+    return render_template("dashboard/timeline.html", permit=permit, record=record, items=items,
+                           now=utcnow(), kinds=services.KINDS, describe_late=services.describe_late,
+                           subject_label=services.subject_label)
+
+
+@bp.get("/dashboard/inspectors/<user_id>/calendar.ics")
+def calendar(user_id: str):
+    """An iCalendar feed of the inspections due on an inspector's permits (the inspector or their town)."""
+    inspector = db.get_or_404(User, user_id)
+    require("dashboard.calendar")
+    if inspector.role != "inspector" or (current_user.role == "inspector" and current_user.id != inspector.id):
+        abort(403)
+    now = utcnow()
+    rows = services.inspector_calendar(visible_permits(current_user), inspector.id, now)
+    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)
+    return Response(body, mimetype="text/calendar", headers={
+        "Content-Disposition": f'inline; filename="inspections-{inspector.id}.ics"'})
+
+
+def _timeline_link(permit_id: str) -> str:
+    return url_for("dashboard.timeline", permit_id=permit_id, _external=True)
+
+
+@bp.get("/dashboard/permits.geojson")
+def permits_geojson():
+    """The permits the user may see as GeoJSON points, with their status and due/overdue counts."""
+    require("permit.view")
+    statuses = services.permit_statuses(visible_permits(current_user), utcnow())
+    body = exports.geojson(statuses, lambda pid: url_for("permits.detail", permit_id=pid, _external=True))
+    return Response(body, mimetype="application/geo+json",
+                    headers={"Content-Disposition": 'attachment; filename="permits.geojson"'})
+
+
+@bp.get("/dashboard/permits.csv")
+def permits_csv():
+    """The permits the user may see as CSV, with their status and due/overdue counts."""
+    require("permit.view")
+    body = exports.csv_text(services.permit_statuses(visible_permits(current_user), utcnow()))
+    return Response(body, mimetype="text/csv",
+                    headers={"Content-Disposition": 'attachment; filename="permits.csv"'})

@@ -4,7 +4,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, CheckConstraint, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
@@ -23,6 +25,8 @@ class Inspection(db.Model):
     __tablename__ = "inspections"
     __table_args__ = (
         CheckConstraint("gauge_precip_mm IS NULL OR gauge_precip_mm >= 0", name="gauge_not_negative"),
+        # The schedule engine asks, per permit, for its latest submitted reports of each type.
+        Index("ix_inspections_schedule", "permit_id", "type", "status", "amends_id", "performed_at"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -1,0 +1,321 @@
+"""The stored record turned into the schedule engine's facts, for many permits at once.
+
+`load_records(scope)` reads every table the engine needs with one query per table, whatever the number
+of permits: each query is filtered by the permits of `scope` (a query of permits) as a subquery, only
+the columns the engine reads are selected, and the rows are grouped by permit in Python. Nothing is
+lazily loaded, so the number of SQL statements never grows with the number of permits.
+
+Where the record keeps only a date (a permit's issue, construction start, completion, extension
+request), the date is read on the town's calendar: issue and extension request at the start of the day,
+construction start and completion at its end, so an inspection made on the day construction began
+still counts as the inspection before construction (§380-16 C(4)(b)[1]).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from flask import current_app
+from sqlalchemy import Select, and_, func, or_, select
+
+from inspect_app.accounts.models import User
+from inspect_app.certifications.models import NoticeToCorrect as NoticeToCorrectRow
+from inspect_app.certifications.models import OMCertification
+from inspect_app.completion.models import CertificateOfCompletion
+from inspect_app.enforcement.models import StopWorkOrder as StopWorkOrderRow
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction as CorrectiveActionRow
+from inspect_app.inspections.models import ChecklistAnswer
+from inspect_app.inspections.models import Inspection as InspectionRow
+from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
+from inspect_app.profiles.schema import Profile
+from inspect_app.rules import (
+    Area,
+    AreaEvent,
+    CorrectiveAction,
+    FactsError,
+    Inspection,
+    NoticeToCorrect,
+    PermitFacts,
+    StopWorkOrder,
+    Storm,
+    Structure,
+)
+from inspect_app.rules.calendar import zone
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
+from inspect_app.weather.models import StormEvent
+
+# The engine reads erosion-control inspections (CGP schedule, storms, pre-construction) and the first
+# walk-through and final; pre-bury inspections reach it through each structure. Others it ignores.
+ENGINE_INSPECTION_TYPES = ("erosion_control", "walk_through", "final")
+_DAY = dt.timedelta(days=1)
+
+
+@dataclass(frozen=True, slots=True)
+class PermitSummary:
+    """What the screens and exports show about a permit beside its obligations."""
+
+    id: str
+    number: str
+    site_address: str
+    status: str
+    cgp_schedule: str
+    latitude: float
+    longitude: float
+    issued_on: dt.date
+    construction_started_on: dt.date | None
+    jurisdiction_id: str
+    town: str
+    profile_key: str
+    inspector_ids: tuple[str, ...] = ()
+    inspector_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One permit ready for the engine: its facts and town profile, or the problem that stops that."""
+
+    permit: PermitSummary
+    facts: PermitFacts | None
+    profile: Profile | None
+    problem: str | None = None
+    # What an obligation's subject is called on screen: an area's name, a corrective action's task...
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=4096)
+def _day_bounds(day: dt.date, timezone: str) -> tuple[dt.datetime, dt.datetime]:
+    """The first and last instant (UTC) of a local calendar day; many permits share the same days."""
+    tz = zone(timezone)
+    return (dt.datetime.combine(day, dt.time.min, tzinfo=tz).astimezone(dt.UTC),
+            dt.datetime.combine(day, dt.time.max, tzinfo=tz).astimezone(dt.UTC))
+
+
+def _start_of(day: dt.date | None, timezone: str) -> dt.datetime | None:
+    return None if day is None else _day_bounds(day, timezone)[0]
+
+
+def _end_of(day: dt.date | None, timezone: str) -> dt.datetime | None:
+    return None if day is None else _day_bounds(day, timezone)[1]
+
+
+def _grouped(rows) -> dict[str, list]:
+    """Rows whose first column is a permit id, as lists of the remaining columns by permit."""
+    out: dict[str, list] = defaultdict(list)
+    for row in rows:
+        out[row[0]].append(row[1:])
+    return out
+
+
+def _ids(scope: Select) -> Select:
+    """The permit ids of `scope` (a query of permits), for use as a subquery."""
+    return scope.with_only_columns(Permit.id).order_by(None)
+
+
+def load_records(scope: Select, *, open_at: dt.datetime | None = None,
+                 profiles: dict[str, Profile] | None = None) -> list[Record]:
+    """Facts and profile of every permit in `scope` (a query of permits), with one query per table.
+
+    With `open_at`, only what decides the *open* obligations as of that moment is read (for the engine's
+    `history=False`, which gives exactly the open obligations of the full history): corrective actions
+    and notices not yet done, storms only where the permit's schedule has storm inspections, and of the
+    inspections the first of each type and the last two erosion-control ones (see `_open_inspections`).
+    """
+    profiles = profiles if profiles is not None else current_app.extensions["profiles"]
+    ids = _ids(scope)
+    run = db.session.execute
+    permits = run(
+        select(Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule,
+               Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
+               Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
+               Permit.completed_on, Permit.extension_requested_on, CertificateOfCompletion.issued_at)
+        .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
+        .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
+        .where(Permit.id.in_(ids))
+        .order_by(Permit.number)
+    ).all()
+    if not permits:
+        return []
+    assigned = _grouped(run(
+        select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
+        .join(User, User.id == PermitAssignment.user_id)
+        .where(PermitAssignment.permit_id.in_(ids))
+        .order_by(PermitAssignment.permit_id, User.name)
+    ))
+    area_rows = _grouped(run(
+        select(DisturbedArea.permit_id, DisturbedArea.id, DisturbedArea.name, AreaStatusEvent.status,
+               AreaStatusEvent.at)
+        .outerjoin(AreaStatusEvent, AreaStatusEvent.area_id == DisturbedArea.id)
+        .where(DisturbedArea.permit_id.in_(ids))
+    ))
+    # §380-16 C(4)(c): a structure counts as inspected before backfill once a submitted pre-bury
+    # inspection answered its checklist items.
+    pre_bury = (
+        select(ChecklistAnswer.subject_id.label("structure_id"),
+               func.min(InspectionRow.performed_at).label("inspected_at"))
+        .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
+        .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
+               InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
+        .group_by(ChecklistAnswer.subject_id)
+        .subquery()
+    )
+    structures = _grouped(run(
+        select(StormwaterStructure.permit_id, StormwaterStructure.id, StormwaterStructure.name,
+               StormwaterStructure.backfilled_at, pre_bury.c.inspected_at)
+        .outerjoin(pre_bury, pre_bury.c.structure_id == StormwaterStructure.id)
+        .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
+    ))
+    inspections = _open_inspections(ids, open_at) if open_at is not None else _all_inspections(ids)
+    storm_query = select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm).where(StormEvent.permit_id.in_(ids))
+    action_query = (
+        select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
+               CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
+        .where(CorrectiveActionRow.permit_id.in_(ids))
+    )
+    notice_query = (
+        select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,
+               NoticeToCorrectRow.cured_at)
+        .where(NoticeToCorrectRow.permit_id.in_(ids))
+    )
+    if open_at is not None:
+        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
+        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
+            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
+                                              CorrectiveActionRow.completed_at > open_at))
+        notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
+                                              NoticeToCorrectRow.cured_at > open_at))
+    storms = _grouped(run(storm_query))
+    actions = _grouped(run(action_query))
+    notices = _grouped(run(notice_query))
+    orders = _grouped(run(
+        select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
+               StopWorkOrderRow.lifted_at)
+        .where(StopWorkOrderRow.permit_id.in_(ids))
+    ))
+    # A certification found deficient does not certify the year (§380-14 C(2)(l)).
+    certifications = _grouped(run(
+        select(OMCertification.permit_id, OMCertification.submitted_at)
+        .where(OMCertification.permit_id.in_(ids), OMCertification.status != "deficient")
+    ))
+    records = []
+    for row in permits:
+        (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
+         sensitive, completed_on, extension_on, certificate_at) = row
+        people = assigned.get(pid, ())
+        summary = PermitSummary(
+            id=pid, number=number, site_address=address, status=status, cgp_schedule=schedule,
+            latitude=lat, longitude=lon, issued_on=issued_on, construction_started_on=started_on,
+            jurisdiction_id=town_id, town=town, profile_key=key,
+            inspector_ids=tuple(p[0] for p in people), inspector_names=tuple(p[1] for p in people),
+        )
+        profile = profiles.get(key)
+        if profile is None:
+            records.append(Record(summary, None, None, f"The town profile {key!r} is not loaded."))
+            continue
+        tz = profile.timezone
+        try:
+            started = _end_of(started_on, tz)
+            completed = certificate_at or (_end_of(completed_on, tz) if status == "completed" else None)
+            if completed is not None and started is not None and completed < started:
+                completed = started  # a certificate on the day work began: completion can't precede the start
+            facts = PermitFacts(
+                id=pid, number=number, status=status, cgp_schedule=schedule, sensitive_waters=bool(sensitive),
+                issued_at=_start_of(issued_on, tz), construction_started_at=started, completed_at=completed,
+                extension_requested_at=_start_of(extension_on, tz),
+                areas=_areas(area_rows.get(pid, ())),
+                structures=tuple(Structure(id=i, name=n, backfilled_at=b, pre_bury_inspected_at=p)
+                                 for i, n, b, p in structures.get(pid, ())),
+                inspections=tuple(Inspection(id=i, kind=k, at=a) for i, k, a in inspections.get(pid, ())),
+                storms=tuple(_storm(day, depth, tz) for day, depth in storms.get(pid, ())),
+                corrective_actions=tuple(CorrectiveAction(id=i, kind=k, discovered_at=d, completed_at=c)
+                                         for i, k, d, c, _ in actions.get(pid, ())),
+                stop_work_orders=tuple(StopWorkOrder(id=i, issued_at=s, lifted_at=f)
+                                       for i, s, f in orders.get(pid, ())),
+                om_certifications=tuple(at for (at,) in certifications.get(pid, ())),
+                notices_to_correct=tuple(NoticeToCorrect(id=i, issued_at=s, corrected_at=c)
+                                         for i, s, c in notices.get(pid, ())),
+            )
+        except FactsError as error:
+            records.append(Record(summary, None, profile, f"The record cannot be evaluated: {error}"))
+            continue
+        labels = {f"corrective_action:{i}": text for i, _, _, _, text in actions.get(pid, ())}
+        records.append(Record(summary, facts, profile, labels=labels))
+    return records
+
+
+def _submitted(ids: Select):
+    """Submitted reports of the engine's types (drafts are not the record; an amendment restates a
+    report rather than recording another visit)."""
+    return and_(InspectionRow.permit_id.in_(ids), InspectionRow.status == "submitted",
+                InspectionRow.amends_id.is_(None), InspectionRow.type.in_(ENGINE_INSPECTION_TYPES))
+
+
+def _all_inspections(ids: Select) -> dict[str, list]:
+    """Every inspection the engine reads, by permit: (id, type, performed_at)."""
+    return _grouped(db.session.execute(
+        select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at)
+        .where(_submitted(ids))
+    ))
+
+
+def _open_inspections(ids: Select, now: dt.datetime) -> dict[str, list]:
+    """The inspections that decide the open obligations as of `now`, by permit, in one query.
+
+    For what is still open the engine reads: whether any erosion-control inspection was made (before
+    construction), the last one (the CGP chain restarts at every inspection), the one before it (storms
+    whose last day began before it are settled, and the storms after it are met by the inspections at
+    or after their start, which are among these two), and the first walk-through and final.
+    Each is one correlated lookup per permit, which an index on inspections (permit_id, type, status,
+    amends_id, performed_at) answers without reading the table. The reports are named by their place
+    ("first-final", "last-2-erosion_control"), not their ids: the engine never shows inspection ids.
+    """
+
+    def nth(kind: str, n: int = 0, newest: bool = False):
+        order = InspectionRow.performed_at.desc() if newest else InspectionRow.performed_at
+        return (
+            select(InspectionRow.performed_at)
+            .where(InspectionRow.permit_id == Permit.id, InspectionRow.type == kind,
+                   InspectionRow.status == "submitted", InspectionRow.amends_id.is_(None),
+                   InspectionRow.performed_at <= now)
+            .order_by(order).limit(1).offset(n).scalar_subquery()
+        )
+
+    out: dict[str, list] = {}
+    rows = db.session.execute(select(
+        Permit.id, nth("erosion_control"), nth("erosion_control", 2, newest=True),
+        nth("erosion_control", 1, newest=True), nth("erosion_control", 0, newest=True),
+        nth("walk_through"), nth("final"),
+    ).where(Permit.id.in_(ids)))
+    for pid, first, third_last, second_last, last, walk_through, final in rows:
+        found = []
+        if third_last is not None:  # with two or fewer, the last two are all of them
+            found.append(("first-erosion_control", "erosion_control", first))
+        found += [(f"last-{n}-erosion_control", "erosion_control", at)
+                  for n, at in ((2, second_last), (1, last)) if at is not None]
+        found += [(f"first-{kind}", kind, at) for kind, at in (("walk_through", walk_through), ("final", final))
+                  if at is not None]
+        out[pid] = found
+    return out
+
+
+def _areas(rows) -> tuple[Area, ...]:
+    """Areas with their status timelines, from (area id, name, status, at) rows (status None: no events)."""
+    names: dict[str, str] = {}
+    events: dict[str, list[AreaEvent]] = defaultdict(list)
+    for area_id, name, status, at in rows:
+        names[area_id] = name
+        if status is not None:
+            events[area_id].append(AreaEvent(status=status, at=at))
+    return tuple(Area(id=i, name=n, events=tuple(events.get(i, ()))) for i, n in names.items())
+
+
+@lru_cache(maxsize=65536)
+def _storm(day: dt.date, depth_mm: float, timezone: str) -> Storm:
+    """A storm day of the weather record: the town's local calendar day (CGP 2022 Part 4).
+
+    Facts are frozen, so one storm day seen at many permits of a town is made once and shared.
+    """
+    return Storm(start=_start_of(day, timezone), end=_start_of(day + _DAY, timezone), depth_mm=depth_mm)

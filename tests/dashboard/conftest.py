@@ -1,0 +1,100 @@
+"""Records for the dashboard tests, made with the factories and the models directly."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import event
+
+from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+from inspect_app.types import LOCAL_TZ, utcnow
+from inspect_app.weather.models import StormEvent
+
+
+class Record:
+    """Adds history to a permit: inspections, corrective actions, area events, storms, stop-work orders."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def ago(self, days: float = 0, hours: float = 0) -> dt.datetime:
+        return self.now - dt.timedelta(days=days, hours=hours)
+
+    def local_day(self, days_ago: int) -> dt.date:
+        return (self.now.astimezone(LOCAL_TZ) - dt.timedelta(days=days_ago)).date()
+
+    def inspection(self, permit, kind: str = "erosion_control", at: dt.datetime | None = None,
+                   status: str = "submitted") -> Inspection:
+        at = at or self.ago(hours=1)
+        inspection = Inspection(permit_id=permit.id, type=kind, status=status, performed_at=at,
+                                inspector_name="Pat Engineer", inspector_credentials="P.E. (MA) No. 40001",
+                                submitted_at=at if status == "submitted" else None)
+        db.session.add(inspection)
+        db.session.commit()
+        return inspection
+
+    def corrective_action(self, permit, kind: str = "significant_repair", found: dt.datetime | None = None,
+                          done: dt.datetime | None = None) -> CorrectiveAction:
+        found = found or self.ago(days=1)
+        inspection = self.inspection(permit, at=found)
+        finding = Finding(inspection_id=inspection.id, permit_id=permit.id, description="Silt fence undermined")
+        db.session.add(finding)
+        db.session.flush()
+        action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind=kind, description="Re-trench",
+                                  owner_name="Site contractor", discovered_at=found,
+                                  due_at=found + dt.timedelta(days=7), completed_at=done,
+                                  status="completed" if done else "open")
+        db.session.add(action)
+        db.session.commit()
+        return action
+
+    def area(self, permit, name: str, disturbed: dt.datetime, *events: tuple[str, dt.datetime]):
+        area = permits.add_area(None, permit, name, Decimal("0.5"), since=disturbed)
+        for status, at in events:
+            permits.change_area_status(None, area, status, at)
+        db.session.commit()
+        return area
+
+    def storm(self, permit, days_ago: int, depth_mm: float = 12.0) -> StormEvent:
+        storm = StormEvent(permit_id=permit.id, day=self.local_day(days_ago), depth_mm=depth_mm)
+        db.session.add(storm)
+        db.session.commit()
+        return storm
+
+    def stop_work(self, permit, agent, at: dt.datetime) -> StopWorkOrder:
+        order = StopWorkOrder(permit_id=permit.id, reason="Sediment in the street", issued_by_id=agent.id,
+                              issued_at=at)
+        db.session.add(order)
+        db.session.commit()
+        return order
+
+
+@pytest.fixture
+def record(app) -> Record:
+    return Record()
+
+
+@pytest.fixture
+def count_queries(app):
+    """`with count_queries() as statements:` collects every SQL statement run inside the block."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def counting():
+        statements: list[str] = []
+
+        def count(conn, cursor, statement, parameters, context, executemany):
+            statements.append(statement)
+
+        event.listen(db.engine, "before_cursor_execute", count)
+        try:
+            yield statements
+        finally:
+            event.remove(db.engine, "before_cursor_execute", count)
+
+    return counting

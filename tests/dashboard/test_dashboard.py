@@ -1,0 +1,221 @@
+"""The town dashboard, my day and the timeline: the schedule engine over the stored record."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from html import unescape
+
+from inspect_app.types import LOCAL_TZ
+
+DAY = dt.timedelta(days=1)
+
+
+def started_permit(make, record, days_ago: int = 20, **fields):
+    """An active permit whose construction began `days_ago` days ago (local calendar)."""
+    fields.setdefault("issued_on", record.local_day(days_ago + 30))
+    return make.permit(construction_started_on=record.local_day(days_ago), **fields)
+
+
+def rows(page: str) -> list[str]:
+    """The text of each body row of the obligations table."""
+    body = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0] if "<tbody>" in page else ""
+    return [" ".join(unescape(re.sub(r"<[^>]+>", " ", row)).split()) for row in body.split("<tr>")[1:]]
+
+
+def test_query_count_does_not_grow_with_permits(make, record, signed_in, count_queries):
+    agent = make.user("agent")
+    client = signed_in(agent)
+
+    def add_permits(n: int) -> None:
+        for i in range(n):
+            permit = started_permit(make, record, inspectors=[make.user("inspector")], structures=["Pipe run A"])
+            record.inspection(permit, at=record.ago(days=9 + i % 3))
+            record.corrective_action(permit, found=record.ago(days=10))
+            record.area(permit, "North slope", record.ago(days=30), ("activity_ceased", record.ago(days=8)))
+            record.storm(permit, 2)
+
+    add_permits(3)
+    with count_queries() as few:
+        page = client.get("/dashboard/")
+    assert page.status_code == 200
+    assert "Across 3 permits" in page.text
+    add_permits(27)
+    with count_queries() as many:
+        page = client.get("/dashboard/")
+    assert "Across 30 permits" in page.text
+    assert len(few) == len(many), (few, many)
+
+
+def test_overdue_stabilization_shows_with_reason_and_citation(make, record, signed_in):
+    permit = started_permit(make, record, number="LM-2026-017", site_address="12 Bliss Road")
+    record.inspection(permit, at=record.ago(days=1))
+    record.area(permit, "West lot", record.ago(days=40), ("activity_ceased", record.ago(days=8)))
+    page = signed_in(make.user("agent")).get("/dashboard/").text
+    [row] = [r for r in rows(page) if "Stabilization" in r]
+    assert "LM-2026-017" in row and "12 Bliss Road" in row and "Area West lot" in row
+    assert "Overdue" in row and "late" in row
+    ceased = record.ago(days=8).astimezone(LOCAL_TZ)
+    assert f"stopped on {ceased:%a} {ceased.day} {ceased:%b %Y}" in row
+    assert "stabilization must be started within 7 days" in row
+    assert "§380-11 C(3)(a)" in row
+    # Due at the end of the seventh day after work ceased, shown in local time.
+    assert f"{(ceased + 7 * DAY):%b} {(ceased + 7 * DAY).day}, {(ceased + 7 * DAY).year} 11:59 PM" in row
+
+
+def test_overdue_corrective_action_shows_and_a_finished_one_does_not(make, record, signed_in):
+    permit = started_permit(make, record, number="LM-2026-021")
+    record.corrective_action(permit, "significant_repair", found=record.ago(days=10))
+    record.corrective_action(permit, "new_or_replacement_control", found=record.ago(days=12),
+                             done=record.ago(days=9))
+    page = signed_in(make.user("agent")).get("/dashboard/").text
+    actions = [r for r in rows(page) if "Corrective action" in r]
+    assert len(actions) == 1
+    assert "A significant repair found on" in actions[0]
+    # Due at the end of the 7th local day after it was found, so now between 2 and 3 days late.
+    assert "CGP 2022 Part 5.2" in actions[0] and "Overdue" in actions[0] and "2 days late" in actions[0]
+    assert "Re-trench" in actions[0]  # what has to be done
+
+
+def test_rows_are_sorted_most_late_first(make, record, signed_in):
+    permit = started_permit(make, record)
+    record.inspection(permit, at=record.ago(hours=2))
+    record.corrective_action(permit, "significant_repair", found=record.ago(days=11))
+    record.corrective_action(permit, "significant_repair", found=record.ago(days=20))
+    client = signed_in(make.user("agent"))
+    late = [r for r in rows(client.get("/dashboard/?kind=corrective_action").text)]
+    assert ["12 days late" in late[0], "3 days late" in late[1]] == [True, True]
+    least = rows(client.get("/dashboard/?kind=corrective_action&sort=least_late").text)
+    assert least == list(reversed(late))
+
+
+def test_filters_by_town_kind_and_inspector(make, record, signed_in):
+    first, second = make.user("inspector", name="Ada Inspector"), make.user("inspector", name="Bo Inspector")
+    longmeadow = started_permit(make, record, number="LM-1", inspectors=[first])
+    southborough = started_permit(make, record, town="southborough", number="SB-1", inspectors=[second])
+    for permit in (longmeadow, southborough):
+        record.corrective_action(permit, found=record.ago(days=10))
+    admin = make.user("admin", town=None)  # an admin with no town sees every town
+    client = signed_in(admin)
+    everything = rows(client.get("/dashboard/").text)
+    assert any("LM-1" in r for r in everything) and any("SB-1" in r for r in everything)
+
+    town = make.town("southborough").id
+    only_town = rows(client.get(f"/dashboard/?town={town}").text)
+    assert only_town and all("SB-1" in r for r in only_town)
+
+    only_kind = rows(client.get("/dashboard/?kind=corrective_action").text)
+    assert {r.split()[0] for r in only_kind} == {"LM-1", "SB-1"}
+    assert all("Corrective action" in r for r in only_kind)
+
+    only_inspector = rows(client.get(f"/dashboard/?inspector={first.id}").text)
+    assert only_inspector and all(r.startswith("LM-1") for r in only_inspector)
+
+
+def test_upcoming_toggle_adds_what_opens_within_the_days_asked(make, record, signed_in):
+    permit = started_permit(make, record, structures=["Infiltration chamber"])
+    record.inspection(permit, at=record.ago(hours=3))
+    client = signed_in(make.user("agent"))
+    assert not any("Walk-through" in r for r in rows(client.get("/dashboard/").text))
+    # The walk-through has no date until the final inspection, so no number of days brings it in.
+    assert not any("Walk-through" in r for r in rows(client.get("/dashboard/?upcoming=1&days=30").text))
+    assert any("Erosion-control inspection" in r for r in rows(client.get("/dashboard/").text))
+
+
+def test_htmx_filter_gets_only_the_table_fragment(make, record, signed_in):
+    permit = started_permit(make, record)
+    record.corrective_action(permit, found=record.ago(days=10))
+    client = signed_in(make.user("agent"))
+    page = client.get("/dashboard/?kind=corrective_action")
+    fragment = client.client.get("/dashboard/?kind=corrective_action",
+                                 headers={"HX-Request": "true", "HX-Target": "obligations"})
+    assert "HX-Request" in page.headers["Vary"] and "HX-Request" in fragment.headers["Vary"]
+    assert "<html" in page.text and 'hx-get="/dashboard/"' in page.text and 'hx-push-url="true"' in page.text
+    assert "<html" not in fragment.text and "<form" not in fragment.text
+    assert fragment.text.lstrip().startswith('<div id="obligations">')
+    assert rows(fragment.text) == rows(page.text)
+    # A boosted navigation (HX-Request without our target) gets the whole page.
+    boosted = signed_in(make.user("agent")).get("/dashboard/", htmx=True)
+    assert "<html" in boosted.text
+
+
+def test_bad_query_string_is_ignored_not_a_crash(make, record, signed_in):
+    permit = started_permit(make, record)
+    record.corrective_action(permit, found=record.ago(days=10))
+    client = signed_in(make.user("agent"))
+    page = client.get("/dashboard/?page=abc&days=-4&kind=bogus&sort=sideways&town=nowhere")
+    assert page.status_code == 200
+    assert "Nothing is due or late." in page.text  # an unknown town has no permits
+    assert rows(client.get("/dashboard/?page=999&days=x&kind=bogus").text)
+
+
+def test_pagination_pages_through_every_row(make, record, signed_in, app):
+    permit = started_permit(make, record)
+    record.inspection(permit, at=record.ago(hours=1))
+    for n in range(53):
+        record.corrective_action(permit, found=record.ago(days=10, hours=n))
+    client = signed_in(make.user("agent"))
+    first = client.get("/dashboard/?kind=corrective_action").text
+    second = client.get("/dashboard/?kind=corrective_action&page=2").text
+    assert "Page 1 of 2 (53 items)" in first and "Page 2 of 2" in second
+    assert len(rows(first)) == 50 and len(rows(second)) == 3
+    assert "53 overdue" in first  # the count is over every row, not the page
+
+
+def test_my_day_lists_only_the_inspectors_permits(make, record, signed_in):
+    mine, theirs = make.user("inspector"), make.user("inspector")
+    own = started_permit(make, record, number="MINE-1", inspectors=[mine])
+    other = started_permit(make, record, number="THEIRS-1", inspectors=[theirs])
+    for permit in (own, other):
+        record.inspection(permit, at=record.ago(days=12))
+        record.area(permit, "East", record.ago(days=40), ("activity_ceased", record.ago(days=9)))
+    record.corrective_action(own, "routine_maintenance", found=record.ago(days=30), done=record.ago(days=29))
+    page = signed_in(mine).get("/dashboard/my-day")
+    assert page.status_code == 200
+    assert "MINE-1" in page.text and "THEIRS-1" not in page.text
+    text = " ".join(unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+    assert "§380-11 C(3)(a)" in text and "CGP 2022 Part 4.2" in text
+    # Most late first: the missed weekly inspection (due 5 days ago) before the stabilization (due 2 days ago).
+    assert text.index("Erosion-control inspection") < text.index("Stabilization")
+
+
+def test_only_inspectors_have_a_day_and_only_agents_a_dashboard(make, signed_in):
+    for role in ("permittee", "inspector"):
+        assert signed_in(make.user(role)).get("/dashboard/").status_code == 403
+    for role in ("agent", "permittee"):
+        assert signed_in(make.user(role)).get("/dashboard/my-day").status_code == 403
+
+
+def test_agent_of_another_town_sees_none_of_this_towns_permits(make, record, signed_in):
+    permit = started_permit(make, record, number="LM-SECRET")
+    record.corrective_action(permit, found=record.ago(days=10))
+    client = signed_in(make.user("agent", town="southborough"))
+    page = client.get("/dashboard/")
+    assert page.status_code == 200 and "LM-SECRET" not in page.text and "Across 0 permits" in page.text
+    assert "LM-SECRET" not in client.get(f"/dashboard/?town={permit.jurisdiction_id}").text
+    assert client.get(f"/permits/{permit.id}/timeline").status_code == 404
+
+
+def test_timeline_shows_every_obligation_met_ones_too(make, record, signed_in):
+    owner = make.user("permittee")
+    permit = started_permit(make, record, days_ago=10, owner=owner, number="LM-TL-1")
+    record.inspection(permit, at=record.ago(days=12))  # before construction: the pre-construction inspection
+    record.inspection(permit, at=record.ago(days=5))
+    record.corrective_action(permit, "routine_maintenance", found=record.ago(days=4), done=record.ago(days=4, hours=-2))
+    page = signed_in(owner).get(f"/permits/{permit.id}/timeline")
+    assert page.status_code == 200
+    table = rows(page.text)
+    pre = [r for r in table if r.startswith("Pre-construction inspection")]
+    assert len(pre) == 1 and "Met" in pre[0] and "§380-16 C(4)(b)" in pre[0]
+    met_action = [r for r in table if r.startswith("Corrective action")]
+    assert len(met_action) == 1 and "Met" in met_action[0] and "met on time" in met_action[0]
+    assert any(r.startswith("Start of work") and "§380-10 K" in r for r in table)
+    assert sum("Erosion-control inspection" in r for r in table) >= 2  # the one met and the next one due
+    # The permit page links to it.
+    assert f'/permits/{permit.id}/timeline' in signed_in(owner).get(f"/permits/{permit.id}").text
+
+
+def test_timeline_of_someone_elses_permit_does_not_exist(make, record, signed_in):
+    permit = started_permit(make, record, owner=make.user("permittee"))
+    assert signed_in(make.user("permittee")).get(f"/permits/{permit.id}/timeline").status_code == 404
+    assert signed_in(make.user("inspector")).get(f"/permits/{permit.id}/timeline").status_code == 404
+    assert signed_in(make.user("agent")).get("/permits/no-such-permit/timeline").status_code == 404

@@ -1,0 +1,148 @@
+"""The inspector's iCalendar feed, and the GeoJSON and CSV exports of permits with their status."""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import re
+from zoneinfo import ZoneInfo
+
+ET = ZoneInfo("America/New_York")
+
+
+def started_permit(make, record, days_ago: int = 20, **fields):
+    fields.setdefault("issued_on", record.local_day(days_ago + 30))
+    return make.permit(construction_started_on=record.local_day(days_ago), **fields)
+
+
+def unfold(text: str) -> list[str]:
+    """RFC 5545 §3.1: content lines end in CRLF; a line starting with a space continues the previous one."""
+    assert text.endswith("\r\n")
+    physical = text[:-2].split("\r\n")
+    assert all("\n" not in line and "\r" not in line for line in physical)
+    assert all(len(line.encode()) <= 75 for line in physical)
+    lines: list[str] = []
+    for line in physical:
+        if line.startswith(" "):
+            lines[-1] += line[1:]
+        else:
+            lines.append(line)
+    return lines
+
+
+def events(lines: list[str]) -> list[dict[str, str]]:
+    found, current = [], None
+    for line in lines:
+        if line == "BEGIN:VEVENT":
+            current = {}
+        elif line == "END:VEVENT":
+            found.append(current)
+            current = None
+        elif current is not None:
+            name, _, value = line.partition(":")
+            current[name] = value
+    return found
+
+
+def test_calendar_feed_is_valid_icalendar_with_the_inspections_due(make, record, signed_in):
+    inspector = make.user("inspector")
+    permit = started_permit(make, record, number="LM-CAL-1", inspectors=[inspector],
+                            site_address="1 Long Street; Lot 7, Longmeadow", cgp_schedule="every_14_days_and_storm")
+    last = record.ago(days=3)
+    record.inspection(permit, at=last)
+    record.storm(permit, 0, depth_mm=10.0)  # 0.39 in today: a storm inspection is due within 24 hours
+    record.corrective_action(permit, found=record.ago(days=10))  # not an inspection: not on the calendar
+    other = started_permit(make, record, number="LM-CAL-OTHER")  # not assigned to this inspector
+    record.inspection(other, at=record.ago(days=20))
+
+    response = signed_in(inspector).get(f"/dashboard/inspectors/{inspector.id}/calendar.ics")
+    assert response.status_code == 200
+    assert response.mimetype == "text/calendar"
+    lines = unfold(response.text)
+    assert lines[0] == "BEGIN:VCALENDAR" and lines[-1] == "END:VCALENDAR"
+    assert "VERSION:2.0" in lines and any(line.startswith("PRODID:") for line in lines)
+    assert lines.count("BEGIN:VEVENT") == lines.count("END:VEVENT")
+    found = events(lines)
+    assert all(re.fullmatch(r"\d{8}T\d{6}Z", event["DTSTART"]) for event in found)
+    assert all(re.fullmatch(r"\d{8}T\d{6}Z", event["DTSTAMP"]) for event in found)
+    assert len({event["UID"] for event in found}) == len(found)
+    assert all("LM-CAL-1" in event["SUMMARY"] for event in found)
+    assert not any("Corrective" in event["SUMMARY"] for event in found)
+    # The 14-day routine inspection: due at the end of the 14th local day after the last one.
+    routine = [e for e in found if e["SUMMARY"].startswith("Erosion-control inspection")]
+    assert len(routine) == 1
+    due = dt.datetime.combine(last.astimezone(ET).date() + dt.timedelta(days=14), dt.time(23, 59, 59), tzinfo=ET)
+    assert routine[0]["DTSTART"] == due.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    assert "CGP 2022 Part 4.2" in routine[0]["DESCRIPTION"]
+    storm = [e for e in found if e["SUMMARY"].startswith("Storm inspection")]
+    assert len(storm) == 1 and "within 24 hours" in storm[0]["DESCRIPTION"]
+    # TEXT values are escaped (RFC 5545 §3.3.11).
+    assert routine[0]["LOCATION"] == "1 Long Street\\; Lot 7\\, Longmeadow"
+
+
+def test_calendar_is_for_the_inspector_and_their_towns_agents_only(make, record, signed_in):
+    inspector = make.user("inspector")
+    permit = started_permit(make, record, inspectors=[inspector], owner=make.user("permittee"))
+    record.inspection(permit, at=record.ago(days=3))
+    url = f"/dashboard/inspectors/{inspector.id}/calendar.ics"
+    assert signed_in(make.user("agent")).get(url).status_code == 200
+    assert signed_in(make.user("inspector")).get(url).status_code == 403
+    assert signed_in(make.user("permittee")).get(url).status_code == 403
+    stranger = signed_in(make.user("agent", town="southborough")).get(url)
+    assert stranger.status_code == 200 and "BEGIN:VEVENT" not in stranger.text  # none of its town's permits
+    assert signed_in(make.user("agent")).get("/dashboard/inspectors/nobody/calendar.ics").status_code == 404
+
+
+def test_geojson_is_a_feature_collection_of_lon_lat_points(make, record, signed_in):
+    permit = started_permit(make, record, number="LM-GEO-1", latitude=42.0512, longitude=-72.5831)
+    record.corrective_action(permit, found=record.ago(days=10))
+    record.corrective_action(permit, found=record.ago(days=12))
+    started_permit(make, record, number="LM-GEO-2", latitude=42.06, longitude=-72.57)
+    make.permit(town="southborough", number="SB-GEO-1", latitude=42.30, longitude=-71.53)
+
+    response = signed_in(make.user("agent")).get("/dashboard/permits.geojson")
+    assert response.status_code == 200 and response.mimetype == "application/geo+json"
+    data = json.loads(response.text)
+    assert data["type"] == "FeatureCollection"
+    by_number = {f["properties"]["permit"]: f for f in data["features"]}
+    assert set(by_number) == {"LM-GEO-1", "LM-GEO-2"}
+    feature = by_number["LM-GEO-1"]
+    assert feature["type"] == "Feature"
+    assert feature["geometry"] == {"type": "Point", "coordinates": [-72.5831, 42.0512]}
+    assert feature["properties"]["status"] == "active"
+    # Two overdue repairs, and the missed weekly inspections since construction began with none made.
+    assert feature["properties"]["overdue"] >= 2
+    assert feature["properties"]["overdue"] > by_number["LM-GEO-2"]["properties"]["overdue"]
+
+
+def test_csv_has_a_header_and_one_row_per_visible_permit(make, record, signed_in):
+    owner = make.user("permittee")
+    mine = started_permit(make, record, number="LM-CSV-1", owner=owner, site_address="=HYPERLINK(\"x\")")
+    record.corrective_action(mine, found=record.ago(days=10))
+    started_permit(make, record, number="LM-CSV-2")
+    started_permit(make, record, number="LM-CSV-3")
+
+    agent_rows = list(csv.reader(io.StringIO(signed_in(make.user("agent")).get("/dashboard/permits.csv").text)))
+    header, body = agent_rows[0], agent_rows[1:]
+    assert header[:6] == ["permit", "town", "site_address", "latitude", "longitude", "status"]
+    assert sorted(row[0] for row in body) == ["LM-CSV-1", "LM-CSV-2", "LM-CSV-3"]
+    first = dict(zip(header, next(row for row in body if row[0] == "LM-CSV-1")))
+    assert first["site_address"].startswith("'=")  # never run as a spreadsheet formula
+    assert float(first["longitude"]) == -72.5828 and int(first["overdue"]) >= 1
+
+    response = signed_in(owner).get("/dashboard/permits.csv")
+    assert response.mimetype == "text/csv"
+    own_rows = list(csv.reader(io.StringIO(response.text)))
+    assert [row[0] for row in own_rows[1:]] == ["LM-CSV-1"]
+
+
+def test_permittee_exports_hold_only_their_own_permits(make, record, signed_in):
+    owner = make.user("permittee")
+    started_permit(make, record, number="OWN-1", owner=owner)
+    started_permit(make, record, number="NOT-OWN-1", owner=make.user("permittee"))
+    client = signed_in(owner)
+    features = json.loads(client.get("/dashboard/permits.geojson").text)["features"]
+    assert [f["properties"]["permit"] for f in features] == ["OWN-1"]
+    assert "NOT-OWN-1" not in client.get("/dashboard/permits.csv").text
+    assert signed_in(make.user("permittee")).get("/dashboard/permits.csv").text.count("\r\n") == 1  # header only
