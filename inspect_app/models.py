@@ -2,7 +2,7 @@
 from inspect_app.accounts.models import User  # noqa: F401
 from inspect_app.audit.models import AuditEntry  # noqa: F401
 from inspect_app.certifications.models import (  # noqa: F401
-    MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, ResponsibleParty,
+    MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder, ResponsibleParty,
 )
 from inspect_app.completion.models import (  # noqa: F401
     CertificateOfCompletion, FinalSubmission, SuretyRelease,
@@ -18,4 +18,4 @@ from inspect_app.permits.models import (  # noqa: F401
 )
 from inspect_app.photos.models import Blob, Photo  # noqa: F401
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401
-from inspect_app.weather.models import StormEvent, WeatherObservation  # noqa: F401
+from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation  # noqa: F401

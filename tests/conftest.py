@@ -78,6 +78,8 @@ def app(database_url, tmp_path):
         "BLOB_ROOT": str(tmp_path / "blobs"),
         "SERVER_NAME": None,
         "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
+        # The outside weather service is unreachable unless a test serves a fake one on 127.0.0.1.
+        "WEATHER_ENDPOINT": "http://127.0.0.1:9",
     })
     app.test_client_class = IsolatedClient
     with app.app_context():
@@ -210,3 +212,28 @@ def server(app):
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def smtp_server():
+    """A real SMTP server (aiosmtpd) on a free loopback port; stops at the end of the test."""
+    import socket
+
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    received = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        yield port, received
+    finally:
+        controller.stop()

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-12-02 12:50:49.994871
+Create Date: 2026-12-02 13:35:36.433044
 
 """
 from alembic import op
@@ -49,6 +49,33 @@ def upgrade():
     )
     with op.batch_alter_table('outbound_emails', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_outbound_emails_permit_id'), ['permit_id'], unique=False)
+
+    op.create_table('sync_cursors',
+    sa.Column('name', sa.String(length=300), nullable=False),
+    sa.Column('position', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
+    sa.Column('moved_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.PrimaryKeyConstraint('name', name=op.f('pk_sync_cursors'))
+    )
+    op.create_table('sync_outbox',
+    sa.Column('op_id', sa.String(length=36), nullable=False),
+    sa.Column('position', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
+    sa.Column('audit_seq', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
+    sa.Column('kind', sa.String(length=40), nullable=False),
+    sa.Column('record_id', sa.String(length=36), nullable=False),
+    sa.Column('base_revision', sa.Integer(), nullable=True),
+    sa.Column('device_time', sa.String(length=40), nullable=False),
+    sa.Column('payload', sa.JSON(), nullable=False),
+    sa.Column('blobs', sa.JSON(), nullable=False),
+    sa.Column('status', sa.Enum('pending', 'applied', 'duplicate', 'conflict', 'rejected', 'waiting', 'invalid', name='outbox_status', native_enum=False, create_constraint=True), nullable=False),
+    sa.Column('result', sa.JSON(), nullable=True),
+    sa.Column('sent_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.PrimaryKeyConstraint('op_id', name=op.f('pk_sync_outbox')),
+    sa.UniqueConstraint('audit_seq', name=op.f('uq_sync_outbox_audit_seq'))
+    )
+    with op.batch_alter_table('sync_outbox', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_sync_outbox_position'), ['position'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_outbox_record_id'), ['record_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_outbox_status'), ['status'], unique=False)
 
     op.create_table('weather_observations',
     sa.Column('station_id', sa.String(length=20), nullable=False),
@@ -134,6 +161,25 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_permits_jurisdiction_id'), ['jurisdiction_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_permits_owner_id'), ['owner_id'], unique=False)
 
+    op.create_table('sync_devices',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('user_id', sa.String(length=36), nullable=False),
+    sa.Column('name', sa.String(length=120), nullable=False),
+    sa.Column('token_sha256', sa.String(length=64), nullable=False),
+    sa.Column('created_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_by_id', sa.String(length=36), nullable=True),
+    sa.Column('last_used_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('revoked_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('revoked_by_id', sa.String(length=36), nullable=True),
+    sa.ForeignKeyConstraint(['created_by_id'], ['users.id'], name=op.f('fk_sync_devices_created_by_id_users')),
+    sa.ForeignKeyConstraint(['revoked_by_id'], ['users.id'], name=op.f('fk_sync_devices_revoked_by_id_users')),
+    sa.ForeignKeyConstraint(['user_id'], ['users.id'], name=op.f('fk_sync_devices_user_id_users')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_sync_devices')),
+    sa.UniqueConstraint('token_sha256', name=op.f('uq_sync_devices_token_sha256'))
+    )
+    with op.batch_alter_table('sync_devices', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_sync_devices_user_id'), ['user_id'], unique=False)
+
     op.create_table('certificates_of_completion',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('permit_id', sa.String(length=36), nullable=False),
@@ -191,6 +237,7 @@ def upgrade():
     sa.Column('reviewed_by_id', sa.String(length=36), nullable=True),
     sa.Column('reviewed_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
     sa.Column('review_note', sa.Text(), nullable=True),
+    sa.Column('contents', sa.JSON(), nullable=False),
     sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_om_certifications_permit_id_permits')),
     sa.ForeignKeyConstraint(['reviewed_by_id'], ['users.id'], name=op.f('fk_om_certifications_reviewed_by_id_users')),
     sa.ForeignKeyConstraint(['submitted_by_id'], ['users.id'], name=op.f('fk_om_certifications_submitted_by_id_users')),
@@ -210,6 +257,21 @@ def upgrade():
     sa.PrimaryKeyConstraint('id', name=op.f('pk_om_plans')),
     sa.UniqueConstraint('permit_id', name=op.f('uq_om_plans_permit_id'))
     )
+    op.create_table('om_reminders',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('permit_id', sa.String(length=36), nullable=False),
+    sa.Column('period_start', sa.Date(), nullable=False),
+    sa.Column('kind', sa.Enum('upcoming', 'late', name='om_reminder_kind', native_enum=False, create_constraint=True), nullable=False),
+    sa.Column('email_id', sa.String(length=36), nullable=True),
+    sa.Column('sent_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.ForeignKeyConstraint(['email_id'], ['outbound_emails.id'], name=op.f('fk_om_reminders_email_id_outbound_emails')),
+    sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_om_reminders_permit_id_permits')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_om_reminders')),
+    sa.UniqueConstraint('permit_id', 'period_start', 'kind', name='uq_om_reminder')
+    )
+    with op.batch_alter_table('om_reminders', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_om_reminders_permit_id'), ['permit_id'], unique=False)
+
     op.create_table('permit_assignments',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('permit_id', sa.String(length=36), nullable=False),
@@ -225,6 +287,16 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_permit_assignments_permit_id'), ['permit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_permit_assignments_user_id'), ['user_id'], unique=False)
 
+    op.create_table('permit_stations',
+    sa.Column('permit_id', sa.String(length=36), nullable=False),
+    sa.Column('station_id', sa.String(length=20), nullable=False),
+    sa.Column('station_name', sa.String(length=120), nullable=False),
+    sa.Column('distance_m', sa.Double(), nullable=False),
+    sa.Column('found_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('rainfall_fetched_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_permit_stations_permit_id_permits')),
+    sa.PrimaryKeyConstraint('permit_id', name=op.f('pk_permit_stations'))
+    )
     op.create_table('responsible_parties',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('permit_id', sa.String(length=36), nullable=False),
@@ -292,6 +364,31 @@ def upgrade():
     with op.batch_alter_table('surety_releases', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_surety_releases_permit_id'), ['permit_id'], unique=False)
 
+    op.create_table('sync_operations',
+    sa.Column('op_id', sa.String(length=36), nullable=False),
+    sa.Column('arrival', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
+    sa.Column('kind', sa.String(length=40), nullable=False),
+    sa.Column('record_id', sa.String(length=36), nullable=False),
+    sa.Column('base_revision', sa.Integer(), nullable=True),
+    sa.Column('device_time', sa.String(length=40), nullable=False),
+    sa.Column('clock_offset_s', sa.Integer(), nullable=False),
+    sa.Column('payload', sa.JSON(), nullable=False),
+    sa.Column('user_id', sa.String(length=36), nullable=False),
+    sa.Column('device_id', sa.String(length=36), nullable=True),
+    sa.Column('received_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('status', sa.Enum('applied', 'conflict', 'rejected', 'waiting', name='sync_op_status', native_enum=False, create_constraint=True), nullable=False),
+    sa.Column('result', sa.JSON(), nullable=False),
+    sa.Column('settled_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['device_id'], ['sync_devices.id'], name=op.f('fk_sync_operations_device_id_sync_devices')),
+    sa.ForeignKeyConstraint(['user_id'], ['users.id'], name=op.f('fk_sync_operations_user_id_users')),
+    sa.PrimaryKeyConstraint('op_id', name=op.f('pk_sync_operations'))
+    )
+    with op.batch_alter_table('sync_operations', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_sync_operations_arrival'), ['arrival'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_operations_record_id'), ['record_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_operations_status'), ['status'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_operations_user_id'), ['user_id'], unique=False)
+
     op.create_table('inspections',
     sa.Column('id', sa.String(length=36), nullable=False),
     sa.Column('permit_id', sa.String(length=36), nullable=False),
@@ -350,6 +447,7 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_inspections_inspector_id'), ['inspector_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_inspections_performed_at'), ['performed_at'], unique=False)
         batch_op.create_index(batch_op.f('ix_inspections_permit_id'), ['permit_id'], unique=False)
+        batch_op.create_index('ix_inspections_schedule', ['permit_id', 'type', 'status', 'amends_id', 'performed_at'], unique=False)
 
     op.create_table('maintenance_log_entries',
     sa.Column('id', sa.String(length=36), nullable=False),
@@ -381,13 +479,34 @@ def upgrade():
     sa.Column('issued_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
     sa.Column('cure_due_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
     sa.Column('cured_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('cured_by_id', sa.String(length=36), nullable=True),
     sa.ForeignKeyConstraint(['certification_id'], ['om_certifications.id'], name=op.f('fk_notices_to_correct_certification_id_om_certifications')),
+    sa.ForeignKeyConstraint(['cured_by_id'], ['users.id'], name=op.f('fk_notices_to_correct_cured_by_id_users')),
     sa.ForeignKeyConstraint(['issued_by_id'], ['users.id'], name=op.f('fk_notices_to_correct_issued_by_id_users')),
     sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_notices_to_correct_permit_id_permits')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_notices_to_correct'))
     )
     with op.batch_alter_table('notices_to_correct', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_notices_to_correct_permit_id'), ['permit_id'], unique=False)
+
+    op.create_table('sync_conflicts',
+    sa.Column('id', sa.String(length=36), nullable=False),
+    sa.Column('entity', sa.String(length=60), nullable=False),
+    sa.Column('entity_id', sa.String(length=36), nullable=False),
+    sa.Column('permit_id', sa.String(length=36), nullable=True),
+    sa.Column('server_version', sa.JSON(), nullable=False),
+    sa.Column('device_version', sa.JSON(), nullable=False),
+    sa.Column('op_id', sa.String(length=36), nullable=False),
+    sa.Column('created_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('resolved_by_id', sa.String(length=36), nullable=True),
+    sa.Column('resolved_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.ForeignKeyConstraint(['op_id'], ['sync_operations.op_id'], name=op.f('fk_sync_conflicts_op_id_sync_operations')),
+    sa.ForeignKeyConstraint(['resolved_by_id'], ['users.id'], name=op.f('fk_sync_conflicts_resolved_by_id_users')),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_sync_conflicts'))
+    )
+    with op.batch_alter_table('sync_conflicts', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_sync_conflicts_entity_id'), ['entity_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_sync_conflicts_permit_id'), ['permit_id'], unique=False)
 
     op.create_table('area_status_events',
     sa.Column('id', sa.String(length=36), nullable=False),
@@ -665,6 +784,11 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_area_status_events_area_id'))
 
     op.drop_table('area_status_events')
+    with op.batch_alter_table('sync_conflicts', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_sync_conflicts_permit_id'))
+        batch_op.drop_index(batch_op.f('ix_sync_conflicts_entity_id'))
+
+    op.drop_table('sync_conflicts')
     with op.batch_alter_table('notices_to_correct', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_notices_to_correct_permit_id'))
 
@@ -675,11 +799,19 @@ def downgrade():
 
     op.drop_table('maintenance_log_entries')
     with op.batch_alter_table('inspections', schema=None) as batch_op:
+        batch_op.drop_index('ix_inspections_schedule')
         batch_op.drop_index(batch_op.f('ix_inspections_permit_id'))
         batch_op.drop_index(batch_op.f('ix_inspections_performed_at'))
         batch_op.drop_index(batch_op.f('ix_inspections_inspector_id'))
 
     op.drop_table('inspections')
+    with op.batch_alter_table('sync_operations', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_sync_operations_user_id'))
+        batch_op.drop_index(batch_op.f('ix_sync_operations_status'))
+        batch_op.drop_index(batch_op.f('ix_sync_operations_record_id'))
+        batch_op.drop_index(batch_op.f('ix_sync_operations_arrival'))
+
+    op.drop_table('sync_operations')
     with op.batch_alter_table('surety_releases', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_surety_releases_permit_id'))
 
@@ -696,11 +828,16 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_responsible_parties_permit_id'))
 
     op.drop_table('responsible_parties')
+    op.drop_table('permit_stations')
     with op.batch_alter_table('permit_assignments', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_permit_assignments_user_id'))
         batch_op.drop_index(batch_op.f('ix_permit_assignments_permit_id'))
 
     op.drop_table('permit_assignments')
+    with op.batch_alter_table('om_reminders', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_om_reminders_permit_id'))
+
+    op.drop_table('om_reminders')
     op.drop_table('om_plans')
     with op.batch_alter_table('om_certifications', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_om_certifications_permit_id'))
@@ -715,6 +852,10 @@ def downgrade():
 
     op.drop_table('disturbed_areas')
     op.drop_table('certificates_of_completion')
+    with op.batch_alter_table('sync_devices', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_sync_devices_user_id'))
+
+    op.drop_table('sync_devices')
     with op.batch_alter_table('permits', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_permits_owner_id'))
         batch_op.drop_index(batch_op.f('ix_permits_jurisdiction_id'))
@@ -728,6 +869,13 @@ def downgrade():
     op.drop_table('audit_entries')
     op.drop_table('users')
     op.drop_table('weather_observations')
+    with op.batch_alter_table('sync_outbox', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_sync_outbox_status'))
+        batch_op.drop_index(batch_op.f('ix_sync_outbox_record_id'))
+        batch_op.drop_index(batch_op.f('ix_sync_outbox_position'))
+
+    op.drop_table('sync_outbox')
+    op.drop_table('sync_cursors')
     with op.batch_alter_table('outbound_emails', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_outbound_emails_permit_id'))
 

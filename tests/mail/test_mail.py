@@ -9,29 +9,6 @@ from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 
 
-@pytest.fixture
-def smtp_server():
-    """A real SMTP server (aiosmtpd) on a free loopback port; stops at the end of the test."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield port, received
-    finally:
-        controller.stop()
-
-
 def test_message_is_sent_with_its_attachment(app, smtp_server):
     port, received = smtp_server
     app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
