@@ -5,7 +5,7 @@ import datetime as dt
 import uuid
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import DateTime, String
+from sqlalchemy import DateTime
 from sqlalchemy.types import TypeDecorator
 
 LOCAL_TZ = ZoneInfo("America/New_York")

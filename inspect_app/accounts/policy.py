@@ -85,6 +85,20 @@ def require(action: str, permit: Permit | None = None) -> None:
         abort(403)
 
 
+def permit_or_404(permit_id: str, action: str = "permit.view") -> Permit:
+    """The permit, if the current user may see it and do `action` on it.
+
+    A permit you may not see does not exist for you (404); one you see but may not act on is 403.
+    """
+    from inspect_app.extensions import db
+
+    permit = db.get_or_404(Permit, permit_id)
+    if not sees(current_user, permit):
+        abort(404)
+    require(action, permit)
+    return permit
+
+
 def visible_permits(user) -> Select[tuple[Permit]]:
     """A query of the permits `user` may see; the same rule as `sees`, in SQL."""
     query = select(Permit)

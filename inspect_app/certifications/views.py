@@ -13,7 +13,7 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, require, visible_permits
+from inspect_app.accounts.policy import allowed, permit_or_404, visible_permits
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
     CertifyForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
@@ -31,13 +31,6 @@ def _om_summary(permit: Permit) -> dict:
     """The O&M section of the permit page (next certification, cure clocks)."""
     return services.summary(permit)
 
-
-def _permit(permit_id: str, action: str = "permit.view") -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
-    require(action, permit)
-    return permit
 
 
 def _child(model, child_id: str, permit: Permit):
@@ -98,14 +91,14 @@ def _plan_page(permit: Permit, status_code: int = 200, **forms):
 @login_required
 def plan(permit_id: str):
     """The O&M plan: responsible parties and their history, schedule, easements, budget, certifications."""
-    return _plan_page(_permit(permit_id))
+    return _plan_page(permit_or_404(permit_id))
 
 
 @bp.post("/permits/<permit_id>/om/plan")
 @login_required
 def save_plan(permit_id: str):
     """Record the plan's easements, budget and registry recording (agents and admins)."""
-    permit = _permit(permit_id, "om.plan.edit")
+    permit = permit_or_404(permit_id, "om.plan.edit")
     form = PlanForm(prefix="plan")
     if form.validate_on_submit():
         try:
@@ -125,7 +118,7 @@ def save_plan(permit_id: str):
 @login_required
 def schedule(permit_id: str, structure_id: str):
     """Set one structure's inspection and maintenance task and interval (agents and admins)."""
-    permit = _permit(permit_id, "om.plan.edit")
+    permit = permit_or_404(permit_id, "om.plan.edit")
     structure = _child(StormwaterStructure, structure_id, permit)
     form = ScheduleForm(prefix=f"s-{structure.id}")
     if form.validate_on_submit():
@@ -144,7 +137,7 @@ def schedule(permit_id: str, structure_id: str):
 @login_required
 def change_party(permit_id: str):
     """Record a new responsible party: change of ownership or of financial responsibility (§380-14 F)."""
-    permit = _permit(permit_id, "om.plan.edit")
+    permit = permit_or_404(permit_id, "om.plan.edit")
     form = _party_form()
     if form.validate_on_submit():
         try:
@@ -180,7 +173,7 @@ def _log_page(permit: Permit, form: LogEntryForm, status_code: int = 200):
 @login_required
 def log(permit_id: str):
     """The maintenance log (§380-14 C(2)(i),(j)), with the form to add an entry."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     form = _log_form(permit)
     form.performed_on.data, form.performed_by.data = services.today_at(permit), current_user.name
     return _log_page(permit, form)
@@ -190,7 +183,7 @@ def log(permit_id: str):
 @login_required
 def add_log_entry(permit_id: str):
     """Add an inspection, repair, replacement or disposal to the log (permittees and inspectors)."""
-    permit = _permit(permit_id, "om.log")
+    permit = permit_or_404(permit_id, "om.log")
     form = _log_form(permit)
     if form.validate_on_submit():
         fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}
@@ -208,7 +201,7 @@ def add_log_entry(permit_id: str):
 @login_required
 def log_entry(permit_id: str, entry_id: str):
     """One maintenance log entry, with its photos."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     entry = _child(MaintenanceLogEntry, entry_id, permit)
     photos = db.session.scalars(select(Photo).where(Photo.log_entry_id == entry.id).order_by(Photo.created_at)).all()
     structure = db.session.get(StormwaterStructure, entry.structure_id) if entry.structure_id else None
@@ -234,7 +227,7 @@ def _certify_page(permit: Permit, form: CertifyForm, status_code: int = 200):
 @login_required
 def certify_form(permit_id: str):
     """The certification of the period due, assembled from the log, ready to sign (§380-14 C(2)(l))."""
-    permit = _permit(permit_id, "om.certify")
+    permit = permit_or_404(permit_id, "om.certify")
     form = CertifyForm(prefix="cert")
     form.signer_name.data = current_user.name
     return _certify_page(permit, form)
@@ -244,7 +237,7 @@ def certify_form(permit_id: str):
 @login_required
 def certify(permit_id: str):
     """Sign and submit the annual O&M certification."""
-    permit = _permit(permit_id, "om.certify")
+    permit = permit_or_404(permit_id, "om.certify")
     form = CertifyForm(prefix="cert")
     if form.validate_on_submit():
         try:
@@ -268,7 +261,7 @@ def _certification_page(permit: Permit, cert: OMCertification, form: ReviewForm 
 @login_required
 def certification(permit_id: str, cert_id: str):
     """One certification as submitted: the period's log entries, tasks with no entry, signature, review."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     return _certification_page(permit, _child(OMCertification, cert_id, permit))
 
 
@@ -276,7 +269,7 @@ def certification(permit_id: str, cert_id: str):
 @login_required
 def review(permit_id: str, cert_id: str):
     """Accept a certification, or find it deficient and send a notice to correct (agents)."""
-    permit = _permit(permit_id, "om.review")
+    permit = permit_or_404(permit_id, "om.review")
     cert = _child(OMCertification, cert_id, permit)
     form = ReviewForm(prefix="review")
     if form.validate_on_submit():
@@ -297,7 +290,7 @@ def review(permit_id: str, cert_id: str):
 @login_required
 def issue_notice(permit_id: str):
     """Send a notice to correct maintenance; the cure clock starts (agents)."""
-    permit = _permit(permit_id, "om.review")
+    permit = permit_or_404(permit_id, "om.review")
     form = NoticeForm(prefix="notice")
     if form.validate_on_submit():
         try:
@@ -314,7 +307,7 @@ def issue_notice(permit_id: str):
 @login_required
 def mark_cured(permit_id: str, notice_id: str):
     """Record that the maintenance was corrected, which ends the cure clock (agents)."""
-    permit = _permit(permit_id, "om.review")
+    permit = permit_or_404(permit_id, "om.review")
     notice = _child(NoticeToCorrect, notice_id, permit)
     try:
         services.mark_cured(current_user, notice)

@@ -5,7 +5,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, send
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
-from inspect_app.accounts.policy import allowed, require
+from inspect_app.accounts.policy import permit_or_404
 from inspect_app.blobstore import BlobStore
 from inspect_app.completion import services
 from inspect_app.completion.forms import (
@@ -31,13 +31,6 @@ SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": 
 def _signed_in() -> None:
     """Every completion page needs a signed-in user."""
 
-
-def _permit(permit_id: str, action: str = "permit.view") -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
-    require(action, permit)
-    return permit
 
 
 def _submission(permit: Permit, submission_id: str) -> FinalSubmission:
@@ -77,7 +70,7 @@ def _done(permit: Permit):
 @bp.get("/")
 def page(permit_id: str):
     """The permit's final submissions, certificate of completion and surety."""
-    return _page(_permit(permit_id))
+    return _page(permit_or_404(permit_id))
 
 
 def _submitted(form, kind: str) -> dict:
@@ -95,7 +88,7 @@ def _submitted(form, kind: str) -> dict:
 @bp.post("/submit/<kind>")
 def submit(permit_id: str, kind: str):
     """File the final O&M plan, the as-built drawings or the final inspection report (§380-18)."""
-    permit = _permit(permit_id, "completion.submit")
+    permit = permit_or_404(permit_id, "completion.submit")
     if kind not in SUBMIT_FORMS:
         abort(404)
     form = _submit_form(permit, kind)
@@ -112,7 +105,7 @@ def submit(permit_id: str, kind: str):
 @bp.post("/submissions/<submission_id>/review")
 def review(permit_id: str, submission_id: str):
     """Accept a final submission, or reject it with a note (agents)."""
-    permit = _permit(permit_id, "completion.review")
+    permit = permit_or_404(permit_id, "completion.review")
     submission = _submission(permit, submission_id)
     form = ReviewForm(prefix=f"review-{submission.id}")
     if form.validate_on_submit():
@@ -128,7 +121,7 @@ def review(permit_id: str, submission_id: str):
 @bp.get("/submissions/<submission_id>/pdf")
 def pdf(permit_id: str, submission_id: str):
     """The stored PDF of a final submission."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     submission = _submission(permit, submission_id)
     if not submission.blob_sha256:
         abort(404)
@@ -140,7 +133,7 @@ def pdf(permit_id: str, submission_id: str):
 @bp.post("/certificate")
 def certificate(permit_id: str):
     """Issue the certificate of completion once all three final submissions are accepted (agents)."""
-    permit = _permit(permit_id, "certificate.issue")
+    permit = permit_or_404(permit_id, "certificate.issue")
     form = CertificateForm(prefix="certificate")
     if form.validate_on_submit():
         try:
@@ -155,7 +148,7 @@ def certificate(permit_id: str):
 @bp.post("/surety")
 def surety(permit_id: str):
     """Record a release of surety for a completed phase, or the final release (agents)."""
-    permit = _permit(permit_id, "surety.release")
+    permit = permit_or_404(permit_id, "surety.release")
     form = SuretyReleaseForm(prefix="surety")
     if form.validate_on_submit():
         try:

@@ -5,7 +5,7 @@ from flask import Blueprint, abort, redirect, render_template, url_for
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
-from inspect_app.accounts.policy import allowed, require
+from inspect_app.accounts.policy import permit_or_404
 from inspect_app.enforcement import services
 from inspect_app.enforcement.forms import AcknowledgeForm, IssueStopWorkForm, LiftStopWorkForm
 from inspect_app.enforcement.models import StopWorkOrder
@@ -27,16 +27,9 @@ def _signed_in() -> None:
     """Every enforcement page needs a signed-in user."""
 
 
-def _permit(permit_id: str, action: str = "permit.view") -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
-    require(action, permit)
-    return permit
-
 
 def _order(permit_id: str, order_id: str, action: str = "permit.view") -> StopWorkOrder:
-    permit = _permit(permit_id, action)
+    permit = permit_or_404(permit_id, action)
     order = db.get_or_404(StopWorkOrder, order_id)
     if order.permit_id != permit.id:
         abort(404)
@@ -80,7 +73,7 @@ def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
 @bp.route("/new", methods=["GET", "POST"])
 def issue(permit_id: str):
     """Issue a stop-work order with its reasons and the open findings it cites (agents)."""
-    permit = _permit(permit_id, "stop_work.issue")
+    permit = permit_or_404(permit_id, "stop_work.issue")
     form = _issue_form(permit)
     if form.validate_on_submit():
         try:

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, require, visible_permits
+from inspect_app.accounts.policy import permit_or_404, require, visible_permits
 from inspect_app.extensions import db, htmx
 from inspect_app.permits import services
 from inspect_app.permits.forms import (
@@ -26,13 +26,6 @@ bp = Blueprint("permits", __name__, url_prefix="/permits")
 def _signed_in() -> None:
     """Every permit page needs a signed-in user."""
 
-
-def _permit(permit_id: str, action: str = "permit.view") -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
-    require(action, permit)
-    return permit
 
 
 def _jurisdictions() -> list[Jurisdiction]:
@@ -138,20 +131,20 @@ def create():
 @bp.get("/<permit_id>")
 def detail(permit_id: str):
     """One permit: its facts, inspectors, disturbed areas and structures."""
-    return _detail(_permit(permit_id))
+    return _detail(permit_or_404(permit_id))
 
 
 @bp.route("/<permit_id>/edit", methods=["GET", "POST"])
 def edit(permit_id: str):
     """Change a permit's facts (agents and admins of its town)."""
-    permit = _permit(permit_id, "permit.edit")
+    permit = permit_or_404(permit_id, "permit.edit")
     return _save(_permit_form(permit), permit)
 
 
 @bp.post("/<permit_id>/status")
 def change_status(permit_id: str):
     """Move the permit to its next status."""
-    permit = _permit(permit_id, "permit.edit")
+    permit = permit_or_404(permit_id, "permit.edit")
     form = _detail_forms(permit)["status_form"]
     if form.validate_on_submit():
         try:
@@ -167,7 +160,7 @@ def change_status(permit_id: str):
 @bp.post("/<permit_id>/assignments")
 def assign(permit_id: str):
     """Assign an inspector to the permit."""
-    permit = _permit(permit_id, "permit.assign")
+    permit = permit_or_404(permit_id, "permit.assign")
     form = _detail_forms(permit)["assign_form"]
     if form.validate_on_submit():
         try:
@@ -183,7 +176,7 @@ def assign(permit_id: str):
 @bp.post("/<permit_id>/assignments/<assignment_id>/delete")
 def unassign(permit_id: str, assignment_id: str):
     """Take an inspector off the permit."""
-    permit = _permit(permit_id, "permit.assign")
+    permit = permit_or_404(permit_id, "permit.assign")
     assignment = db.get_or_404(PermitAssignment, assignment_id)
     if assignment.permit_id != permit.id:
         abort(404)
@@ -195,7 +188,7 @@ def unassign(permit_id: str, assignment_id: str):
 @bp.post("/<permit_id>/areas")
 def add_area(permit_id: str):
     """Add a disturbed area to the site."""
-    permit = _permit(permit_id, "area.edit")
+    permit = permit_or_404(permit_id, "area.edit")
     form = AreaForm(prefix="area")
     if form.validate_on_submit():
         try:
@@ -211,7 +204,7 @@ def add_area(permit_id: str):
 @bp.post("/<permit_id>/areas/<area_id>/status")
 def area_status(permit_id: str, area_id: str):
     """Record that an area's activity ceased, stabilization began, or it is stabilized."""
-    permit = _permit(permit_id, "area.edit")
+    permit = permit_or_404(permit_id, "area.edit")
     area = db.get_or_404(DisturbedArea, area_id)
     if area.permit_id != permit.id:
         abort(404)
@@ -231,7 +224,7 @@ def area_status(permit_id: str, area_id: str):
 @bp.post("/<permit_id>/structures")
 def add_structure(permit_id: str):
     """Add a stormwater structure from the approved plan."""
-    permit = _permit(permit_id, "structure.edit")
+    permit = permit_or_404(permit_id, "structure.edit")
     form = StructureForm(prefix="structure")
     if form.validate_on_submit():
         fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}

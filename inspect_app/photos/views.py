@@ -9,7 +9,7 @@ from flask import Blueprint, abort, redirect, render_template, request, send_fil
 from flask_login import current_user, login_required
 from sqlalchemy import func, select
 
-from inspect_app.accounts.policy import allowed, require
+from inspect_app.accounts.policy import allowed, permit_or_404, require
 from inspect_app.extensions import db, htmx
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services
@@ -93,7 +93,7 @@ def photo_caption_form(photo: Photo, form: CaptionForm | None = None) -> Caption
 @bp.get("/permits/<permit_id>/photos/add")
 def add(permit_id: str):
     """A page with the picker of one record of the permit, for adding its photos."""
-    permit = _permit(permit_id, "photo.add")
+    permit = permit_or_404(permit_id, "photo.add")
     target_ids, _ = _target(permit)
     return render_template("photos/upload.html", permit=permit, photo_target=target_ids, editable=True)
 
@@ -101,7 +101,7 @@ def add(permit_id: str):
 @bp.post("/permits/<permit_id>/photos")
 def upload(permit_id: str):
     """Add a photo (field ``photo``, ``caption``) to one record of the permit named by its id."""
-    permit = _permit(permit_id, "photo.add")
+    permit = permit_or_404(permit_id, "photo.add")
     target_ids, target = _target(permit)
     form = PhotoUploadForm()
     if form.validate_on_submit():
@@ -122,7 +122,7 @@ def upload(permit_id: str):
 def caption(photo_id: str):
     """Change a photo's caption while its report is still a draft."""
     photo = db.get_or_404(Photo, photo_id)
-    permit = _permit(photo.permit_id, "photo.add")
+    permit = permit_or_404(photo.permit_id, "photo.add")
     for action in _photo_actions(photo):
         require(action, permit)
     form = CaptionForm()
@@ -144,7 +144,7 @@ def caption(photo_id: str):
 def file(photo_id: str, kind: str):
     """A photo's original (byte for byte), display rendition or thumbnail."""
     photo = db.get_or_404(Photo, photo_id)
-    _permit(photo.permit_id)
+    permit_or_404(photo.permit_id)
     if kind not in services.RENDITIONS:
         abort(404)
     path, content_type, sha = services.rendition(photo, kind)
@@ -163,7 +163,7 @@ def file(photo_id: str, kind: str):
 @bp.get("/permits/<permit_id>/photos")
 def index(permit_id: str):
     """Every photo of a permit, newest first, with what each is attached to."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     page = db.paginate(services.permit_photos(permit), per_page=60, error_out=False)
     return render_template("photos/index.html", permit=permit, page=page,
                            attached=services.attachments(page.items))
@@ -176,13 +176,6 @@ def too_large(error):
     message = _too_large_message(limit) if limit else "The upload is too large."
     return render_template("photos/too_large.html", message=message), 413
 
-
-def _permit(permit_id: str, action: str = "permit.view") -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you, nor do its photos
-    require(action, permit)
-    return permit
 
 
 def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | None = None,

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import socket
 
-import pytest
 
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
