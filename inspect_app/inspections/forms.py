@@ -104,6 +104,7 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
         data.performed_at = local_datetime(form["performed_at"]) if form.get("performed_at") else None
     except ValueError:
         errors["performed_at"] = "Enter the date and time of the inspection."
+    data.gauge_precip_mm = _gauge(form, errors)
     if data.signature_data_url:
         try:
             data.signature_png = services.signature_png(data.signature_data_url)
@@ -121,6 +122,20 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
             note = _text(form, "note-" + name.removeprefix("answer-"), errors, 2000)
             data.answers[(item.key, subject.id)] = (answer, note)
     return data, errors
+
+
+def _gauge(form: MultiDict, errors: dict[str, str]) -> float | None:
+    """(f) The on-site rain-gauge reading typed in inches, in mm; blank means no reading."""
+    raw = (form.get("gauge_precip_in") or "").strip()
+    if not raw:
+        return None
+    try:
+        return services.gauge_mm(float(raw))
+    except services.InspectionError as error:
+        errors[error.field] = str(error)
+    except ValueError:
+        errors["gauge_precip_in"] = "Enter the rain-gauge reading in inches, like 0.50."
+    return None
 
 
 def _details(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:

@@ -55,6 +55,8 @@ SIGNATURE_MAX_SIDE = 4000
 # A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
 SIGNATURE_MIN_INK_PIXELS = 30
 MM_PER_INCH = 25.4
+# More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
+GAUGE_MAX_INCHES = 20.0
 
 
 class InspectionError(ValueError):
@@ -94,6 +96,8 @@ class ReportInput:
     signer_credentials: str | None = None
     signature_png: bytes | None = None
     signature_data_url: str = ""
+    # (f) the inspector's on-site rain-gauge reading, in mm (entered in inches)
+    gauge_precip_mm: float | None = None
     # (item key, subject id) → (yes/no/na or None, note)
     answers: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
@@ -282,8 +286,40 @@ def values_of(inspection: Inspection) -> ReportInput:
         corrective_steps=inspection.corrective_steps, notes=inspection.notes,
         signer_name=inspection.signer_name, signer_credentials=inspection.signer_credentials,
         answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
-        details=dict(inspection.details or {}), videos=videos,
+        details=dict(inspection.details or {}), videos=videos, gauge_precip_mm=inspection.gauge_precip_mm,
     )
+
+
+# -- the on-site rain gauge ---------------------------------------------------------------------------
+
+def gauge_mm(inches: float) -> float:
+    """An on-site rain-gauge reading entered in inches, as stored (mm); InspectionError if implausible."""
+    if not 0 <= inches <= GAUGE_MAX_INCHES:  # also refuses nan
+        raise InspectionError("gauge_precip_in", "A rain-gauge reading cannot be negative." if inches < 0 else
+                              f"Enter the reading in inches (at most {GAUGE_MAX_INCHES:g} in for 24 hours).")
+    # Stored in SI units, shown in inches (SPEC *Weather*).
+    return round(inches * MM_PER_INCH, 2)
+
+
+def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:
+    """Spec *Weather*: the inspector's on-site gauge reading overrides the station's 24-hour total."""
+    if gauge_mm_value == inspection.gauge_precip_mm:
+        return
+    inspection.gauge_precip_mm = gauge_mm_value
+    if gauge_mm_value is not None:
+        inspection.weather_status = "gauge"
+    elif inspection.weather_status == "gauge":  # reading taken back: the station's total stands again
+        from inspect_app.weather.source import MIN_PRECIP_HOURS
+
+        inspection.weather_status = ("pending" if inspection.weather_fetched_at is None else
+                                     "complete" if (inspection.precip_hours or 0) >= MIN_PRECIP_HOURS
+                                     else "incomplete")
+
+
+def weather_pending(inspection: Inspection) -> bool:
+    """Whether (e) the weather at the time is still to come from the station (a gauge gives only (f))."""
+    return inspection.weather_status == "pending" or (inspection.weather_status == "gauge"
+                                                      and inspection.weather_fetched_at is None)
 
 
 # -- signature --------------------------------------------------------------------------------------
@@ -297,6 +333,11 @@ def signature_png(data_url: str) -> bytes:
         png = base64.b64decode(data_url[len(prefix):], validate=True)
     except (binascii.Error, ValueError):
         raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
+    return checked_signature(png)
+
+
+def checked_signature(png: bytes) -> bytes:
+    """`png` if it is a signature as the pad draws it (a PNG with some ink); InspectionError if not."""
     if len(png) > SIGNATURE_MAX_BYTES:
         raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
     try:
@@ -310,6 +351,16 @@ def signature_png(data_url: str) -> bytes:
     if ink < SIGNATURE_MIN_INK_PIXELS:
         raise InspectionError("signature", "The signature pad is empty: sign with your finger or a stylus.")
     return png
+
+
+def signature_from_blob(sha: str) -> bytes:
+    """The PNG bytes of a signature already uploaded as a blob (sync), checked like one from the pad."""
+    store = BlobStore(current_app.config["BLOB_ROOT"])
+    if not store.exists(sha):
+        raise InspectionError("signature", "The signature image has not been uploaded.")
+    if store.size(sha) > SIGNATURE_MAX_BYTES:
+        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
+    return checked_signature(store.path(sha).read_bytes())
 
 
 def _ink_pixels(image: Image.Image) -> int:
@@ -329,7 +380,8 @@ def _store_signature(png: bytes) -> str:
 # -- the 24-hour notice -----------------------------------------------------------------------------
 
 def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.datetime,
-                note: str | None = None, now: dt.datetime | None = None) -> InspectionNotice:
+                note: str | None = None, now: dt.datetime | None = None,
+                notice_id: str | None = None) -> InspectionNotice:
     """Record the notice to the authority before an inspection and send it (§380-16 C(3))."""
     now = now or utcnow()
     if inspection_type not in INSPECTION_TYPES:
@@ -338,7 +390,9 @@ def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.dat
         raise InspectionError("planned_for", "The planned time must be in the future.")
     profile = profile_of(permit)
     recipients = authority_addresses(permit)
-    notice = InspectionNotice(permit_id=permit.id, inspection_type=inspection_type, planned_for=planned_for,
+    # A device made offline may bring its own id (sync), so a replay names the same notice.
+    notice = InspectionNotice(**({"id": notice_id} if notice_id else {}),
+                              permit_id=permit.id, inspection_type=inspection_type, planned_for=planned_for,
                               given_at=now, given_by_id=getattr(actor, "id", None), note=note or None,
                               sent_to=", ".join(recipients)[:254] or None)
     db.session.add(notice)
@@ -359,13 +413,15 @@ def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.dat
 # -- starting, editing, submitting, amending --------------------------------------------------------
 
 def start_inspection(actor, permit: Permit, inspection_type: str, latitude: float | None = None,
-                     longitude: float | None = None, now: dt.datetime | None = None) -> Inspection:
+                     longitude: float | None = None, now: dt.datetime | None = None,
+                     inspection_id: str | None = None) -> Inspection:
     """Open a draft report pre-filled with what the app knows: time, place, inspector, notice."""
     if inspection_type not in INSPECTION_TYPES:
         raise InspectionError("type", "Choose one of the six inspection types.")
     now = now or utcnow()
     device = latitude is not None and longitude is not None
     inspection = Inspection(
+        **({"id": inspection_id} if inspection_id else {}),  # made on a device offline (sync)
         permit=permit, type=inspection_type, status="draft", performed_at=now,
         latitude=latitude if device else permit.latitude, longitude=longitude if device else permit.longitude,
         location_source="device" if device else "permit",
@@ -379,7 +435,16 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
     notice, in_time = matching_notice(permit, inspection_type, now)
     inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
     audit.record(actor, "inspection.start", inspection)
+    _fill_weather(inspection)
     return inspection
+
+
+def _fill_weather(inspection: Inspection) -> None:
+    """Weather at the time and the last 24 h of rain, bounded in time; offline it stays pending."""
+    from inspect_app.weather import services as weather
+
+    if weather.needs_weather(inspection):
+        weather.fill_inspection_weather(inspection)
 
 
 def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
@@ -438,6 +503,7 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
             row.answer, row.note = answer, note
     if inspection.type == "final":
         _apply_videos(inspection, data.videos)
+    _apply_gauge(inspection, data.gauge_precip_mm)
     if data.signature_png:
         inspection.signature_sha256 = hashlib.sha256(data.signature_png).hexdigest()
     if inspection.amends_id is None:
@@ -571,15 +637,26 @@ def submit(actor, inspection: Inspection, data: ReportInput) -> Inspection:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = CERTIFICATION_STATEMENT
+    _fill_weather(inspection)  # the draft's time may have changed since it was started
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
     if inspection.type == "final" and inspection.evaluation == "violations":
         _enforce_failed_final(actor, inspection)
+    _send_report(inspection)
+    return inspection
+
+
+def _send_report(inspection: Inspection) -> None:
+    """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached."""
+    from inspect_app.documents.services import inspection_report_pdf
+
+    pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{inspection.performed_at:%Y%m%d}.pdf",
+                          inspection_report_pdf(inspection))
     mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
               f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
-              f"{local_time(inspection.performed_at)}", report_text(inspection), permit_id=inspection.permit_id)
-    return inspection
+              f"{local_time(inspection.performed_at)}", report_text(inspection), [pdf],
+              permit_id=inspection.permit_id)
 
 
 def _short(citation: str) -> str:
@@ -768,7 +845,7 @@ def report_text(inspection: Inspection) -> str:
     """The report as plain text for email: every item (a)-(h) of §380-16 C(4)(f)[1], then the rest."""
     permit, kind = inspection.permit, type_of(inspection)
     precip = inspection.precipitation_mm
-    weather = ("pending (filled in by the server when the station reports)" if inspection.weather_status == "pending"
+    weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
                else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
@@ -780,8 +857,9 @@ def report_text(inspection: Inspection) -> str:
         "(d) Date of last inspection: "
         + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
         f"(e) Weather: {weather}",
-        f"(f) Precipitation in the previous 24 hours: "
-        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in"),
+        "(f) Precipitation in the previous 24 hours: "
+        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in")
+        + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
         f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
         f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
         "Advance notice: " + ("given" if inspection.notice_given else

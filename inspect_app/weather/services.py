@@ -292,6 +292,11 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
     # A submitted report is immutable except this: its pending weather filled in later, on record.
     action = "inspection.weather_backfill" if inspection.is_submitted else "inspection.weather_fill"
     audit.record(None, action, inspection, before)
+    if inspection.is_submitted:
+        # The record's hash covers its weather: seal it again, on record, with the filled values.
+        from inspect_app.inspections.services import reseal_record
+
+        reseal_record(None, inspection)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.audit.services import snapshot
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import record_hash
 from inspect_app.weather import services
 from inspect_app.weather.models import WeatherObservation
 from weather_fake import hours, recent_hour
@@ -24,7 +25,6 @@ WEATHER_FIELDS = {"weather_status", "temperature_c", "conditions", "wind_kmh", "
                   "precip_24h_mm", "precip_hours", "station_id", "station_name", "station_distance_m",
                   "weather_sources", "weather_attribution", "weather_fetched_at"}
 
-
 @contextlib.contextmanager
 def app_meteostat_requests(fake) -> Iterator[list[str]]:
     """The paths the fake server was asked for inside the `with` block."""
@@ -33,21 +33,17 @@ def app_meteostat_requests(fake) -> Iterator[list[str]]:
     yield asked
     asked.extend(fake.requests[start:])
 
-
 def weather_block(inspection: Inspection) -> str:
     """The report's weather block as the report page renders it."""
     return render_template_string('{% include "weather/_weather.html" %}', inspection=inspection)
-
 
 def reread(inspection: Inspection) -> Inspection:
     db.session.expire_all()
     return db.session.get(Inspection, inspection.id)
 
-
 def audit_actions(inspection: Inspection) -> list[AuditEntry]:
     return list(db.session.scalars(select(AuditEntry).where(AuditEntry.entity_id == inspection.id)
                                    .order_by(AuditEntry.seq)))
-
 
 def test_an_inspection_gets_its_weather_with_the_station_and_its_distance_on_the_report(
         app_meteostat, permit_at, report):
@@ -81,7 +77,6 @@ def test_an_inspection_gets_its_weather_with_the_station_and_its_distance_on_the
     assert "pending" not in html.lower() and "incomplete" not in html.lower()
     assert "Meteostat (CC BY 4.0)" in html
     assert "temperature: NOAA ISD Lite (observation)" in html
-
 
 def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_first_fetched(
         app_meteostat, permit_at, report):
@@ -121,7 +116,6 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
     assert (first.precip_24h_mm, first.temperature_c) == (2.4, 20.0)
     assert db.session.scalar(select(func.count()).select_from(WeatherObservation)) == 24
 
-
 def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
         app_meteostat, permit_at, report, runner):
     performed = recent_hour(2) + dt.timedelta(minutes=25)
@@ -137,7 +131,8 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
         "pending", None, None)
     assert audit_actions(pending) == []  # nothing changed, nothing to record
     assert "Weather pending" in weather_block(pending)
-    untouched = {k: v for k, v in snapshot(pending).items() if k not in WEATHER_FIELDS}
+    untouched = {k: v for k, v in snapshot(pending).items()
+                 if k not in WEATHER_FIELDS and k != "record_sha256"}
 
     # The station publishes the hours later; the backfill fills the report in.
     app_meteostat.publish_hourly("LTE1", hours(performed.replace(minute=0) - dt.timedelta(hours=23), 24,
@@ -150,8 +145,12 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
     filled = reread(inspection)
     assert (filled.weather_status, filled.station_id, filled.precip_24h_mm, filled.precip_hours) == (
         "complete", "LTE1", 12.0, 24)
-    assert {k: v for k, v in snapshot(filled).items() if k not in WEATHER_FIELDS} == untouched
-    (entry,) = audit_actions(filled)
+    assert {k: v for k, v in snapshot(filled).items()
+            if k not in WEATHER_FIELDS and k != "record_sha256"} == untouched
+    # The record's hash covers the weather, so it is sealed again with the filled values, on record.
+    entry, reseal = audit_actions(filled)
+    assert reseal.action == "inspection.reseal"
+    assert filled.record_sha256 == record_hash(filled) != "a" * 64
     assert entry.action == "inspection.weather_backfill"
     assert entry.actor_id is None  # the system did it, not a person
     assert (entry.before["weather_status"], entry.after["weather_status"]) == ("pending", "complete")
@@ -162,7 +161,6 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
     with app_meteostat_requests(app_meteostat) as asked:
         again = runner.invoke(args=["weather", "backfill"])
     assert "0 report(s) looked at" in again.output and asked == []
-
 
 def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at, report):
     app_meteostat.publish_hourly("GAU1", hours(dt.datetime(2024, 7, 8, 15, tzinfo=UTC), 24, temp=24.0,
@@ -180,7 +178,6 @@ def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at,
     html = weather_block(filled)
     assert "<strong>0.42 in</strong>, on-site rain gauge" in html
     assert "Station: 0.28 in from 24 of 24 hours" in html
-
 
 def test_a_hung_weather_server_leaves_the_report_pending_within_the_deadline(
         app, app_meteostat, permit_at, report, runner, quiet_workers):
@@ -207,7 +204,6 @@ def test_a_hung_weather_server_leaves_the_report_pending_within_the_deadline(
     assert "pending -> pending (the weather service did not answer within 0.3 s)" in result.output
     assert "0 filled; 1 still pending" in result.output
 
-
 def test_a_report_of_a_time_still_to_come_asks_nothing(app_meteostat, permit_at, report):
     inspection = report(permit_at("report"), dt.datetime.now(UTC) + dt.timedelta(days=1))
 
@@ -215,13 +211,11 @@ def test_a_report_of_a_time_still_to_come_asks_nothing(app_meteostat, permit_at,
         services.fill_inspection_weather(inspection)
     assert asked == [] and reread(inspection).weather_status == "pending"
 
-
 def test_a_bad_backfill_limit_is_refused_with_a_clear_message(app_meteostat, runner):
     result = runner.invoke(args=["weather", "backfill", "--limit", "0"])
     assert result.exit_code == 2 and "--limit" in result.output
     with pytest.raises(ValueError, match="limit must be a positive number"):
         services.backfill_pending(0)
-
 
 def test_display_filters_show_inches_fahrenheit_mph_and_miles(app):
     filters = app.jinja_env.filters
@@ -235,7 +229,6 @@ def test_display_filters_show_inches_fahrenheit_mph_and_miles(app):
     assert filters["weather_sources"]("temperature=metar; precipitation=isd_lite metno_forecast (model)") == (
         "temperature: METAR (observation); "
         "precipitation: NOAA ISD Lite, MET Norway Forecast (model-filled)")
-
 
 def test_a_draft_being_created_can_be_filled_before_it_is_saved(app_meteostat, permit_at):
     app_meteostat.publish_hourly("RPT1", hours(dt.datetime(2024, 10, 1, 1, tzinfo=UTC), 24, temp=8.0,
@@ -253,7 +246,6 @@ def test_a_draft_being_created_can_be_filled_before_it_is_saved(app_meteostat, p
     assert (filled.status, filled.weather_status, filled.station_id, filled.precip_24h_mm) == (
         "draft", "complete", "RPT1", 0.0)
     assert "0.00 in" in weather_block(filled)
-
 
 def test_a_recent_incomplete_report_is_completed_by_a_later_backfill(app_meteostat, permit_at, report):
     performed = recent_hour(30) + dt.timedelta(minutes=10)
