@@ -14,6 +14,16 @@ def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, "content": {"application/json": {"schema": schema}}}
 
 
+def _payload_schemas() -> dict[str, Any]:
+    """Each kind's payload schema, with the models they share (findings, photos...) as components too."""
+    schemas: dict[str, Any] = {}
+    for kind, spec in KINDS.items():
+        schema = spec.payload.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas |= schema.pop("$defs", {})
+        schemas[f"payload:{kind}"] = schema
+    return schemas
+
+
 ERROR = _json(_ref("Error"), "Refused; the message says why and nothing was changed.")
 SHA_PARAM = {"name": "sha", "in": "path", "required": True,
              "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}
@@ -55,6 +65,9 @@ OPENAPI: dict[str, Any] = {
                     "status": {"enum": ["applied", "duplicate", "conflict", "rejected", "waiting"]},
                     "record_id": {"type": "string"},
                     "revision": {"type": "integer"},
+                    "id": {"type": "string", "description": "applied: the id of the record made or changed."},
+                    "record_sha256": {"type": "string", "description": "inspection.submit: the report's hash."},
+                    "weather_status": {"type": "string", "description": "inspection.submit: pending until filled."},
                     "original": {"type": "object", "description": "duplicate: the first answer."},
                     "server": {"type": "object", "description": "conflict: the server's version."},
                     "conflict_id": {"type": "string"},
@@ -63,7 +76,7 @@ OPENAPI: dict[str, Any] = {
                                                                      "record": {"type": "string"}}},
                 },
             },
-            **{f"payload:{kind}": spec.payload.model_json_schema() for kind, spec in KINDS.items()},
+            **_payload_schemas(),
         },
     },
     "security": [{"device": []}, {"session": []}],
@@ -78,6 +91,15 @@ OPENAPI: dict[str, Any] = {
                 "400": ERROR, "401": ERROR, "413": ERROR,
                 "422": _json(_ref("Error"), "Malformed operations (problems lists each); none applied."),
             }}},
+        "/sync/session": {"get": {
+            "summary": "Who is signed in, and a fresh CSRF token (session); 401 with user null when signed out",
+            "security": [],
+            "responses": {
+                "200": _json({"type": "object", "required": ["user", "csrf_token"], "properties": {
+                    "user": {"type": ["object", "null"]}, "csrf_token": {"type": "string"}}}, "Signed in."),
+                "401": _json({"type": "object", "properties": {
+                    "user": {"type": "null"}, "csrf_token": {"type": "string"}, "error": {"type": "string"}}},
+                    "Signed out or the session expired: sign in again.")}}},
         "/sync/ops/{op_id}": {"get": {
             "summary": "The stored answer for one operation",
             "parameters": [{"name": "op_id", "in": "path", "required": True, "schema": {"type": "string"}}],

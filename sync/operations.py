@@ -1,26 +1,34 @@
 """Operation kinds a device can push, each a payload model and an applier, found through `KINDS`.
 
 Adding a kind is one payload model, one `apply_*` function and one entry in `KINDS`. An applier
-checks everything before it changes anything, then raises `Rejected` (field → reason) or `Waiting`
-(a record or blob not here yet), or changes the record through the domain's own service (which
-writes the audit log) and returns the result a device gets back.
+checks everything before it changes anything, then raises `Rejected` (field → reason), `Waiting`
+(a record or blob not here yet) or `Duplicate` (the record it would make is already here), or changes
+the record through the domain's own services (which write the audit log) and returns the result a
+device gets back. Whatever an applier changed before it raises is undone: it runs in a SAVEPOINT.
 """
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+from werkzeug.datastructures import MultiDict
 
 from inspect_app.accounts.policy import allowed
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
+from inspect_app.certifications import services as certifications
+from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
+from inspect_app.findings import services as findings
+from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding
+from inspect_app.inspections import forms as report_forms
 from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
+from inspect_app.inspections.models import INSPECTION_TYPES, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
@@ -30,9 +38,15 @@ from inspect_app.stabilization.models import AREA_STATUSES, DisturbedArea
 from sync.models import SyncConflict, SyncOperation
 
 SHA256 = r"^[0-9a-f]{64}$"
+UUID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 RecordId = Field(min_length=1, max_length=36)
 # A device clock this far off is wrong, not just slow: its times are moved by the measured offset.
 CLOCK_TOLERANCE = dt.timedelta(minutes=5)
+# Report form fields the payload carries itself: its `performed_at` (with its offset) and
+# `signature_sha256` (an uploaded blob) win over the form's local time and data URL.
+FORM_FIELDS_IGNORED = frozenset({"performed_at", "signature", "csrf_token"})
+# Report problems that are about a payload field rather than a field of `form`.
+REPORT_FIELDS = {"signature": "payload.signature_sha256", "performed_at": "payload.performed_at"}
 
 
 class Rejected(Exception):
@@ -51,9 +65,20 @@ class Waiting(Exception):
         super().__init__(str(self.waiting_for))
 
 
+class Duplicate(Exception):
+    """The record the operation creates is already here (an earlier operation, or made online).
+
+    Nothing is done again; the device is answered `duplicate` with the first result, as for a replay.
+    """
+
+    def __init__(self, original: dict[str, Any]) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
 @dataclass(frozen=True)
 class Op:
-    """A validated operation from a device."""
+    """A validated operation from a device (`model`: its payload, already parsed)."""
 
     op_id: str
     kind: str
@@ -61,6 +86,7 @@ class Op:
     base_revision: int | None
     device_time: str
     payload: dict[str, Any]
+    model: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -71,6 +97,9 @@ class Context:
     device_id: str | None
     clock_offset: dt.timedelta
     blobs: BlobStore
+    # Records locked (FOR UPDATE) in the open transaction, by (table, id): read once, then reused. Held
+    # here, since the session keeps unchanged records only as long as something else refers to them.
+    locked: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False)
 
     def server_time(self, device_clock_time: dt.datetime) -> dt.datetime:
         """A time read off the device clock, on the server's clock when the device's is far off."""
@@ -83,6 +112,15 @@ class Payload(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
 
 
+class PhotoIn(Payload):
+    """A photo made on the device: its id, the SHA-256 of its uploaded bytes, caption, finding."""
+
+    id: str = Field(pattern=UUID)
+    sha256: str = Field(pattern=SHA256)
+    caption: str | None = Field(default=None, max_length=2000)
+    finding_id: str | None = Field(default=None, pattern=UUID)
+
+
 # --- area.status ---------------------------------------------------------------------------------
 
 class AreaStatus(Payload):
@@ -92,11 +130,20 @@ class AreaStatus(Payload):
     inspection_id: str | None = Field(default=None, max_length=36)
 
 
+def prefetch_areas(ctx: Context, ops: list[Op]) -> None:
+    """Lock and read every area of a batch at once, with its timeline: two queries, not two per op."""
+    wanted = sorted({op.record_id for op in ops} - {key for table, key in ctx.locked if table == "disturbed_areas"})
+    for start in range(0, len(wanted), 500):
+        # In id order, so two batches locking some of the same areas take them in the same order.
+        query = (select(DisturbedArea).where(DisturbedArea.id.in_(wanted[start:start + 500]))
+                 .order_by(DisturbedArea.id).with_for_update().options(selectinload(DisturbedArea.events))
+                 .execution_options(populate_existing=True))
+        ctx.locked.update((("disturbed_areas", area.id), area) for area in db.session.scalars(query))
+
+
 def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, dict[str, Any]]:
     """A disturbed area's status event (§380-11 C(3)(a) clock); a stale base revision is a conflict."""
-    # FOR UPDATE: two devices' operations on one area must not both read the same revision.
-    area = db.session.scalar(select(DisturbedArea).where(DisturbedArea.id == op.record_id)
-                             .with_for_update().execution_options(populate_existing=True))
+    area = _locked(ctx, DisturbedArea, op.record_id)
     if area is None:
         raise Waiting(record=op.record_id)
     _require(ctx.user, "area.edit", area.permit, "record_id")
@@ -114,33 +161,238 @@ def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, d
     return "applied", {"revision": area.revision}
 
 
-def _only_own_changes(ctx: Context, op: Op, current: int) -> bool:
-    """True if every revision after the op's base came from this same device (its own earlier ops)."""
-    if op.base_revision is None or op.base_revision > current:
-        return False
-    rows = db.session.scalars(select(SyncOperation).where(
-        SyncOperation.record_id == op.record_id, SyncOperation.kind == op.kind,
-        SyncOperation.status == "applied", SyncOperation.user_id == ctx.user.id,
-        SyncOperation.device_id.is_(None) if ctx.device_id is None
-        else SyncOperation.device_id == ctx.device_id,
-    ))
-    own = {row.result.get("revision") for row in rows}
-    return all(revision in own for revision in range(op.base_revision + 1, current + 1))
+# --- inspection.submit ---------------------------------------------------------------------------
+
+class ActionIn(Payload):
+    id: str = Field(pattern=UUID)
+    kind: Literal[ACTION_KINDS]  # type: ignore[valid-type]
+    description: str = Field(max_length=5000)
+    owner_name: str = Field(max_length=200)
 
 
-def _conflict(ctx: Context, op: Op, area: DisturbedArea) -> tuple[str, dict[str, Any]]:
-    """Keep both versions and flag the area for a person; the device's change is not applied."""
-    server = audit.snapshot(area)
-    conflict = SyncConflict(
-        entity="disturbed_areas", entity_id=area.id, permit_id=area.permit_id, server_version=server,
-        device_version={"kind": op.kind, "base_revision": op.base_revision,
-                        "device_time": op.device_time, "payload": op.payload},
-        op_id=op.op_id,
-    )
-    db.session.add(conflict)
-    area.has_conflict = True
-    audit.record(ctx.user, "area.conflict", area, server)
-    return "conflict", {"server": server, "conflict_id": conflict.id}
+class FindingIn(Payload):
+    id: str = Field(pattern=UUID)
+    description: str = Field(max_length=5000)
+    location: str | None = Field(default=None, max_length=300)
+    severity: Literal[SEVERITIES] = "minor"  # type: ignore[valid-type]
+    is_violation: bool = False
+    citation: str | None = Field(default=None, max_length=120)
+    area_id: str | None = Field(default=None, max_length=36)
+    structure_id: str | None = Field(default=None, max_length=36)
+    actions: list[ActionIn] = Field(default_factory=list, max_length=50)
+
+
+class InspectionSubmit(Payload):
+    permit_id: str = RecordId
+    type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
+    performed_at: AwareDatetime
+    latitude: float | None = Field(default=None, ge=-90, le=90)
+    longitude: float | None = Field(default=None, ge=-180, le=180)
+    # Exactly what the online report form posts: field name → value (or values).
+    form: dict[str, str | list[str]] = Field(default_factory=dict, max_length=5000)
+    signature_sha256: str | None = Field(default=None, pattern=SHA256)
+    findings: list[FindingIn] = Field(default_factory=list, max_length=200)
+    photos: list[PhotoIn] = Field(default_factory=list, max_length=200)
+
+
+def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> tuple[str, dict[str, Any]]:
+    """A report made offline, signed and submitted (§380-16 C(4)): the online form's own services, in order.
+
+    start (under the device's id) → save the draft → findings and their corrective actions → photos →
+    submit. A refused submission (ReportIncomplete) is `rejected` with every problem, and the SAVEPOINT
+    it ran in leaves nothing behind. A report already submitted under this id is never made twice.
+    """
+    permit = _visible_permit(ctx.user, payload.permit_id, inspections.action_for(payload.type))
+    inspection = db.session.get(Inspection, op.record_id)
+    if inspection is not None:
+        if inspection.permit_id != permit.id or inspection.type != payload.type:
+            raise Rejected({"record_id": "Another report already has this id."})
+        if inspection.is_submitted:  # submitted reports are immutable: answer as for a replay
+            raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": inspection.id,
+                                                              "record_sha256": inspection.record_sha256}))
+    _check_device_ids(payload)
+    for sha in [payload.signature_sha256] + [p.sha256 for p in payload.photos]:
+        if sha and not ctx.blobs.exists(sha):
+            raise Waiting(blob=sha)
+    performed_at = ctx.server_time(payload.performed_at)
+    if inspection is None:
+        inspection = inspections.start_inspection(ctx.user, permit, payload.type, payload.latitude,
+                                                  payload.longitude, now=performed_at,
+                                                  inspection_id=op.record_id, fetch_weather=False)
+    data = _report_input(inspection, payload, performed_at)
+    inspections.save_draft(ctx.user, inspection, data)
+    made = _add_findings(ctx, inspection, payload.findings)
+    _add_photos(ctx, permit, payload.photos, "payload.photos", made, inspection=inspection)
+    try:
+        inspections.submit(ctx.user, inspection, data, fetch_weather=False)
+    except inspections.ReportIncomplete as incomplete:
+        raise Rejected(_report_reasons(incomplete.problems)) from None
+    except inspections.InspectionError as error:
+        raise Rejected(_report_reasons({error.field: str(error)})) from None
+    return "applied", {"revision": 1, "id": inspection.id, "record_sha256": inspection.record_sha256,
+                       "weather_status": inspection.weather_status}
+
+
+def _check_device_ids(payload: InspectionSubmit) -> None:
+    """Every id made on the device appears once, and photos name findings of this report."""
+    ids = [f.id for f in payload.findings] + [a.id for f in payload.findings for a in f.actions]
+    ids += [p.id for p in payload.photos]
+    if len({i.lower() for i in ids}) != len(ids):
+        raise Rejected({"payload": "Each finding, corrective action and photo needs an id of its own."})
+    finding_ids = {f.id for f in payload.findings}
+    for index, photo in enumerate(payload.photos):
+        if photo.finding_id and photo.finding_id not in finding_ids:
+            raise Rejected({f"payload.photos.{index}.finding_id": "No finding of this report has this id."})
+
+
+def _report_input(inspection: Inspection, payload: InspectionSubmit,
+                  performed_at: dt.datetime) -> inspections.ReportInput:
+    """The report form's values read exactly as the online form reads them (one set of checks)."""
+    form = MultiDict([(name, value) for name, values in payload.form.items() if name not in FORM_FIELDS_IGNORED
+                      for value in (values if isinstance(values, list) else [values])])
+    data, errors = report_forms.parse_report(inspection, form)
+    data.performed_at = performed_at
+    if payload.signature_sha256:
+        try:
+            data.signature_png = inspections.signature_from_blob(payload.signature_sha256)
+        except inspections.InspectionError as error:
+            errors["signature"] = str(error)
+    if errors:
+        raise Rejected(_report_reasons(errors))
+    return data
+
+
+def _report_reasons(problems: dict[str, str]) -> dict[str, str]:
+    """Report problems keyed as payload fields: `payload.form.<form field>`, or the payload's own."""
+    return {REPORT_FIELDS.get(name, f"payload.form.{name}"): text for name, text in problems.items()}
+
+
+def _add_findings(ctx: Context, inspection: Inspection, items: list[FindingIn]) -> dict[str, Finding]:
+    """The report's findings and their corrective actions, under the device's ids; each once."""
+    made: dict[str, Finding] = {}
+    for i, item in enumerate(items):
+        where = f"payload.findings.{i}"
+        finding = db.session.get(Finding, item.id)
+        if finding is not None and finding.inspection_id != inspection.id:
+            raise Rejected({f"{where}.id": "Another finding already has this id."})
+        try:
+            finding = finding or findings.add_finding(
+                ctx.user, inspection, item.description, item.location, item.severity, item.is_violation,
+                item.citation, item.area_id, item.structure_id, finding_id=item.id)
+        except findings.FindingError as error:
+            raise Rejected({f"{where}.{error.field}": str(error)}) from None
+        made[item.id] = finding
+        for j, spec in enumerate(item.actions):
+            action = db.session.get(CorrectiveAction, spec.id)
+            if action is not None:
+                if action.finding_id != finding.id:
+                    raise Rejected({f"{where}.actions.{j}.id": "Another corrective action already has this id."})
+                continue
+            try:
+                findings.open_action(ctx.user, finding, spec.kind, spec.description, owner_name=spec.owner_name,
+                                     action_id=spec.id)
+            except findings.FindingError as error:
+                raise Rejected({f"{where}.actions.{j}.{error.field}": str(error)}) from None
+    return made
+
+
+def _add_photos(ctx: Context, permit: Permit, items: list[PhotoIn], where: str,
+                made: dict[str, Finding] | None = None, **target: Any) -> None:
+    """Photos from uploaded blobs, kept byte for byte (renditions made here), under the device's ids."""
+    for i, item in enumerate(items):
+        finding = (made or {}).get(item.finding_id) if item.finding_id else None
+        try:
+            photos.store_photo_from_blob(ctx.user, permit, item.sha256, caption=item.caption, photo_id=item.id,
+                                         **target, **({"finding": finding} if finding else {}))
+        except (PhotoRejected, photos.PhotoRefused) as error:
+            raise Rejected({f"{where}.{i}.sha256": str(error)}) from None
+
+
+# --- action.close --------------------------------------------------------------------------------
+
+class EvidencePhoto(Payload):
+    id: str = Field(pattern=UUID)
+    sha256: str = Field(pattern=SHA256)
+    caption: str | None = Field(default=None, max_length=2000)
+
+
+class ActionClose(Payload):
+    completed_at: AwareDatetime
+    note: str | None = Field(default=None, max_length=5000)
+    evidence_photo: EvidencePhoto | None = None
+
+
+def apply_action_close(ctx: Context, op: Op, payload: ActionClose) -> tuple[str, dict[str, Any]]:
+    """A corrective action's close-out (CGP 2022 Part 5.4) with its evidence photo; stale → conflict."""
+    action = _locked(ctx, CorrectiveAction, op.record_id)
+    if action is None:
+        raise Waiting(record=op.record_id)  # opened by a report whose operation has not come yet
+    permit = db.session.get(Permit, action.permit_id)
+    if not allowed(ctx.user, "permit.view", permit):
+        raise Rejected({"record_id": "No such corrective action, or you may not see it."})
+    _require(ctx.user, "action.close", permit, "record_id")
+    if op.base_revision is None:
+        raise Rejected({"base_revision": "A close-out must say which revision of the action it was based on."})
+    evidence = payload.evidence_photo
+    if evidence and not ctx.blobs.exists(evidence.sha256):
+        raise Waiting(blob=evidence.sha256)
+    if op.base_revision != action.revision and not _only_own_changes(ctx, op, action.revision):
+        return _conflict(ctx, op, action)
+    photo_id = None
+    if evidence:
+        try:
+            photo_id = photos.store_photo_from_blob(ctx.user, permit, evidence.sha256, caption=evidence.caption,
+                                                    photo_id=evidence.id, corrective_action=action).id
+        except (PhotoRejected, photos.PhotoRefused) as error:
+            raise Rejected({"payload.evidence_photo.sha256": str(error)}) from None
+    try:
+        findings.close_out(ctx.user, action, ctx.server_time(payload.completed_at), payload.note, photo_id)
+    except findings.FindingError as error:
+        name = "evidence_photo" if error.field == "evidence_photo_id" else error.field
+        raise Rejected({f"payload.{name}": str(error)}) from None
+    return "applied", {"revision": action.revision, "id": action.id}
+
+
+# --- om.log --------------------------------------------------------------------------------------
+
+class OMLog(Payload):
+    permit_id: str = RecordId
+    # Checked by the O&M service, so a wrong value is `rejected` beside its field like on the form.
+    kind: str = Field(default="", max_length=40)
+    performed_on: str | None = Field(default=None, max_length=40)
+    description: str = Field(default="", max_length=4000)
+    performed_by: str = Field(default="", max_length=200)
+    structure_id: str | None = Field(default=None, max_length=36)
+    material_type: str | None = Field(default=None, max_length=200)
+    disposal_location: str | None = Field(default=None, max_length=300)
+    photos: list[PhotoIn] = Field(default_factory=list, max_length=50)
+
+
+def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, Any]]:
+    """A maintenance log entry (§380-14 C(2)(j)) with its photos, through the O&M service."""
+    permit = _visible_permit(ctx.user, payload.permit_id, "om.log")
+    entry = db.session.get(MaintenanceLogEntry, op.record_id)
+    if entry is not None:
+        if entry.permit_id != permit.id:
+            raise Rejected({"record_id": "Another log entry already has this id."})
+        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": entry.id}))
+    for index, photo in enumerate(payload.photos):
+        if photo.finding_id:
+            raise Rejected({f"payload.photos.{index}.finding_id": "A log entry's photos belong to no finding."})
+        if not ctx.blobs.exists(photo.sha256):
+            raise Waiting(blob=photo.sha256)
+    try:
+        performed_on = dt.date.fromisoformat(payload.performed_on) if payload.performed_on else None
+    except ValueError:
+        raise Rejected({"payload.performed_on": "Give the date as YYYY-MM-DD."}) from None
+    fields = payload.model_dump(exclude={"permit_id", "photos", "performed_on"})
+    try:
+        entry = certifications.add_log_entry(ctx.user, permit, performed_on=performed_on, entry_id=op.record_id,
+                                             **fields)
+    except certifications.OMError as error:
+        raise Rejected({f"payload.{name}": text for name, text in error.errors.items()}) from None
+    _add_photos(ctx, permit, payload.photos, "payload.photos", log_entry=entry)
+    return "applied", {"revision": 1, "id": entry.id}
 
 
 # --- notice.give ---------------------------------------------------------------------------------
@@ -153,13 +405,19 @@ class NoticeGive(Payload):
 
 
 def apply_notice_give(ctx: Context, op: Op, payload: NoticeGive) -> tuple[str, dict[str, Any]]:
-    """The engineer's 24-hour advance notice to the authority (§380-16 C(3)), through its service."""
+    """The engineer's 24-hour advance notice to the authority (§380-16 C(3)), under the device's id."""
     permit = _visible_permit(ctx.user, payload.permit_id, "inspection.notice")
+    notice = db.session.get(InspectionNotice, op.record_id)
+    if notice is not None:
+        if notice.permit_id != permit.id:
+            raise Rejected({"record_id": "Another notice already has this id."})
+        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": notice.id}))
     # §380-16 C(3): the notice counts from when the authority can see it, so `given_at` is the
     # server's clock on arrival (the service's default), not the time it was written down offline.
     try:
         notice = inspections.give_notice(ctx.user, permit, payload.inspection_type,
-                                         ctx.server_time(payload.planned_for), payload.note)
+                                         ctx.server_time(payload.planned_for), payload.note,
+                                         notice_id=op.record_id)
     except inspections.InspectionError as error:
         raise Rejected({f"payload.{error.field}": str(error)}) from None
     return "applied", {"revision": 1, "id": notice.id}
@@ -200,6 +458,61 @@ def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str,
 
 # --- shared --------------------------------------------------------------------------------------
 
+def _locked(ctx: Context, model, record_id: str):
+    """The record read afresh and locked until commit (FOR UPDATE on PostgreSQL), or None.
+
+    Two devices' operations on one record must not both read the same revision. Once locked in this
+    transaction nobody else can change it, so the next operation on it takes it from the session
+    (no second read, and its loaded timeline stays loaded).
+    """
+    key = (model.__tablename__, record_id)
+    if key in ctx.locked:
+        return ctx.locked[key]
+    record = db.session.scalar(select(model).where(model.id == record_id).with_for_update()
+                               .execution_options(populate_existing=True))
+    if record is not None:
+        ctx.locked[key] = record
+    return record
+
+
+def _only_own_changes(ctx: Context, op: Op, current: int) -> bool:
+    """True if every revision after the op's base came from this same device (its own earlier ops)."""
+    if op.base_revision is None or op.base_revision > current:
+        return False
+    rows = db.session.scalars(select(SyncOperation).where(
+        SyncOperation.record_id == op.record_id, SyncOperation.kind == op.kind,
+        SyncOperation.status == "applied", SyncOperation.user_id == ctx.user.id,
+        SyncOperation.device_id.is_(None) if ctx.device_id is None
+        else SyncOperation.device_id == ctx.device_id,
+    ))
+    own = {row.result.get("revision") for row in rows}
+    return all(revision in own for revision in range(op.base_revision + 1, current + 1))
+
+
+def _conflict(ctx: Context, op: Op, record) -> tuple[str, dict[str, Any]]:
+    """Keep both versions and flag the record for a person; the device's change is not applied."""
+    server = audit.snapshot(record)
+    conflict = SyncConflict(
+        entity=record.__tablename__, entity_id=record.id, permit_id=record.permit_id, server_version=server,
+        device_version={"kind": op.kind, "base_revision": op.base_revision,
+                        "device_time": op.device_time, "payload": op.payload},
+        op_id=op.op_id,
+    )
+    db.session.add(conflict)
+    if hasattr(record, "has_conflict"):  # areas carry the flag; other records are listed by their conflict
+        record.has_conflict = True
+    audit.record(ctx.user, f"{op.kind.split('.')[0]}.conflict", record, server)
+    return "conflict", {"server": server, "conflict_id": conflict.id}
+
+
+def _original(kind: str, record_id: str, made: dict[str, Any]) -> dict[str, Any]:
+    """The first answer for the operation that made `record_id`; made online, an answer like it."""
+    first = db.session.scalar(select(SyncOperation.result).where(
+        SyncOperation.record_id == record_id, SyncOperation.kind == kind, SyncOperation.status == "applied")
+        .order_by(SyncOperation.arrival).limit(1))
+    return first or {"status": "applied", "record_id": record_id, **made}
+
+
 def _visible_permit(user, permit_id: str, action: str) -> Permit:
     """The permit the operation is about, if the user may do `action` on it; else Rejected."""
     permit = db.session.get(Permit, permit_id)
@@ -210,19 +523,26 @@ def _visible_permit(user, permit_id: str, action: str) -> Permit:
     return permit
 
 
-def _require(user, action: str, permit: Permit, field: str) -> None:
+def _require(user, action: str, permit: Permit, field_name: str) -> None:
     if not allowed(user, action, permit):
-        raise Rejected({field: f"Your role may not do {action} on this permit."})
+        raise Rejected({field_name: f"Your role may not do {action} on this permit."})
 
 
 @dataclass(frozen=True)
 class Kind:
     payload: type[Payload]
     apply: Callable[[Context, Op, Any], tuple[str, dict[str, Any]]]
+    # A creation: record_id is the new record's id, made on the device (a UUID).
+    creates: bool = False
+    # Reads (and locks) what a batch's operations of this kind need, before they are applied.
+    prefetch: Callable[[Context, list[Op]], None] | None = None
 
 
 KINDS: dict[str, Kind] = {
-    "area.status": Kind(AreaStatus, apply_area_status),
-    "notice.give": Kind(NoticeGive, apply_notice_give),
-    "photo.attach": Kind(PhotoAttach, apply_photo_attach),
+    "area.status": Kind(AreaStatus, apply_area_status, prefetch=prefetch_areas),
+    "inspection.submit": Kind(InspectionSubmit, apply_inspection_submit, creates=True),
+    "action.close": Kind(ActionClose, apply_action_close),
+    "om.log": Kind(OMLog, apply_om_log, creates=True),
+    "notice.give": Kind(NoticeGive, apply_notice_give, creates=True),
+    "photo.attach": Kind(PhotoAttach, apply_photo_attach, creates=True),
 }

@@ -1,8 +1,9 @@
 """Push, pull, blobs and device tokens: the server side of the sync protocol (docs/sync.md).
 
-Each operation is applied in its own short transaction. The operation's row is inserted first: its
-primary key is the id the device made, so a replay (even one racing on another connection) fails to
-insert and is answered with the stored result instead of being applied twice.
+A push is applied in one transaction per `SYNC_COMMIT_EVERY` operations, a SAVEPOINT per operation.
+The operation's row is inserted first in its savepoint: its primary key is the id the device made, so a
+replay (even one racing on another connection) fails to insert and is answered with the stored result
+instead of being applied twice; the row, the change and its answer commit together or not at all.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
@@ -34,13 +36,20 @@ from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 
 from sync.models import SyncConflict, SyncDevice, SyncOperation
-from sync.operations import KINDS, Context, Op, Rejected, Waiting
+from sync.operations import KINDS, Context, Duplicate, Op, Rejected, Waiting
 
 MAX_OPS = 1000
 MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_CHUNK_BYTES = 8 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
 PAGE_SIZE = 500
+COMMIT_EVERY = 200
+BACKFILL_LIMIT = 3
+# Records that can conflict, by table: their model and who may reconcile them.
+CONFLICT_ENTITIES: dict[str, tuple[type, str]] = {
+    "disturbed_areas": (DisturbedArea, "area.edit"),
+    "corrective_actions": (CorrectiveAction, "action.close"),
+}
 _OP_FIELDS = {"op_id", "kind", "record_id", "base_revision", "device_time", "payload"}
 
 
@@ -118,49 +127,94 @@ def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
         reasons["base_revision"] = "Must be a whole number from 1, or null."
     if "device_time" in raw and _aware_time(raw["device_time"]) is None:
         reasons["device_time"] = "Must be an ISO 8601 time with its UTC offset."
-    payload = raw.get("payload")
+    if kind in KINDS and KINDS[kind].creates and "record_id" in raw and not _is_uuid(record_id):
+        reasons["record_id"] = "Must be the new record's id: a UUID made on the device, as text."
+    payload, model = raw.get("payload"), None
     if "payload" in raw and not isinstance(payload, dict):
         reasons["payload"] = "Must be a JSON object."
     elif isinstance(payload, dict) and kind in KINDS:
         try:
-            KINDS[kind].payload.model_validate(payload)
+            model = KINDS[kind].payload.model_validate(payload)
         except ValidationError as error:
             for problem in error.errors():
                 where = ".".join(str(p) for p in problem["loc"])
                 reasons[f"payload.{where}" if where else "payload"] = problem["msg"]
     if reasons:
         return None, reasons
-    return Op(op_id, kind, record_id, base, raw["device_time"], payload), {}
+    return Op(op_id, kind, record_id, base, raw["device_time"], payload, model), {}
 
 
 def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta) -> list[dict[str, Any]]:
-    """Apply each operation once, in order; the answer for each, in the same order."""
+    """Apply each operation once, in order; the answer for each, in the same order.
+
+    One transaction per `SYNC_COMMIT_EVERY` operations (200), with a SAVEPOINT per operation: an
+    operation that is refused, waits or conflicts rolls back only its own savepoint, and its answer is
+    stored in the same transaction as every other change, so an answer is never stored without its
+    change (nor a change without its answer).
+    """
     ctx = Context(user=user, device_id=device_id, clock_offset=clock_offset, blobs=blob_store())
     stored = _stored_ops([op.op_id for op in ops])
-    db.session.rollback()  # end the read; each operation gets its own transaction
-    retry_waiting(user_id=user.id)  # what they waited for may have come since
-    answers = []
+    every = max(1, int(setting("SYNC_COMMIT_EVERY", COMMIT_EVERY)))
+    answers: list[dict[str, Any]] = []
     session = db.session()
-    # Keep what was loaded (the user, their permits) across the batch's many short commits; the
-    # records an operation changes are re-read with populate_existing (see operations.py).
+    # Keep what was loaded (the user, their permits) across the batch's commits; records an operation
+    # changes are re-read with populate_existing and locked (see operations._locked).
     session.expire_on_commit = False
     try:
-        for op in ops:
-            row = stored.get(op.op_id)
-            if row is None:
-                answers.append(_apply_new(ctx, op))
-            elif row.status == "waiting":
-                answers.append(_retry(row) or _answer_stored(op.op_id))
-            else:
-                answers.append(_duplicate(op.op_id, row.result))
+        for start in range(0, max(len(ops), 1), every):
+            _begin_write()
+            ctx.locked.clear()  # a new transaction: nothing is locked yet
+            if start == 0:
+                _retry_waiting(user_id=user.id)  # what they waited for may have come since
+            _prefetch(ctx, [op for op in ops[start:start + every] if op.op_id not in stored])
+            for op in ops[start:start + every]:
+                row = stored.get(op.op_id)
+                if row is None:
+                    answers.append(_apply_new(ctx, op))
+                elif row.status == "waiting":
+                    answers.append(_retry_one(op.op_id) or _answer_stored(op.op_id))
+                else:
+                    answers.append(_duplicate(op.op_id, row.result))
+            if start + every >= len(ops):
+                _retry_waiting(user_id=user.id)  # this batch may have brought a record an earlier op waited for
+            db.session.commit()
+    except BaseException:
+        db.session.rollback()  # the operations of this transaction were not stored: a resend applies them
+        raise
     finally:
         session.expire_on_commit = True
-    retry_waiting(user_id=user.id)  # this batch may have brought a record an earlier op waited for
     return answers
 
 
-def _stored_ops(op_ids: list[str]) -> dict[str, SyncOperation]:
-    found: dict[str, SyncOperation] = {}
+def _prefetch(ctx: Context, ops: list[Op]) -> None:
+    """Let each kind read what its operations in this transaction need, in a few queries."""
+    for name, kind in KINDS.items():
+        mine = [op for op in ops if op.kind == name]
+        if mine and kind.prefetch is not None:
+            kind.prefetch(ctx, mine)
+
+
+def _begin_write() -> None:
+    """Open the write transaction now; on SQLite with its write lock taken up front (BEGIN IMMEDIATE).
+
+    pysqlite opens a transaction lazily, at the first INSERT: a SAVEPOINT before that would open (and
+    its RELEASE commit) a transaction of its own. Taking the lock at once also means a batch never has to
+    upgrade a read snapshot that another writer has moved past (which SQLite refuses, busy timeout or not).
+    """
+    connection = db.session.connection()
+    if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+# Built once: two statements run for every operation pushed, so they are compiled once (cached) too.
+_CLAIM = {name: dialect.insert(SyncOperation.__table__).on_conflict_do_nothing(index_elements=["op_id"])
+          .returning(SyncOperation.__table__.c.op_id) for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))}
+_SETTLE = (update(SyncOperation.__table__).where(SyncOperation.__table__.c.op_id == bindparam("key"))
+           .values(status=bindparam("status"), result=bindparam("result"), settled_at=bindparam("settled_at")))
+
+
+def _stored_ops(op_ids: list[str]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for start in range(0, len(op_ids), 500):
         rows = db.session.execute(select(SyncOperation.op_id, SyncOperation.status, SyncOperation.result)
                                   .where(SyncOperation.op_id.in_(op_ids[start:start + 500])))
@@ -169,71 +223,88 @@ def _stored_ops(op_ids: list[str]) -> dict[str, SyncOperation]:
 
 
 def _apply_new(ctx: Context, op: Op) -> dict[str, Any]:
-    """Claim the op id by inserting its row, apply the op, store its result; one transaction."""
+    """Claim the op id by inserting its row, apply the op in a SAVEPOINT, store its answer."""
+    if not _claim(ctx, op):
+        return _answer_stored(op.op_id)  # already stored: a replay, perhaps racing us
     for _attempt in range(3):
-        if not _insert_op(ctx, op, "waiting", {}):
-            return _answer_stored(op.op_id)  # already stored: a replay, perhaps racing us
         try:
-            status, result = _run(ctx, op)
-        except (Rejected, Waiting) as outcome:
-            # Undo whatever the applier touched, then store only the operation and why.
-            db.session.rollback()
-            status, result = _outcome(outcome)
-            if not _insert_op(ctx, op, status, result):
-                return _answer_stored(op.op_id)
-            db.session.commit()
-            return {"op_id": op.op_id, **_stored_result(op.record_id, status, result)}
-        except IntegrityError:  # a race on another unique key (a blob row, say): try it again
-            db.session.rollback()
+            status, result = _attempt_op(ctx, op)
+        except IntegrityError:  # a race on another unique key (a blob row, a device id): try it again
             continue
-        stored = _stored_result(op.record_id, status, result)
-        db.session.execute(update(SyncOperation).where(SyncOperation.op_id == op.op_id)
-                           .values(status=status, result=stored, settled_at=utcnow())
-                           .execution_options(synchronize_session=False))
-        db.session.commit()
-        return {"op_id": op.op_id, **stored}
+        return _settle(op.op_id, op.record_id, status, result)
     raise RuntimeError(f"operation {op.op_id} kept colliding with concurrent writes")
 
 
-def _insert_op(ctx: Context, op: Op, status: str, result: dict[str, Any]) -> bool:
-    """Insert the operation's row; False (and rolled back) if its id is already stored."""
+def _claim(ctx: Context, op: Op) -> bool:
+    """Insert the operation's row (its answer is written later in this transaction); False if stored.
+
+    ON CONFLICT DO NOTHING: a replay racing on another connection waits for that transaction to end,
+    then inserts nothing, and is answered from the stored row.
+    """
+    values = {"op_id": op.op_id, "arrival": time.time_ns(), "kind": op.kind, "record_id": op.record_id,
+              "base_revision": op.base_revision, "device_time": op.device_time,
+              "clock_offset_s": round(ctx.clock_offset.total_seconds()), "payload": op.payload,
+              "user_id": ctx.user.id, "device_id": ctx.device_id, "received_at": utcnow(), "status": "waiting",
+              "result": {}, "settled_at": None}
+    statement = _CLAIM[db.session.get_bind().dialect.name]
+    return db.session.execute(statement, values).first() is not None  # RETURNING: no row on a conflict
+
+
+def _attempt_op(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
+    """Run the operation's applier in a SAVEPOINT of its own; rolled back unless it was applied."""
+    work = db.session.begin_nested()
     try:
-        db.session.execute(insert(SyncOperation).values(
-            op_id=op.op_id, arrival=time.time_ns(), kind=op.kind, record_id=op.record_id,
-            base_revision=op.base_revision, device_time=op.device_time,
-            clock_offset_s=round(ctx.clock_offset.total_seconds()), payload=op.payload, user_id=ctx.user.id,
-            device_id=ctx.device_id, received_at=utcnow(), status=status,
-            result=_stored_result(op.record_id, status, result) if result else {},
-            settled_at=None if status == "waiting" else utcnow()))
+        status, result = _run(ctx, op)
+        work.commit()
+    except (Rejected, Waiting, Duplicate) as outcome:
+        work.rollback()
+        ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
+        return _outcome(outcome)
     except IntegrityError:
-        db.session.rollback()
-        return False
-    return True
+        if work.is_active:
+            work.rollback()
+        ctx.locked.clear()
+        raise
+    return status, result
+
+
+def _run(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
+    kind = KINDS[op.kind]
+    payload = op.model if op.model is not None else kind.payload.model_validate(op.payload)
+    return kind.apply(ctx, op, payload)
+
+
+def _outcome(error: Rejected | Waiting | Duplicate) -> tuple[str, dict[str, Any]]:
+    if isinstance(error, Waiting):
+        return "waiting", {"waiting_for": error.waiting_for}
+    if isinstance(error, Duplicate):
+        return "duplicate", error.original
+    return "rejected", {"reasons": error.reasons}
 
 
 def _stored_result(record_id: str, status: str, result: dict[str, Any]) -> dict[str, Any]:
     return {"status": status, "record_id": record_id, **result}
 
 
-def _outcome(error: Rejected | Waiting) -> tuple[str, dict[str, Any]]:
-    if isinstance(error, Waiting):
-        return "waiting", {"waiting_for": error.waiting_for}
-    return "rejected", {"reasons": error.reasons}
+def _settle(op_id: str, record_id: str, status: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Store the operation's answer and give it.
 
-
-def _run(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
-    kind = KINDS[op.kind]
-    return kind.apply(ctx, op, kind.payload.model_validate(op.payload))
-
-
-def _settle(row: SyncOperation, status: str, result: dict[str, Any]) -> None:
-    row.status = status
-    row.result = _stored_result(row.record_id, status, result)
-    row.settled_at = None if status == "waiting" else utcnow()
+    `duplicate` (the record it makes was already made) is stored as the first operation's answer, so
+    the answer to a replay of this one is the same as its first answer.
+    """
+    if status == "duplicate":
+        stored, answer = result, _duplicate(op_id, result)
+    else:
+        stored = _stored_result(record_id, status, result)
+        answer = {"op_id": op_id, **stored}
+    db.session.execute(_SETTLE, {"key": op_id, "status": stored["status"], "result": stored,
+                                 "settled_at": None if stored["status"] == "waiting" else utcnow()})
+    return answer
 
 
 def _answer_stored(op_id: str) -> dict[str, Any]:
-    row = db.session.get(SyncOperation, op_id)
+    row = db.session.execute(select(SyncOperation.status, SyncOperation.result)
+                             .where(SyncOperation.op_id == op_id)).one()
     if row.status == "waiting":
         return {"op_id": op_id, **row.result}
     return _duplicate(op_id, row.result)
@@ -243,50 +314,93 @@ def _duplicate(op_id: str, original: dict[str, Any]) -> dict[str, Any]:
     return {"op_id": op_id, "status": "duplicate", "original": original}
 
 
-def _retry(row) -> dict[str, Any] | None:
-    """Try a waiting operation again; its answer if this call settled it, else None."""
-    op_id = row.op_id
+def _retry_one(op_id: str) -> dict[str, Any] | None:
+    """Try a waiting operation again, in a SAVEPOINT; its answer if this call settled it, else None."""
+    attempt = db.session.begin_nested()
     # Claim it: a no-op UPDATE takes the row's write lock; a concurrent retry then finds it settled.
-    claimed = db.session.execute(update(SyncOperation).where(
-        SyncOperation.op_id == op_id, SyncOperation.status == "waiting").values(arrival=SyncOperation.arrival))
-    if claimed.rowcount != 1:
-        db.session.rollback()
+    table = SyncOperation.__table__
+    claimed = db.session.execute(update(table).where(table.c.op_id == op_id, table.c.status == "waiting")
+                                 .values(arrival=table.c.arrival).returning(table.c.op_id)).first()
+    if claimed is None:
+        attempt.rollback()
         return None
-    stored = db.session.get(SyncOperation, op_id)
-    user = db.session.get(User, stored.user_id)
-    ctx = Context(user=user, device_id=stored.device_id, clock_offset=dt.timedelta(seconds=stored.clock_offset_s),
+    row = db.session.execute(select(SyncOperation.__table__).where(SyncOperation.op_id == op_id)).one()
+    user = db.session.get(User, row.user_id)
+    ctx = Context(user=user, device_id=row.device_id, clock_offset=dt.timedelta(seconds=row.clock_offset_s),
                   blobs=blob_store())
-    op = Op(op_id, stored.kind, stored.record_id, stored.base_revision, stored.device_time, stored.payload)
+    op = Op(op_id, row.kind, row.record_id, row.base_revision, row.device_time, row.payload)
     try:
-        status, result = _run(ctx, op)
-    except Waiting:
-        db.session.rollback()
+        status, result = _attempt_op(ctx, op)
+    except IntegrityError:
+        attempt.rollback()
         return None
-    except Rejected as error:
-        db.session.rollback()
-        stored = db.session.get(SyncOperation, op_id)
-        if stored.status != "waiting":
-            return None
-        status, result = _outcome(error)
-    _settle(stored, status, result)
-    db.session.commit()
-    return {"op_id": op_id, **stored.result}
+    if status == "waiting" and _stored_result(row.record_id, status, result) == row.result:
+        attempt.rollback()  # still waiting for the same thing
+        return None
+    answer = _settle(op_id, row.record_id, status, result)
+    attempt.commit()
+    return None if status == "waiting" else answer
+
+
+def _retry_waiting(user_id: str | None = None, blob: str | None = None) -> int:
+    """Retry waiting operations in the order they arrived, inside the open transaction; how many settled."""
+    query = (select(SyncOperation.op_id, SyncOperation.result).where(SyncOperation.status == "waiting")
+             .order_by(SyncOperation.arrival))
+    if user_id is not None:
+        query = query.where(SyncOperation.user_id == user_id)
+    store, settled = blob_store(), 0
+    for op_id, result in db.session.execute(query).all():
+        waited = ((result or {}).get("waiting_for") or {}).get("blob")
+        if blob is not None and waited != blob:
+            continue
+        if waited and not store.exists(waited):
+            continue  # its blob has not come: trying again would change nothing
+        settled += _retry_one(op_id) is not None
+    return settled
 
 
 def retry_waiting(user_id: str | None = None, blob: str | None = None) -> int:
-    """Retry waiting operations in the order they arrived (one user's, or those waiting for a blob)."""
-    query = select(SyncOperation.op_id).where(SyncOperation.status == "waiting").order_by(SyncOperation.arrival)
-    if user_id is not None:
-        query = query.where(SyncOperation.user_id == user_id)
-    waiting = list(db.session.scalars(query))
-    db.session.rollback()
-    settled = 0
-    for op_id in waiting:
-        row = db.session.get(SyncOperation, op_id)
-        if blob is not None and row.result.get("waiting_for", {}).get("blob") != blob:
-            continue
-        settled += _retry(row) is not None
+    """Retry waiting operations (one user's, or those waiting for a blob) in one transaction."""
+    _begin_write()
+    try:
+        settled = _retry_waiting(user_id=user_id, blob=blob)
+        db.session.commit()
+    except BaseException:
+        db.session.rollback()
+        raise
     return settled
+
+
+def stored_inspections(ops: list[Op], answers: list[dict[str, Any]]) -> list[str]:
+    """The ids of the reports a push stored now (their weather is filled once the push is answered)."""
+    return [op.record_id for op, answer in zip(ops, answers, strict=True)
+            if op.kind == "inspection.submit" and answer["status"] == "applied"]
+
+
+def fill_weather(app, inspection_ids: list[str]) -> None:
+    """After a push was answered: the weather of the reports it brought, then a few older pending ones.
+
+    Called once the answer has been sent, so a push never waits for the weather service. Each lookup
+    is bounded by WEATHER_DEADLINE_S; at most `SYNC_BACKFILL_LIMIT` (3) older reports are tried, so the
+    worker is soon free again. A report whose weather cannot be had now stays pending for the next try.
+    """
+    from inspect_app.weather import services as weather
+
+    with app.app_context():
+        try:
+            for inspection_id in inspection_ids:
+                inspection = db.session.get(Inspection, inspection_id)
+                if inspection is not None and weather.needs_weather(inspection):
+                    weather.fill_inspection_weather(inspection)
+            limit = int(setting("SYNC_BACKFILL_LIMIT", BACKFILL_LIMIT))
+            if limit > 0:
+                weather.backfill_pending(limit=limit)
+            db.session.commit()
+        except Exception:  # the push is answered and kept; the weather stays pending for the next backfill
+            db.session.rollback()
+            app.logger.exception("filling the weather after a push failed")
+        finally:
+            db.session.remove()
 
 
 # --- pull ----------------------------------------------------------------------------------------
@@ -332,7 +446,7 @@ def snapshot(permit: Permit) -> dict[str, Any]:
         "cursor": cursor,
         "jurisdiction": audit.snapshot(permit.jurisdiction),
         "permit": audit.snapshot(permit),
-        "people": [_person(u) for u in sorted(people, key=lambda u: u.id)],
+        "people": [person(u) for u in sorted(people, key=lambda u: u.id)],
         "assignments": [audit.snapshot(a) for a in permit.assignments],
         "areas": [audit.snapshot(a) for a in permit.areas],
         "area_events": [audit.snapshot(e) for a in permit.areas for e in a.events],
@@ -349,7 +463,7 @@ def snapshot(permit: Permit) -> dict[str, Any]:
     }
 
 
-def _person(user: User) -> dict[str, Any]:
+def person(user: User) -> dict[str, Any]:
     """The facts about a person a report prints; never a password hash."""
     return {"id": user.id, "email": user.email, "name": user.name, "role": user.role,
             "pe_number": user.pe_number, "certification": user.certification,
@@ -373,8 +487,8 @@ def complete_blob(sha: str, content_type: str) -> int:
 
 # --- conflicts -----------------------------------------------------------------------------------
 
-def resolve_conflict(actor, conflict: SyncConflict, area: DisturbedArea) -> SyncConflict:
-    """Record that a person reconciled the two versions; the flag goes when no conflict stays open."""
+def resolve_conflict(actor, conflict: SyncConflict, record) -> SyncConflict:
+    """Record that a person reconciled the two versions; a flag goes when no conflict stays open."""
     before = audit.snapshot(conflict)
     if conflict.resolved_at is None:
         conflict.resolved_at = utcnow()
@@ -382,12 +496,19 @@ def resolve_conflict(actor, conflict: SyncConflict, area: DisturbedArea) -> Sync
         audit.record(actor, "sync.conflict_resolve", conflict, before, permit_id=conflict.permit_id)
     db.session.flush()
     still_open = db.session.scalar(select(func.count(SyncConflict.id)).where(
-        SyncConflict.entity_id == area.id, SyncConflict.resolved_at.is_(None)))
-    if not still_open and area.has_conflict:
-        area_before = audit.snapshot(area)
-        area.has_conflict = False
-        audit.record(actor, "area.conflict_resolved", area, area_before)
+        SyncConflict.entity_id == record.id, SyncConflict.resolved_at.is_(None)))
+    if not still_open and getattr(record, "has_conflict", False):
+        record_before = audit.snapshot(record)
+        record.has_conflict = False
+        audit.record(actor, "area.conflict_resolved", record, record_before)
     return conflict
+
+
+def conflict_record(conflict: SyncConflict) -> tuple[Any, str] | None:
+    """The record a conflict is about and the policy action needed to reconcile it, if it still exists."""
+    model, action = CONFLICT_ENTITIES[conflict.entity]
+    record = db.session.get(model, conflict.entity_id)
+    return (record, action) if record is not None else None
 
 
 # --- devices -------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, abort, current_app, g, jsonify, request
 from flask_login import current_user
-from flask_wtf.csrf import CSRFError
+from flask_wtf.csrf import CSRFError, generate_csrf
 from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
@@ -20,7 +20,6 @@ from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
 from inspect_app.permits.models import Permit
-from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 
 from sync import cli, services
@@ -32,7 +31,7 @@ bp = Blueprint("sync", __name__, url_prefix="/sync", cli_group="sync")
 csrf.exempt(bp)
 for _command in cli.COMMANDS:
     bp.cli.add_command(_command)
-PUBLIC_ENDPOINTS = {"sync.openapi"}
+PUBLIC_ENDPOINTS = {"sync.openapi", "sync.session"}
 
 
 @bp.before_request
@@ -73,7 +72,25 @@ def push():
         return _error(error.status, str(error), problems=error.problems)
     device_id = g.sync_device.id if g.sync_device else None
     results = services.push(current_user, device_id, ops, offset)
-    return jsonify({"results": results, "received_at": received_at.isoformat()})
+    response = jsonify({"results": results, "received_at": received_at.isoformat()})
+    stored = services.stored_inspections(ops, results)
+    if stored:  # their weather is looked up once this answer is sent: a push never waits for it
+        app = current_app._get_current_object()
+        response.call_on_close(lambda: services.fill_weather(app, stored))
+    return response
+
+
+@bp.get("/session")
+def session():
+    """Who is signed in and a fresh CSRF token, for a page cached hours ago that is about to sync.
+
+    Signed out (or the session expired): 401 with `user` null, like every other endpoint here.
+    """
+    signed_in = current_user.is_authenticated
+    body = {"user": services.person(current_user) if signed_in else None, "csrf_token": generate_csrf()}
+    if not signed_in:
+        body["error"] = "Sign in again; what waits on this device is kept until then."
+    return jsonify(body), 200 if signed_in else 401, {"Cache-Control": "no-store"}
 
 
 @bp.get("/ops/<op_id>")
@@ -199,10 +216,13 @@ def conflicts():
 def resolve_conflict(conflict_id: str):
     """Mark a conflict as looked at; the area's flag goes when none of its conflicts is open."""
     conflict = db.get_or_404(SyncConflict, conflict_id)
-    area = db.get_or_404(DisturbedArea, conflict.entity_id)
-    if not allowed(current_user, "area.edit", area.permit):
+    found = services.conflict_record(conflict)
+    if found is None:
+        abort(404)
+    record, action = found
+    if not allowed(current_user, action, db.session.get(Permit, record.permit_id)):
         abort(403)
-    services.resolve_conflict(current_user, conflict, area)
+    services.resolve_conflict(current_user, conflict, record)
     db.session.commit()
     return jsonify(audit.snapshot(conflict))
 

@@ -250,7 +250,7 @@ def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | Non
 
 def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
                   performed_by: str, structure_id: str | None = None, material_type: str | None = None,
-                  disposal_location: str | None = None) -> MaintenanceLogEntry:
+                  disposal_location: str | None = None, entry_id: str | None = None) -> MaintenanceLogEntry:
     """Add an inspection, repair, replacement or disposal to the maintenance log (§380-14 C(2)(j))."""
     material_type, disposal_location = (material_type or "").strip(), (disposal_location or "").strip()
     errors = {}
@@ -273,7 +273,8 @@ def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | N
         errors["disposal_location"] = "A disposal needs the disposal location."
     if errors:
         raise OMError(errors)
-    entry = MaintenanceLogEntry(permit_id=permit.id, kind=kind, performed_on=performed_on,
+    entry = MaintenanceLogEntry(**({"id": entry_id} if entry_id else {}),  # a device's own id (sync)
+                                permit_id=permit.id, kind=kind, performed_on=performed_on,
                                 description=description.strip(), performed_by=performed_by.strip(),
                                 structure_id=structure_id or None, material_type=material_type or None,
                                 disposal_location=disposal_location or None,

@@ -72,7 +72,8 @@ def _part_of(permit: Permit, model, object_id: str | None, field: str):
 
 def add_finding(actor, inspection: Inspection, description: str, location: str | None = None,
                 severity: str = "minor", is_violation: bool = False, citation: str | None = None,
-                area_id: str | None = None, structure_id: str | None = None) -> Finding:
+                area_id: str | None = None, structure_id: str | None = None,
+                finding_id: str | None = None) -> Finding:
     """Record a finding on a draft report."""
     ensure_draft(inspection)
     if not (description or "").strip():
@@ -82,7 +83,9 @@ def add_finding(actor, inspection: Inspection, description: str, location: str |
     permit = inspection.permit
     _part_of(permit, DisturbedArea, area_id, "area_id")
     _part_of(permit, StormwaterStructure, structure_id, "structure_id")
-    finding = Finding(inspection=inspection, permit_id=permit.id, description=description.strip(),
+    # A device made offline may bring its own id (sync), so photos and actions made with it find it.
+    finding = Finding(**({"id": finding_id} if finding_id else {}),
+                      inspection=inspection, permit_id=permit.id, description=description.strip(),
                       location=location or None, severity=severity, is_violation=is_violation,
                       citation=citation or None, area_id=area_id or None, structure_id=structure_id or None)
     db.session.add(finding)
@@ -104,7 +107,8 @@ def remove_finding(actor, finding: Finding) -> None:
 
 
 def open_action(actor, finding: Finding, kind: str, description: str, owner_id: str | None = None,
-                owner_name: str | None = None, now: dt.datetime | None = None) -> CorrectiveAction:
+                owner_name: str | None = None, now: dt.datetime | None = None,
+                action_id: str | None = None) -> CorrectiveAction:
     """Open a corrective action on a finding, with its CGP Part 5 deadline."""
     if finding.status == "corrected":
         raise FindingError("kind", "This finding is already corrected.")
@@ -121,7 +125,8 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
     inspection = finding.inspection
     # Found at the inspection while the report is open; a finding sent back later is found again now.
     discovered = inspection.performed_at if not inspection.is_submitted else (now or utcnow())
-    action = CorrectiveAction(finding=finding, permit_id=finding.permit_id, kind=kind,
+    action = CorrectiveAction(**({"id": action_id} if action_id else {}),  # a device's own id (sync)
+                              finding=finding, permit_id=finding.permit_id, kind=kind,
                               description=description.strip(), owner_id=owner.id if owner else None,
                               owner_name=name[:200], discovered_at=discovered,
                               due_at=action_deadline(kind, discovered, profile_of(inspection.permit)))

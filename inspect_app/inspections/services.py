@@ -414,7 +414,7 @@ def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.dat
 
 def start_inspection(actor, permit: Permit, inspection_type: str, latitude: float | None = None,
                      longitude: float | None = None, now: dt.datetime | None = None,
-                     inspection_id: str | None = None) -> Inspection:
+                     inspection_id: str | None = None, fetch_weather: bool = True) -> Inspection:
     """Open a draft report pre-filled with what the app knows: time, place, inspector, notice."""
     if inspection_type not in INSPECTION_TYPES:
         raise InspectionError("type", "Choose one of the six inspection types.")
@@ -435,7 +435,8 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
     notice, in_time = matching_notice(permit, inspection_type, now)
     inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
     audit.record(actor, "inspection.start", inspection)
-    _fill_weather(inspection)
+    if fetch_weather:  # sync stores first and fetches after answering, outside its write transaction
+        _fill_weather(inspection)
     return inspection
 
 
@@ -617,7 +618,7 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     return problems
 
 
-def submit(actor, inspection: Inspection, data: ReportInput) -> Inspection:
+def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
     """Sign and submit the report: it becomes the immutable record and goes to applicant and authority.
 
     ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
@@ -637,7 +638,8 @@ def submit(actor, inspection: Inspection, data: ReportInput) -> Inspection:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = CERTIFICATION_STATEMENT
-    _fill_weather(inspection)  # the draft's time may have changed since it was started
+    if fetch_weather:
+        _fill_weather(inspection)  # the draft's time may have changed since it was started
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)

@@ -2,8 +2,8 @@
 database and blob folder, plus a TCP proxy that cuts a connection after a number of bytes."""
 from __future__ import annotations
 
-import socket
 import multiprocessing
+import socket
 import threading
 import time
 from pathlib import Path
@@ -14,6 +14,7 @@ from werkzeug.serving import make_server
 from inspect_app import create_app
 from inspect_app.extensions import db
 from sync.services import create_device
+
 
 class LiveServer:
     """An app served by werkzeug in a thread; `stop` takes milliseconds."""
@@ -36,7 +37,9 @@ class LiveServer:
 def _serve(database_url: str, blob_root: str, port: int) -> None:
     """The body of the child process: a fresh app on the given database, served until killed."""
     app = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "BLOB_ROOT": blob_root,
-                      "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000"})
+                      "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
+                      # Commits every 10 operations, so a kill can land between two commits of one batch.
+                      "SYNC_COMMIT_EVERY": 10})
     make_server("127.0.0.1", port, app, threaded=True).serve_forever(poll_interval=0.05)
 
 

@@ -7,7 +7,7 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import utcnow
+from inspect_app.types import new_id, utcnow
 from sync.client import new_op
 from sync.models import SyncOperation
 
@@ -64,7 +64,7 @@ def test_operations_outside_the_users_permits_are_rejected_with_reasons(client, 
     inspector, permittee = make.user("inspector"), make.user("permittee")
     mine = make.permit(inspectors=[inspector], owner=permittee, areas=["Pad"])
     other = make.permit(areas=["Elsewhere"])
-    notice = new_op("notice.give", "n1", {"permit_id": other.id, "inspection_type": "erosion_control",
+    notice = new_op("notice.give", new_id(), {"permit_id": other.id, "inspection_type": "erosion_control",
                                           "planned_for": (utcnow() + dt.timedelta(hours=30)).isoformat()})
     answers = client.post("/sync/push", json={"ops": [area_op(other.areas[0]), notice]},
                           headers=bearer(device_token(inspector))).json["results"]
@@ -97,3 +97,37 @@ def test_pull_gives_only_the_changes_and_snapshots_a_user_may_see(client, make, 
     assert {t["key"] for t in snap["checklists"]} >= {"erosion_control", "pre_bury", "final"}
     assert all("password_hash" not in p for p in snap["people"])
     assert client.get(f"/sync/permits/{other.id}/snapshot", headers=bearer(token)).status_code == 404
+
+
+def test_a_page_cached_hours_ago_gets_a_fresh_csrf_token_from_the_session(signed_in, make):
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    browser = signed_in(inspector)
+    answer = browser.client.get("/sync/session")
+    assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-store"
+    assert answer.json["user"]["email"] == inspector.email and "password_hash" not in answer.json["user"]
+    pushed = browser.client.post("/sync/push", json={"ops": [area_op(area)]},
+                                 headers={"X-CSRFToken": answer.json["csrf_token"]})
+    assert pushed.json["results"][0]["status"] == "applied"
+
+    browser.post("/logout")  # the session ends (as when it expires): the outbox must ask to sign in again
+    answer = browser.client.get("/sync/session")
+    assert answer.status_code == 401 and answer.json["user"] is None and answer.json["csrf_token"]
+    refused = browser.client.post("/sync/push", json={"ops": [area_op(area)]},
+                                  headers={"X-CSRFToken": answer.json["csrf_token"]})
+    assert refused.status_code == 401 and "Sign in" in refused.json["error"]
+
+
+def test_every_sync_endpoint_answers_401_json_never_the_login_page(app, client):
+    checked = 0
+    for rule in app.url_map.iter_rules():
+        if not rule.endpoint.startswith("sync.") or rule.endpoint == "sync.openapi":
+            continue
+        url = rule.build({name: "0" * 64 for name in rule.arguments})[1]
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            answer = client.open(url, method=method, json={})
+            assert answer.status_code == 401, (method, url)
+            assert answer.is_json and answer.json["error"], (method, url)
+            assert "Location" not in answer.headers
+            checked += 1
+    assert checked >= 14  # push, ops, changes, permits, snapshot, blobs (3), devices (3), conflicts (2), session

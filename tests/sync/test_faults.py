@@ -19,14 +19,14 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import InspectionNotice
 from inspect_app.photos.models import Blob, Photo
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import utcnow
+from inspect_app.types import new_id, utcnow
 from sync.client import SyncClient, SyncError, new_op
 from sync.models import SyncConflict, SyncOperation
 
 
 def notices(permit, n: int) -> list[dict]:
     planned = (utcnow() + dt.timedelta(hours=30)).isoformat()
-    return [new_op("notice.give", f"n-{i}", {"permit_id": permit.id, "inspection_type": "erosion_control",
+    return [new_op("notice.give", new_id(), {"permit_id": permit.id, "inspection_type": "erosion_control",
                                              "planned_for": planned, "note": f"notice {i}"}) for i in range(n)]
 
 
