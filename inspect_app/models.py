@@ -7,6 +7,7 @@ from inspect_app.certifications.models import (  # noqa: F401
 from inspect_app.completion.models import (  # noqa: F401
     CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
+from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem  # noqa: F401
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder  # noqa: F401
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem  # noqa: F401
 from inspect_app.inspections.models import (  # noqa: F401

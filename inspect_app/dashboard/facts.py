@@ -51,6 +51,23 @@ from inspect_app.weather.models import StormEvent
 # walk-through and final; pre-bury inspections reach it through each structure. Others it ignores.
 ENGINE_INSPECTION_TYPES = ("erosion_control", "walk_through", "final")
 _DAY = dt.timedelta(days=1)
+# The columns `load_records` reads, table by table (with the labels shown beside obligations): a change
+# to any of them can change what a permit owes, so `dashboard.obligations` works the permit out again.
+READS: dict[type, tuple[str, ...]] = {
+    Permit: ("jurisdiction_id", "status", "cgp_schedule", "sensitive_waters", "issued_on", "construction_started_on",
+             "completed_on", "extension_requested_on"),
+    DisturbedArea: ("permit_id", "name"),
+    AreaStatusEvent: ("area_id", "status", "at"),
+    StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
+    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at"),
+    ChecklistAnswer: ("inspection_id", "subject_id"),
+    CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
+    StormEvent: ("permit_id", "day", "depth_mm"),
+    StopWorkOrderRow: ("permit_id", "issued_at", "lifted_at"),
+    OMCertification: ("permit_id", "status", "submitted_at"),
+    NoticeToCorrectRow: ("permit_id", "issued_at", "cured_at"),
+    CertificateOfCompletion: ("permit_id", "issued_at"),
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
-"""What the dashboard, *my day*, the timeline and the exports show: the engine run over the record.
+"""What the dashboard, *my day*, the timeline and the exports show.
 
-These functions only read. Each loads the facts of all the permits it covers in a fixed number of
-queries (see `facts.load_records`) and runs the pure engine once per permit.
+The dashboard, *my day*, the calendar and the exports read each permit's open obligations from
+`permit_obligations` (kept current by `dashboard.obligations`), with the filters, the status as of
+`now`, the order and the page all worked out by the database: a fixed number of queries, and no engine
+run per request. The timeline of one permit runs the engine over its whole history.
 """
 from __future__ import annotations
 
@@ -13,12 +15,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy import Select, select
+from flask import current_app
+from sqlalchemy import ColumnElement, Select, case, func, literal, select
 
+from inspect_app.accounts.models import User
 from inspect_app.dashboard.facts import PermitSummary, Record, load_records
-from inspect_app.permits.models import Permit, PermitAssignment
+from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem
+from inspect_app.extensions import db
+from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
+from inspect_app.types import UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
 INSPECTION_KINDS = ("pre_construction", "inspection", "storm_inspection", "pre_bury", "walk_through")
@@ -39,21 +46,22 @@ KINDS = {
 }
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
-_FAR = dt.datetime.max.replace(tzinfo=dt.UTC)
+# The town calendar a permit of a town with no loaded profile is read on (the profiles' default).
+DEFAULT_TIMEZONE = "America/New_York"
+_Ob = PermitObligation
+# What a screen shows about a permit, in PermitSummary's order.
+_SUMMARY = (Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule, Permit.latitude,
+            Permit.longitude, Permit.issued_on, Permit.construction_started_on, Permit.jurisdiction_id,
+            Jurisdiction.name, Jurisdiction.profile_key)
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One obligation of one permit, as a screen lists it."""
+    """One obligation of one permit, as a screen lists it, with what it is about in words."""
 
     permit: PermitSummary
     obligation: Obligation
-    record: Record
-
-    @property
-    def subject(self) -> str:
-        """What the obligation is about, in words (worked out only for the rows shown)."""
-        return subject_label(self.obligation.subject, self.record)
+    subject: str
 
 
 def subject_label(subject: str, record: Record) -> str:
@@ -144,10 +152,10 @@ def _span(delta: dt.timedelta) -> str:
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a whole town's facts are built and evaluated.
+    """Pause Python's cyclic garbage collector while many permits' facts are built and evaluated.
 
     The facts are some 100,000 small acyclic objects, freed by reference counting; left on, the
-    collector runs over them again and again, measured at about a third of the load time (bench/dashboard.py).
+    collector runs over them again and again, measured at about a third of the load time.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -168,90 +176,101 @@ def scoped(scope: Select, *, town: str = "", inspector: str = "") -> Select:
     return scope
 
 
-def open_records(scope: Select, now: dt.datetime) -> tuple[list[Record], list[Row], list[tuple[PermitSummary, str]]]:
-    """The records of `scope` read for the open view, and their open obligations."""
-    with collector_paused():
-        records = load_records(scope, open_at=now)
-        rows, problems = open_rows(records, now)
-    return records, rows, problems
+def _ids(scope: Select) -> Select:
+    """The permit ids of `scope` (a query of permits), for use as a subquery."""
+    return scope.with_only_columns(Permit.id).order_by(None)
 
 
-def open_rows(records: list[Record], now: dt.datetime) -> tuple[list[Row], list[tuple[PermitSummary, str]]]:
-    """Every open obligation (upcoming, due, overdue) of the records, and the permits that could not be read."""
-    rows: list[Row] = []
-    problems: list[tuple[PermitSummary, str]] = []
-    for record in records:
-        if record.facts is None or record.profile is None:
-            problems.append((record.permit, record.problem or "The record cannot be evaluated."))
-            continue
-        rows.extend(Row(record.permit, ob, record)
-                    for ob in obligations(record.facts, record.profile, now, history=False))
-    return rows, problems
+def _permit_count(scope: Select) -> int:
+    return db.session.scalar(scope.with_only_columns(func.count(Permit.id)).order_by(None)) or 0
 
 
-def _sort_key(sort: str):
+def _open_rows(ids: Select, now: dt.datetime) -> Select:
+    """Stored obligations of the permits `ids`, with their permit and their status as of `now`."""
+    return (
+        select(*_SUMMARY, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
+               _Ob.citation, _Ob.about)
+        .select_from(_Ob)
+        .join(Permit, Permit.id == _Ob.permit_id)
+        .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
+        .where(_Ob.permit_id.in_(ids))
+    )
+
+
+def _row(values) -> Row:
+    permit = PermitSummary(*values[:12])
+    kind, subject, opens_at, due_at, status, reason, citation, about = values[12:]
+    return Row(permit, Obligation(permit.id, kind, subject, opens_at, due_at, status, None, reason, citation), about)
+
+
+def _ordered(query: Select, sort: str) -> Select:
+    """Most late first (open-ended last); latest deadline first; or by permit number."""
+    no_deadline = _Ob.due_at.is_(None)
     if sort == "permit":
-        return lambda row: (row.permit.number, row.obligation.due_at or _FAR)
+        return query.order_by(Permit.number, no_deadline, _Ob.due_at, _Ob.kind, _Ob.subject, _Ob.id)
     if sort == "least_late":
-        # Latest deadline first; open-ended ones (nothing to be late for) last.
-        return lambda row: (row.obligation.due_at is None, -(row.obligation.due_at or _FAR).timestamp())
-    return lambda row: (row.obligation.due_at or _FAR, row.permit.number)  # most late first
+        return query.order_by(no_deadline, _Ob.due_at.desc(), Permit.number, _Ob.kind, _Ob.subject, _Ob.id)
+    return query.order_by(no_deadline, _Ob.due_at, Permit.number, _Ob.kind, _Ob.subject, _Ob.id)
+
+
+def _problems(ids: Select) -> list[tuple[PermitSummary, str]]:
+    """The permits of `ids` whose record the engine could not evaluate, and why."""
+    rows = db.session.execute(
+        select(*_SUMMARY, PermitScheduleProblem.problem)
+        .select_from(PermitScheduleProblem)
+        .join(Permit, Permit.id == PermitScheduleProblem.permit_id)
+        .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
+        .where(PermitScheduleProblem.permit_id.in_(ids))
+        .order_by(Permit.number)
+    )
+    return [(PermitSummary(*row[:12]), row[12]) for row in rows]
 
 
 def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int = PER_PAGE) -> Board:
     """The town dashboard: due and overdue obligations (and upcoming ones within `days`) of `scope`."""
-    records, rows, problems = open_records(scoped(scope, town=filters.town, inspector=filters.inspector), now)
-    counts = Counter(row.obligation.status for row in rows)
-    horizon = now + dt.timedelta(days=filters.days)
-    shown = [
-        row for row in rows
-        if (not filters.kind or row.obligation.kind == filters.kind)
-        and (row.obligation.status in ("due", "overdue") or (filters.upcoming and _opens_within(row.obligation, horizon)))
-    ]
-    shown.sort(key=_sort_key(filters.sort))
-    pages = max(1, math.ceil(len(shown) / per_page))
+    scope = scoped(scope, town=filters.town, inspector=filters.inspector)
+    ids = _ids(scope)
+    shown = _Ob.due_or_overdue_at(now)
+    if filters.upcoming:
+        horizon = now + dt.timedelta(days=filters.days)
+        # Upcoming: its window opens, or its deadline falls, before the horizon.
+        shown = shown | (_Ob.opens_at <= horizon) | (_Ob.due_at <= horizon)
+    if filters.kind:
+        shown = shown & (_Ob.kind == filters.kind)
+    overdue, due, total, matching = db.session.execute(
+        select(func.count().filter(_Ob.overdue_at(now)), func.count().filter(_Ob.due_at_time(now)),
+               func.count(), func.count().filter(shown))
+        .where(_Ob.permit_id.in_(ids))
+    ).one()
+    counts = Counter(overdue=overdue, due=due, upcoming=total - overdue - due)
+    pages = max(1, math.ceil(matching / per_page))
     page = min(max(1, filters.page), pages)
-    start = (page - 1) * per_page
-    return Board(rows=shown[start:start + per_page], now=now, counts=counts, permits=len(records),
-                 problems=problems, page=page, pages=pages, total=len(shown))
+    query = _ordered(_open_rows(ids, now).where(shown), filters.sort).limit(per_page).offset((page - 1) * per_page)
+    rows = [_row(values) for values in db.session.execute(query)]
+    return Board(rows=rows, now=now, counts=counts, permits=_permit_count(scope), problems=_problems(ids),
+                 page=page, pages=pages, total=matching)
 
 
-def _opens_within(obligation: Obligation, horizon: dt.datetime) -> bool:
-    """An upcoming obligation whose window opens, or whose deadline falls, before `horizon`."""
-    if obligation.status != "upcoming":
-        return False
-    return any(at is not None and at <= horizon for at in (obligation.opens_at, obligation.due_at))
+def _end_of_today(now: dt.datetime) -> ColumnElement:
+    """The end of `now`'s local day on the calendar of each permit's town, as an SQL expression."""
+    def end(timezone: str):
+        tz = zone(timezone)
+        return literal(end_of_day(local_date(now, tz), tz), UTCDateTime())
+
+    ends = {key: end(profile.timezone) for key, profile in current_app.extensions["profiles"].items()}
+    if not ends:
+        return end(DEFAULT_TIMEZONE)
+    return case(ends, value=Jurisdiction.profile_key, else_=end(DEFAULT_TIMEZONE))
 
 
 def my_day(scope: Select, now: dt.datetime) -> Board:
     """An inspector's day: overdue obligations, then those due by the end of today, then open-ended ones."""
-    records, rows, problems = open_records(scope, now)
-    today_ends: dict[str, dt.datetime] = {}
-
-    def due_today(row: Row) -> bool:
-        ob = row.obligation
-        if ob.status == "overdue":
-            return True
-        if ob.status != "due":
-            return False
-        if ob.due_at is None:
-            return True  # e.g. a pre-bury inspection, due before backfill whenever that is
-        tz_key = row.permit.profile_key
-        if tz_key not in today_ends:
-            tz = zone(_timezone(records, tz_key))
-            today_ends[tz_key] = end_of_day(local_date(now, tz), tz)
-        return ob.due_at <= today_ends[tz_key]
-
-    shown = sorted((row for row in rows if due_today(row)), key=_sort_key("late"))
-    return Board(rows=shown, now=now, counts=Counter(row.obligation.status for row in shown),
-                 permits=len(records), problems=problems, total=len(shown))
-
-
-def _timezone(records: list[Record], profile_key: str) -> str:
-    for record in records:
-        if record.profile is not None and record.profile.key == profile_key:
-            return record.profile.timezone
-    return "America/New_York"
+    ids = _ids(scope)
+    # Due with no fixed deadline counts too: e.g. a pre-bury inspection, due before backfill whenever that is.
+    today = _Ob.overdue_at(now) | (_Ob.due_at_time(now) & (_Ob.due_at.is_(None) | (_Ob.due_at <= _end_of_today(now))))
+    rows = [_row(values) for values in db.session.execute(_ordered(_open_rows(ids, now).where(today), "late"))]
+    return Board(rows=rows, now=now, counts=Counter(row.obligation.status for row in rows),
+                 permits=_permit_count(scope), problems=_problems(ids), total=len(rows))
 
 
 def timeline(scope: Select, now: dt.datetime) -> tuple[Record | None, list[Obligation]]:
@@ -278,25 +297,44 @@ class PermitStatus:
 
 def permit_statuses(scope: Select, now: dt.datetime) -> list[PermitStatus]:
     """Every permit of `scope` with its number of due and overdue obligations and its next deadline."""
-    records, rows, problems = open_records(scope, now)
-    by_permit: dict[str, list[Obligation]] = {record.permit.id: [] for record in records}
-    for row in rows:
-        by_permit[row.permit.id].append(row.obligation)
-    trouble = {permit.id: problem for permit, problem in problems}
+    ids = _ids(scope)
+    due = _Ob.due_at_time(now)
+    counts = (
+        select(_Ob.permit_id, func.count().filter(due).label("due"),
+               func.count().filter(_Ob.overdue_at(now)).label("overdue"),
+               func.min(case((due, _Ob.due_at))).label("next_due_at"))
+        .where(_Ob.permit_id.in_(ids))
+        .group_by(_Ob.permit_id)
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(*_SUMMARY, counts.c.due, counts.c.overdue, counts.c.next_due_at, PermitScheduleProblem.problem)
+        .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
+        .outerjoin(counts, counts.c.permit_id == Permit.id)
+        .outerjoin(PermitScheduleProblem, PermitScheduleProblem.permit_id == Permit.id)
+        .where(Permit.id.in_(ids))
+        .order_by(Permit.number)
+    ).all()
+    inspectors: dict[str, list[tuple[str, str]]] = {}
+    for pid, user_id, name in db.session.execute(
+        select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
+        .join(User, User.id == PermitAssignment.user_id)
+        .where(PermitAssignment.permit_id.in_(ids))
+        .order_by(PermitAssignment.permit_id, User.name)
+    ):
+        inspectors.setdefault(pid, []).append((user_id, name))
     out = []
-    for record in records:
-        open_ = by_permit[record.permit.id]
-        counts = Counter(ob.status for ob in open_)
-        deadlines = [ob.due_at for ob in open_ if ob.status == "due" and ob.due_at is not None]
-        out.append(PermitStatus(record.permit, counts["due"], counts["overdue"], min(deadlines, default=None),
-                                trouble.get(record.permit.id)))
+    for row in rows:
+        people = inspectors.get(row[0], ())
+        permit = PermitSummary(*row[:12], inspector_ids=tuple(p[0] for p in people),
+                               inspector_names=tuple(p[1] for p in people))
+        due_count, overdue_count, next_due_at, problem = row[12:]
+        out.append(PermitStatus(permit, due_count or 0, overdue_count or 0, next_due_at, problem))
     return out
 
 
 def inspector_calendar(scope: Select, inspector_id: str, now: dt.datetime) -> list[Row]:
     """The inspections an inspector has to make, with a deadline, on the permits they are assigned to."""
-    _, rows, _ = open_records(scoped(scope, inspector=inspector_id), now)
-    return sorted(
-        (row for row in rows if row.obligation.kind in INSPECTION_KINDS and row.obligation.due_at is not None),
-        key=_sort_key("late"),
-    )
+    ids = _ids(scoped(scope, inspector=inspector_id))
+    query = _open_rows(ids, now).where(_Ob.kind.in_(INSPECTION_KINDS), _Ob.due_at.is_not(None))
+    return [_row(values) for values in db.session.execute(_ordered(query, "late"))]

@@ -1,6 +1,8 @@
-"""The town dashboard, the inspector's *my day*, a permit's timeline, and the calendar/GIS exports."""
+"""The town dashboard, the inspector's *my day*, a permit's timeline, the calendar/GIS exports, and
+`flask dashboard refresh`."""
 from __future__ import annotations
 
+import click
 from flask import Blueprint, Response, abort, render_template, request, url_for
 from flask_login import current_user, login_required
 from jinja2_fragments.flask import render_block
@@ -8,12 +10,14 @@ from sqlalchemy import select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, require, visible_permits
-from inspect_app.dashboard import exports, services
+from inspect_app.dashboard import exports, obligations, services
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit
 from inspect_app.types import utcnow
 
 bp = Blueprint("dashboard", __name__)
+# Every transaction that changes a permit's record stores its open obligations again (see obligations).
+bp.record_once(lambda state: obligations.install())
 # Where one URL serves the page and its htmx fragment, caches must keep the two apart.
 VARY = {"Vary": "HX-Request, HX-Target"}
 
@@ -119,3 +123,14 @@ def permits_csv():
     body = exports.csv_text(services.permit_statuses(visible_permits(current_user), utcnow()))
     return Response(body, mimetype="text/csv",
                     headers={"Content-Disposition": 'attachment; filename="permits.csv"'})
+
+
+@bp.cli.command("refresh")
+def refresh() -> None:
+    """Work out every permit's open obligations again, for what time alone changes; safe to run from cron."""
+    now, permits, stored = utcnow(), 0, 0
+    for batch in obligations.batches():
+        stored += obligations.refresh_permits(batch, now, skip_busy=True)
+        db.session.commit()
+        permits += len(batch)
+    click.echo(f"{permits} permit(s) worked out; {stored} open obligation(s) stored.")

@@ -1,9 +1,37 @@
-"""The service worker and the offline page."""
+"""Offline-first pages: the service worker, the offline page, the outbox, permits held on the device,
+and the offline inspection form (filled and signed with no network, sent later through `/sync`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
 from pathlib import Path
 
-from flask import Blueprint, current_app, render_template
+from flask import Blueprint, abort, current_app, jsonify, render_template, url_for
+from flask_login import current_user, login_required
+
+from inspect_app.accounts.policy import allowed, visible_permits
+from inspect_app.extensions import db
+from inspect_app.findings import services as findings
+from inspect_app.findings.forms import KIND_CHOICES
+from inspect_app.findings.models import SEVERITIES
+from inspect_app.inspections import services as inspections
+from inspect_app.inspections.models import INSPECTION_TYPES
+from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
+from inspect_app.types import utcnow
 
 bp = Blueprint("offline", __name__)
+# Enough for any one inspector's assignments; an agent's whole town would not fit on a tablet anyway.
+MAX_HELD_PERMITS = 200
+# Pages every held permit needs besides its own: the lists, the outbox and this page.
+COMMON_PAGES = ("permits.index", "offline.outbox", "offline.held")
+
+
+@dataclass(frozen=True)
+class PlannedInspection:
+    """A new inspection not yet on the server: what the profile's checklist needs (permit and type)."""
+
+    permit: Permit
+    type: str
 
 
 @bp.get("/sw.js")
@@ -17,3 +45,67 @@ def service_worker():
 def offline():
     """The page shown for a page that is not saved on this device while offline."""
     return render_template("offline.html")
+
+
+@bp.get("/outbox")
+def outbox():
+    """Work saved on this device and waiting to be sent; the list itself is drawn from IndexedDB."""
+    return render_template("offline/outbox.html")
+
+
+@bp.get("/offline/")
+@login_required
+def held():
+    """What this device holds for offline use, how fresh, and the one tap that holds every permit."""
+    return render_template("offline/held.html")
+
+
+@bp.get("/offline/pages.json")
+def pages():
+    """The URLs the worker must cache so the user's permits can be inspected offline."""
+    if not current_user.is_authenticated:
+        return jsonify({"error": "Sign in first."}), 401
+    query = visible_permits(current_user).order_by(Permit.number).limit(MAX_HELD_PERMITS)
+    held_permits = [_permit_pages(p) for p in db.session.scalars(query)]
+    common = [url_for(name) for name in COMMON_PAGES if name in current_app.view_functions]
+    return jsonify({"permits": held_permits, "common": common, "listed_at": utcnow().isoformat()})
+
+
+def _permit_pages(permit: Permit) -> dict:
+    """One permit's pages: its page, a new-inspection form per type, and the reports of open actions."""
+    forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
+             for k in profile_of(permit).inspection_types
+             if allowed(current_user, inspections.action_for(k.key), permit)]
+    reports = {url_for("inspections.detail", inspection_id=a.finding.inspection_id)
+               for a in findings.open_actions(permit)}
+    urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports)]
+    return {"id": permit.id, "number": permit.number, "site_address": permit.site_address, "urls": urls}
+
+
+@bp.get("/offline/permits/<permit_id>/inspect/<inspection_type>")
+@login_required
+def inspection_form(permit_id: str, inspection_type: str):
+    """A new inspection's report form that works with no network; no server row is made for it."""
+    permit = db.get_or_404(Permit, permit_id)
+    if inspection_type not in INSPECTION_TYPES or not allowed(current_user, "permit.view", permit):
+        abort(404)
+    if not allowed(current_user, inspections.action_for(inspection_type), permit):
+        abort(403)
+    profile = profile_of(permit)
+    planned = PlannedInspection(permit, inspection_type)
+    now = utcnow()
+    underground = inspections.underground_structures(permit)
+    # Offline nobody can save the draft to grow the checklist, so every underground structure gets its
+    # rows; only those marked inspected need answers (§380-16 C(4)(c)).
+    details = {"structures": {s.id: {"covered": True} for s in underground}} if inspection_type == "pre_bury" else {}
+    return render_template(
+        "offline/inspection_form.html", permit=permit, profile=profile,
+        kind=profile.inspection_type(inspection_type), planned=planned,
+        checklist=inspections.checklist(planned, details),
+        clocks=inspections.area_clocks(permit, profile, now),
+        underground=underground, pipes=inspections.pipe_runs(permit),
+        open_punch=inspections.open_punch_items(permit) if inspection_type == "final" else [],
+        last_inspection_at=inspections.last_inspection_before(permit, now),
+        certification=inspections.DEFAULT_ENGINEER_CERTIFICATION,
+        statement=inspections.CERTIFICATION_STATEMENT, severities=SEVERITIES, action_kinds=KIND_CHOICES,
+    )

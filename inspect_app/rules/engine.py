@@ -504,10 +504,13 @@ class _Evaluation:
             inspected = self._seen(structure.pre_bury_inspected_at)
             if self._settled(inspected):
                 continue
-            name = structure.name
+            name, backfilled = structure.name, self._seen(structure.backfilled_at)
+            # Open from the start of construction, or from the backfill if that came first: a structure
+            # buried before the recorded start still needed its inspection.
+            opens = min((t for t in (self.started, backfilled) if t is not None), default=None)
             # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure.
             self._emit(
-                "pre_bury", f"structure:{structure.id}", self.started, self._seen(structure.backfilled_at), inspected,
+                "pre_bury", f"structure:{structure.id}", opens, backfilled, inspected,
                 citation,
                 lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
             )

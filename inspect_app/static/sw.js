@@ -5,22 +5,31 @@
  *   seen shows the offline page, never the browser's error.
  * - Static files are served from the cache and refreshed in the background.
  * - htmx fragment requests are never answered from the page cache (they are not whole pages).
+ * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
+ * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
+ *   offline inspection form of that permit and type (held on the device), so the tap still works.
+ * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
  */
 "use strict";
 
-const VERSION = "v1";
+const VERSION = "v2";
 const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
   "/offline",
   "/static/app.css",
   "/static/app.js",
+  "/static/outbox.js",
+  "/static/offline_form.js",
+  "/static/signature.js",
   "/static/vendor/htmx.min.js",
   "/static/manifest.webmanifest",
   "/static/icons/icon-192.png",
   "/static/icons/icon-512.png",
 ];
 const NETWORK_TIMEOUT_MS = 4000;
+const HOLD_PARALLEL = 4;
+const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -43,7 +52,38 @@ self.addEventListener("message", (event) => {
   if (event.data && event.data.type === "forget-pages") {
     event.waitUntil(caches.delete(PAGE_CACHE));
   }
+  // "Make my permits available offline": cache each page; answer which ones were saved.
+  if (event.data && event.data.type === "hold" && event.ports[0]) {
+    event.waitUntil(hold(event.data.urls || []).then((saved) => event.ports[0].postMessage(saved)));
+  }
 });
+
+function cacheKey(url) {
+  const parsed = new URL(url, self.location.origin);
+  return parsed.pathname + parsed.search;
+}
+
+async function hold(urls) {
+  const cache = await caches.open(PAGE_CACHE);
+  const saved = {};
+  const queue = urls.slice();
+  async function worker() {
+    while (queue.length) {
+      const url = queue.shift();
+      try {
+        const response = await fetch(url, { credentials: "same-origin", cache: "no-store",
+                                            headers: { Accept: "text/html" } });
+        const type = response.headers.get("Content-Type") || "";
+        saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
+        if (saved[url]) await cache.put(cacheKey(url), response);
+      } catch (error) {
+        saved[url] = false;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: HOLD_PARALLEL }, worker));
+  return saved;
+}
 
 function isFragment(request) {
   return request.headers.get("HX-Request") === "true" && request.headers.get("HX-Boosted") !== "true";
@@ -72,7 +112,8 @@ async function page(request) {
     return await pageFromNetwork(request);
   } catch (error) {
     const url = new URL(request.url);
-    const cached = await caches.match(url.pathname + url.search, { cacheName: PAGE_CACHE });
+    const key = url.pathname + url.search;
+    const cached = await caches.match(key, { cacheName: PAGE_CACHE }) || await caches.match(key, { cacheName: SHELL_CACHE });
     if (cached) return cached;
     const offline = await caches.match("/offline", { cacheName: SHELL_CACHE });
     return offline || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
@@ -95,10 +136,28 @@ async function staticFile(request, event) {
   return refresh;
 }
 
+// The permit page's "Start" form with no server: go to the offline form of that permit and type.
+async function startInspection(request, permitId) {
+  const copy = request.clone();  // the body can be read once: keep a copy for the offline answer
+  try {
+    return await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+  } catch (error) {
+    const form = await copy.formData();
+    const type = encodeURIComponent(form.get("type") || "");
+    return Response.redirect(`/offline/permits/${encodeURIComponent(permitId)}/inspect/${type}`, 303);
+  }
+}
+
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
-  if (request.method !== "GET" || url.origin !== self.location.origin) return;
+  if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
+  const start = START_INSPECTION.exec(url.pathname);
+  if (request.method === "POST" && request.mode === "navigate" && start) {
+    event.respondWith(startInspection(request, decodeURIComponent(start[1])));
+    return;
+  }
+  if (request.method !== "GET") return;
   if (url.pathname.startsWith("/static/")) {
     event.respondWith(staticFile(request, event));
   } else if (isFragment(request) || url.pathname === "/sw.js") {

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-12-02 13:35:36.433044
+Create Date: 2026-12-02 14:36:34.507763
 
 """
 from alembic import op
@@ -287,6 +287,31 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_permit_assignments_permit_id'), ['permit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_permit_assignments_user_id'), ['user_id'], unique=False)
 
+    op.create_table('permit_obligations',
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
+    sa.Column('permit_id', sa.String(length=36), nullable=False),
+    sa.Column('kind', sa.String(length=40), nullable=False),
+    sa.Column('subject', sa.String(length=200), nullable=False),
+    sa.Column('about', sa.Text(), nullable=False),
+    sa.Column('opens_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('due_at', inspect_app.types.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('reason', sa.Text(), nullable=False),
+    sa.Column('citation', sa.String(length=200), nullable=False),
+    sa.Column('computed_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_permit_obligations_permit_id_permits'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_permit_obligations'))
+    )
+    with op.batch_alter_table('permit_obligations', schema=None) as batch_op:
+        batch_op.create_index('ix_permit_obligations_due_at', ['due_at'], unique=False)
+        batch_op.create_index(batch_op.f('ix_permit_obligations_permit_id'), ['permit_id'], unique=False)
+
+    op.create_table('permit_schedule_problems',
+    sa.Column('permit_id', sa.String(length=36), nullable=False),
+    sa.Column('problem', sa.Text(), nullable=False),
+    sa.Column('computed_at', inspect_app.types.UTCDateTime(timezone=True), nullable=False),
+    sa.ForeignKeyConstraint(['permit_id'], ['permits.id'], name=op.f('fk_permit_schedule_problems_permit_id_permits'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('permit_id', name=op.f('pk_permit_schedule_problems'))
+    )
     op.create_table('permit_stations',
     sa.Column('permit_id', sa.String(length=36), nullable=False),
     sa.Column('station_id', sa.String(length=20), nullable=False),
@@ -829,6 +854,12 @@ def downgrade():
 
     op.drop_table('responsible_parties')
     op.drop_table('permit_stations')
+    op.drop_table('permit_schedule_problems')
+    with op.batch_alter_table('permit_obligations', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_permit_obligations_permit_id'))
+        batch_op.drop_index('ix_permit_obligations_due_at')
+
+    op.drop_table('permit_obligations')
     with op.batch_alter_table('permit_assignments', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_permit_assignments_user_id'))
         batch_op.drop_index(batch_op.f('ix_permit_assignments_permit_id'))

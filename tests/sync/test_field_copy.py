@@ -74,6 +74,7 @@ def test_pull_then_push_local_work_lands_once_in_the_central_record(app, make, c
     assert [e.note for e in area.events][-1] == "grading done"
     central_notice = db.session.scalar(select(InspectionNotice))
     assert (central_notice.given_by_id, central_notice.inspection_type) == (inspector.id, "erosion_control")
+    assert central_notice.id == notice_id  # the record keeps the id it was given on the device
     central_photo = db.session.get(Photo, photo_id)
     assert central_photo.caption == "silt fence at the outlet"
     assert central_photo.display_sha256 != sha  # the central record made its own renditions

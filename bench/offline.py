@@ -1,0 +1,201 @@
+"""Offline figures in a real headless Chromium against a live app on 127.0.0.1 (SQLite).
+
+Prints `name=value` lines:
+- submit_to_saved_median_ms: tap on *Sign and submit* on the offline form (browser offline, three
+  photos and a finding on the report) until "Saved on this device — will sync" is on the screen,
+  measured in the page (performance.now() in the click handler → a MutationObserver on the message);
+  median of SUBMITS (target <= 100)
+- shell_first_load_gzip_bytes: the app shell a first visit transfers (the login page and every
+  resource it loads, plus what the service worker caches at install), each body compressed with gzip
+  level 6 as a compressing front server sends it (the dev server sends identity); the resources are
+  those Chromium requested (Playwright's context request events) and the worker's SHELL list
+  (target <= 150 KB = 153600)
+- shell_first_load_raw_bytes: the same bodies uncompressed
+- offline_reload_median_ms: reload of a held permit page with the browser offline, from navigation
+  start to the load event (Navigation Timing); median of RELOADS (target <= 300)
+- server_down_reload_median_ms: the same with the server process stopped
+"""
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import io
+import logging
+import re
+import statistics
+import sys
+import tempfile
+import threading
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from PIL import Image  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+from werkzeug.serving import make_server  # noqa: E402
+
+from inspect_app import create_app  # noqa: E402
+from inspect_app.accounts.services import create_user  # noqa: E402
+from inspect_app.extensions import db  # noqa: E402
+from inspect_app.permits import services as permits  # noqa: E402
+
+SUBMITS = 15
+RELOADS = 10
+PASSWORD = "bench-password"
+CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") if Path(p).exists()), None)
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+TIMED_SUBMIT = """() => new Promise(resolve => {
+  const message = document.getElementById('offline-message');
+  let started = 0;
+  const seen = new MutationObserver(() => {
+    if (message.textContent.includes('Saved on this device')) { seen.disconnect(); resolve(performance.now() - started); }
+  });
+  seen.observe(message, {childList: true, characterData: true, subtree: true});
+  document.getElementById('submit-report').addEventListener('click', () => { started = performance.now(); },
+                                                            {capture: true, once: true});
+  document.getElementById('submit-report').click();
+})"""
+
+
+def jpeg(seed: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (1024, 768), (seed * 40 % 256, 120, 200)).save(out, "JPEG", quality=85)
+    return out.getvalue()
+
+
+class Server:
+    """The app on 127.0.0.1, stoppable and restartable on the same port (the same origin)."""
+
+    def __init__(self, app) -> None:
+        self.app, self.port, self.server = app, 0, None
+
+    def start(self) -> None:
+        self.server = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.port = self.server.server_port
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+def setup() -> tuple[object, str]:
+    root = Path(tempfile.mkdtemp())
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{root / 'bench.sqlite3'}",
+                      "BLOB_ROOT": str(root / "blobs"), "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
+                      "WEATHER_ENDPOINT": "http://127.0.0.1:9"})
+    with app.app_context():
+        db.create_all()
+        inspector = create_user("bench@example.org", "Bench Inspector", "inspector", PASSWORD)
+        jurisdiction = permits.ensure_jurisdictions()[0]
+        permit = permits.create_permit(
+            None, jurisdiction_id=jurisdiction.id, number="BENCH-1", site_address="1 Main Street",
+            latitude=42.05, longitude=-72.58, owner_name="Owner", applicant_name="Applicant",
+            disturbed_acres=Decimal("5"), cgp_schedule="every_7_days", issued_on=dt.date(2026, 1, 5))
+        permits.assign(None, permit, inspector, "design_engineer")
+        permits.add_area(None, permit, "Lot 1", Decimal("0.5"))
+        permits.add_structure(None, permit, name="Silt fence", kind="bmp", is_underground=False)
+        db.session.commit()
+        return app, permit.id
+
+
+def shell_bytes(app, paths: set[str]) -> tuple[int, int]:
+    """Raw and gzip-6 bytes of each path's body, as the app serves it."""
+    raw = packed = 0
+    client = app.test_client()
+    for path in sorted(paths):
+        with client.get(path) as response:
+            body = response.get_data()
+        raw += len(body)
+        packed += len(gzip.compress(body, compresslevel=6))
+    return raw, packed
+
+
+def main() -> None:
+    app, permit_id = setup()
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = Server(app)
+    server.start()
+    sw = Path(app.static_folder, "sw.js").read_text()
+    shell_list = set(re.findall(r'^\s*"(/[^"]*)",$', sw.split("const SHELL = [")[1].split("];")[0], re.M))
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context()
+        requested: set[str] = set()
+        context.on("request", lambda r: requested.add(urlsplit(r.url).path) if r.url.startswith(server.url) else None)
+        page = context.new_page()
+        page.goto(f"{server.url}/login")
+        page.evaluate("navigator.serviceWorker.ready")
+        page.wait_for_timeout(300)
+        shell = (requested | shell_list | {"/sw.js"}) - {"/favicon.ico"}
+        raw, packed = shell_bytes(app, shell)
+
+        page.fill("input[name=email]", "bench@example.org")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(lambda url: "/login" not in url)
+        page.goto(f"{server.url}/offline/")
+        page.click("#hold-all")
+        page.wait_for_selector("#held-status:has-text('Done')")
+
+        context.set_offline(True)
+        form_url = f"{server.url}/offline/permits/{permit_id}/inspect/erosion_control"
+        photos = [{"name": f"p{i}.jpg", "mimeType": "image/jpeg", "buffer": jpeg(i)} for i in range(3)]
+        saves = []
+        for _ in range(SUBMITS):
+            page.goto(form_url)
+            page.wait_for_selector("form[data-offline-report][data-loaded='1']", state="attached")
+            page.fill("#finding-description", "Silt fence down")
+            page.check("#finding-is_violation")
+            page.click("#add-finding")
+            page.set_input_files("#inspection-photo-input", photos)
+            page.wait_for_function("document.querySelectorAll('[data-photo-list] li').length === 3")
+            page.check("#evaluation-violations")
+            page.fill("#corrective_steps", "Reset it")
+            page.locator("#signature-canvas").scroll_into_view_if_needed()
+            box = page.locator("#signature-canvas").bounding_box()
+            page.mouse.move(box["x"] + 20, box["y"] + 60)
+            page.mouse.down()
+            page.mouse.move(box["x"] + 200, box["y"] + 20, steps=6)
+            page.mouse.move(box["x"] + 300, box["y"] + 90, steps=6)
+            page.mouse.up()
+            saves.append(page.evaluate(TIMED_SUBMIT))
+
+        permit_url = f"{server.url}/permits/{permit_id}"
+        offline_reloads = reloads(page, permit_url)
+        context.set_offline(False)
+        server.stop()
+        down_reloads = reloads(page, permit_url)
+        browser.close()
+
+    print(f"submits={SUBMITS}")
+    print(f"submit_to_saved_median_ms={statistics.median(saves):.1f}")
+    print(f"submit_to_saved_max_ms={max(saves):.1f}")
+    print(f"shell_first_load_files={len(shell)}")
+    print(f"shell_first_load_raw_bytes={raw}")
+    print(f"shell_first_load_gzip_bytes={packed}")
+    print(f"offline_reload_median_ms={statistics.median(offline_reloads):.1f}")
+    print(f"server_down_reload_median_ms={statistics.median(down_reloads):.1f}")
+
+
+def reloads(page, url: str) -> list[float]:
+    """Milliseconds from navigation start to the load event, for RELOADS reloads of `url`."""
+    page.goto(url)
+    times = []
+    for _ in range(RELOADS):
+        page.reload(wait_until="load")
+        times.append(page.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+    return times
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""Helpers for the offline browser tests: real JPEGs, a service-worker-controlled page, the offline
+inspection form filled like an inspector would, the outbox read from the page, and a wire-level fault
+injector (a WSGI middleware that drops connections the way a lost network does)."""
+from __future__ import annotations
+
+import hashlib
+import io
+import random
+import re
+import socket
+import threading
+
+from PIL import Image, ImageDraw
+
+from factories import PASSWORD
+
+
+def jpeg(seed: int, size: tuple[int, int] = (480, 360), noise: bool = False) -> bytes:
+    """A real JPEG, different for each seed (noise makes it large, like a camera's)."""
+    rng = random.Random(seed)
+    if noise:
+        image = Image.frombytes("RGB", size, rng.randbytes(size[0] * size[1] * 3))
+    else:
+        image = Image.new("RGB", size, (rng.randrange(256), rng.randrange(256), rng.randrange(256)))
+        ImageDraw.Draw(image).ellipse((20, 20, size[0] // 2, size[1] // 2), fill=(250, 250, 250))
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=95 if noise else 80)
+    return out.getvalue()
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def photo_file(name: str, data: bytes) -> dict:
+    return {"name": name, "mimeType": "image/jpeg", "buffer": data}
+
+
+def sign_in_controlled(page, server, user, password: str = PASSWORD) -> None:
+    """Log in through the form and wait until the service worker controls the page."""
+    page.goto(f"{server.url}/login")
+    page.fill("input[name=email]", user.email)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login" not in url)
+    page.evaluate("navigator.serviceWorker.ready")
+    for _ in range(50):
+        if page.evaluate("!!navigator.serviceWorker.controller"):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError("the service worker never took control of the page")
+
+
+def hold_permits(page, server) -> None:
+    """Tap "Make my permits available offline" and wait until it is done."""
+    page.goto(f"{server.url}/offline/")
+    page.click("#hold-all")
+    page.wait_for_selector("#held-status:has-text('Done')")
+
+
+def wait_for_form(page) -> None:
+    page.wait_for_selector("form[data-offline-report][data-loaded='1']", state="attached")
+
+
+def draw_signature(page) -> None:
+    pad = page.locator("#signature-canvas")
+    pad.scroll_into_view_if_needed()
+    box = pad.bounding_box()
+    page.mouse.move(box["x"] + 30, box["y"] + 100)
+    page.mouse.down()
+    for x, y in ((90, 40), (150, 110), (220, 30), (300, 100)):
+        page.mouse.move(box["x"] + x, box["y"] + y, steps=4)
+    page.mouse.up()
+
+
+def answer_checklist(page, answer: str = "yes") -> None:
+    page.evaluate("""answer => document.querySelectorAll('#checklist input[type=radio][value=' + answer + ']')
+        .forEach(radio => { radio.checked = true; radio.dispatchEvent(new Event('change', {bubbles: true})); })""", answer)
+
+
+def add_finding(page, description: str, violation: bool = True, action: str | None = None) -> str:
+    """Add a finding (and its corrective action) on the offline form; returns the finding's device id."""
+    page.fill("#finding-description", description)
+    page.fill("#finding-location", "East line")
+    if violation:
+        page.check("#finding-is_violation")
+    if action:
+        page.select_option("#action-kind", "routine_maintenance")
+        page.fill("#action-description", action)
+        page.fill("#action-owner_name", "Site contractor")
+    count = page.locator("[data-findings] article").count()
+    page.click("#add-finding")
+    page.wait_for_function(f"document.querySelectorAll('[data-findings] article').length === {count + 1}")
+    return page.locator("[data-findings] article").last.get_attribute("data-finding-id")
+
+
+def add_photos(page, selector: str, files: list[dict]) -> None:
+    before = page.locator("[data-photo-list] li").count()
+    page.set_input_files(selector, files)
+    page.wait_for_function(f"document.querySelectorAll('[data-photo-list] li').length === {before + len(files)}")
+
+
+def submit(page) -> None:
+    page.click("#submit-report")
+    page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
+
+
+def fill_erosion_report(page, photos: list[bytes], evaluation: str = "violations") -> dict:
+    """Answer the checklist, add a violation finding with a corrective action, the photos (the first on
+    the inspection, the rest on the finding), the evaluation, and the signature; then submit."""
+    wait_for_form(page)
+    answer_checklist(page)
+    finding_id = add_finding(page, "Silt fence down at the east line", action="Reset and re-trench the silt fence")
+    add_photos(page, "#inspection-photo-input", [photo_file("site.jpg", photos[0])])
+    if len(photos) > 1:
+        add_photos(page, f"#photo-input-{finding_id}",
+                   [photo_file(f"finding-{i}.jpg", data) for i, data in enumerate(photos[1:])])
+    page.check(f"#evaluation-{evaluation}")
+    if evaluation == "violations":
+        page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
+    draw_signature(page)
+    submit(page)
+    return finding_id
+
+
+def outbox(page) -> list[dict]:
+    """The items waiting on the device, as the page's IndexedDB holds them."""
+    return page.evaluate("Outbox.store.all('outbox')")
+
+
+def wait_for_outbox(page, predicate, timeout_s: float = 15) -> list[dict]:
+    """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
+    items = []
+    for _ in range(int(timeout_s * 10)):
+        items = outbox(page)
+        if predicate(items):
+            return items
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the outbox never reached the expected state: {items!r}")
+
+
+class WireFaults:
+    """A WSGI middleware in front of the app that sees every request as the server gets it.
+
+    `drop_push_responses`: that many /sync/push answers are lost after the app applied the batch
+    (the connection is cut instead of answering). `cut_blob_after`: blob chunks the app accepts
+    before the next chunk is cut off mid-way (read, never given to the app). `blob_puts` records
+    (sha, offset, bytes given to the app) for every chunk.
+    """
+
+    def __init__(self, app):
+        self.app = app
+        self.drop_push_responses = 0
+        self.cut_blob_after: int | None = None
+        self.blob_puts: list[tuple[str, int, int]] = []
+        self.pushes = 0
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD")
+        blob = re.fullmatch(r"/sync/blobs/([0-9a-f]{64})", path)
+        if blob and method == "PUT":
+            with self._lock:
+                accepted = len(self.blob_puts)
+                cut = self.cut_blob_after is not None and accepted >= self.cut_blob_after
+                if cut:
+                    self.cut_blob_after = None
+            if cut:
+                length = int(environ.get("CONTENT_LENGTH") or 0)
+                environ["wsgi.input"].read(length // 2)  # half the chunk arrives, then the line drops
+                return self._cut(environ, start_response)
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            self.blob_puts.append((blob.group(1), int(environ.get("HTTP_UPLOAD_OFFSET", -1)), length))
+        if path == "/sync/push" and method == "POST":
+            self.pushes += 1
+            if self.drop_push_responses:
+                self.drop_push_responses -= 1
+                body = b"".join(self.app(environ, lambda *args, **kwargs: None))  # applied and committed
+                assert body
+                self.dropped += 1
+                return self._cut(environ, start_response)
+        return self.app(environ, start_response)
+
+    @staticmethod
+    def _cut(environ, start_response):
+        start_response("200 OK", [])  # never reaches the device: the connection is reset first
+        connection = environ["werkzeug.socket"]
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        connection.shutdown(socket.SHUT_RDWR)
+        return []
+
+    def bytes_for(self, sha: str) -> int:
+        return sum(n for s, _, n in self.blob_puts if s == sha)

@@ -1,0 +1,46 @@
+"""The server side of "available offline": the list of pages to hold, and the offline inspection form."""
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+
+
+def test_the_pages_to_hold_are_the_inspectors_own_permits_with_a_form_per_type(make, signed_in, client):
+    inspector = make.user("inspector")
+    mine = make.permit(inspectors=[inspector])
+    others = make.permit(inspectors=[make.user("inspector")])
+    listed = signed_in(inspector).get("/offline/pages.json").get_json()
+
+    assert [p["id"] for p in listed["permits"]] == [mine.id]
+    urls = listed["permits"][0]["urls"]
+    assert urls[0] == f"/permits/{mine.id}"
+    assert f"/offline/permits/{mine.id}/inspect/erosion_control" in urls
+    assert not any(others.id in u for u in urls)
+    assert {"/outbox", "/offline/", "/permits/"} <= set(listed["common"])
+
+
+def test_signed_out_the_list_is_a_401_not_a_login_page(client):
+    response = client.get("/offline/pages.json")
+    assert response.status_code == 401 and response.get_json()["error"]
+
+
+def test_the_offline_form_has_the_checklist_and_makes_no_server_row(make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
+    page = signed_in(inspector).get(f"/offline/permits/{permit.id}/inspect/erosion_control")
+    assert page.status_code == 200
+    assert 'name="answer-perimeter_controls-site"' in page.text
+    assert 'accept="image/*" capture="environment"' in page.text and "data-signature-pad" in page.text
+    assert db.session.scalar(select(func.count()).select_from(Inspection)) == 0
+
+
+def test_the_offline_form_is_refused_to_those_who_may_not_perform_it(make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    outsider = signed_in(make.user("inspector"))
+    assert outsider.get(f"/offline/permits/{permit.id}/inspect/erosion_control").status_code == 404
+    agent = signed_in(make.user("agent"))
+    assert agent.get(f"/offline/permits/{permit.id}/inspect/erosion_control").status_code == 403
+    assert signed_in(inspector).get(f"/offline/permits/{permit.id}/inspect/bulldozing").status_code == 404

@@ -1,0 +1,271 @@
+"""Offline inspections in a real Chromium: held permits, the offline form, the outbox and its replay,
+with the browser set offline and with the server process really stopped (the same port again after)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+from inspect_app.photos.models import Photo
+from inspect_app.types import utcnow
+
+from tests.offline.offline_helpers import (
+    WireFaults, fill_erosion_report, hold_permits, jpeg, outbox, sha256, sign_in_controlled, wait_for_form,
+    wait_for_outbox,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def site(make):
+    """An inspector assigned to a permit with a disturbed area and a BMP (a silt fence)."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
+    permits.add_structure(None, permit, name="Silt fence, north edge", kind="bmp", is_underground=False)
+    db.session.commit()
+    return inspector, permit
+
+
+def _go_offline(kind: str, server, context) -> None:
+    if kind == "browser":
+        context.set_offline(True)
+    else:
+        server.stop()
+
+
+def _come_back(kind: str, server, context) -> None:
+    if kind == "browser":
+        context.set_offline(False)
+    else:
+        server.start()
+
+
+def _stored(inspection_id: str) -> Inspection | None:
+    db.session.expire_all()
+    return db.session.get(Inspection, inspection_id)
+
+
+@pytest.mark.parametrize("offline", ["browser", "server_stopped"])
+def test_an_inspection_made_offline_arrives_once_with_its_photos_and_finding(offline, site, server, page, context):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    assert permit.number in page.inner_text("#held-list")
+    assert page.get_attribute(f"#held-{permit.id} [data-held-at]", "data-held-at")
+
+    _go_offline(offline, server, context)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    assert permit.number in page.inner_text("h1")
+    page.click("button[data-start=erosion_control]")  # the worker answers with the held offline form
+    wait_for_form(page)
+    assert f"/offline/permits/{permit.id}/inspect/erosion_control" in page.url
+    photos = [jpeg(1), jpeg(2), jpeg(3)]
+    finding_id = fill_erosion_report(page, photos)
+    [item] = outbox(page)
+    inspection_id = item["op"]["record_id"]
+
+    page.reload()
+    page.wait_for_selector("#outbox-badge[data-count='1']")
+    page.goto(f"{server.url}/outbox")
+    assert "Erosion control inspection" in page.inner_text(f"#item-{item['op_id']}")
+    assert page.locator(f"#item-{item['op_id']} img").count() == 3
+    assert _stored(inspection_id) is None
+
+    _come_back(offline, server, context)
+    if offline == "server_stopped":
+        page.click("#sync-now")  # no `online` event when a server comes back
+    wait_for_outbox(page, lambda items: not items)
+    page.wait_for_selector("#outbox-badge[data-count='0']", state="attached")
+
+    report = _stored(inspection_id)
+    assert report is not None and report.status == "submitted" and report.permit_id == permit.id
+    assert db.session.scalar(select(func.count()).select_from(Inspection)) == 1
+    finding = db.session.get(Finding, finding_id)
+    assert finding.description == "Silt fence down at the east line" and finding.inspection_id == inspection_id
+    assert [a.description for a in db.session.scalars(select(CorrectiveAction))] == ["Reset and re-trench the silt fence"]
+    stored = db.session.scalars(select(Photo).where(Photo.permit_id == permit.id)).all()
+    assert sorted(p.original_sha256 for p in stored) == sorted(sha256(p) for p in photos)
+    assert {p.original_sha256: p.finding_id for p in stored}[sha256(photos[0])] is None
+    assert sum(p.finding_id == finding_id for p in stored) == 2
+
+
+def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    url = f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control"
+    page.goto(url)
+    wait_for_form(page)
+    page.fill("#notes", "Wet morning, access from the north gate")
+    page.check("#answer-perimeter_controls-site-no")
+    page.fill("#finding-description", "Inlet protection missing")
+    page.click("#add-finding")
+    page.wait_for_timeout(400)  # the draft is saved a moment after typing stops
+
+    page.close()
+    again = context.new_page()
+    again.goto(url)
+    wait_for_form(again)
+    assert again.input_value("#notes") == "Wet morning, access from the north gate"
+    assert again.is_checked("#answer-perimeter_controls-site-no")
+    assert "Inlet protection missing" in again.inner_text("[data-findings]")
+
+
+def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server, page, app):
+    inspector, permit = site
+    faults = WireFaults(app.wsgi_app)
+    app.wsgi_app = faults
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
+    fill_erosion_report(page, [jpeg(11)])
+    [item] = outbox(page)
+
+    faults.drop_push_responses = 1  # the server applies the push, the answer never reaches the tablet
+    server.start()
+    page.goto(f"{server.url}/outbox")
+    for _ in range(100):
+        if faults.dropped:
+            break
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(200)
+    assert _stored(item["op"]["record_id"]) is not None
+    assert [i["op_id"] for i in outbox(page)] == [item["op_id"]]  # not confirmed: it stays
+
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: not items)
+    assert faults.pushes == 2
+    assert db.session.scalar(select(func.count()).select_from(Inspection)) == 1
+    assert db.session.scalar(select(func.count()).select_from(Finding)) == 1
+    assert db.session.scalar(select(func.count()).select_from(Photo)) == 1
+
+
+def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in(site, server, page, context):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
+    fill_erosion_report(page, [jpeg(21)])
+    [item] = outbox(page)
+
+    context.clear_cookies()  # the login expired while the tablet was offline
+    context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    page.click("#sync-now")
+    page.wait_for_selector("#outbox-login:has-text('log in again')")
+    assert [i["op_id"] for i in outbox(page)] == [item["op_id"]]
+    assert _stored(item["op"]["record_id"]) is None
+
+    page.click("#outbox-login a")
+    page.fill("input[name=email]", inspector.email)
+    page.fill("input[name=password]", "correct horse battery")
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login" not in url)
+    wait_for_outbox(page, lambda items: not items)
+    assert _stored(item["op"]["record_id"]).status == "submitted"
+
+
+def test_a_rejected_item_stays_with_its_reason_while_the_rest_sync(site, server, page):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    form = f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control"
+    page.goto(form)
+    # "In compliance" with a violation among the findings: the server refuses this one.
+    fill_erosion_report(page, [jpeg(31)], evaluation="compliant")
+    page.goto(form)
+    fill_erosion_report(page, [jpeg(32)])
+    bad, good = sorted(outbox(page), key=lambda i: i["created_at"])
+
+    server.start()
+    page.goto(f"{server.url}/outbox")
+    wait_for_outbox(page, lambda items: [i["op_id"] for i in items] == [bad["op_id"]]
+                    and items[0]["state"] == "rejected")
+    assert _stored(good["op"]["record_id"]).status == "submitted"
+    assert _stored(bad["op"]["record_id"]) is None
+    page.goto(f"{server.url}/outbox")
+    page.wait_for_selector(f"#item-{bad['op_id']} [data-reasons]")
+    assert "violation" in page.inner_text(f"#item-{bad['op_id']} [data-reasons]").lower()
+
+    # Opened from the outbox, corrected and sent again.
+    page.click(f"#item-{bad['op_id']} [data-correct]")
+    wait_for_form(page)
+    assert page.is_checked("#evaluation-compliant")
+    page.check("#evaluation-violations")
+    page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
+    page.click("#submit-report")
+    page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
+    wait_for_outbox(page, lambda items: not items)
+    corrected = _stored(bad["op"]["record_id"])
+    assert corrected.status == "submitted" and corrected.evaluation == "violations"
+
+
+def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, server, page, app):
+    inspector, permit = site
+    faults = WireFaults(app.wsgi_app)
+    app.wsgi_app = faults
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
+    big = jpeg(41, size=(1500, 1320), noise=True)  # a camera-sized photo: three 1 MiB chunks
+    assert len(big) > 2 * 1024 * 1024
+    fill_erosion_report(page, [big])
+
+    faults.cut_blob_after = 1  # the first chunk arrives; the line drops in the middle of the second
+    server.start()
+    page.goto(f"{server.url}/outbox")
+    for _ in range(100):
+        if faults.cut_blob_after is None:
+            break
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(300)
+    assert faults.bytes_for(sha256(big)) == 1024 * 1024
+    assert len(outbox(page)) == 1
+
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: not items)
+    offsets = [offset for sha, offset, _ in faults.blob_puts if sha == sha256(big)]
+    assert offsets == [0, 1024 * 1024, 2 * 1024 * 1024]  # resumed at 1 MiB: nothing sent twice
+    assert faults.bytes_for(sha256(big)) == len(big)
+    stored = db.session.scalar(select(Photo).where(Photo.original_sha256 == sha256(big)))
+    assert stored is not None
+
+
+def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sync(site, server, page, make):
+    inspector, permit = site
+    report = make.inspection(permit, evaluation="violations", inspector=inspector, latitude=42.05, longitude=-72.58)
+    finding = make.finding(permit, report)
+    action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                              description="Reset the silt fence", owner_name="Site contractor",
+                              discovered_at=utcnow() - dt.timedelta(hours=3), due_at=utcnow() + dt.timedelta(days=1))
+    db.session.add(action)
+    db.session.commit()
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+
+    server.stop()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.click("#open-actions a:has-text('Reset the silt fence')")  # the report is held on the device
+    form = f"form[data-offline-record='{action.id}']"
+    page.fill(f"{form} input[name$='-completed_at']", (dt.datetime.now() - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
+    page.fill(f"{form} textarea[name$='-note']", "Fence reset and re-trenched")
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_selector("[data-offline-saved]:has-text('Saved on this device — will sync')")
+    [item] = outbox(page)
+    assert (item["op"]["kind"], item["op"]["base_revision"]) == ("action.close", 1)
+
+    server.start()
+    page.goto(f"{server.url}/outbox")
+    wait_for_outbox(page, lambda items: not items)
+    db.session.expire_all()
+    closed = db.session.get(CorrectiveAction, action.id)
+    assert (closed.status, closed.closeout_note) == ("completed", "Fence reset and re-trenched")
