@@ -22,7 +22,7 @@ from inspect_app.accounts.policy import allowed
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services as certifications
-from inspect_app.certifications.models import MaintenanceLogEntry
+from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding
@@ -395,6 +395,34 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
     return "applied", {"revision": 1, "id": entry.id}
 
 
+# --- om.certify ----------------------------------------------------------------------------------
+
+class OMCertify(Payload):
+    permit_id: str = RecordId
+    period_start: dt.date
+    signer_name: str = Field(default="", max_length=200)
+    signature_sha256: str | None = Field(default=None, pattern=SHA256)
+
+
+def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dict[str, Any]]:
+    """The annual O&M certification (§380-14 C(2)(l)) signed on a device, for the period it names."""
+    permit = _visible_permit(ctx.user, payload.permit_id, "om.certify")
+    certification = db.session.get(OMCertification, op.record_id)
+    if certification is not None:
+        if certification.permit_id != permit.id:
+            raise Rejected({"record_id": "Another certification already has this id."})
+        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": certification.id}))
+    if payload.signature_sha256 and not ctx.blobs.exists(payload.signature_sha256):
+        raise Waiting(blob=payload.signature_sha256)
+    try:
+        certification = certifications.certify(
+            ctx.user, permit, signer_name=payload.signer_name, certification_id=op.record_id,
+            signature_sha256=payload.signature_sha256, period_start=payload.period_start)
+    except certifications.OMError as error:
+        raise Rejected({f"payload.{name}": text for name, text in error.errors.items()}) from None
+    return "applied", {"revision": 1, "id": certification.id}
+
+
 # --- notice.give ---------------------------------------------------------------------------------
 
 class NoticeGive(Payload):
@@ -543,6 +571,7 @@ KINDS: dict[str, Kind] = {
     "inspection.submit": Kind(InspectionSubmit, apply_inspection_submit, creates=True),
     "action.close": Kind(ActionClose, apply_action_close),
     "om.log": Kind(OMLog, apply_om_log, creates=True),
+    "om.certify": Kind(OMCertify, apply_om_certify, creates=True),
     "notice.give": Kind(NoticeGive, apply_notice_give, creates=True),
     "photo.attach": Kind(PhotoAttach, apply_photo_attach, creates=True),
 }

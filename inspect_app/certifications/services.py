@@ -324,8 +324,13 @@ def certification_statement(permit: Permit, for_period: Period) -> str:
 
 
 def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | None = None,
-            today: dt.date | None = None) -> OMCertification:
-    """Sign and submit the annual O&M certification of the next period due (§380-14 C(2)(l))."""
+            today: dt.date | None = None, certification_id: str | None = None,
+            signature_sha256: str | None = None, period_start: dt.date | None = None) -> OMCertification:
+    """Sign and submit the annual O&M certification of the next period due (§380-14 C(2)(l)).
+
+    From a device (sync): its own id, a signature already uploaded as a blob, and the period it was
+    signed for, which must still be the one due.
+    """
     if permit.status != "completed" or permit.completed_on is None:
         raise OMError({"signer_name": "O&M certifications start after the certificate of completion; "
                                       "this permit is not completed."})
@@ -334,11 +339,16 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
     if for_period.start > today:
         raise OMError({"signer_name": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
                                       "has not begun; the last period is already certified."})
+    if period_start is not None and period_start != for_period.start:
+        raise OMError({"period_start": f"The period due is {for_period.start:%b %-d, %Y} – "
+                                       f"{for_period.end:%b %-d, %Y}; assemble and sign it again."})
     if not (signer_name or "").strip():
         raise OMError({"signer_name": "Type your name to sign."})
-    signature_sha256 = _store_signature(signature_png) if signature_png else None
+    if signature_png:
+        signature_sha256 = _store_signature(signature_png)
     assembly = assemble(permit, for_period, today)
     certification = OMCertification(
+        **({"id": certification_id} if certification_id else {}),
         permit_id=permit.id, period_start=for_period.start, period_end=for_period.end,
         signer_name=signer_name.strip(), signature_sha256=signature_sha256,
         statement=certification_statement(permit, for_period), submitted_by_id=getattr(actor, "id", None),

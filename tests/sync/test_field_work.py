@@ -260,3 +260,36 @@ def _push_raw(client: SyncClient, ops: list[dict]) -> tuple[int, dict]:
         return 200, client._json("POST", "/sync/push", {"ops": ops})
     except SyncError as error:
         return error.status, error.body
+
+
+def test_an_annual_om_certification_signed_on_a_device(make, central, device_token, blobs):
+    from inspect_app.certifications import services as om
+    from inspect_app.certifications.models import OMCertification
+
+    owner = make.user("permittee")
+    permit = make.permit(owner=owner, construction_started_on=dt.date(2024, 5, 1))
+    permit.status, permit.completed_on = "completed", dt.date(2025, 6, 1)
+    db.session.commit()
+    tablet = SyncClient(central.url, device_token(owner))
+    period_start = om.next_period(permit).start
+    tablet.upload_blob(blobs["signature"], "image/png")
+    payload = {"permit_id": permit.id, "period_start": period_start.isoformat(),
+               "signer_name": "Maple Ridge Homes LLC, by its manager", "signature_sha256": sha(blobs["signature"])}
+
+    unsigned = new_op("om.certify", new_id(), {**payload, "signer_name": " "})
+    answer = tablet.push([unsigned])[0]
+    assert answer["status"] == "rejected" and "payload.signer_name" in answer["reasons"]
+    assert count(OMCertification) == 0
+
+    op = new_op("om.certify", new_id(), payload)
+    assert tablet.push([op])[0]["status"] == "applied"
+    certification = db.session.get(OMCertification, op["record_id"])
+    assert (certification.period_start, certification.status) == (period_start, "submitted")
+    assert certification.signature_sha256 == sha(blobs["signature"])
+    assert tablet.push([op])[0]["status"] == "duplicate"
+
+    # A second device signed the same period offline: the period is certified, so it is refused.
+    late = new_op("om.certify", new_id(), payload)
+    answer = tablet.push([late])[0]
+    assert answer["status"] == "rejected" and "payload.period_start" in answer["reasons"]
+    assert count(OMCertification) == 1
