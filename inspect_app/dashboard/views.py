@@ -9,7 +9,7 @@ from jinja2_fragments.flask import render_block
 from sqlalchemy import select
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, require, visible_permits
+from inspect_app.accounts.policy import permit_or_404, require, visible_permits
 from inspect_app.dashboard import exports, obligations, services
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit
@@ -79,9 +79,7 @@ def my_day():
 @bp.get("/permits/<permit_id>/timeline")
 def timeline(permit_id: str):
     """Every obligation of one permit, met ones too, with due and met times, reason and citation."""
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
+    permit = permit_or_404(permit_id)
     record, items = services.timeline(select(Permit).where(Permit.id == permit.id), utcnow())
     return render_template("dashboard/timeline.html", permit=permit, record=record, items=items,
                            now=utcnow(), kinds=services.KINDS, describe_late=services.describe_late,

@@ -6,13 +6,12 @@ import io
 from flask import Blueprint, abort, send_file
 from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import sees
+from inspect_app.accounts.policy import permit_or_404
 from inspect_app.certifications.models import OMCertification
 from inspect_app.documents import services
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
-from inspect_app.permits.models import Permit
 from inspect_app.types import local
 
 bp = Blueprint("documents", __name__, url_prefix="/documents")
@@ -30,13 +29,6 @@ def _permit_documents() -> dict:
     return {"permit_downloads": lambda permit: services.downloads(current_user, permit)}
 
 
-def _permit(permit_id: str) -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not sees(current_user, permit):
-        abort(404)  # a permit you may not see does not exist for you
-    return permit
-
-
 def _pdf(data: bytes, name: str):
     response = send_file(io.BytesIO(data), mimetype="application/pdf", as_attachment=True, download_name=name)
     response.headers["Cache-Control"] = "private, no-store"
@@ -47,7 +39,7 @@ def _pdf(data: bytes, name: str):
 def inspection_report(inspection_id: str):
     """The inspection report as PDF."""
     inspection = db.get_or_404(Inspection, inspection_id)
-    permit = _permit(inspection.permit_id)
+    permit = permit_or_404(inspection.permit_id)
     if not services.inspection_visible(current_user, inspection):
         abort(404)
     name = services.filename("inspection", permit.number, inspection.type.replace("_", "-"),
@@ -59,7 +51,7 @@ def inspection_report(inspection_id: str):
 def stop_work_order(order_id: str):
     """The notice of violation and stop-work order as PDF."""
     order = db.get_or_404(StopWorkOrder, order_id)
-    permit = _permit(order.permit_id)
+    permit = permit_or_404(order.permit_id)
     name = services.filename("stop-work-order", permit.number, f"{local(order.issued_at):%Y%m%d}")
     return _pdf(services.stop_work_order_pdf(order), name)
 
@@ -67,7 +59,7 @@ def stop_work_order(order_id: str):
 @bp.get("/permits/<permit_id>/certificate.pdf")
 def certificate(permit_id: str):
     """The certificate of completion as PDF; 404 until it is issued."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     data = services.certificate_pdf(permit)
     if data is None:
         abort(404, description="No certificate of completion has been issued for this permit.")
@@ -78,7 +70,7 @@ def certificate(permit_id: str):
 def om_certification(certification_id: str):
     """The annual O&M certification as PDF."""
     certification = db.get_or_404(OMCertification, certification_id)
-    permit = _permit(certification.permit_id)
+    permit = permit_or_404(certification.permit_id)
     name = services.filename("om-certification", permit.number, f"{certification.period_start:%Y%m%d}")
     return _pdf(services.om_certification_pdf(certification), name)
 
@@ -86,5 +78,5 @@ def om_certification(certification_id: str):
 @bp.get("/permits/<permit_id>/history.pdf")
 def history(permit_id: str):
     """The permit's inspection history as PDF."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     return _pdf(services.history_pdf(permit), services.filename("inspection-history", permit.number))

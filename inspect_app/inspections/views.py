@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import allowed, require
+from inspect_app.accounts.policy import allowed, permit_or_404, require
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import services as findings
@@ -23,13 +23,6 @@ def _signed_in() -> None:
     """Every inspection page needs a signed-in user."""
 
 
-def _permit(permit_id: str) -> Permit:
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
-    return permit
-
-
 def may_edit(user, inspection: Inspection) -> bool:
     """Whether `user` may fill in this draft: whoever may perform its type on its permit."""
     return allowed(user, services.action_for(inspection.type), inspection.permit)
@@ -38,7 +31,7 @@ def may_edit(user, inspection: Inspection) -> bool:
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     """The inspection, if the current user may see it (drafts only by those who may fill them in)."""
     inspection = db.get_or_404(Inspection, inspection_id)
-    _permit(inspection.permit_id)
+    permit_or_404(inspection.permit_id)
     if not inspection.is_submitted and not may_edit(current_user, inspection):
         abort(404)
     if edit:
@@ -92,7 +85,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
 @bp.post("/permits/<permit_id>/inspections")
 def start(permit_id: str):
     """Start an inspection of the permit, pre-filled with time, place, inspector and notice."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     form = forms.StartForm()
     if form.type.data not in INSPECTION_TYPES:
         abort(400, description="Choose one of the six inspection types.")
@@ -108,7 +101,7 @@ def start(permit_id: str):
 @bp.post("/permits/<permit_id>/inspection-notices")
 def give_notice(permit_id: str):
     """Give the authority the 24-hour notice of a planned inspection (§380-16 C(3))."""
-    permit = _permit(permit_id)
+    permit = permit_or_404(permit_id)
     require("inspection.notice", permit)
     form = forms.notice_form(profile_of(permit))
     if form.validate_on_submit():

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import click
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, render_template
 from markupsafe import Markup
-from flask_login import current_user, login_required
+from flask_login import login_required
 from meteostat.core.providers import provider_service
 from meteostat.utils.conversions import to_direction
 
-from inspect_app.accounts.policy import allowed
+from inspect_app.accounts.policy import permit_or_404
 from inspect_app.extensions import db, htmx
 from inspect_app.permits.models import Permit
 from inspect_app.templating import local_time
@@ -74,9 +74,7 @@ def weather_sources(stored: str | None) -> str:
 @login_required
 def rainfall(permit_id: str):
     """Rain at the permit over the last 60 days, storm events and the inspections that answered them."""
-    permit = db.get_or_404(Permit, permit_id)
-    if not allowed(current_user, "permit.view", permit):
-        abort(404)  # a permit you may not see does not exist for you
+    permit = permit_or_404(permit_id)
     rain = services.permit_rainfall(permit)
     db.session.commit()  # keep the station-hours just fetched
     # The permit page loads the fragment with htmx; a boosted or plain visit gets a whole page.
