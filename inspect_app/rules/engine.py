@@ -42,7 +42,8 @@ Choices made where the rules leave room:
 
 `history=False` returns only what can still be acted on (upcoming, due, overdue) and skips obligations
 that were met or can no longer be met (a missed inspection once construction is complete); the
-dashboard uses it. It gives exactly the open obligations of `history=True`, much faster.
+dashboard uses it. Every item it gives is in `history=True` and not met; what it leaves out of
+`history=True` is met, or overdue and moot (tests/rules/test_rules_properties.py). Much faster.
 """
 from __future__ import annotations
 
