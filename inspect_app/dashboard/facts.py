@@ -55,7 +55,7 @@ _DAY = dt.timedelta(days=1)
 # to any of them can change what a permit owes, so `dashboard.obligations` works the permit out again.
 READS: dict[type, tuple[str, ...]] = {
     Permit: ("jurisdiction_id", "status", "cgp_schedule", "sensitive_waters", "issued_on", "construction_started_on",
-             "completed_on", "extension_requested_on"),
+             "completed_on", "extension_requested_on", "extension_granted_on"),
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
@@ -147,7 +147,8 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
         select(Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule,
                Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
                Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
-               Permit.completed_on, Permit.extension_requested_on, CertificateOfCompletion.issued_at)
+               Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
+               CertificateOfCompletion.issued_at)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
         .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
         .where(Permit.id.in_(ids))
@@ -220,7 +221,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
-         sensitive, completed_on, extension_on, certificate_at) = row
+         sensitive, completed_on, extension_on, granted_on, certificate_at) = row
         people = assigned.get(pid, ())
         summary = PermitSummary(
             id=pid, number=number, site_address=address, status=status, cgp_schedule=schedule,
@@ -241,7 +242,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
             facts = PermitFacts(
                 id=pid, number=number, status=status, cgp_schedule=schedule, sensitive_waters=bool(sensitive),
                 issued_at=_start_of(issued_on, tz), construction_started_at=started, completed_at=completed,
-                extension_requested_at=_start_of(extension_on, tz),
+                extension_requested_at=_start_of(extension_on, tz), extension_granted_at=_start_of(granted_on, tz),
                 areas=_areas(area_rows.get(pid, ())),
                 structures=tuple(Structure(id=i, name=n, backfilled_at=b, pre_bury_inspected_at=p)
                                  for i, n, b, p in structures.get(pid, ())),

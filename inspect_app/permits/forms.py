@@ -51,10 +51,25 @@ class PermitForm(FlaskForm):
     surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
     issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])
+    extension_requested_on = DateField("Extension applied for on", validators=[Optional()],
+                                       description="Only where permits lapse unless work begins (Southborough "
+                                                   "§9.7): the day the written application was received.")
+    extension_granted_on = DateField("Extension granted on", validators=[Optional()],
+                                     description="The permit then lapses a year later than it would have.")
 
     def validate_construction_started_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
             raise ValidationError("Construction cannot start before the permit is issued.")
+
+    def validate_extension_requested_on(self, field) -> None:
+        if field.data and self.issued_on.data and field.data < self.issued_on.data:
+            raise ValidationError("An extension cannot be applied for before the permit is issued.")
+
+    def validate_extension_granted_on(self, field) -> None:
+        if field.data and not self.extension_requested_on.data:
+            raise ValidationError("Give the day the extension was applied for first.")
+        if field.data and self.extension_requested_on.data and field.data < self.extension_requested_on.data:
+            raise ValidationError("An extension cannot be granted before it was applied for.")
 
     def validate(self, extra_validators=None) -> bool:
         valid = super().validate(extra_validators)

@@ -75,6 +75,8 @@ class Permit(db.Model):
     construction_started_on: Mapped[dt.date | None] = mapped_column(Date)
     completed_on: Mapped[dt.date | None] = mapped_column(Date)
     extension_requested_on: Mapped[dt.date | None] = mapped_column(Date)
+    # Where permits lapse (Southborough §9.7): the day the extension was granted; it lengthens the clock.
+    extension_granted_on: Mapped[dt.date | None] = mapped_column(Date)
     status: Mapped[str] = mapped_column(choice("permit_status", *PERMIT_STATUSES), default="issued")
     revision: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

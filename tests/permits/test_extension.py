@@ -1,0 +1,63 @@
+"""Southborough §9.7: an agent records the extension applied for and granted; the lapse moves a year."""
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from inspect_app.dashboard.models import PermitObligation
+from inspect_app.extensions import db
+from inspect_app.permits.models import Permit
+
+
+def _form(permit: Permit, **changes) -> dict:
+    data = {"jurisdiction_id": permit.jurisdiction_id, "number": permit.number, "site_address": permit.site_address,
+            "latitude": str(permit.latitude), "longitude": str(permit.longitude), "owner_id": "",
+            "owner_name": permit.owner_name, "applicant_name": permit.applicant_name,
+            "applicant_email": permit.applicant_email, "disturbed_acres": str(permit.disturbed_acres),
+            "is_redevelopment": "0", "cgp_schedule": permit.cgp_schedule, "surety_amount": "",
+            "issued_on": permit.issued_on.isoformat(), "construction_started_on": "",
+            "extension_requested_on": "", "extension_granted_on": ""}
+    return data | changes
+
+
+def _lapse(permit_id: str) -> dt.datetime | None:
+    """When the dashboard's stored obligations say the permit lapses."""
+    db.session.expire_all()
+    return db.session.scalar(select(PermitObligation.due_at).where(PermitObligation.permit_id == permit_id,
+                                                                   PermitObligation.kind == "lapse"))
+
+
+def test_a_granted_extension_moves_the_lapse_a_year(make, signed_in):
+    agent = make.user("agent", town="southborough")
+    # Issued almost three years ago, no work begun: it lapses in a few weeks.
+    issued = dt.date.today() - dt.timedelta(days=3 * 365 - 20)
+    permit = make.permit("southborough", issued_on=issued)
+    before = _lapse(permit.id)
+    assert before is not None
+    browser = signed_in(agent)
+    requested = dt.date.today() - dt.timedelta(days=40)
+    saved = browser.post(f"/permits/{permit.id}/edit", _form(permit, extension_requested_on=requested.isoformat(),
+                                                          extension_granted_on=dt.date.today().isoformat()))
+    assert saved.status_code == 303, saved.text
+    after = _lapse(permit.id)
+    assert after.date() - before.date() in (dt.timedelta(days=365), dt.timedelta(days=366))
+    page = browser.get(f"/permits/{permit.id}")
+    assert "applied for" in page.text and "granted" in page.text
+    timeline = browser.get(f"/permits/{permit.id}/timeline").text
+    assert str(after.astimezone().year) in timeline
+
+
+def test_an_extension_granted_before_it_was_asked_for_is_refused(make, signed_in):
+    agent = make.user("agent", town="southborough")
+    permit = make.permit("southborough", issued_on=dt.date(2025, 1, 6))
+    browser = signed_in(agent)
+    refused = browser.post(f"/permits/{permit.id}/edit", _form(permit, extension_granted_on="2026-03-01"))
+    assert refused.status_code == 422
+    assert "Give the day the extension was applied for first." in refused.text
+    refused = browser.post(f"/permits/{permit.id}/edit", _form(permit, extension_requested_on="2026-03-02",
+                                                            extension_granted_on="2026-03-01"))
+    assert "An extension cannot be granted before it was applied for." in refused.text
+    db.session.expire_all()
+    stored = db.session.get(Permit, permit.id)
+    assert stored.extension_requested_on is None and stored.extension_granted_on is None
