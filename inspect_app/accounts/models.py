@@ -31,6 +31,9 @@ class User(UserMixin, db.Model):
     organization: Mapped[str | None] = mapped_column(String(200))
     phone: Mapped[str | None] = mapped_column(String(40))
     is_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The secret in an inspector's calendar subscription link (calendar apps cannot sign in); a new
+    # one replaces it, and the old link stops working.
+    calendar_key: Mapped[str | None] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     jurisdiction = relationship("Jurisdiction")

@@ -20,7 +20,7 @@ def snapshot(obj: Any) -> dict[str, Any]:
             value = value.isoformat()
         elif isinstance(value, decimal.Decimal):
             value = str(value)
-        if attr.key == "password_hash":
+        if attr.key in ("password_hash", "calendar_key"):  # secrets stay out of the log
             value = "(hidden)"
         data[attr.key] = value
     return data

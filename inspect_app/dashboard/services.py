@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import math
+import secrets
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from flask import current_app
 from sqlalchemy import ColumnElement, Select, case, func, literal, select
 
 from inspect_app.accounts.models import User
+from inspect_app.audit import services as audit
 from inspect_app.dashboard.facts import PermitSummary, Record, load_records
 from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem
 from inspect_app.extensions import db
@@ -338,3 +340,11 @@ def inspector_calendar(scope: Select, inspector_id: str, now: dt.datetime) -> li
     ids = _ids(scoped(scope, inspector=inspector_id))
     query = _open_rows(ids, now).where(_Ob.kind.in_(INSPECTION_KINDS), _Ob.due_at.is_not(None))
     return [_row(values) for values in db.session.execute(_ordered(query, "late"))]
+
+
+def new_calendar_key(user: User) -> str:
+    """A new secret for the user's calendar subscription link; the old link stops working."""
+    before = audit.snapshot(user)
+    user.calendar_key = secrets.token_urlsafe(32)
+    audit.record(user, "user.calendar_link", user, before)
+    return user.calendar_key

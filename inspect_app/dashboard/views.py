@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import click
-from flask import Blueprint, Response, abort, render_template, request, url_for
-from flask_login import current_user, login_required
+from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
+from flask_login import current_user
 from jinja2_fragments.flask import render_block
 from sqlalchemy import select
 
@@ -22,10 +22,16 @@ bp.record_once(lambda state: obligations.install())
 VARY = {"Vary": "HX-Request, HX-Target"}
 
 
+# The calendar subscription feed is read by calendar apps, which cannot sign in: its secret link is its key.
+OPEN_ENDPOINTS = frozenset({"dashboard.calendar_feed"})
+
+
 @bp.before_request
-@login_required
-def _signed_in() -> None:
-    """Every page here needs a signed-in user."""
+def _signed_in():
+    """Every page here needs a signed-in user, but the calendar subscription feed."""
+    if request.endpoint not in OPEN_ENDPOINTS and not current_user.is_authenticated:
+        return current_app.login_manager.unauthorized()
+    return None
 
 
 def _filters() -> services.Filters:
@@ -98,6 +104,27 @@ def calendar(user_id: str):
     body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)
     return Response(body, mimetype="text/calendar", headers={
         "Content-Disposition": f'inline; filename="inspections-{inspector.id}.ics"'})
+
+
+@bp.post("/dashboard/my-day/calendar-link")
+def new_calendar_link():
+    """Make the inspector's calendar subscription link (again: the old link stops working)."""
+    require("dashboard.my_day")
+    services.new_calendar_key(current_user)
+    db.session.commit()
+    return redirect(url_for("dashboard.my_day") + "#calendar-link", code=303)
+
+
+@bp.get("/calendar/<key>.ics")
+def calendar_feed(key: str):
+    """An inspector's calendar, for calendar apps: the secret key in the link stands for signing in."""
+    inspector = db.session.scalar(select(User).where(User.calendar_key == key)) if len(key) <= 64 else None
+    if inspector is None or not inspector.is_enabled or inspector.role != "inspector":
+        abort(404)
+    now = utcnow()
+    rows = services.inspector_calendar(visible_permits(inspector), inspector.id, now)
+    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)
+    return Response(body, mimetype="text/calendar", headers={"Cache-Control": "private, max-age=900"})
 
 
 def _timeline_link(permit_id: str) -> str:

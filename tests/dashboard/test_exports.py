@@ -8,6 +8,11 @@ import json
 import re
 from zoneinfo import ZoneInfo
 
+from sqlalchemy import select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.extensions import db
+
 ET = ZoneInfo("America/New_York")
 
 
@@ -146,3 +151,38 @@ def test_permittee_exports_hold_only_their_own_permits(make, record, signed_in):
     assert [f["properties"]["permit"] for f in features] == ["OWN-1"]
     assert "NOT-OWN-1" not in client.get("/dashboard/permits.csv").text
     assert signed_in(make.user("permittee")).get("/dashboard/permits.csv").text.count("\r\n") == 1  # header only
+
+
+def test_a_calendar_app_reads_the_inspectors_feed_through_the_secret_link(make, record, signed_in, client):
+    inspector = make.user("inspector")
+    permit = started_permit(make, record, inspectors=[inspector], number="LM-CAL-1")
+    record.inspection(permit, at=record.ago(days=3))
+    browser = signed_in(inspector)
+    assert browser.post("/dashboard/my-day/calendar-link").status_code == 303
+    link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
+    path = link.split("://", 1)[1].split("/", 1)[1]
+    # A calendar app has no session: the link alone gives the same feed as the signed-in page.
+    anonymous = client.get(f"/{path}")
+    assert anonymous.status_code == 200 and anonymous.mimetype == "text/calendar"
+    signed = browser.get(f"/dashboard/inspectors/{inspector.id}/calendar.ics").text
+    assert [e["SUMMARY"] for e in events(unfold(anonymous.text))] == [e["SUMMARY"] for e in events(unfold(signed))]
+    assert any("LM-CAL-1" in e["SUMMARY"] for e in events(unfold(anonymous.text)))
+    # A new link replaces the old one; a disabled account's link opens nothing; a made-up one neither.
+    assert browser.post("/dashboard/my-day/calendar-link").status_code == 303
+    assert client.get(f"/{path}").status_code == 404
+    new_link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
+    new_path = new_link.split("://", 1)[1].split("/", 1)[1]
+    assert client.get(f"/{new_path}").status_code == 200
+    inspector.is_enabled = False
+    db.session.commit()
+    assert client.get(f"/{new_path}").status_code == 404
+    assert client.get("/calendar/not-a-key.ics").status_code == 404
+    # The secret never reaches the audit log.
+    assert all(new_path.rsplit("/", 1)[1].removesuffix(".ics") not in str(e.after)
+               for e in db.session.scalars(select(AuditEntry)))
+
+
+def test_only_inspectors_make_a_calendar_link(make, signed_in):
+    for role in ("agent", "permittee"):
+        browser = signed_in(make.user(role))
+        assert browser.post("/dashboard/my-day/calendar-link").status_code == 403
