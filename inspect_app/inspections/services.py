@@ -431,21 +431,31 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
         signer_name=actor.name, signer_credentials=actor.credentials,
         details=_initial_details(permit, inspection_type), created_by_id=actor.id,
     )
+    # Sync stores first and fetches after answering, outside its write transaction; here the lookup
+    # comes before the first write (see _look_up_weather).
+    looked_up = _look_up_weather(inspection) if fetch_weather else None
     db.session.add(inspection)
     notice, in_time = matching_notice(permit, inspection_type, now)
     inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
     audit.record(actor, "inspection.start", inspection)
-    if fetch_weather:  # sync stores first and fetches after answering, outside its write transaction
-        _fill_weather(inspection)
+    if fetch_weather:
+        _fill_weather(inspection, looked_up)
     return inspection
 
 
-def _fill_weather(inspection: Inspection) -> None:
-    """Weather at the time and the last 24 h of rain, bounded in time; offline it stays pending."""
+def _look_up_weather(inspection: Inspection):
+    """Weather at the time and the last 24 h of rain, bounded in time, looked up before this request
+    writes anything: SQLite's write lock is then never held while meteostat answers."""
     from inspect_app.weather import services as weather
 
-    if weather.needs_weather(inspection):
-        weather.fill_inspection_weather(inspection)
+    return weather.look_up_inspection_weather(inspection)
+
+
+def _fill_weather(inspection: Inspection, looked_up) -> None:
+    """The report's weather from the earlier lookup (again if its time changed); offline it stays pending."""
+    from inspect_app.weather import services as weather
+
+    weather.apply_looked_up(looked_up, inspection)
 
 
 def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
@@ -624,6 +634,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
     """
     ensure_draft(inspection)
+    looked_up = _look_up_weather(inspection) if fetch_weather else None  # before anything is written
     before = audit.snapshot(inspection)
     _apply(inspection, data)
     problems = submission_problems(inspection, data)
@@ -639,7 +650,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = CERTIFICATION_STATEMENT
     if fetch_weather:
-        _fill_weather(inspection)  # the draft's time may have changed since it was started
+        _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)

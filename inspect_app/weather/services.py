@@ -174,6 +174,7 @@ class _Plan:
     inspection: Inspection
     result: source.WeatherResult
     fetched: bool  # from meteostat now (store its rows) rather than from our store
+    performed_at: dt.datetime | None = None  # the report's time the lookup was for
 
 
 def fill_inspection_weather(inspection: Inspection, *, now: dt.datetime | None = None) -> None:
@@ -186,6 +187,25 @@ def fill_inspection_weather(inspection: Inspection, *, now: dt.datetime | None =
     plan = _plan(inspection, now, {})
     if plan is not None:
         _apply(plan, now)
+
+
+def look_up_inspection_weather(inspection: Inspection, *, now: dt.datetime | None = None) -> _Plan | None:
+    """The reading half of `fill_inspection_weather`, to run before the caller writes anything.
+
+    SQLite has one writer at a time: a request that has written holds the lock until it commits, so
+    the (bounded, but seconds long) meteostat lookup is made first and applied with `apply_looked_up`.
+    """
+    with db.session.no_autoflush:
+        return _plan(inspection, now or utcnow(), {})
+
+
+def apply_looked_up(plan: _Plan | None, inspection: Inspection, *, now: dt.datetime | None = None) -> None:
+    """Fill the report from a lookup made earlier; if its time changed since, look up again."""
+    now = now or utcnow()
+    if plan is not None and plan.performed_at == inspection.performed_at:
+        _apply(plan, now)
+    elif plan is not None or needs_weather(inspection, now):
+        fill_inspection_weather(inspection, now=now)
 
 
 def needs_weather(inspection: Inspection, now: dt.datetime | None = None) -> bool:
@@ -212,13 +232,13 @@ def _plan(inspection: Inspection, now: dt.datetime,
         stored = _stored_result(station, inspection.performed_at, now)
         # Only a complete, final result: an incomplete one may just be hours we never fetched.
         if stored.status == "complete" and stored.final:
-            return _Plan(inspection, stored, fetched=False)
+            return _Plan(inspection, stored, fetched=False, performed_at=inspection.performed_at)
     _, window_end = source.inspection_window(inspection.performed_at)
     key = (permit.latitude, permit.longitude, window_end)
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
                                    deadline_s=_deadline_s())
-    return _Plan(inspection, asked[key], fetched=True)
+    return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at)
 
 
 def _permit_of(inspection: Inspection) -> Permit:
