@@ -24,6 +24,8 @@ bp = Blueprint("offline", __name__)
 MAX_HELD_PERMITS = 200
 # Pages every held permit needs besides its own: the lists, the outbox and this page.
 COMMON_PAGES = ("permits.index", "offline.outbox", "offline.held")
+# A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
+PERMITTEE_PAGES = ("certifications.my_permits",)
 
 
 @dataclass(frozen=True)
@@ -67,18 +69,25 @@ def pages():
         return jsonify({"error": "Sign in first."}), 401
     query = visible_permits(current_user).order_by(Permit.number).limit(MAX_HELD_PERMITS)
     held_permits = [_permit_pages(p) for p in db.session.scalars(query)]
-    common = [url_for(name) for name in COMMON_PAGES if name in current_app.view_functions]
+    names = COMMON_PAGES + (PERMITTEE_PAGES if current_user.role == "permittee" else ())
+    common = [url_for(name) for name in names if name in current_app.view_functions]
     return jsonify({"permits": held_permits, "common": common, "listed_at": utcnow().isoformat()})
 
 
 def _permit_pages(permit: Permit) -> dict:
-    """One permit's pages: its page, a new-inspection form per type, and the reports of open actions."""
+    """One permit's pages: its page, a new-inspection form per type, the reports of open actions, and
+    the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
     forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
              for k in profile_of(permit).inspection_types
              if allowed(current_user, inspections.action_for(k.key), permit)]
     reports = {url_for("inspections.detail", inspection_id=a.finding.inspection_id)
                for a in findings.open_actions(permit)}
-    urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports)]
+    om = [url_for("certifications.plan", permit_id=permit.id)]
+    if allowed(current_user, "om.log", permit):
+        om.append(url_for("certifications.log", permit_id=permit.id))
+    if allowed(current_user, "om.certify", permit):
+        om.append(url_for("certifications.certify_form", permit_id=permit.id))
+    urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports), *om]
     return {"id": permit.id, "number": permit.number, "site_address": permit.site_address, "urls": urls}
 
 

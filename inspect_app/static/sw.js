@@ -12,7 +12,7 @@
  */
 "use strict";
 
-const VERSION = "v2";
+const VERSION = "v3";
 const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
@@ -21,6 +21,7 @@ const SHELL = [
   "/static/app.js",
   "/static/outbox.js",
   "/static/offline_form.js",
+  "/static/offline_om.js",
   "/static/signature.js",
   "/static/vendor/htmx.min.js",
   "/static/manifest.webmanifest",

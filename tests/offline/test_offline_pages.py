@@ -44,3 +44,28 @@ def test_the_offline_form_is_refused_to_those_who_may_not_perform_it(make, signe
     agent = signed_in(make.user("agent"))
     assert agent.get(f"/offline/permits/{permit.id}/inspect/erosion_control").status_code == 403
     assert signed_in(inspector).get(f"/offline/permits/{permit.id}/inspect/bulldozing").status_code == 404
+
+
+def test_a_permittee_holds_the_om_pages_of_their_own_permits_and_their_home(make, signed_in):
+    owner = make.user("permittee")
+    mine = make.permit(owner=owner)
+    others = make.permit(owner=make.user("permittee"))
+    listed = signed_in(owner).get("/offline/pages.json").get_json()
+
+    assert [p["id"] for p in listed["permits"]] == [mine.id]
+    urls = listed["permits"][0]["urls"]
+    assert urls[0] == f"/permits/{mine.id}"
+    assert {f"/permits/{mine.id}/om", f"/permits/{mine.id}/om/log", f"/permits/{mine.id}/om/certify"} <= set(urls)
+    assert not any("/offline/permits/" in u for u in urls)  # a permittee makes no inspection reports
+    assert not any(others.id in u for u in urls)
+    assert "/my-permits" in listed["common"]
+
+
+def test_an_agent_holds_the_om_plan_but_not_the_owners_log_and_certify_forms(make, signed_in):
+    agent = make.user("agent")
+    permit = make.permit(owner=make.user("permittee"))
+    listed = signed_in(agent).get("/offline/pages.json").get_json()
+    urls = next(p["urls"] for p in listed["permits"] if p["id"] == permit.id)
+    assert f"/permits/{permit.id}/om" in urls
+    assert f"/permits/{permit.id}/om/log" not in urls and f"/permits/{permit.id}/om/certify" not in urls
+    assert "/my-permits" not in listed["common"]
