@@ -88,6 +88,13 @@ def run_migrations_online():
     connectable = get_engine()
 
     with connectable.connect() as connection:
+        # SQLite changes a table by copying it, dropping the old one and renaming the copy (batch mode);
+        # with foreign keys enforced, dropping a table other tables refer to fails. The pragma has no
+        # effect inside a transaction, so it is set before, and the keys are checked after.
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
         context.configure(
             connection=connection,
             target_metadata=get_metadata(),
@@ -96,6 +103,12 @@ def run_migrations_online():
 
         with context.begin_transaction():
             context.run_migrations()
+        if sqlite:
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
+            if broken:
+                raise RuntimeError(f"the migration left rows pointing at nothing: {broken[:5]}")
 
 
 if context.is_offline_mode():
