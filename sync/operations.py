@@ -25,7 +25,7 @@ from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding
+from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections import forms as report_forms
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection, InspectionNotice
@@ -182,6 +182,16 @@ class FindingIn(Payload):
     actions: list[ActionIn] = Field(default_factory=list, max_length=50)
 
 
+class PunchItemIn(Payload):
+    id: str = Field(pattern=UUID)
+    description: str = Field(max_length=2000)
+
+
+class ControlIn(Payload):
+    id: str = Field(pattern=UUID)
+    name: str = Field(max_length=120)
+
+
 class InspectionSubmit(Payload):
     permit_id: str = RecordId
     type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
@@ -193,14 +203,20 @@ class InspectionSubmit(Payload):
     signature_sha256: str | None = Field(default=None, pattern=SHA256)
     findings: list[FindingIn] = Field(default_factory=list, max_length=200)
     photos: list[PhotoIn] = Field(default_factory=list, max_length=200)
+    # A walk-through's punch list, made on the device (§380-16 C(4)(d)).
+    punch_list: list[PunchItemIn] = Field(default_factory=list, max_length=200)
+    # An erosion-control report's other controls: the id the device gave each name typed in
+    # `form["controls"]`, which its checklist answers name (answer-<item key>-<control id>).
+    controls: list[ControlIn] = Field(default_factory=list, max_length=100)
 
 
 def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> tuple[str, dict[str, Any]]:
     """A report made offline, signed and submitted (§380-16 C(4)): the online form's own services, in order.
 
-    start (under the device's id) → save the draft → findings and their corrective actions → photos →
-    submit. A refused submission (ReportIncomplete) is `rejected` with every problem, and the SAVEPOINT
-    it ran in leaves nothing behind. A report already submitted under this id is never made twice.
+    start (under the device's id) → the typed controls' ids → save the draft → findings and their
+    corrective actions → punch-list items → photos → submit. A refused submission (ReportIncomplete) is
+    `rejected` with every problem, and the SAVEPOINT it ran in leaves nothing behind. A report already
+    submitted under this id is never made twice.
     """
     permit = _visible_permit(ctx.user, payload.permit_id, inspections.action_for(payload.type))
     inspection = db.session.get(Inspection, op.record_id)
@@ -211,6 +227,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
             raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": inspection.id,
                                                               "record_sha256": inspection.record_sha256}))
     _check_device_ids(payload)
+    _check_type_parts(payload)
     for sha in [payload.signature_sha256] + [p.sha256 for p in payload.photos]:
         if sha and not ctx.blobs.exists(sha):
             raise Waiting(blob=sha)
@@ -219,9 +236,11 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
         inspection = inspections.start_inspection(ctx.user, permit, payload.type, payload.latitude,
                                                   payload.longitude, now=performed_at,
                                                   inspection_id=op.record_id, fetch_weather=False)
+    _seed_controls(inspection, payload.controls)
     data = _report_input(inspection, payload, performed_at)
     inspections.save_draft(ctx.user, inspection, data)
     made = _add_findings(ctx, inspection, payload.findings)
+    _add_punch_items(ctx, inspection, payload.punch_list)
     _add_photos(ctx, permit, payload.photos, "payload.photos", made, inspection=inspection)
     try:
         inspections.submit(ctx.user, inspection, data, fetch_weather=False)
@@ -236,13 +255,45 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
 def _check_device_ids(payload: InspectionSubmit) -> None:
     """Every id made on the device appears once, and photos name findings of this report."""
     ids = [f.id for f in payload.findings] + [a.id for f in payload.findings for a in f.actions]
-    ids += [p.id for p in payload.photos]
+    ids += [p.id for p in payload.photos] + [p.id for p in payload.punch_list] + [c.id for c in payload.controls]
     if len({i.lower() for i in ids}) != len(ids):
-        raise Rejected({"payload": "Each finding, corrective action and photo needs an id of its own."})
+        raise Rejected({"payload": "Each finding, corrective action, photo, punch-list item and control "
+                                   "needs an id of its own."})
     finding_ids = {f.id for f in payload.findings}
     for index, photo in enumerate(payload.photos):
         if photo.finding_id and photo.finding_id not in finding_ids:
             raise Rejected({f"payload.photos.{index}.finding_id": "No finding of this report has this id."})
+
+
+def _check_type_parts(payload: InspectionSubmit) -> None:
+    """A punch list comes only with a walk-through, typed controls only with an erosion-control report."""
+    if payload.punch_list and payload.type != "walk_through":
+        raise Rejected({"payload.punch_list": "Only a walk-through inspection makes a punch list "
+                                              "(§380-16 C(4)(d))."})
+    if payload.controls and payload.type != "erosion_control":
+        raise Rejected({"payload.controls": "Only an erosion control inspection lists other controls."})
+    seen: set[str] = set()
+    for index, control in enumerate(payload.controls):
+        name = control.name.strip().lower()
+        if not name:
+            raise Rejected({f"payload.controls.{index}.name": "Give the control's name."})
+        if name in seen:  # one name, one id: otherwise which answers are whose is a guess
+            raise Rejected({f"payload.controls.{index}.name": "Each control is listed once."})
+        seen.add(name)
+
+
+def _seed_controls(inspection: Inspection, controls: list[ControlIn]) -> None:
+    """Put the device's controls on the draft before its form is read.
+
+    The form's `_controls` keeps the id of a name the draft already lists, so the names typed on the
+    device keep the device's ids and the answers sent for them (answer-<item key>-<id>) stay theirs.
+    A line typed without an id gets a new one, and its checklist rows are then unanswered.
+    """
+    if not controls:
+        return
+    details = dict(inspection.details or {})
+    details["controls"] = [*details.get("controls", []), *({"id": c.id, "name": c.name.strip()} for c in controls)]
+    inspection.details = details
 
 
 def _report_input(inspection: Inspection, payload: InspectionSubmit,
@@ -294,6 +345,20 @@ def _add_findings(ctx: Context, inspection: Inspection, items: list[FindingIn]) 
             except findings.FindingError as error:
                 raise Rejected({f"{where}.actions.{j}.{error.field}": str(error)}) from None
     return made
+
+
+def _add_punch_items(ctx: Context, inspection: Inspection, items: list[PunchItemIn]) -> None:
+    """The walk-through's punch list (§380-16 C(4)(d)) under the device's ids; each once."""
+    for index, spec in enumerate(items):
+        item = db.session.get(PunchListItem, spec.id)
+        if item is not None:
+            if item.walk_through_id != inspection.id:
+                raise Rejected({f"payload.punch_list.{index}.id": "Another punch-list item already has this id."})
+            continue
+        try:
+            findings.add_punch_item(ctx.user, inspection, spec.description, item_id=spec.id)
+        except findings.FindingError as error:
+            raise Rejected({f"payload.punch_list.{index}.{error.field}": str(error)}) from None
 
 
 def _add_photos(ctx: Context, permit: Permit, items: list[PhotoIn], where: str,

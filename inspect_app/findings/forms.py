@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
 from wtforms import BooleanField, DateTimeLocalField, SelectChoice, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
@@ -60,8 +61,11 @@ class CloseOutForm(FlaskForm):
     completed_at = DateTimeLocalField("Done on", format="%Y-%m-%dT%H:%M",
                                       validators=[DataRequired(message="Give the date and time it was done.")])
     note = TextAreaField("What was done", validators=[Optional(), Length(max=5000)])
-    evidence_photo_id = StringField("Evidence photo", validators=[Optional(), Length(max=36)],
-                                    description="The id of a photo of the corrected work (optional)")
+    # CGP 2022 Part 5.4: a photo of the corrected work documents the corrective action.
+    evidence_photo = FileField("Evidence photo", description="Take a photo of the corrected work, or choose one "
+                                                             "(optional). Kept on this device if offline.")
+    evidence_photo_id = StringField("…or a photo already uploaded", validators=[Optional(), Length(max=36)],
+                                    description="Its photo id (optional)")
 
 
 class ReturnForm(FlaskForm):

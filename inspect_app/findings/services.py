@@ -20,7 +20,9 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ensure_draft
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
+from inspect_app.photos import services as photos
 from inspect_app.photos.models import Photo
+from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules import calendar
 from inspect_app.stabilization.models import DisturbedArea
@@ -136,8 +138,12 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
 
 
 def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: str | None = None,
-              evidence_photo_id: str | None = None) -> CorrectiveAction:
-    """Record that the corrective action was done: when, how, and the photo that shows it."""
+              evidence_photo_id: str | None = None, evidence_photo: PhotoData | None = None) -> CorrectiveAction:
+    """Record that the corrective action was done: when, how, and the photo that shows it.
+
+    The photo is one already stored (`evidence_photo_id`) or one taken for the close-out (`evidence_photo`,
+    its bytes), stored through the photos service only once the close-out itself is known to be right.
+    """
     if action.status == "verified":
         raise FindingError("completed_at", "This action is already verified.")
     if completed_at > utcnow() + dt.timedelta(minutes=5):
@@ -146,10 +152,19 @@ def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: 
     if completed_at < action.discovered_at.replace(second=0, microsecond=0):
         raise FindingError("completed_at", "The action cannot be done before the problem was found.")
     photo_id = (evidence_photo_id or "").strip() or None
+    if photo_id and evidence_photo is not None:
+        raise FindingError("evidence_photo", "Take or choose a photo, or give the id of one already uploaded: "
+                                             "not both.")
     if photo_id:
         photo = db.session.get(Photo, photo_id)
         if photo is None or photo.permit_id != action.permit_id:
             raise FindingError("evidence_photo_id", "No photo of this permit has that id.")
+    if evidence_photo is not None:
+        try:
+            photo_id = photos.store_photo(actor, db.session.get(Permit, action.permit_id), evidence_photo,
+                                          corrective_action=action).id
+        except (PhotoRejected, photos.PhotoRefused) as error:
+            raise FindingError("evidence_photo", str(error)) from None
     before = audit.snapshot(action)
     action.status, action.completed_at = "completed", completed_at
     action.closeout_note, action.evidence_photo_id = note or None, photo_id
@@ -190,14 +205,16 @@ def return_to_field(actor, finding: Finding, comment: str) -> Finding:
     return finding
 
 
-def add_punch_item(actor, inspection: Inspection, description: str) -> PunchListItem:
+def add_punch_item(actor, inspection: Inspection, description: str,
+                   item_id: str | None = None) -> PunchListItem:
     """Add an item of remaining work to a walk-through's punch list (§380-16 C(4)(d))."""
     ensure_draft(inspection)
     if inspection.type != "walk_through":
         raise FindingError("description", "Only a walk-through inspection makes a punch list.")
     if not (description or "").strip():
         raise FindingError("description", "Describe the remaining work and where it is.")
-    item = PunchListItem(permit_id=inspection.permit_id, walk_through_id=inspection.id,
+    item = PunchListItem(**({"id": item_id} if item_id else {}),  # a device's own id (sync)
+                         permit_id=inspection.permit_id, walk_through_id=inspection.id,
                          description=description.strip())
     db.session.add(item)
     audit.record(actor, "punch.create", item)

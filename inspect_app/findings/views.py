@@ -119,15 +119,16 @@ def open_action(finding_id: str):
 
 @bp.post("/actions/<action_id>/close")
 def close_out(action_id: str):
-    """Record that a corrective action was done, with its evidence."""
+    """Record that a corrective action was done, with its evidence (a photo sent with it, or one uploaded)."""
     action = _action(action_id)
     inspection = action.finding.inspection
     require("action.close", inspection.permit)
     form = forms.CloseOutForm(prefix=f"close-{action.id}")
     if form.validate_on_submit():
+        photo = form.evidence_photo.data  # None when no file was chosen
         try:
             services.close_out(current_user, action, form.completed_at.data.replace(tzinfo=LOCAL_TZ),
-                               form.note.data, form.evidence_photo_id.data)
+                               form.note.data, form.evidence_photo_id.data, photo.stream if photo else None)
         except services.FindingError as error:
             getattr(form, error.field).errors.append(str(error))
         else:

@@ -1,10 +1,15 @@
 // The offline inspection form (templates/offline/inspection_form.html): a draft kept in IndexedDB as it
-// is typed, findings and photos added on the device, and on submit an `inspection.submit` operation in
-// the outbox (static/outbox.js sends it). Needs window.Outbox; safe to load more than once (hx-boost).
+// is typed, findings, photos, a walk-through's punch list and an erosion-control report's typed controls
+// added on the device, and on submit an `inspection.submit` operation in the outbox (static/outbox.js
+// sends it). Needs window.Outbox; safe to load more than once (hx-boost).
 (function () {
   "use strict";
 
   var SAVE_DELAY_MS = 250;
+  // The online form's limits for typed controls (inspections/forms.py `_controls`) and punch-list items.
+  var MAX_CONTROLS = 100;
+  var MAX_CONTROL_NAME = 120;
+  var MAX_PUNCH = 2000;
 
   function setUp(form) {
     var O = window.Outbox;
@@ -18,6 +23,7 @@
     var problem = document.getElementById("offline-error");
     var pad = document.querySelector("[data-signature-pad]");
     var signature = pad && pad.querySelector("[data-signature-value]");
+    var controlsBox = document.getElementById("controls");
 
     function fieldValues() {
       var values = {};
@@ -54,6 +60,9 @@
 
     function restore(saved) {
       state = saved;
+      state.controls = state.controls || [];
+      state.punch_list = state.punch_list || [];
+      renderControls();  // first: the answers restored below need the typed controls' rows
       Object.keys(state.fields || {}).forEach(function (name) {
         var values = [].concat(state.fields[name]);
         Array.prototype.forEach.call(form.elements, function (el) {
@@ -75,12 +84,14 @@
       }
       renderFindings();
       renderPhotos();
+      renderPunch();
     }
 
     function fresh() {
       return {
         key: draftKey, inspection_id: O.uuid(), permit_id: permitId, type: type, fields: {},
-        findings: [], photos: [], latitude: null, longitude: null, started_at: new Date().toISOString(),
+        findings: [], photos: [], controls: [], punch_list: [], latitude: null, longitude: null,
+        started_at: new Date().toISOString(),
       };
     }
 
@@ -215,6 +226,115 @@
       });
     }
 
+    // --- typed controls (erosion control) ------------------------------------------------------------
+    // Online, saving the draft gives each new line of `controls` an id and the checklist a row per control
+    // for the items asked per control. Here each name gets an id made on this device, kept in the draft
+    // (a renamed line is a new control), and its rows are added at once; the ids travel in the
+    // operation's `controls`, so the server keeps them and the answers (answer-<item>-<id>) stay theirs.
+    function controlsProblem(lines) {
+      if (lines.length > MAX_CONTROLS || lines.some(function (n) { return n.length > MAX_CONTROL_NAME; })) {
+        return "List at most " + MAX_CONTROLS + " controls, each under " + MAX_CONTROL_NAME + " characters.";
+      }
+      return "";
+    }
+
+    function syncControls() {
+      if (!controlsBox) return "";
+      var known = {};
+      state.controls.forEach(function (c) { known[c.name.toLowerCase()] = c.id; });
+      var lines = controlsBox.value.split("\n").map(function (l) { return l.trim(); }).filter(Boolean);
+      var problem = controlsProblem(lines);
+      var error = document.querySelector("[data-controls-error]");
+      error.textContent = problem;
+      error.hidden = !problem;
+      var seen = {};
+      state.controls = [];
+      lines.slice(0, MAX_CONTROLS).forEach(function (line) {
+        var name = line.slice(0, MAX_CONTROL_NAME);
+        var key = name.toLowerCase();
+        if (seen[key]) return;  // one id per name, as the server keeps it
+        seen[key] = true;
+        state.controls.push({ id: known[key] || O.uuid(), name: name });
+      });
+      renderControls();
+      return problem;
+    }
+
+    function controlRow(template, itemKey, controlId) {
+      var row = template.content.firstElementChild.cloneNode(true);
+      row.dataset.controlId = controlId;
+      row.querySelectorAll("[id], [name], [for], [aria-describedby]").forEach(function (el) {
+        ["id", "name", "for", "aria-describedby"].forEach(function (attribute) {
+          var value = el.getAttribute(attribute);
+          if (value) el.setAttribute(attribute, value.split("KEY-ID").join(itemKey + "-" + controlId));
+        });
+      });
+      return row;
+    }
+
+    function renderControls() {
+      var template = document.getElementById("control-row-template");
+      if (!template) return;
+      document.querySelectorAll("[data-typed-controls]").forEach(function (box) {
+        var item = box.closest("[data-item-key]");
+        var rows = {};
+        box.querySelectorAll("[data-control-row]").forEach(function (row) { rows[row.dataset.controlId] = row; });
+        state.controls.forEach(function (control) {
+          var row = rows[control.id] || controlRow(template, item.dataset.itemKey, control.id);
+          delete rows[control.id];
+          row.querySelector("legend").textContent = control.name;
+          box.appendChild(row);  // in the order of the lines; a kept row keeps its answer
+        });
+        Object.keys(rows).forEach(function (id) { rows[id].remove(); });
+        var empty = item.querySelector("[data-checklist-empty]");
+        if (empty) empty.hidden = state.controls.length > 0;
+      });
+    }
+
+    // --- punch list (walk-through) ---------------------------------------------------------------------
+    function addPunch() {
+      var input = document.getElementById("punch-description");
+      var error = document.querySelector("[data-punch-error]");
+      var say = function (text) { error.textContent = text; error.hidden = !text; };
+      var description = input.value.trim();
+      if (!description) return say("Describe the remaining work and where it is.");
+      if (description.length > MAX_PUNCH) return say("Keep it under " + MAX_PUNCH + " characters.");
+      say("");
+      state.punch_list.push({ id: O.uuid(), description: description });
+      input.value = "";
+      renderPunch();
+      saveDraft();
+    }
+
+    function renderPunch() {
+      var list = document.querySelector("[data-punch-list]");
+      if (!list) return;
+      list.textContent = "";
+      document.querySelector("[data-punch-empty]").hidden = state.punch_list.length > 0;
+      state.punch_list.forEach(function (item) {
+        var li = document.createElement("li");
+        li.id = "punch-item-" + item.id;
+        li.dataset.punchId = item.id;
+        var text = document.createElement("span");
+        text.dataset.punchDescription = "";
+        text.textContent = item.description;
+        var remove = document.createElement("button");
+        remove.type = "button";
+        remove.className = "btn btn-secondary";
+        remove.textContent = "Remove";
+        remove.setAttribute("aria-label", "Remove: " + item.description);
+        remove.addEventListener("click", function () {
+          state.punch_list = state.punch_list.filter(function (p) { return p !== item; });
+          renderPunch();
+          saveDraft();
+        });
+        li.appendChild(text);
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(remove);
+        list.appendChild(li);
+      });
+    }
+
     // --- submit -------------------------------------------------------------------------------------
     function dataUrlBlob(dataUrl) {
       var bytes = atob(dataUrl.split(",")[1]);
@@ -226,8 +346,9 @@
     function submit() {
       var started = performance.now();
       problem.hidden = true;
-      if (!signature || !signature.value) {
-        problem.textContent = "Sign the report on the signature pad.";
+      var refusal = (!signature || !signature.value) ? "Sign the report on the signature pad." : syncControls();
+      if (refusal) {
+        problem.textContent = refusal;
         problem.hidden = false;
         return Promise.resolve();
       }
@@ -245,6 +366,9 @@
             permit_id: permitId, type: type, performed_at: O.isoWithOffset(performed),
             latitude: state.latitude, longitude: state.longitude, form: fields,
             signature_sha256: signatureSha, findings: state.findings, photos: photos,
+            // Each only for its own type (the server refuses them on another).
+            punch_list: type === "walk_through" ? state.punch_list : [],
+            controls: type === "erosion_control" ? state.controls : [],
           },
         };
         var blobs = state.photos.map(function (p) {
@@ -286,6 +410,14 @@
       else if (target.form === form) saveSoon();
     });
     document.getElementById("add-finding").addEventListener("click", addFinding);
+    if (controlsBox) controlsBox.addEventListener("input", syncControls);  // before the draft is saved
+    var punchInput = document.getElementById("punch-description");
+    if (punchInput) {
+      document.getElementById("add-punch").addEventListener("click", addPunch);
+      punchInput.addEventListener("keydown", function (event) {
+        if (event.key === "Enter") { event.preventDefault(); addPunch(); }
+      });
+    }
     if (pad) {
       pad.addEventListener("pointerup", function () { setTimeout(saveDraft, 0); });
       pad.addEventListener("click", function (event) {
@@ -316,6 +448,7 @@
         var when = document.getElementById("performed_at");
         if (when && !when.value) when.value = localNow();
         renderFindings();
+        renderPunch();
         saveDraft();
       }
       form.dataset.loaded = "1";

@@ -503,28 +503,46 @@
 
   // --- a corrective action closed with no server --------------------------------------------------
   // The close-out form (findings/_findings.html, data-offline-kind="action.close") posts with htmx; when
-  // that cannot reach the server, the close-out becomes an `action.close` operation in the outbox.
+  // that cannot reach the server, the close-out becomes an `action.close` operation in the outbox. A
+  // chosen evidence photo is kept as a blob, byte for byte, and goes first (docs/sync.md).
   function closeActionOffline(form) {
     var field = function (name) {
       var el = form.querySelector('[name$="-' + name + '"]');
       return el ? el.value.trim() : "";
     };
+    var input = form.querySelector('input[type="file"][name$="-evidence_photo"]');
+    var file = input && input.files && input.files[0];
     var done = field("completed_at");
     var note = form.querySelector("[data-offline-note]") || element("p", { class: "field-error", role: "alert", "data-offline-note": "" });
     form.appendChild(note);
     if (!done) { note.textContent = "Give the date and time it was done."; return null; }
+    // A typed photo id names a photo on the server; `action.close` carries only a photo from this device.
+    if (field("evidence_photo_id")) {
+      note.textContent = "No connection: a photo already uploaded cannot be named now. Take or choose the " +
+        "photo instead, or leave its id empty.";
+      return null;
+    }
     var opId = uuid();
-    var item = {
-      op_id: opId, kind: "action.close", label: form.dataset.offlineLabel, href: location.pathname, blobs: [],
-      op: { op_id: opId, kind: "action.close", record_id: form.dataset.offlineRecord,
-            base_revision: Number(form.dataset.offlineRevision), device_time: isoWithOffset(new Date()),
-            payload: { completed_at: isoWithOffset(new Date(done)), note: field("note") || null, evidence_photo: null } },
-    };
-    return enqueue(item, []).then(function () {
+    var blob = file ? new Blob([file], { type: file.type || "image/jpeg" }) : null;
+    return (blob ? sha256(blob) : Promise.resolve(null)).then(function (sha) {
+      var evidence = sha ? { id: uuid(), sha256: sha, caption: null } : null;
+      var item = {
+        op_id: opId, kind: "action.close", label: form.dataset.offlineLabel, href: location.pathname,
+        blobs: sha ? [{ sha256: sha, size: blob.size, type: blob.type, photo: true, caption: "" }] : [],
+        op: { op_id: opId, kind: "action.close", record_id: form.dataset.offlineRecord,
+              base_revision: Number(form.dataset.offlineRevision), device_time: isoWithOffset(new Date()),
+              payload: { completed_at: isoWithOffset(new Date(done)), note: field("note") || null,
+                         evidence_photo: evidence } },
+      };
+      var blobs = sha ? [{ sha256: sha, blob: blob, type: blob.type, size: blob.size }] : [];
+      return enqueue(item, blobs);
+    }).then(function () {
       var saved = element("p", { class: "flash flash-success", role: "status", "data-offline-saved": "" },
-                          "Saved on this device — will sync");
+                          "Saved on this device — will sync" + (file ? " (with its photo)" : ""));
       form.replaceWith(saved);
       syncSoon();
+    }, function (error) {
+      note.textContent = "This device could not keep the close-out: " + error + ". Try again.";
     });
   }
 

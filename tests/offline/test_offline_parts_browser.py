@@ -1,0 +1,263 @@
+"""The parts of the offline form the online one grows by saving the draft, and the close-out's evidence
+photo, in a real Chromium with the server process really stopped (and started again on the same port):
+a walk-through's punch list, an erosion-control report's typed controls and their answers, and a
+corrective action closed with a photo. Also the close-out photo chosen online, and the "Offline" link."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, PunchListItem
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+from inspect_app.photos.models import Photo
+from inspect_app.types import LOCAL_TZ, utcnow
+
+from tests.offline.offline_helpers import (
+    answer_checklist, draw_signature, hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, submit,
+    wait_for_form, wait_for_outbox,
+)
+
+browser = pytest.mark.browser
+
+
+@pytest.fixture
+def site(make):
+    """An inspector assigned to a permit with a disturbed area and a BMP (a silt fence)."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
+    permits.add_structure(None, permit, name="Silt fence, north edge", kind="bmp", is_underground=False)
+    db.session.commit()
+    return inspector, permit
+
+
+@pytest.fixture
+def open_action(site, make):
+    """A submitted report of the site with a finding and its open corrective action."""
+    inspector, permit = site
+    report = make.inspection(permit, evaluation="violations", inspector=inspector, latitude=42.05, longitude=-72.58)
+    finding = make.finding(permit, report)
+    action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                              description="Reset the silt fence", owner_name="Site contractor",
+                              discovered_at=utcnow() - dt.timedelta(hours=3), due_at=utcnow() + dt.timedelta(days=1))
+    db.session.add(action)
+    db.session.commit()
+    return action
+
+
+def _stored(model, record_id: str):
+    db.session.expire_all()
+    return db.session.get(model, record_id)
+
+
+def _sync(page, server) -> None:
+    """Start the server again (no `online` event comes) and wait until the outbox is empty."""
+    server.start()
+    page.goto(f"{server.url}/outbox")
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: not items)
+
+
+def _add_punch_item(page, description: str, enter: bool = False) -> None:
+    count = page.locator("[data-punch-list] li").count()
+    page.fill("#punch-description", description)
+    if enter:
+        page.press("#punch-description", "Enter")
+    else:
+        page.click("#add-punch")
+    page.wait_for_function(f"document.querySelectorAll('[data-punch-list] li').length === {count + 1}")
+
+
+def _wait_for_draft(page, check: str) -> None:
+    """Poll the draft kept in IndexedDB until the JS expression `check` (on `draft`) holds."""
+    for _ in range(50):
+        if page.evaluate(f"Outbox.store.all('drafts').then(all => all.some(draft => {check}))"):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the draft on the device never came to: {check}")
+
+
+def _done_half_an_hour_ago() -> str:
+    return (dt.datetime.now() - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M")
+
+
+@browser
+def test_a_walk_through_punch_list_made_with_the_server_stopped_arrives_and_is_open_at_the_final(site, server, page):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    form = f"{server.url}/offline/permits/{permit.id}/inspect/walk_through"
+    page.goto(form)
+    wait_for_form(page)
+    page.click("#add-punch")
+    assert "Describe the remaining work" in page.inner_text("[data-punch-error]")
+    _add_punch_item(page, "Loam and seed the swale side slopes")
+    _add_punch_item(page, "Remove the silt fence at the north edge", enter=True)
+    _add_punch_item(page, "Typed by mistake")
+    page.click("[data-punch-list] li:has-text('Typed by mistake') button")
+    page.wait_for_function("document.querySelectorAll('[data-punch-list] li').length === 2")
+    _wait_for_draft(page, "draft.punch_list.length === 2")
+
+    page.reload()  # the punch list is kept in the draft on the device
+    wait_for_form(page)
+    ids = page.eval_on_selector_all("[data-punch-list] li", "items => items.map(li => li.dataset.punchId)")
+    assert page.locator("[data-punch-description]").all_inner_texts() == [
+        "Loam and seed the swale side slopes", "Remove the silt fence at the north edge"]
+    answer_checklist(page)
+    page.check("#evaluation-compliant")
+    draw_signature(page)
+    submit(page)
+    [item] = outbox(page)
+    assert [p["id"] for p in item["op"]["payload"]["punch_list"]] == ids
+
+    _sync(page, server)
+    walk_through = _stored(Inspection, item["op"]["record_id"])
+    assert walk_through.status == "submitted" and walk_through.type == "walk_through"
+    stored = db.session.scalars(select(PunchListItem).where(PunchListItem.walk_through_id == walk_through.id)).all()
+    assert {p.id: p.description for p in stored} == {
+        ids[0]: "Loam and seed the swale side slopes", ids[1]: "Remove the silt fence at the north edge"}
+
+    # The final inspection, started online, asks how each of them was resolved.
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.click("button[data-start=final]")
+    page.wait_for_selector("#final-part")
+    for punch_id in ids:
+        assert page.locator(f"#final-part textarea#punch-{punch_id}").count() == 1
+    assert "Loam and seed the swale side slopes" in page.inner_text("#final-part")
+    assert "Remove the silt fence at the north edge" in page.inner_text("#final-part")
+
+
+@browser
+def test_a_typed_control_answered_with_the_server_stopped_arrives_with_its_answer(site, server, page):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
+    wait_for_form(page)
+    rows = "[data-item-key=control_effective] [data-control-row]"
+    page.fill("#controls", "Wattle, west slop")
+    page.wait_for_selector(rows)
+    misspelt = page.get_attribute(rows, "data-control-id")
+    page.fill("#controls", "Wattle, west slope")  # a renamed line is a new control
+    page.wait_for_selector(f"{rows}:has-text('Wattle, west slope')")
+    control_id = page.get_attribute(rows, "data-control-id")
+    assert control_id != misspelt
+    assert page.locator("[data-control-row]").count() == 3  # installed, maintained, effective
+
+    answer_checklist(page)
+    page.check(f"#answer-control_effective-{control_id}-no")
+    page.fill(f"#note-control_effective-{control_id}", "Undercut at the toe")
+    _wait_for_draft(page, f"draft.fields['note-control_effective-{control_id}'] === 'Undercut at the toe'")
+    page.reload()
+    wait_for_form(page)
+    assert page.is_checked(f"#answer-control_effective-{control_id}-no")  # its row and answer came back
+    page.check("#evaluation-violations")
+    page.fill("#corrective_steps", "Re-stake the wattle on the west slope.")
+    draw_signature(page)
+    submit(page)
+    [item] = outbox(page)
+    assert item["op"]["payload"]["controls"] == [{"id": control_id, "name": "Wattle, west slope"}]
+
+    _sync(page, server)
+    report = _stored(Inspection, item["op"]["record_id"])
+    assert report.status == "submitted"
+    assert report.details["controls"] == [{"id": control_id, "name": "Wattle, west slope"}]
+    answers = {(a.item_key, a.subject_id): (a.answer, a.note) for a in report.answers}
+    assert answers[("control_effective", control_id)] == ("no", "Undercut at the toe")
+    assert answers[("control_installed", control_id)] == ("yes", None)
+    page.goto(f"{server.url}/inspections/{report.id}")
+    assert "Undercut at the toe" in page.inner_text(f"#answer-control_effective-{control_id}")
+
+
+@browser
+def test_a_close_out_with_its_photo_made_with_the_server_stopped_arrives_with_the_photo_byte_identical(
+        site, open_action, server, page):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.click("#open-actions a:has-text('Reset the silt fence')")  # the report is held on the device
+    form = f"form[data-offline-record='{open_action.id}']"
+    evidence = jpeg(51)
+    page.fill(f"{form} input[name$='-completed_at']", _done_half_an_hour_ago())
+    page.set_input_files(f"{form} input[type=file]", [photo_file("fence-reset.jpg", evidence)])
+    page.fill(f"{form} textarea[name$='-note']", "Fence reset and re-trenched")
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_selector("[data-offline-saved]:has-text('Saved on this device — will sync')")
+    [item] = outbox(page)
+    assert item["op"]["payload"]["evidence_photo"]["sha256"] == sha256(evidence)
+    page.goto(f"{server.url}/outbox")
+    assert page.locator(f"#item-{item['op_id']} img").count() == 1  # the photo waits on the device
+
+    _sync(page, server)
+    closed = _stored(CorrectiveAction, open_action.id)
+    assert (closed.status, closed.closeout_note) == ("completed", "Fence reset and re-trenched")
+    assert closed.evidence_photo_id == item["op"]["payload"]["evidence_photo"]["id"]
+    original = page.request.get(f"{server.url}/photos/{closed.evidence_photo_id}/original")
+    assert original.ok and sha256(original.body()) == sha256(evidence)  # byte for byte
+
+
+@browser
+def test_a_photo_chosen_on_the_close_out_online_becomes_its_evidence(site, open_action, server, page):
+    inspector, _permit = site
+    sign_in_controlled(page, server, inspector)
+    report_id = open_action.finding.inspection_id
+    page.goto(f"{server.url}/inspections/{report_id}")
+    form = f"form[data-offline-record='{open_action.id}']"
+    evidence = jpeg(61)
+    # Online the server reads the time in the town's zone (offline the device sends its own offset).
+    done = (utcnow() - dt.timedelta(minutes=30)).astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    page.fill(f"{form} input[name$='-completed_at']", done)
+    page.set_input_files(f"{form} input[type=file]", [photo_file("fence.jpg", evidence)])
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_selector(f"#action-{open_action.id}:has-text('(photo ')")
+    assert outbox(page) == []  # it went straight to the server
+
+    closed = _stored(CorrectiveAction, open_action.id)
+    assert closed.status == "completed" and closed.evidence_photo_id
+    assert db.session.get(Photo, closed.evidence_photo_id).original_sha256 == sha256(evidence)
+    assert closed.evidence_photo_id in page.inner_text(f"#action-{open_action.id}")
+
+
+@browser
+def test_the_offline_link_in_the_menu_opens_the_permits_held_on_the_device(site, server, page):
+    inspector, _permit = site
+    sign_in_controlled(page, server, inspector)
+    page.click("nav[aria-label=Main] a:text-is('Offline')")
+    page.wait_for_selector("h1:has-text('Available offline')")
+    assert page.url == f"{server.url}/offline/"
+    page.click("main a:text-is('Outbox')")
+    page.wait_for_selector("h1:has-text('Outbox')")
+    page.click("main a[href='/offline/']")
+    page.wait_for_selector("h1:has-text('Available offline')")
+
+
+def test_the_offline_link_is_only_for_the_signed_in(site, client, signed_in):
+    inspector, _permit = site
+    assert '<a href="/offline/">Offline</a>' not in client.get("/login").text
+    assert '<a href="/offline/">Offline</a>' in signed_in(inspector).get("/permits/").text
+
+
+def test_a_close_out_whose_file_is_no_photo_is_refused_beside_it_and_nothing_changes(site, open_action, signed_in):
+    inspector, _permit = site
+    client = signed_in(inspector)
+    prefix = f"close-{open_action.id}"
+    done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    refused = client.post(f"/actions/{open_action.id}/close", {
+        f"{prefix}-completed_at": done, f"{prefix}-evidence_photo": (io.BytesIO(b"not a photo"), "notes.txt")},
+        htmx=True)
+    assert refused.status_code == 422 and f'id="{prefix}-evidence_photo-error"' in refused.text
+    both = client.post(f"/actions/{open_action.id}/close", {
+        f"{prefix}-completed_at": done, f"{prefix}-evidence_photo": (io.BytesIO(jpeg(71)), "fence.jpg"),
+        f"{prefix}-evidence_photo_id": "some-photo-id"}, htmx=True)
+    assert both.status_code == 422 and "not both" in both.text
+    action = _stored(CorrectiveAction, open_action.id)
+    assert (action.status, action.evidence_photo_id, action.revision) == ("open", None, 1)
+    assert db.session.scalar(select(func.count()).select_from(Photo)) == 0
