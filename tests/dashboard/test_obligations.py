@@ -215,9 +215,14 @@ def test_stored_rows_and_their_status_at_any_time_agree_with_the_engine(make, re
                     for r in records for o in obligations(r.facts, r.profile, now, history=False)}
         if hours == 0:
             assert set(got) == set(expected)
-        # Later, time may add obligations (refreshed hourly); those stored keep the engine's status.
+        # Later, time may add obligations (refreshed hourly); those stored keep the engine's status. Their
+        # wording may not: a storm's later days, once seen, make "0.28 in fell on …" "a storm began with …"
+        # until the hourly refresh stores it again.
         for key in set(got) & set(expected):
-            assert got[key] == expected[key], key
+            if hours == 0:
+                assert got[key] == expected[key], key
+            else:
+                assert got[key][:6] + got[key][7:] == expected[key][:6] + expected[key][7:], key
             compared += 1
     assert compared > 100
 

@@ -227,10 +227,9 @@ def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, serve
         if faults.cut_blob_after is None:
             break
         page.wait_for_timeout(100)
-    page.wait_for_timeout(300)
-    assert faults.bytes_for(sha256(big)) == 1024 * 1024
-    assert len(outbox(page)) == 1
-
+    assert faults.cut_blob_after is None, "the upload never reached the cut"
+    # The outbox tries again by itself (timer, page load, Sync now); whichever try comes first must
+    # start from what the server holds.
     page.click("#sync-now")
     wait_for_outbox(page, lambda items: not items)
     offsets = [offset for sha, offset, _ in faults.blob_puts if sha == sha256(big)]
