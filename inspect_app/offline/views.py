@@ -2,6 +2,8 @@
 and the offline inspection form (filled and signed with no network, sent later through `/sync`)."""
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,9 @@ bp = Blueprint("offline", __name__)
 MAX_HELD_PERMITS = 200
 # Pages every held permit needs besides its own: the lists, the outbox and this page.
 COMMON_PAGES = ("permits.index", "offline.outbox", "offline.held")
+# The static files of the worker's app shell ("/static/app.js" in its SHELL list), and its version line.
+SHELL_FILE = re.compile(r'"/static/([^"]+)"')
+VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
 PERMITTEE_PAGES = ("certifications.my_permits",)
 
@@ -38,8 +43,19 @@ class PlannedInspection:
 
 @bp.get("/sw.js")
 def service_worker():
-    """Serve the service worker from the root so it controls every page of the app."""
-    script = Path(current_app.static_folder, "sw.js").read_bytes()
+    """Serve the service worker from the root so it controls every page of the app.
+
+    Its VERSION is a digest of the app-shell files it caches: a release that changes any of them
+    changes the worker's bytes, so every device installs the new worker and takes the new shell at once
+    (the shell is served from the cache, so a kept version would keep old scripts for one more load).
+    """
+    static = Path(current_app.static_folder)
+    script = (static / "sw.js").read_text(encoding="utf-8")
+    digest = hashlib.sha256()
+    for name in sorted(set(SHELL_FILE.findall(script))):
+        path = static / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
+    script = VERSION_LINE.sub(f'const VERSION = "{digest.hexdigest()[:16]}";', script, count=1)
     return script, 200, {"Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-cache"}
 
 

@@ -12,7 +12,8 @@
  */
 "use strict";
 
-const VERSION = "v3";
+// Replaced when served (offline/views.py) by a digest of the shell files below.
+const VERSION = "dev";
 const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [

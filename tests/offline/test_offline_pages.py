@@ -1,6 +1,9 @@
 """The server side of "available offline": the list of pages to hold, and the offline inspection form."""
 from __future__ import annotations
 
+import re
+import shutil
+
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
@@ -69,3 +72,15 @@ def test_an_agent_holds_the_om_plan_but_not_the_owners_log_and_certify_forms(mak
     assert f"/permits/{permit.id}/om" in urls
     assert f"/permits/{permit.id}/om/log" not in urls and f"/permits/{permit.id}/om/certify" not in urls
     assert "/my-permits" not in listed["common"]
+
+
+def test_a_release_that_changes_a_shell_file_changes_the_worker(app, client, tmp_path):
+    shutil.copytree(app.static_folder, tmp_path / "static")
+    app.static_folder = str(tmp_path / "static")
+    first = client.get("/sw.js").text
+    version = re.search(r'^const VERSION = "([0-9a-f]{16})";$', first, re.MULTILINE)
+    assert version, "the worker is served with a digest for its version"
+    assert client.get("/sw.js").text == first  # the same files, the same worker
+    (tmp_path / "static" / "offline_om.js").write_text("// a new release\n", encoding="utf-8")
+    changed = client.get("/sw.js").text
+    assert changed != first and version.group(1) not in changed
