@@ -530,9 +530,17 @@ class PhotoAttach(Payload):
 
 
 def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str, dict[str, Any]]:
-    """A photo from a completely uploaded blob, linked to its record, through the photos service."""
-    permit = _visible_permit(ctx.user, payload.permit_id, "inspection.perform")
+    """A photo from a completely uploaded blob, linked to its record, through the photos service.
+
+    The same rule as an upload online: "photo.add", and the action owning each record it is of (a
+    permittee adds photos to their maintenance log, an inspector to a report).
+    """
     ids = {key: getattr(payload, key) for key in photos.TARGETS}
+    # A photo of no record is a close-out's (as in photos.views), sent before its corrective action.
+    needed = photos.actions_for([key for key, value in ids.items() if value] or ["corrective_action_id"])
+    permit = _visible_permit(ctx.user, payload.permit_id, needed[0])
+    for action in needed[1:]:
+        _require(ctx.user, action, permit, "payload.permit_id")
     for key, model in photos.TARGETS.items():
         if ids[key] and db.session.get(model, ids[key]) is None:
             raise Waiting(record=ids[key])  # made offline too, and its operation has not come yet

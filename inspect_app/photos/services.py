@@ -32,6 +32,21 @@ TARGETS: dict[str, type] = {
     "log_entry_id": MaintenanceLogEntry,
     "structure_id": StormwaterStructure,
 }
+# Who may add a photo to what: "photo.add", and the action that owns the record it is of.
+TARGET_ACTIONS = {
+    "inspection_id": "inspection.perform",
+    "finding_id": "inspection.perform",
+    "corrective_action_id": "action.close",
+    "log_entry_id": "om.log",
+    "structure_id": "photo.add",
+}
+
+
+def actions_for(target_keys) -> list[str]:
+    """The actions a user needs to add a photo of the records named by `target_keys` (keys of TARGETS)."""
+    return ["photo.add"] + [TARGET_ACTIONS[key] for key in target_keys]
+
+
 # The Photo columns that say where a photo belongs (a close-out photo is named by its corrective action).
 LINK_COLUMNS = ("inspection_id", "finding_id", "structure_id", "log_entry_id")
 RENDITIONS = ("original", "display", "thumb")

@@ -20,13 +20,6 @@ from inspect_app.photos.processing import MAX_BYTES, PhotoRejected
 bp = Blueprint("photos", __name__)
 
 # Who may attach a photo to what, beyond "photo.add": the action that owns that kind of record.
-TARGET_ACTIONS = {
-    "inspection_id": "inspection.perform",
-    "finding_id": "inspection.perform",
-    "corrective_action_id": "action.close",
-    "log_entry_id": "om.log",
-    "structure_id": "photo.add",
-}
 # The files are addressed by their content, so a browser may keep them as long as it likes.
 CACHE_SECONDS = 365 * 24 * 3600
 
@@ -187,7 +180,7 @@ def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | 
 
 
 def _target_actions(target_ids: dict[str, str]) -> list[str]:
-    return ["photo.add"] + [TARGET_ACTIONS[key] for key in target_ids]
+    return services.actions_for(target_ids)
 
 
 def _photo_actions(photo: Photo) -> list[str]:

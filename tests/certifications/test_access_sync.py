@@ -115,3 +115,21 @@ def test_the_answer_to_another_users_operation_is_not_given_out(two_owners, sign
     assert _push(signed_in(w["victim"]), [op]).json["results"][0]["status"] == "applied"
     looked_up = signed_in(w["intruder"]).get(f"/sync/ops/{op['op_id']}")
     assert looked_up.status_code == 404 and "Outlet clear" not in looked_up.text
+
+
+def test_a_permittee_adds_photos_to_their_own_log_but_not_to_a_report(two_owners, make, signed_in):
+    w = two_owners
+    browser = signed_in(w["victim"])
+    photo = _upload(browser, jpeg(8))
+    report = make.inspection(w["theirs"])
+    ops = [new_op("photo.attach", new_id(), {"permit_id": w["theirs"].id, "original_sha256": photo,
+                                             "log_entry_id": w["entry"], "caption": "Forebay after cleaning"}),
+           new_op("photo.attach", new_id(), {"permit_id": w["theirs"].id, "original_sha256": photo,
+                                             "inspection_id": report.id})]
+    answers = _push(browser, ops).json["results"]
+    assert [a["status"] for a in answers] == ["applied", "rejected"]
+    assert answers[1]["reasons"] == {"payload.permit_id": "Your role may not do inspection.perform on this permit."}
+    db.session.expire_all()
+    stored = db.session.scalars(select(Photo).where(Photo.original_sha256 == photo)).all()
+    assert [(p.log_entry_id, p.inspection_id, p.caption) for p in stored] == [
+        (w["entry"], None, "Forebay after cleaning")]
