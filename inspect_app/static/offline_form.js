@@ -130,35 +130,11 @@
         var findingId = list.dataset.finding || null;
         list.textContent = "";
         state.photos.filter(function (p) { return (p.finding_id || null) === findingId; }).forEach(function (photo) {
-          var tile = document.createElement("li");
-          tile.dataset.photoId = photo.id;
-          var img = document.createElement("img");
-          img.alt = "Photo " + (photo.caption || "");
-          O.store.get("blobs", photo.sha256).then(function (record) {
-            if (!record) return;
-            var url = URL.createObjectURL(record.blob);
-            urls.push(url);
-            img.src = url;
-          });
-          var caption = document.createElement("input");
-          caption.setAttribute("form", "photo-none");
-          caption.setAttribute("aria-label", "Caption");
-          caption.placeholder = "Caption";
-          caption.value = photo.caption || "";
-          caption.addEventListener("input", function () { photo.caption = caption.value; saveSoon(); });
-          var remove = document.createElement("button");
-          remove.type = "button";
-          remove.className = "btn btn-secondary";
-          remove.textContent = "Remove";
-          remove.addEventListener("click", function () {
+          list.appendChild(O.photoTile(photo, urls, saveSoon, function () {
             state.photos = state.photos.filter(function (p) { return p !== photo; });
             renderPhotos();
             saveDraft();
-          });
-          tile.appendChild(img);
-          tile.appendChild(caption);
-          tile.appendChild(remove);
-          list.appendChild(tile);
+          }));
         });
       });
     }

@@ -298,27 +298,11 @@
       urls = [];
       photoList.textContent = "";
       state.photos.forEach(function (photo) {
-        var tile = element("li", { "data-photo-id": photo.id });
-        var img = element("img", { alt: "Photo " + (photo.caption || "") });
-        O.store.get("blobs", photo.sha256).then(function (record) {
-          if (!record) return;
-          var url = URL.createObjectURL(record.blob);
-          urls.push(url);
-          img.src = url;
-        });
-        var caption = element("input", { "aria-label": "Caption", placeholder: "Caption", maxlength: "2000" });
-        caption.value = photo.caption || "";
-        caption.addEventListener("input", function () { photo.caption = caption.value; });
-        var remove = element("button", { type: "button", class: "btn btn-secondary" }, "Remove");
-        remove.addEventListener("click", function () {
+        photoList.appendChild(O.photoTile(photo, urls, saveSoon, function () {
           state.photos = state.photos.filter(function (p) { return p !== photo; });
           renderPhotos();
           saveDraft();
-        });
-        tile.appendChild(img);
-        tile.appendChild(caption);
-        tile.appendChild(remove);
-        photoList.appendChild(tile);
+        }));
       });
     }
 

@@ -106,6 +106,30 @@
     return el;
   }
 
+  // A photo kept on this device, as the forms show it: the image, its caption and a Remove button.
+  // `objectUrls` collects the image URLs for the caller to revoke; `changed` runs as the caption is typed.
+  function photoTile(photo, objectUrls, changed, removed) {
+    var tile = element("li", { "data-photo-id": photo.id });
+    var img = element("img", { alt: "Photo " + (photo.caption || "") });
+    store.get("blobs", photo.sha256).then(function (record) {
+      if (!record) return;
+      var url = URL.createObjectURL(record.blob);
+      objectUrls.push(url);
+      img.src = url;
+    });
+    // In no form: the caption is kept with the photo, not posted.
+    var caption = element("input", { form: "photo-none", "aria-label": "Caption", placeholder: "Caption",
+                                     maxlength: "2000" });
+    caption.value = photo.caption || "";
+    caption.addEventListener("input", function () { photo.caption = caption.value; changed(); });
+    var remove = element("button", { type: "button", class: "btn btn-secondary" }, "Remove");
+    remove.addEventListener("click", removed);
+    tile.appendChild(img);
+    tile.appendChild(caption);
+    tile.appendChild(remove);
+    return tile;
+  }
+
   // --- queueing -------------------------------------------------------------------------------------
   // Put an item and its new blobs in the outbox in one transaction (and drop the draft it came from,
   // and the rejected item it corrects): a closed tab right after this loses nothing.
@@ -586,7 +610,7 @@
   }
 
   window.Outbox = {
-    store: store, transact: transact, enqueue: enqueue, sha256: sha256, uuid: uuid,
+    store: store, transact: transact, enqueue: enqueue, sha256: sha256, uuid: uuid, photoTile: photoTile,
     isoWithOffset: isoWithOffset, syncNow: syncNow, syncSoon: syncSoon, refresh: refresh,
     holdAll: holdAll, status: status,
   };

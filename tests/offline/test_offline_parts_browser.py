@@ -13,7 +13,6 @@ from sqlalchemy import func, select
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, PunchListItem
 from inspect_app.inspections.models import Inspection
-from inspect_app.permits import services as permits
 from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ, utcnow
 
@@ -23,16 +22,6 @@ from tests.offline.offline_helpers import (
 )
 
 browser = pytest.mark.browser
-
-
-@pytest.fixture
-def site(make):
-    """An inspector assigned to a permit with a disturbed area and a BMP (a silt fence)."""
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
-    permits.add_structure(None, permit, name="Silt fence, north edge", kind="bmp", is_underground=False)
-    db.session.commit()
-    return inspector, permit
 
 
 @pytest.fixture
