@@ -11,7 +11,6 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
-from inspect_app.types import utcnow
 
 from tests.offline.offline_helpers import (
     WireFaults, fill_erosion_report, hold_permits, jpeg, outbox, sha256, sign_in_controlled, wait_for_form,
@@ -228,15 +227,9 @@ def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, serve
     assert stored is not None
 
 
-def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sync(site, server, page, make):
+def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sync(site, open_action, server, page):
     inspector, permit = site
-    report = make.inspection(permit, evaluation="violations", inspector=inspector, latitude=42.05, longitude=-72.58)
-    finding = make.finding(permit, report)
-    action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
-                              description="Reset the silt fence", owner_name="Site contractor",
-                              discovered_at=utcnow() - dt.timedelta(hours=3), due_at=utcnow() + dt.timedelta(days=1))
-    db.session.add(action)
-    db.session.commit()
+    action = open_action
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
 
