@@ -406,27 +406,26 @@ def fill_weather(app, inspection_ids: list[str]) -> None:
 # --- pull ----------------------------------------------------------------------------------------
 
 def changes(user, cursor: int, limit: int) -> dict[str, Any]:
-    """The audit entries after `cursor` on permits `user` may see, oldest first, one page."""
+    """The audit entries after `cursor` on permits `user` may see, in commit order, one page.
+
+    The cursor is `commit_seq`, given in commit order: an entry that becomes visible later always has a
+    higher one than every entry visible now, so a cursor never passes over one still to come.
+    """
     visible = visible_permits(user).with_only_columns(Permit.id).scalar_subquery()
-    query = (select(AuditEntry).where(AuditEntry.seq > cursor, AuditEntry.permit_id.in_(visible))
-             .order_by(AuditEntry.seq).limit(limit + 1))
-    settle = setting("SYNC_PULL_SETTLE_S", 0)
-    if settle:
-        # Sequence numbers are handed out before commit: on PostgreSQL an entry can become visible
-        # after a higher one. Entries younger than this are left for the next pull.
-        query = query.where(AuditEntry.at <= utcnow() - dt.timedelta(seconds=settle))
+    query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible))
+             .order_by(AuditEntry.commit_seq).limit(limit + 1))
     rows = list(db.session.scalars(query))
     page = rows[:limit]
     return {
         "changes": [{"seq": e.seq, "at": e.at.isoformat(), "action": e.action, "entity": e.entity,
                      "entity_id": e.entity_id, "permit_id": e.permit_id, "after": e.after} for e in page],
-        "cursor": page[-1].seq if page else cursor,
+        "cursor": page[-1].commit_seq if page else cursor,
         "more": len(rows) > limit,
     }
 
 
 def latest_seq() -> int:
-    return db.session.scalar(select(func.max(AuditEntry.seq))) or 0
+    return db.session.scalar(select(func.max(AuditEntry.commit_seq))) or 0
 
 
 def snapshot(permit: Permit) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String, event
+from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, Sequence, String, event, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from inspect_app.extensions import db
@@ -14,10 +14,14 @@ from inspect_app.types import UTCDateTime, utcnow
 class AuditEntry(db.Model):
     __tablename__ = "audit_entries"
 
-    # A growing integer, so it also serves as the sync pull cursor.
+    # A growing integer, in the order entries were written.
     seq: Mapped[int] = mapped_column(
         BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
     )
+    # The sync pull cursor: given to a transaction's entries as it commits, in commit order (see
+    # `_stamp_commit_order`). `seq` is not: on PostgreSQL a transaction that took a lower one can commit
+    # after one that took a higher one, and a reader that had moved past the higher would miss it.
+    commit_seq: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
     actor_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
     action: Mapped[str] = mapped_column(String(60))
@@ -30,6 +34,44 @@ class AuditEntry(db.Model):
 
 class AppendOnlyError(RuntimeError):
     """Raised when code tries to change or delete an audit entry."""
+
+
+# PostgreSQL: the numbers `commit_seq` is given from (SQLite, with one writer at a time, uses `seq`).
+COMMIT_SEQUENCE = Sequence("audit_commit_seq", metadata=db.metadata)
+# The transaction-level lock that lets one committing transaction at a time take its numbers.
+_COMMIT_ORDER_LOCK = 380_014
+_UNSTAMPED = "audit_entries_to_stamp"
+
+
+@event.listens_for(Session, "after_flush")
+def _note_new_entries(session: Session, flush_context) -> None:
+    if any(isinstance(obj, AuditEntry) for obj in session.new):
+        session.info[_UNSTAMPED] = True
+
+
+@event.listens_for(Session, "before_commit")
+def _stamp_commit_order(session: Session) -> None:
+    """Number this transaction's entries in commit order, just before it commits.
+
+    On PostgreSQL the numbers are taken under a transaction-level advisory lock, which is released only
+    once the commit is visible: the next transaction takes its numbers after that, so what a reader can
+    see is always every number up to some point, never one with a gap below it that fills in later.
+    The lock is taken last, holding nothing anyone else waits for, so it cannot deadlock.
+    """
+    session.flush()
+    if not session.info.pop(_UNSTAMPED, False):
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
+        session.execute(text("UPDATE audit_entries SET commit_seq = nextval('audit_commit_seq') "
+                             "WHERE commit_seq IS NULL"))
+    else:
+        session.execute(text("UPDATE audit_entries SET commit_seq = seq WHERE commit_seq IS NULL"))
+
+
+@event.listens_for(Session, "after_rollback")
+def _forget_unstamped(session: Session) -> None:
+    session.info.pop(_UNSTAMPED, None)
 
 
 @event.listens_for(Session, "before_flush")
