@@ -54,6 +54,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     errors.register(app)
     templating.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
+    # Last of the before-commit work (after the dashboard's), so its lock is held for the commit alone.
+    import_module("inspect_app.audit.models").install_commit_order()
 
     @app.get("/")
     def home():

@@ -49,15 +49,27 @@ def _note_new_entries(session: Session, flush_context) -> None:
         session.info[_UNSTAMPED] = True
 
 
-@event.listens_for(Session, "before_commit")
+def install_commit_order() -> None:
+    """Number audit entries at every commit (once per process), after the other before-commit work.
+
+    Installed last, by create_app, so the lock it takes is held for the commit itself and nothing more:
+    the dashboard's recompute, which locks permits, runs before it.
+    """
+    if not event.contains(Session, "before_commit", _stamp_commit_order):
+        event.listen(Session, "before_commit", _stamp_commit_order)
+
+
 def _stamp_commit_order(session: Session) -> None:
     """Number this transaction's entries in commit order, just before it commits.
 
     On PostgreSQL the numbers are taken under a transaction-level advisory lock, which is released only
     once the commit is visible: the next transaction takes its numbers after that, so what a reader can
     see is always every number up to some point, never one with a gap below it that fills in later.
-    The lock is taken last, holding nothing anyone else waits for, so it cannot deadlock.
+    The lock is taken last, holding nothing anyone else waits for, so it cannot deadlock; so not on the
+    release of a SAVEPOINT (a sync push makes one per operation), only on the real commit.
     """
+    if session.in_nested_transaction():
+        return
     session.flush()
     if not session.info.pop(_UNSTAMPED, False):
         return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from inspect_app.audit.models import AuditEntry
@@ -46,3 +47,20 @@ def test_a_change_written_first_and_committed_last_is_still_pulled(app, make, cl
     finally:
         slow.close()
         quick.close()
+
+
+def test_a_savepoint_release_takes_no_number_and_no_lock_only_the_commit_does(app, make):
+    permit = make.permit(areas=["Pad"])
+    with Session(db.engine) as session:
+        with session.begin_nested():  # as a sync push applies each operation
+            seq = _entry(session, permit, "inside a savepoint").seq
+        if db.engine.dialect.name == "postgresql":
+            held = session.execute(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                        "AND pid = pg_backend_pid()")).scalar()
+            assert held == 0
+        assert session.execute(text("SELECT commit_seq FROM audit_entries WHERE seq = :seq"),
+                               {"seq": seq}).scalar() is None
+        session.commit()
+    stamped = db.session.execute(text("SELECT commit_seq FROM audit_entries WHERE seq = :seq"),
+                                 {"seq": seq}).scalar()
+    assert stamped is not None
