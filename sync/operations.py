@@ -436,11 +436,7 @@ class OMLog(Payload):
 def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, Any]]:
     """A maintenance log entry (§380-14 C(2)(j)) with its photos, through the O&M service."""
     permit = _visible_permit(ctx.user, payload.permit_id, "om.log")
-    entry = db.session.get(MaintenanceLogEntry, op.record_id)
-    if entry is not None:
-        if entry.permit_id != permit.id:
-            raise Rejected({"record_id": "Another log entry already has this id."})
-        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": entry.id}))
+    _made_before(op, MaintenanceLogEntry, permit, "log entry")
     for index, photo in enumerate(payload.photos):
         if photo.finding_id:
             raise Rejected({f"payload.photos.{index}.finding_id": "A log entry's photos belong to no finding."})
@@ -472,11 +468,7 @@ class OMCertify(Payload):
 def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dict[str, Any]]:
     """The annual O&M certification (§380-14 C(2)(l)) signed on a device, for the period it names."""
     permit = _visible_permit(ctx.user, payload.permit_id, "om.certify")
-    certification = db.session.get(OMCertification, op.record_id)
-    if certification is not None:
-        if certification.permit_id != permit.id:
-            raise Rejected({"record_id": "Another certification already has this id."})
-        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": certification.id}))
+    _made_before(op, OMCertification, permit, "certification")
     if payload.signature_sha256 and not ctx.blobs.exists(payload.signature_sha256):
         raise Waiting(blob=payload.signature_sha256)
     try:
@@ -500,11 +492,7 @@ class NoticeGive(Payload):
 def apply_notice_give(ctx: Context, op: Op, payload: NoticeGive) -> tuple[str, dict[str, Any]]:
     """The engineer's 24-hour advance notice to the authority (§380-16 C(3)), under the device's id."""
     permit = _visible_permit(ctx.user, payload.permit_id, "inspection.notice")
-    notice = db.session.get(InspectionNotice, op.record_id)
-    if notice is not None:
-        if notice.permit_id != permit.id:
-            raise Rejected({"record_id": "Another notice already has this id."})
-        raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": notice.id}))
+    _made_before(op, InspectionNotice, permit, "notice")
     # §380-16 C(3): the notice counts from when the authority can see it, so `given_at` is the
     # server's clock on arrival (the service's default), not the time it was written down offline.
     try:
@@ -604,6 +592,17 @@ def _conflict(ctx: Context, op: Op, record) -> tuple[str, dict[str, Any]]:
         record.has_conflict = True
     audit.record(ctx.user, f"{op.kind.split('.')[0]}.conflict", record, server)
     return "conflict", {"server": server, "conflict_id": conflict.id}
+
+
+def _made_before(op: Op, model, permit: Permit, what: str) -> None:
+    """A creation whose record is already here: a replay (`duplicate`, with the first answer), or its
+    id taken by a record of another permit (`rejected`). Nothing when the id is new."""
+    record = db.session.get(model, op.record_id)
+    if record is None:
+        return
+    if record.permit_id != permit.id:
+        raise Rejected({"record_id": f"Another {what} already has this id."})
+    raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": record.id}))
 
 
 def _original(kind: str, record_id: str, made: dict[str, Any]) -> dict[str, Any]:
