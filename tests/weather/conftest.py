@@ -67,17 +67,22 @@ def meteostat_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("meteostat-cache")
 
 
-@pytest.fixture(scope="session")
-def meteostat_server() -> Iterator[FakeMeteostat]:
-    """The session's fake server, with every station of every case declared."""
+def _serve_stations(stations: dict, sites: dict) -> Iterator[FakeMeteostat]:
+    """A fake meteostat with these stations, each `km_north` of its site, for the whole session."""
     fake = FakeMeteostat()
-    for station_id, (site, km_north, name) in STATIONS.items():
-        latitude, longitude = SITES[site]
+    for station_id, (site, km_north, name) in stations.items():
+        latitude, longitude = sites[site]
         fake.add_station(station_id, name, latitude + km_north / KM_PER_DEGREE_LATITUDE, longitude)
     fake.start()
     yield fake
     fake.stop()
     _wait_for_workers()
+
+
+@pytest.fixture(scope="session")
+def meteostat_server() -> Iterator[FakeMeteostat]:
+    """The session's fake server, with every station of every case declared."""
+    yield from _serve_stations(STATIONS, SITES)
 
 
 @pytest.fixture
@@ -170,14 +175,7 @@ APP_STATIONS = {
 @pytest.fixture(scope="session")
 def app_meteostat_server() -> Iterator[FakeMeteostat]:
     """The session's fake server for whole-app tests, with the stations of APP_STATIONS."""
-    fake = FakeMeteostat()
-    for station_id, (site, km_north, name) in APP_STATIONS.items():
-        latitude, longitude = APP_SITES[site]
-        fake.add_station(station_id, name, latitude + km_north / KM_PER_DEGREE_LATITUDE, longitude)
-    fake.start()
-    yield fake
-    fake.stop()
-    _wait_for_workers()
+    yield from _serve_stations(APP_STATIONS, APP_SITES)
 
 
 @pytest.fixture
