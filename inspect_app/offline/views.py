@@ -9,12 +9,12 @@ from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, url_for
 from flask_login import current_user, login_required
+from sqlalchemy import select
 
 from inspect_app.accounts.policy import allowed, visible_permits
 from inspect_app.extensions import db
-from inspect_app.findings import services as findings
 from inspect_app.findings.forms import KIND_CHOICES
-from inspect_app.findings.models import SEVERITIES
+from inspect_app.findings.models import SEVERITIES, CorrectiveAction, Finding
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES
 from inspect_app.permits.models import Permit
@@ -84,20 +84,32 @@ def pages():
     if not current_user.is_authenticated:
         return jsonify({"error": "Sign in first."}), 401
     query = visible_permits(current_user).order_by(Permit.number).limit(MAX_HELD_PERMITS)
-    held_permits = [_permit_pages(p) for p in db.session.scalars(query)]
+    permits = list(db.session.scalars(query))
+    reports = _reports_with_open_actions([p.id for p in permits])
+    held_permits = [_permit_pages(p, reports.get(p.id, set())) for p in permits]
     names = COMMON_PAGES + (PERMITTEE_PAGES if current_user.role == "permittee" else ())
     common = [url_for(name) for name in names if name in current_app.view_functions]
     return jsonify({"permits": held_permits, "common": common, "listed_at": utcnow().isoformat()})
 
 
-def _permit_pages(permit: Permit) -> dict:
+def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:
+    """The reports whose corrective actions are not verified yet, by permit: one query for them all."""
+    rows = db.session.execute(
+        select(CorrectiveAction.permit_id, Finding.inspection_id).join(Finding, CorrectiveAction.finding_id == Finding.id)
+        .where(CorrectiveAction.permit_id.in_(permit_ids), CorrectiveAction.status != "verified"))
+    found: dict[str, set[str]] = {}
+    for permit_id, inspection_id in rows:
+        found.setdefault(permit_id, set()).add(inspection_id)
+    return found
+
+
+def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
     """One permit's pages: its page, a new-inspection form per type, the reports of open actions, and
     the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
     forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
              for k in profile_of(permit).inspection_types
              if allowed(current_user, inspections.action_for(k.key), permit)]
-    reports = {url_for("inspections.detail", inspection_id=a.finding.inspection_id)
-               for a in findings.open_actions(permit)}
+    reports = {url_for("inspections.detail", inspection_id=i) for i in open_action_reports}
     om = [url_for("certifications.plan", permit_id=permit.id)]
     if allowed(current_user, "om.log", permit):
         om.append(url_for("certifications.log", permit_id=permit.id))

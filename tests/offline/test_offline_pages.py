@@ -7,7 +7,9 @@ import shutil
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections.models import Inspection
+from inspect_app.types import utcnow
 
 
 def test_the_pages_to_hold_are_the_inspectors_own_permits_with_a_form_per_type(make, signed_in, client):
@@ -84,3 +86,19 @@ def test_a_release_that_changes_a_shell_file_changes_the_worker(app, client, tmp
     (tmp_path / "static" / "offline_om.js").write_text("// a new release\n", encoding="utf-8")
     changed = client.get("/sw.js").text
     assert changed != first and version.group(1) not in changed
+
+
+def test_the_reports_of_open_corrective_actions_are_held_and_no_others(make, signed_in):
+    inspector = make.user("inspector")
+    mine, others = make.permit(inspectors=[inspector]), make.permit(inspectors=[inspector])
+    open_report, done_report = make.inspection(mine), make.inspection(mine)
+    for report, status in ((open_report, "open"), (done_report, "verified")):
+        finding = make.finding(mine, report)
+        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=mine.id, kind="routine_maintenance",
+                                        description="Reset the fence", owner_name="Contractor", status=status,
+                                        discovered_at=utcnow(), due_at=utcnow()))
+    db.session.commit()
+    listed = {p["id"]: p["urls"] for p in signed_in(inspector).get("/offline/pages.json").get_json()["permits"]}
+    assert f"/inspections/{open_report.id}" in listed[mine.id]
+    assert f"/inspections/{done_report.id}" not in listed[mine.id]
+    assert not any("/inspections/" in u for u in listed[others.id])
