@@ -169,6 +169,7 @@ def test_a_close_out_with_its_photo_made_with_the_server_stopped_arrives_with_th
     [item] = outbox(page)
     assert item["op"]["payload"]["evidence_photo"]["sha256"] == sha256(evidence)
     page.goto(f"{server.url}/outbox")
+    page.wait_for_selector(f"#item-{item['op_id']}")  # the list is drawn from IndexedDB after the page loads
     assert page.locator(f"#item-{item['op_id']} img").count() == 1  # the photo waits on the device
 
     _sync(page, server)
