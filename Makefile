@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export FLASK_APP := inspect_app
 
-.PHONY: run test test-sqlite test-postgres test-browser install install-test system-packages bench clean
+.PHONY: run test test-sqlite test-postgres test-browser install install-test system-packages bench soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,8 +54,13 @@ test-postgres: install-test system-packages
 test-browser: install-test system-packages
 	$(BIN)/pytest -m browser
 
-bench: install-test
-	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script; done
+# Every bench as a module (python -m bench.<name>, so none shadows a package), then figure vs target.
+# `make bench BENCH="load photos"` runs only those; `make soak` adds the 10-minute soak.
+bench: install-test system-packages
+	$(BIN)/python -m bench $(BENCH)
+
+soak: install-test system-packages
+	$(BIN)/python -m bench.load --soak
 
 clean:
 	rm -rf $(VENV) instance .pytest_cache

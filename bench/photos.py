@@ -11,7 +11,7 @@ Prints, one per line:
   (each peak includes the interpreter, the app's imports and the input bytes; the two are measured in
   separate child processes, because a peak is a high-water mark that never goes down)
 
-Run from the repository root: python bench/photos.py [runs]
+Run from the repository root: python -m bench.photos [runs]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from the repo root
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, however it is run
 
 from PIL import ExifTags, Image, ImageOps  # noqa: E402
 
@@ -110,7 +110,7 @@ def peak_rss_mb() -> float:
 def measure_in_child(mode: str, photo: Path, runs: int) -> tuple[float, float]:
     """Run ``worker`` in a fresh interpreter, so each way's peak memory is its own."""
     result = subprocess.run(
-        [sys.executable, __file__, "--worker", mode, str(photo), str(runs)],
+        [sys.executable, "-m", "bench.photos", "--worker", mode, str(photo), str(runs)],
         capture_output=True, text=True, check=True,
     )
     median, peak_mb = result.stdout.split()

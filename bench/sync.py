@@ -1,10 +1,13 @@
 """Sync throughput and resumable upload, against a live central record on 127.0.0.1 (SQLite).
 
 Prints `name=value` lines:
-- push_ops_per_s: 1,000 area status operations pushed in batches of 200 (target >= 500)
-- replay_ops_per_s: the same 1,000 pushed again, each answered "duplicate" (target >= 2000)
+- push_ops_per_s: 1,000 area status operations pushed in batches of 200 (target >= 2000)
+- replay_ops_per_s: the same 1,000 pushed again, each answered "duplicate" (target >= 10000)
 - blob_resent_bytes: for an 8 MB blob whose upload breaks off at 50 %, the bytes sent again after
   resuming (target <= one chunk, chunk_bytes)
+
+Run from the repository root as a module, so this file does not shadow the `sync` package:
+    python -m bench.sync
 """
 from __future__ import annotations
 
