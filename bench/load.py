@@ -1,0 +1,437 @@
+"""The app under load as a town runs it: gunicorn and PostgreSQL, 50 people at once, driven by locust.
+
+Starts, all on this machine and all stopped at the end (also on Ctrl-C or an error):
+- a PostgreSQL server of its own (a temporary folder, a Unix socket only, fsync on, as in production),
+  migrated with `flask db upgrade`;
+- a town loaded into it: 300 permits in two towns, 20 inspectors, 3 agents, a year of weekly reports
+  with checklist answers, findings, corrective actions and photos (real JPEGs and renditions in a
+  temporary BLOB_ROOT), the dashboard's stored obligations, and a sync device per inspector;
+- the tests' fake meteostat on 127.0.0.1, so starting a report and the rainfall chart look weather up
+  over HTTP as they do in production;
+- gunicorn on 127.0.0.1 (4 workers x 4 threads);
+- locust, headless, in a process of its own (bench/locustfile.py): 38 inspectors opening permit pages
+  (and the rainfall chart the page then loads), reading reports, starting reports and saving drafts;
+  6 agent sessions reading the dashboard, permit pages and reports; 6 tablets pushing area status
+  changes and pulling changes; 0.5-1.5 s think time.
+
+Prints `name=value` lines:
+  load_users, load_seconds      users and how long they ran
+  load_requests, load_rps       requests answered, and per second
+  load_p50_ms, load_p95_ms, load_p99_ms   over every request but sign-in (target p95 <= 250)
+  load_errors                   failed requests, sign-in included (target 0)
+  load_<page>_p50_ms / _p95_ms / _p99_ms / _requests   the same per page
+  load_login_p95_ms             signing in (once per user, at the start; a password hash is slow on purpose)
+  load_worker_rss_mb            the largest gunicorn worker's resident set after the run (weather looked up)
+  worker_rss_mb                 a fresh gunicorn worker after serving 100 pages (permit pages, reports, the
+                                dashboard) but no weather lookup (target <= 90)
+  load_average_1min             the machine's load when done (the load generator runs on this machine too)
+With --soak (10 minutes instead of 1):
+  soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
+  soak_rss_first_minute_mb, soak_rss_end_mb (the workers' resident sets summed), soak_rss_growth_pct
+  (target <= 10)
+
+Run from the repository root: python -m bench.load [--soak] [--users N] [--seconds S]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from contextlib import ExitStack, contextmanager
+from decimal import Decimal
+from http.cookiejar import CookieJar
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the fake meteostat lives with the tests
+
+from PIL import Image  # noqa: E402
+from sqlalchemy import insert, select  # noqa: E402
+
+from inspect_app import create_app  # noqa: E402
+from inspect_app.accounts.services import create_user  # noqa: E402
+from inspect_app.blobstore import BlobStore  # noqa: E402
+from inspect_app.dashboard import obligations  # noqa: E402
+from inspect_app.extensions import db  # noqa: E402
+from inspect_app.findings.models import CorrectiveAction, Finding  # noqa: E402
+from inspect_app.inspections.models import ChecklistAnswer, Inspection  # noqa: E402
+from inspect_app.permits import services as permits  # noqa: E402
+from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure  # noqa: E402
+from inspect_app.photos.models import Blob, Photo  # noqa: E402
+from inspect_app.photos.processing import make_renditions  # noqa: E402
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: E402
+from inspect_app.types import new_id, utcnow  # noqa: E402
+from sync.services import create_device  # noqa: E402
+from weather_fake import FakeMeteostat, hours  # noqa: E402
+
+PASSWORD = "load bench password"
+PERMITS = {"longmeadow": 240, "southborough": 60}
+INSPECTORS = 20
+AGENTS = {"longmeadow": 2, "southborough": 1}
+PHOTOS_PER_REPORT = 2
+WORKERS, THREADS = 4, 4
+STATIONS = {"longmeadow": ("72508", 42.05, -72.58), "southborough": ("74490", 42.30, -71.52)}
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------------
+
+@contextmanager
+def postgres(folder: Path):
+    """A PostgreSQL server on a Unix socket in `folder`, fsync on; yields its SQLAlchemy URL."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    bindir = found[-1].parent if found else Path(shutil.which("initdb") or "initdb").parent
+    run_as = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+    folder.chmod(0o755)
+    if os.getuid() == 0:
+        shutil.chown(folder, "postgres")
+    data = folder / "data"
+    subprocess.run([*run_as, bindir / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                    "--locale=C.UTF-8"], check=True, capture_output=True)
+    # Production settings where they matter to speed: fsync and synchronous commit stay on (the default).
+    options = f"-c listen_addresses='' -c unix_socket_directories='{folder}' -c max_connections=200"
+    subprocess.run([*run_as, bindir / "pg_ctl", "-D", data, "-l", folder / "server.log", "-w", "-o", options,
+                    "start"], check=True, capture_output=True)
+    try:
+        subprocess.run([*run_as, bindir / "createdb", "-h", folder, "-U", "postgres", "inspect"], check=True)
+        yield f"postgresql+psycopg://postgres@/inspect?host={folder}"
+    finally:
+        subprocess.run([*run_as, bindir / "pg_ctl", "-D", data, "-m", "immediate", "stop"], capture_output=True)
+
+
+# --- the town -------------------------------------------------------------------------------------
+
+def photo_pool(count: int, rng: random.Random) -> list[bytes]:
+    """Site-photo-like JPEGs (gradients under noise) of 1600x1200, as a tablet's camera app shrinks them."""
+    pool = []
+    for n in range(count):
+        gradient = Image.linear_gradient("L").resize((1600, 1200))
+        bands = [Image.blend(gradient.rotate(90 * ((n + b) % 4)).resize((1600, 1200)),
+                             Image.effect_noise((1600, 1200), 30 + 10 * b), 0.3) for b in range(3)]
+        out = io.BytesIO()
+        Image.merge("RGB", bands).save(out, "JPEG", quality=rng.choice((80, 85, 90)))
+        pool.append(out.getvalue())
+    return pool
+
+
+def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
+    """Load the town into the migrated database; returns what the locustfile needs to know."""
+    rng, now = random.Random(seed), utcnow()
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench"})
+    store = BlobStore(blob_root)
+    with app.app_context():
+        towns = {t.profile_key: t for t in permits.ensure_jurisdictions()}
+        inspectors = [create_user(f"inspector{i:02d}@example.org", f"Inspector {i:02d}", "inspector", PASSWORD,
+                                  pe_number=f"4{i:04d}", certification="CPESC") for i in range(INSPECTORS)]
+        agents = {key: [create_user(f"agent{i}@{key}.example.org", f"{towns[key].name} agent {i}", "agent", PASSWORD,
+                                    jurisdiction=towns[key]) for i in range(n)] for key, n in AGENTS.items()}
+        devices = [(user, create_device(None, user, "field tablet")[1]) for user in inspectors]
+        db.session.flush()
+
+        photos = []
+        for original in photo_pool(8, rng):
+            display, thumb = make_renditions(original)
+            shas = [store.put_bytes(data) for data in (original, display, thumb)]
+            for sha, data in zip(shas, (original, display, thumb), strict=True):
+                db.session.add(Blob(sha256=sha, size=len(data), content_type="image/jpeg"))
+            photos.append(shas)
+        db.session.flush()
+
+        rows: dict[type, list[dict]] = {model: [] for model in (
+            Permit, PermitAssignment, DisturbedArea, AreaStatusEvent, StormwaterStructure, Inspection,
+            ChecklistAnswer, Finding, CorrectiveAction, Photo)}
+        held = {u.id: {"email": u.email, "permits": [], "reports": [], "areas": []} for u in inspectors}
+        town_of = {key: {"permits": [], "reports": []} for key in towns}
+        n = 0
+        for key, count in PERMITS.items():
+            town = towns[key]
+            items = [i.key for i in app.extensions["profiles"][key].inspection_type("erosion_control").checklist
+                     if i.per == "site"]
+            for _ in range(count):
+                n += 1
+                pid, inspector = new_id(), inspectors[n % INSPECTORS]
+                weeks = rng.randint(4, 52)  # construction began up to a year ago
+                started = now - dt.timedelta(weeks=weeks, days=rng.randint(0, 6))
+                latitude, longitude = STATIONS[key][1] + rng.random() / 40, STATIONS[key][2] + rng.random() / 40
+                rows[Permit].append(dict(
+                    id=pid, jurisdiction_id=town.id, number=f"{key[:2].upper()}-SWP-{n:04d}",
+                    site_address=f"{n} Elm Street, {town.name}, MA", latitude=latitude, longitude=longitude, owner_name=f"Owner {n} LLC",
+                    applicant_name=f"Builder {n} Inc.", disturbed_acres=Decimal("1.5"), is_redevelopment=False,
+                    sensitive_waters=rng.random() < 0.1, cgp_schedule=rng.choice(("every_7_days", "every_14_days_and_storm")),
+                    issued_on=(started - dt.timedelta(days=30)).date(), construction_started_on=started.date(),
+                    status="active", revision=1, created_at=now, updated_at=now))
+                rows[PermitAssignment].append(dict(id=new_id(), permit_id=pid, user_id=inspector.id,
+                                                   capacity="design_engineer", assigned_at=now))
+                held[inspector.id]["permits"].append(pid)
+                town_of[key]["permits"].append(pid)
+                for a in range(3):
+                    area = new_id()
+                    rows[DisturbedArea].append(dict(id=area, permit_id=pid, name=f"Area {a + 1}", acres=Decimal("0.5"),
+                                                    status="disturbed", status_since=started, revision=1,
+                                                    has_conflict=False))
+                    rows[AreaStatusEvent].append(dict(id=new_id(), area_id=area, status="disturbed", at=started,
+                                                      recorded_at=started))
+                    held[inspector.id]["areas"].append(area)
+                for s in range(2):
+                    rows[StormwaterStructure].append(dict(id=new_id(), permit_id=pid, name=f"Catch basin CB-{s + 1}",
+                                                          kind="catch_basin", is_underground=True, revision=1))
+                for week in range(weeks):
+                    iid, at = new_id(), started + dt.timedelta(weeks=week, hours=rng.randint(1, 8))
+                    rows[Inspection].append(dict(
+                        id=iid, permit_id=pid, type="erosion_control", status="submitted", performed_at=at,
+                        latitude=latitude, longitude=longitude, location_source="permit", inspector_id=inspector.id,
+                        inspector_name=inspector.name, inspector_credentials=inspector.credentials,
+                        weather_status="complete", temperature_c=12.0, conditions="Overcast", precip_24h_mm=2.0,
+                        evaluation="compliant", notes="Perimeter controls in place.", details={"controls": []},
+                        notice_given=False, under_stop_work=False, signer_name=inspector.name,
+                        signer_credentials=inspector.credentials, signed_at=at, submitted_at=at, created_at=at,
+                        created_by_id=inspector.id))
+                    held[inspector.id]["reports"].append(iid)
+                    town_of[key]["reports"].append(iid)
+                    rows[ChecklistAnswer].extend(dict(id=new_id(), inspection_id=iid, item_key=item, subject_id="",
+                                                      answer=rng.choice(("yes", "yes", "yes", "no", "na")))
+                                                 for item in items)
+                    finding = None
+                    if rng.random() < 0.2:
+                        finding = new_id()
+                        rows[Finding].append(dict(id=finding, inspection_id=iid, permit_id=pid, severity="minor",
+                                                  description="Silt fence undermined at the outlet.", is_violation=False,
+                                                  is_automatic=False, status="open", created_at=at))
+                        done = at + dt.timedelta(days=rng.randint(1, 6))
+                        rows[CorrectiveAction].append(dict(
+                            id=new_id(), finding_id=finding, permit_id=pid, kind="routine_maintenance",
+                            description="Re-trench the silt fence.", owner_name="Site contractor", discovered_at=at,
+                            due_at=at + dt.timedelta(days=7), status="completed" if done < now else "open",
+                            completed_at=done if done < now else None, revision=1))
+                    for p in range(PHOTOS_PER_REPORT):
+                        original, display, thumb = rng.choice(photos)
+                        rows[Photo].append(dict(
+                            id=new_id(), permit_id=pid, original_sha256=original, display_sha256=display,
+                            thumb_sha256=thumb, width=1600, height=1200, taken_at=at, caption=f"View {p + 1}",
+                            inspection_id=iid, finding_id=finding if p == 0 else None, uploaded_by_id=inspector.id,
+                            created_at=at))
+        for model, batch in rows.items():
+            for start in range(0, len(batch), 5000):
+                db.session.execute(insert(model), batch[start:start + 5000])
+        db.session.commit()
+        for batch in obligations.batches():  # what `flask dashboard refresh` stores
+            obligations.refresh_permits(batch, utcnow())
+            db.session.commit()
+        counts = {model.__tablename__: len(batch) for model, batch in rows.items()}
+        assert db.session.scalar(select(db.func.count()).select_from(Inspection)) == counts["inspections"]
+        town = {
+            "password": PASSWORD,
+            "inspectors": [held[u.id] for u in inspectors],
+            "agents": [{"email": a.email, **town_of[key]} for key, made in agents.items() for a in made],
+            # Each tablet changes the areas of its own inspector's permits only: a conflict would be a bug.
+            "devices": [{"token": token, "areas": held[user.id]["areas"]} for user, token in devices],
+            "counts": counts,
+        }
+    return town
+
+
+# --- servers --------------------------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(url: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
+
+
+@contextmanager
+def gunicorn(env: dict[str, str], workers: int, threads: int):
+    """gunicorn serving wsgi:app on 127.0.0.1; yields (base url, master process)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--threads", str(threads),
+         "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", "wsgi:app"],
+        cwd=ROOT, env=env, start_new_session=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/healthz")
+        yield f"http://127.0.0.1:{port}", server
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+
+
+def worker_rss_mb(master: subprocess.Popen) -> list[float]:
+    """Resident set (MB) of each worker of a gunicorn master, from /proc."""
+    sizes = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(master.pid) and "VmRSS" in fields:
+            sizes.append(int(fields["VmRSS"].split()[0]) / 1024)
+    return sizes
+
+
+def fake_weather() -> FakeMeteostat:
+    """Meteostat on 127.0.0.1 with a station near each town and 400 days of hourly data."""
+    fake = FakeMeteostat()
+    now = dt.datetime.now(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    for key, (station, lat, lon) in STATIONS.items():
+        fake.add_station(station, f"{key.title()} station", lat + 0.05, lon)
+        fake.publish_hourly(station, hours(now - dt.timedelta(days=400), 401 * 24, temp=12.0, prcp=0.2,
+                                           wspd=10.0, wdir=200, coco=7))
+    fake.start()
+    return fake
+
+
+# --- the runs -------------------------------------------------------------------------------------
+
+def run_locust(url: str, town_file: Path, record: Path, users: int, seconds: int,
+               on_the_way: list[tuple[float, Callable[[], object]]] | None = None) -> list[tuple[float, str, float, bool]]:
+    """locust, headless, for `seconds`; returns every request it made. Calls `on_the_way` at their times."""
+    env = os.environ | {"LOAD_TOWN": str(town_file), "LOAD_RECORD": str(record)}
+    spawn_rate = max(1, users // 10)  # everyone is in within the first 10 s
+    crowd = subprocess.Popen(
+        [sys.executable, "-m", "locust", "-f", str(ROOT / "bench" / "locustfile.py"), "--headless", "--host", url,
+         "--users", str(users), "--spawn-rate", str(spawn_rate), "--run-time", f"{seconds}s", "--stop-timeout", "30",
+         "--only-summary", "--loglevel", "WARNING", "--exit-code-on-error", "0"],
+        cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
+    began = time.monotonic()
+    try:
+        for at, call in sorted(on_the_way or [], key=lambda pair: pair[0]):
+            time.sleep(max(0.0, at - (time.monotonic() - began)))
+            call()
+        crowd.wait(seconds + 180)
+    finally:
+        if crowd.poll() is None:
+            os.killpg(crowd.pid, signal.SIGKILL)
+            crowd.wait()
+    return [tuple(r) for r in json.loads(record.read_text())]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))] if ordered else float("nan")
+
+
+def report(records: list, seconds: float, users: int) -> None:
+    """Print the figures of a run: overall (sign-in apart) and per page."""
+    work = [r for r in records if r[1] != "login"]
+    times = [r[2] for r in work]
+    print(f"load_users={users}")
+    print(f"load_seconds={seconds:.0f}")
+    print(f"load_requests={len(work)}")
+    print(f"load_rps={len(work) / seconds:.1f}")
+    for q in (50, 95, 99):
+        print(f"load_p{q}_ms={percentile(times, q):.0f}")
+    print(f"load_errors={sum(r[3] for r in records)}")
+    for name in sorted({r[1] for r in records}):
+        mine = [r[2] for r in records if r[1] == name]
+        slug = name.replace(" ", "_").replace("(", "").replace(")", "")
+        print(f"load_{slug}_requests={len(mine)}")
+        for q in (50, 95, 99):
+            print(f"load_{slug}_p{q}_ms={percentile(mine, q):.0f}")
+        failed = sum(r[3] for r in records if r[1] == name)
+        if failed:
+            print(f"load_{slug}_errors={failed}")
+
+
+def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
+    """Sign in as an agent and open permit pages, reports and the dashboard (no weather lookup)."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+    login = opener.open(f"{url}/login").read().decode()
+    token = login.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
+    agent = town["agents"][0]
+    body = urllib.parse.urlencode({"email": agent["email"], "password": PASSWORD, "csrf_token": token}).encode()
+    opener.open(f"{url}/login", body).read()
+    rng = random.Random(1)
+    for n in range(pages):
+        path = ("/dashboard/" if n % 5 == 0 else f"/permits/{rng.choice(agent['permits'])}" if n % 2
+                else f"/inspections/{rng.choice(agent['reports'])}")
+        with opener.open(url + path) as answer:
+            assert answer.status == 200, (path, answer.status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--soak", action="store_true", help="run 10 minutes and report memory growth")
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--seconds", type=int, default=None, help="default 60, or 600 with --soak")
+    args = parser.parse_args()
+    seconds = args.seconds or (600 if args.soak else 60)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the finally blocks stop every server
+    with ExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="load-bench-")))
+        folder.chmod(0o755)  # the server may run as another user (postgres, when this runs as root)
+        (folder / "pg").mkdir()
+        url = stack.enter_context(postgres(folder / "pg"))
+        weather = fake_weather()
+        stack.callback(weather.stop)
+        env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": "load-bench",
+                            "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app",
+                            "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
+                       capture_output=True)
+        began = time.perf_counter()
+        town = build_town(url, folder / "blobs")
+        print(f"load_build_town_s={time.perf_counter() - began:.1f}")
+        print("load_town=" + ",".join(f"{k}:{v}" for k, v in town["counts"].items() if v))
+        town_file = folder / "town.json"
+        town_file.write_text(json.dumps(town))
+
+        base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
+        samples: dict[str, list[float]] = {}
+        marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
+        records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
+        samples["end"] = worker_rss_mb(master)
+        if not records:
+            raise SystemExit("locust made no requests")
+        report(records, seconds, args.users)
+        print(f"load_worker_rss_mb={max(samples['end']):.0f}")
+        if args.soak:
+            first_minute = min(r[0] for r in records) + 60
+            last_minute = max(r[0] for r in records) - 60
+            print(f"soak_seconds={seconds}")
+            print(f"soak_errors={sum(r[3] for r in records)}")
+            print(f"soak_p95_first_minute_ms={percentile([r[2] for r in records if r[0] < first_minute and r[1] != 'login'], 95):.0f}")
+            print(f"soak_p95_last_minute_ms={percentile([r[2] for r in records if r[0] >= last_minute], 95):.0f}")
+            first, end = sum(samples["first"]), sum(samples["end"])
+            print(f"soak_rss_first_minute_mb={first:.0f}")
+            print(f"soak_rss_end_mb={end:.0f}")
+            print(f"soak_rss_growth_pct={(end - first) / first * 100:.1f}")
+
+        # A fresh worker, pages only: what a worker holds before anyone looks weather up.
+        with gunicorn(env, 1, THREADS) as (fresh, fresh_master):
+            pages_without_weather(fresh, town)
+            print(f"worker_rss_mb={max(worker_rss_mb(fresh_master)):.0f}")
+    print(f"load_average_1min={os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
