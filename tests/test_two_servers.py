@@ -1,0 +1,250 @@
+"""Two app servers behind one database (docs/deploy.md): one device talks to both, and one of them dies.
+
+Two real gunicorn instances on two ports of 127.0.0.1 share the test's PostgreSQL and one BLOB_ROOT,
+as two machines behind the town's proxy share the database server and the blob storage. One device
+sends its pushes, replays and the chunks of a resumable upload to either, in turn; one server is killed
+(SIGKILL, no clean stop) with a push and a chunk on their way to it, and started again. Every operation
+must be applied exactly once, and the blob must be stored whole, with its own SHA-256.
+"""
+from __future__ import annotations
+
+import configparser
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.blobstore import BlobStore
+from inspect_app.extensions import db
+from inspect_app.permits import services as permits
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
+from inspect_app.types import utcnow
+from sync.client import SyncClient, new_op
+from sync.models import SyncOperation
+from sync.services import create_device
+
+ROOT = Path(__file__).resolve().parent.parent
+CHUNK = 256 * 1024
+STEPS = ("activity_ceased", "stabilization_initiated")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gunicorn:
+    """`gunicorn wsgi:app` (2 workers x 2 threads) on a fixed port of 127.0.0.1, killable outright."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env, self.port, self.process = env, free_port(), None
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--workers", "2", "--threads", "2", "--bind", f"127.0.0.1:{self.port}",
+             "--log-level", "warning", "wsgi:app"], cwd=ROOT, env=self.env, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"gunicorn on port {self.port} did not start") from None
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL to the master and its workers at once, as when the machine dies."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+def send_without_reading(port: int, head: str, body: bytes) -> socket.socket:
+    """Send a request (or the start of one) and leave the answer unread: the device loses it."""
+    connection = socket.create_connection(("127.0.0.1", port))
+    connection.sendall(head.encode() + b"\r\n\r\n" + body)
+    return connection
+
+
+@pytest.fixture
+def servers(app, database_url):
+    if not database_url.startswith("postgresql"):
+        pytest.skip("two app servers share one PostgreSQL; SQLite is a database for one machine")
+    env = os.environ | {"DATABASE_URL": database_url, "BLOB_ROOT": app.config["BLOB_ROOT"],
+                        "SECRET_KEY": "two-servers-test", "WEATHER_ENDPOINT": "http://127.0.0.1:9",
+                        "PYTHONPATH": str(ROOT)}
+    pair = [Gunicorn(env), Gunicorn(env)]
+    try:
+        for server in pair:
+            server.start()
+        yield pair
+    finally:
+        for server in pair:
+            server.kill()
+
+
+def test_one_device_alternating_between_two_servers_one_killed_mid_upload(app, make, servers):
+    first, second = servers
+    inspector = make.user("inspector")
+    since = utcnow() - dt.timedelta(days=2)
+    permit = make.permit(inspectors=[inspector])
+    areas = [permits.add_area(None, permit, f"Lot {n} pad", 1, since=since).id for n in range(4)]
+    _device, token = create_device(None, inspector, "tablet")
+    db.session.commit()
+    # Eight batches; batch k moves each of the four areas on from revision k + 1.
+    batches = [[new_op("area.status", area, {"status": STEPS[k % 2], "at": (since + dt.timedelta(minutes=k + 1)).isoformat()},
+                       base_revision=k + 1) for area in areas] for k in range(8)]
+    data = os.urandom(12 * CHUNK + 12345)
+    sha = hashlib.sha256(data).hexdigest()
+    to = {server: SyncClient(server.url, token, backoff_s=0.05) for server in servers}
+
+    def push(server, batch, expected: set[str]) -> None:
+        statuses = {r["status"] for r in to[server].push(batch)}
+        assert statuses <= expected, statuses
+
+    def put_chunk(server, offset: int) -> int:
+        answer = to[server]._json("PUT", f"/sync/blobs/{sha}", data[offset:offset + CHUNK], ok=(200,),
+                                  headers={"Upload-Offset": str(offset), "Content-Type": "application/octet-stream"})
+        return answer["received"]
+
+    offset = 0
+    for k in range(3):  # a push to one server, its replay to the other, a chunk to each
+        push(servers[k % 2], batches[k], {"applied"})
+        push(servers[(k + 1) % 2], batches[k], {"duplicate"})
+        offset = put_chunk(servers[k % 2], offset)
+        offset = put_chunk(servers[(k + 1) % 2], offset)
+    assert offset == 6 * CHUNK
+
+    # Batch 3 and half of the next chunk are on their way to the first server when it dies.
+    body = json.dumps({"ops": batches[3]}).encode()
+    in_flight = [
+        send_without_reading(first.port, f"POST /sync/push HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}"
+                             f"\r\nContent-Type: application/json\r\nContent-Length: {len(body)}", body),
+        send_without_reading(first.port, f"PUT /sync/blobs/{sha} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                             f"{token}\r\nUpload-Offset: {offset}\r\nContent-Type: application/octet-stream\r\n"
+                             f"Content-Length: {CHUNK}", data[offset:offset + CHUNK // 2]),
+    ]
+    time.sleep(0.3)
+    first.kill()
+    for connection in in_flight:
+        connection.close()
+
+    # The device never heard back: it sends batch 3 again, to the server that is up, and asks it
+    # where the upload stands. Whether or not the dead server committed the batch, each op counts once.
+    push(second, batches[3], {"applied", "duplicate"})
+    offset = to[second].blob_status(sha)["received"]
+    assert offset == 6 * CHUNK  # the half chunk was never acknowledged, so it is not kept
+    first.start()
+    for k in range(4, 8):
+        push(servers[k % 2], batches[k], {"applied"})
+        push(servers[(k + 1) % 2], batches[k], {"duplicate"})
+        offset = put_chunk(servers[k % 2], offset)
+        offset = put_chunk(servers[(k + 1) % 2], offset)
+    while offset < len(data):
+        offset = put_chunk(first, offset)
+    assert to[first]._json("POST", f"/sync/blobs/{sha}/complete", {"content_type": "image/jpeg"})["complete"]
+    assert to[second]._json("POST", f"/sync/blobs/{sha}/complete", {"content_type": "image/jpeg"})["complete"]
+    everything = [op for batch in batches for op in batch]
+    assert {r["status"] for r in to[second].push(everything)} == {"duplicate"}
+
+    # Exactly once: one stored operation each, all applied; one status event per op on each area.
+    db.session.expire_all()
+    assert db.session.scalar(select(func.count()).select_from(SyncOperation)) == len(everything)
+    assert set(db.session.scalars(select(SyncOperation.status))) == {"applied"}
+    for area_id in areas:
+        area = db.session.get(DisturbedArea, area_id)
+        events = db.session.scalar(select(func.count()).where(AreaStatusEvent.area_id == area_id))
+        assert (area.revision, events, area.status) == (9, 9, STEPS[7 % 2])
+    # The blob whole and true, seen alike by both servers.
+    store = BlobStore(app.config["BLOB_ROOT"])
+    assert store.path(sha).read_bytes() == data
+    assert hashlib.sha256(store.path(sha).read_bytes()).hexdigest() == sha
+    for server in servers:
+        assert to[server].blob_status(sha) == {"sha256": sha, "received": len(data), "complete": True}
+
+
+# --- the deployment files of docs/deploy.md ---------------------------------------------------------
+
+def nginx_blocks(text: str) -> dict[str, list[str]]:
+    """A small reader of nginx's syntax: each block's path (e.g. 'http/upstream inspect') -> its directives.
+
+    Raises ValueError on unbalanced braces or a directive not ended by ';', as `nginx -t` would.
+    """
+    tokens = re.findall(r"#[^\n]*|\"[^\"]*\"|'[^']*'|[{};]|[^\s{};]+", text)
+    blocks: dict[str, list[str]] = {"": []}
+    stack, words = [""], []
+    for token in tokens:
+        if token.startswith("#"):
+            continue
+        if token == "{":
+            path = "/".join(filter(None, [stack[-1], " ".join(words)]))
+            stack.append(path)
+            blocks.setdefault(path, [])
+            words = []
+        elif token == ";":
+            if not words:
+                raise ValueError("an empty directive")
+            blocks[stack[-1]].append(" ".join(words))
+            words = []
+        elif token == "}":
+            if words or len(stack) == 1:
+                raise ValueError(f"unbalanced '}}' after {words}")
+            stack.pop()
+        else:
+            words.append(token)
+    if words or len(stack) != 1:
+        raise ValueError("the file ends inside a block or a directive")
+    return blocks
+
+
+def test_the_proxy_configuration_parses_and_balances_two_app_servers():
+    blocks = nginx_blocks((ROOT / "docs" / "deploy" / "nginx.conf").read_text())
+    upstream = next(v for k, v in blocks.items() if k.endswith("upstream inspect_app"))
+    assert len([d for d in upstream if d.startswith("server ")]) >= 2
+    tls = next(v for k, v in blocks.items() if k.endswith("server") and "listen 443 ssl" in v)
+    assert any(d.startswith("ssl_certificate ") for d in tls)
+    assert "client_max_body_size 64m" in tls  # the app's MAX_CONTENT_LENGTH
+    app_location = next(v for k, v in blocks.items() if k.endswith("location /"))
+    assert "proxy_pass http://inspect_app" in app_location
+    assert "proxy_set_header X-Forwarded-Proto $scheme" in app_location
+    plain = next(v for k, v in blocks.items() if k.endswith("server") and "listen 80" in v)
+    assert any(d.startswith("return 301 https://") for d in plain)
+    with pytest.raises(ValueError):
+        nginx_blocks("http { server { listen 80 }")
+
+
+def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_reads():
+    unit = configparser.ConfigParser(strict=False, interpolation=None)
+    unit.optionxform = str  # systemd's keys are case-sensitive
+    unit.read_string((ROOT / "docs" / "deploy" / "inspect-app.service").read_text())
+    assert {"Unit", "Service", "Install"} <= set(unit.sections())
+    start = unit["Service"]["ExecStart"]
+    assert "gunicorn" in start and "wsgi:app" in start and "--bind 127.0.0.1:8000" in start
+    environment_file = unit["Service"]["EnvironmentFile"]
+    settings = (ROOT / "docs" / "deploy" / "inspect-app.env").read_text()
+    assert environment_file.endswith("inspect-app.env")
+    for name in ("DATABASE_URL", "BLOB_ROOT", "SECRET_KEY"):
+        assert re.search(rf"^{name}=", settings, re.MULTILINE), name
+    for name in ("inspect-app-sweep", "inspect-app-dashboard"):
+        timer = configparser.ConfigParser(strict=False, interpolation=None)
+        timer.read_string((ROOT / "docs" / "deploy" / f"{name}.timer").read_text())
+        assert timer["Timer"]["OnCalendar"]
+        service = configparser.ConfigParser(strict=False, interpolation=None)
+        service.optionxform = str
+        service.read_string((ROOT / "docs" / "deploy" / f"{name}.service").read_text())
+        assert "flask" in service["Service"]["ExecStart"]
