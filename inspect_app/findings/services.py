@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
@@ -54,7 +55,9 @@ def open_actions(permit: Permit) -> list[CorrectiveAction]:
     """The permit's corrective actions not yet verified, soonest deadline first."""
     query = select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
                                            CorrectiveAction.status != "verified")
-    return list(db.session.scalars(query.order_by(CorrectiveAction.due_at)))
+    # With their findings (the permit page links each to its report): one query, not one per action.
+    return list(db.session.scalars(query.options(joinedload(CorrectiveAction.finding))
+                                   .order_by(CorrectiveAction.due_at)))
 
 
 def resolved_in(inspection: Inspection) -> list[PunchListItem]:

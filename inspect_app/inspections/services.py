@@ -18,6 +18,7 @@ from typing import Any
 from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
 
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
@@ -184,7 +185,10 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
     """Each disturbed area with its status at `at` and, once activity ceased, its stabilization deadline."""
     tz = calendar.zone(profile.timezone)
     clocks = []
-    for area in permit.areas:
+    # The areas with every timeline in two queries (selectin), not one query per area.
+    areas = db.session.scalars(select(DisturbedArea).where(DisturbedArea.permit_id == permit.id)
+                               .order_by(DisturbedArea.name).options(selectinload(DisturbedArea.events)))
+    for area in areas:
         status, ceased = "disturbed", None
         for event in sorted(area.events, key=lambda e: e.at):
             if event.at > at:

@@ -1,0 +1,100 @@
+"""The permit page and the report page run as many SQL statements for a permit with a long history as
+for a new one (as the dashboard does): a page that queries once per record slows down as the record grows,
+which is how a busy town's permit page came to p95 466 ms under load."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import event
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections import services as inspections
+from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
+from inspect_app.permits import services as permits
+from inspect_app.photos.models import Blob, Photo
+from inspect_app.types import utcnow
+
+SHA = "ab" * 32
+
+
+def grow(permit, inspector, n: int) -> tuple[str, str]:
+    """Give the permit n of everything its pages show; returns (a submitted report, a draft report)."""
+    now = utcnow()
+    start = now - dt.timedelta(days=10 * n + 10)
+    if db.session.get(Blob, SHA) is None:
+        db.session.add(Blob(sha256=SHA, size=1, content_type="image/jpeg"))
+    for k in range(n):
+        area = permits.add_area(None, permit, f"Area {k}", Decimal("0.2"), since=start)
+        permits.change_area_status(None, area, "activity_ceased", start + dt.timedelta(days=1))
+        permits.add_structure(None, permit, name=f"Pipe {k}", kind="pipe", is_underground=True)
+        permits.add_structure(None, permit, name=f"Basin {k}", kind="basin", is_underground=False)
+        db.session.add(InspectionNotice(permit_id=permit.id, inspection_type="erosion_control",
+                                        planned_for=now + dt.timedelta(days=2 + k), given_by_id=inspector.id))
+    submitted = None
+    for k in range(n):
+        at = start + dt.timedelta(days=2 + 7 * k)
+        report = Inspection(permit_id=permit.id, type="erosion_control", status="submitted", performed_at=at,
+                            latitude=42.05, longitude=-72.58, location_source="permit", inspector_id=inspector.id,
+                            inspector_name=inspector.name, inspector_credentials="PE", weather_status="complete",
+                            evaluation="violations", details={"controls": []}, signer_name=inspector.name,
+                            signer_credentials="PE", signed_at=at, submitted_at=at, created_by_id=inspector.id)
+        db.session.add(report)
+        db.session.flush()
+        report.answers = [ChecklistAnswer(item_key=f"item{i}", answer="yes") for i in range(3)]
+        finding = Finding(inspection_id=report.id, permit_id=permit.id, description=f"Silt fence down {k}",
+                          is_violation=True, created_at=at)
+        db.session.add(finding)
+        db.session.flush()
+        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                                        description=f"Re-stake {k}", owner_name="Contractor", discovered_at=at,
+                                        due_at=at + dt.timedelta(days=7)))
+        for p in range(2):
+            db.session.add(Photo(permit_id=permit.id, original_sha256=SHA, display_sha256=SHA, thumb_sha256=SHA,
+                                 width=10, height=10, taken_at=at, caption=f"Photo {k}.{p}", inspection_id=report.id,
+                                 finding_id=finding.id if p == 0 else None, uploaded_by_id=inspector.id))
+        submitted = report
+    draft = inspections.start_inspection(inspector, permit, "erosion_control", fetch_weather=False)
+    db.session.commit()
+    return submitted.id, draft.id
+
+
+@pytest.fixture
+def count_statements(app):
+    """`count_statements(client, path)`: the SQL statements a GET of `path` runs (it must answer 200)."""
+
+    def count(client, path: str) -> int:
+        statements: list[str] = []
+
+        def seen(conn, cursor, statement, parameters, context, executemany):
+            statements.append(statement)
+
+        event.listen(db.engine, "before_cursor_execute", seen)
+        try:
+            answer = client.get(path)
+        finally:
+            event.remove(db.engine, "before_cursor_execute", seen)
+        assert answer.status_code == 200, (path, answer.status_code)
+        return len(statements)
+
+    return count
+
+
+@pytest.mark.parametrize("role", ["inspector", "agent"])
+def test_permit_and_report_pages_do_not_query_per_record(make, signed_in, count_statements, role):
+    inspector = make.user("inspector")
+    viewer = inspector if role == "inspector" else make.user("agent")
+    small, big = make.permit(inspectors=[inspector]), make.permit(inspectors=[inspector])
+    small_report, small_draft = grow(small, inspector, 2)
+    big_report, big_draft = grow(big, inspector, 12)
+    client = signed_in(viewer)
+    pages = {"permit page": ("/permits/{}", small.id, big.id),
+             "submitted report": ("/inspections/{}", small_report, big_report)}
+    if role == "inspector":
+        pages["draft report"] = ("/inspections/{}", small_draft, big_draft)
+    for page, (path, few, many) in pages.items():
+        count_statements(client, path.format(few))  # the first request also loads the session's user
+        counts = (count_statements(client, path.format(few)), count_statements(client, path.format(many)))
+        assert counts[0] == counts[1], f"{page}: {counts[0]} statements with 2 of everything, {counts[1]} with 12"
