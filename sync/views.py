@@ -125,7 +125,7 @@ def snapshot(permit_id: str):
     permit = db.session.get(Permit, permit_id)
     if permit is None or not allowed(current_user, "permit.view", permit):
         return _error(404, "No such permit, or you may not see it.")
-    return jsonify(services.snapshot(permit))
+    return jsonify(services.snapshot(permit, current_user))
 
 
 @bp.route("/blobs/<sha>", methods=["GET", "HEAD"])

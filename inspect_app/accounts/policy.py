@@ -6,17 +6,24 @@
 - An admin configures everything in their jurisdiction, or in every town when they have none. A town's
   admin manages the accounts, device tokens and mail of that town only (`managed_users`, `visible_mail`):
   its agents and admins, and the inspectors and permittees whose every permit is in it.
+- A draft report, and everything of it (answers, findings, their corrective actions, punch-list items,
+  photos), is its author's alone until it is submitted (`sees_report`, `hidden_draft_parts`): not the
+  permittee's, not the town's agents', not another inspector's on the same permit. A draft is not yet
+  the record (§380-16 C(4): the report is what the engineer signs and submits).
 """
 from __future__ import annotations
 
 from flask import abort
 from flask_login import current_user
-from sqlalchemy import Select, and_, exists, false, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, exists, false, func, or_, select, true
 
 from inspect_app.accounts.models import User
 from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.models import Permit, PermitAssignment
+from inspect_app.photos.models import Photo
 
 # action → roles that may do it, before the per-permit check below.
 ACTIONS: dict[str, frozenset[str]] = {
@@ -165,3 +172,57 @@ def visible_mail(user) -> Select[tuple[OutboundEmail]]:
         return query
     visible = visible_permits(user).with_only_columns(Permit.id)
     return query.where(OutboundEmail.permit_id.in_(visible))
+
+
+def report_author_id(inspection: Inspection) -> str | None:
+    """Who wrote a report: who started it (or opened the amendment); its inspector if that is not known."""
+    return inspection.created_by_id or inspection.inspector_id
+
+
+def sees_report(user, inspection: Inspection) -> bool:
+    """Whether `user` may see a report: submitted, whoever sees its permit; a draft, its author alone."""
+    if not sees(user, db.session.get(Permit, inspection.permit_id)):
+        return False
+    return inspection.is_submitted or report_author_id(inspection) == user.id
+
+
+def hidden_draft_parts(user=None) -> dict[str, Select]:
+    """By table, queries of the ids of draft records `user` may not see (with no user: every draft's).
+
+    The same rule as `sees_report`, in SQL, for lists and feeds: the drafts of others, with their
+    checklist answers, findings, the corrective actions opened on them, punch-list items and photos.
+    """
+    author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
+    reports = select(Inspection.id).where(Inspection.status == "draft")
+    if getattr(user, "is_authenticated", False):
+        reports = reports.where(author != user.id)
+    findings = select(Finding.id).where(Finding.inspection_id.in_(reports))
+    evidence = select(CorrectiveAction.evidence_photo_id).where(CorrectiveAction.finding_id.in_(findings),
+                                                                CorrectiveAction.evidence_photo_id.is_not(None))
+    return {
+        "inspections": reports,
+        "checklist_answers": select(ChecklistAnswer.id).where(ChecklistAnswer.inspection_id.in_(reports)),
+        "findings": findings,
+        "corrective_actions": select(CorrectiveAction.id).where(CorrectiveAction.finding_id.in_(findings)),
+        "punch_list_items": select(PunchListItem.id).where(PunchListItem.walk_through_id.in_(reports)),
+        "photos": select(Photo.id).where(or_(Photo.inspection_id.in_(reports), Photo.finding_id.in_(findings),
+                                             Photo.id.in_(evidence))),
+    }
+
+
+def shown(user, model) -> ColumnElement[bool]:
+    """SQL: the rows of `model` (a report or a part of one) that are not someone else's draft."""
+    return model.id.not_in(hidden_draft_parts(user)[model.__tablename__])
+
+
+def sees_part(user, record) -> bool:
+    """Whether `user` may see a record that may be part of a report (report, finding, action, photo ...).
+
+    Records of other kinds (a structure, a log entry) are never part of a draft: True.
+    """
+    if record is None:
+        return False
+    hidden = hidden_draft_parts(user).get(record.__tablename__)
+    if hidden is None:
+        return True
+    return db.session.scalar(hidden.where(type(record).id == record.id)) is None
