@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app.accounts.policy import allowed
+from inspect_app.accounts.policy import allowed, sees_part
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services as certifications
@@ -149,8 +149,8 @@ def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, d
     _require(ctx.user, "area.edit", area.permit, "record_id")
     if op.base_revision is None:
         raise Rejected({"base_revision": "An area status change must say which revision it was based on."})
-    if payload.inspection_id and db.session.get(Inspection, payload.inspection_id) is None:
-        raise Waiting(record=payload.inspection_id)
+    if payload.inspection_id:
+        _record_of(ctx, Inspection, payload.inspection_id, area.permit_id, "payload.inspection_id", "report")
     if op.base_revision != area.revision and not _only_own_changes(ctx, op, area.revision):
         return _conflict(ctx, op, area)
     try:
@@ -221,7 +221,9 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
     permit = _visible_permit(ctx.user, payload.permit_id, inspections.action_for(payload.type))
     inspection = db.session.get(Inspection, op.record_id)
     if inspection is not None:
-        if inspection.permit_id != permit.id or inspection.type != payload.type:
+        # Someone else's draft is not theirs to fill in or submit (nor to learn of): the same words.
+        if inspection.permit_id != permit.id or inspection.type != payload.type \
+                or not sees_part(ctx.user, inspection):
             raise Rejected({"record_id": "Another report already has this id."})
         if inspection.is_submitted:  # submitted reports are immutable: answer as for a replay
             raise Duplicate(_original(op.kind, op.record_id, {"revision": 1, "id": inspection.id,
@@ -393,7 +395,7 @@ def apply_action_close(ctx: Context, op: Op, payload: ActionClose) -> tuple[str,
     if action is None:
         raise Waiting(record=op.record_id)  # opened by a report whose operation has not come yet
     permit = db.session.get(Permit, action.permit_id)
-    if not allowed(ctx.user, "permit.view", permit):
+    if not allowed(ctx.user, "permit.view", permit) or not sees_part(ctx.user, action):
         raise Rejected({"record_id": "No such corrective action, or you may not see it."})
     _require(ctx.user, "action.close", permit, "record_id")
     if op.base_revision is None:
@@ -530,8 +532,8 @@ def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str,
     for action in needed[1:]:
         _require(ctx.user, action, permit, "payload.permit_id")
     for key, model in photos.TARGETS.items():
-        if ids[key] and db.session.get(model, ids[key]) is None:
-            raise Waiting(record=ids[key])  # made offline too, and its operation has not come yet
+        if ids[key]:  # made offline too (Waiting), or a record of another permit or draft (Rejected)
+            _record_of(ctx, model, ids[key], permit.id, f"payload.{key}", key.removesuffix("_id").replace("_", " "))
     if not ctx.blobs.exists(payload.original_sha256):
         raise Waiting(blob=payload.original_sha256)
     try:
@@ -561,6 +563,20 @@ def _locked(ctx: Context, model, record_id: str):
                                .execution_options(populate_existing=True))
     if record is not None:
         ctx.locked[key] = record
+    return record
+
+
+def _record_of(ctx: Context, model, record_id: str, permit_id: str, field_name: str, what: str):
+    """A record an operation's payload names: of the operation's permit, and one the user may see.
+
+    Not here yet: Waiting (its own operation may still come). Another permit's or town's, or someone
+    else's draft report (or a part of one): Rejected, in the same words whether it exists or not.
+    """
+    record = db.session.get(model, record_id)
+    if record is None:
+        raise Waiting(record=record_id)
+    if record.permit_id != permit_id or not sees_part(ctx.user, record):
+        raise Rejected({field_name: f"No {what} of this permit has this id, or you may not see it."})
     return record
 
 

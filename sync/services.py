@@ -17,12 +17,12 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import visible_permits
+from inspect_app.accounts.policy import hidden_draft_parts, shown, visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
@@ -410,9 +410,15 @@ def changes(user, cursor: int, limit: int) -> dict[str, Any]:
 
     The cursor is `commit_seq`, given in commit order: an entry that becomes visible later always has a
     higher one than every entry visible now, so a cursor never passes over one still to come.
+
+    Entries about someone else's draft report (or its findings, actions, photos ...) are left out: a
+    draft is its author's alone. Once submitted, the submission's own entries bring its permit back,
+    and a device then takes the permit's snapshot, which holds what the report made.
     """
     visible = visible_permits(user).with_only_columns(Permit.id).scalar_subquery()
-    query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible))
+    drafts = or_(*(and_(AuditEntry.entity == table, AuditEntry.entity_id.in_(ids))
+                   for table, ids in hidden_draft_parts(user).items()))
+    query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible), ~drafts)
              .order_by(AuditEntry.commit_seq).limit(limit + 1))
     rows = list(db.session.scalars(query))
     page = rows[:limit]
@@ -428,18 +434,23 @@ def latest_seq() -> int:
     return db.session.scalar(select(func.max(AuditEntry.commit_seq))) or 0
 
 
-def snapshot(permit: Permit) -> dict[str, Any]:
-    """What a device needs to inspect `permit` offline, with the cursor to pull changes from."""
+def snapshot(permit: Permit, user) -> dict[str, Any]:
+    """What a device of `user` needs to inspect `permit` offline, with the cursor to pull changes from.
+
+    Nothing of someone else's draft report: its findings, their actions and punch-list items stay out.
+    """
     cursor = latest_seq()
     profile = profile_of(permit)
     inspections = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
     last = db.session.scalar(inspections.order_by(Inspection.performed_at.desc()).limit(1))
     findings = list(db.session.scalars(select(Finding).where(Finding.permit_id == permit.id,
-                                                             Finding.status == "open")))
+                                                             Finding.status == "open", shown(user, Finding))))
     actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                                                CorrectiveAction.status != "verified"))
+                                                                CorrectiveAction.status != "verified",
+                                                                shown(user, CorrectiveAction)))
     punch = db.session.scalars(select(PunchListItem).where(PunchListItem.permit_id == permit.id,
-                                                           PunchListItem.resolved_at.is_(None)))
+                                                           PunchListItem.resolved_at.is_(None),
+                                                           shown(user, PunchListItem)))
     people = {a.user for a in permit.assignments} | ({permit.owner} if permit.owner else set())
     return {
         "cursor": cursor,

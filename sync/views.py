@@ -15,7 +15,7 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, visible_permits
+from inspect_app.accounts.policy import allowed, managed_users, manages, visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
@@ -125,7 +125,7 @@ def snapshot(permit_id: str):
     permit = db.session.get(Permit, permit_id)
     if permit is None or not allowed(current_user, "permit.view", permit):
         return _error(404, "No such permit, or you may not see it.")
-    return jsonify(services.snapshot(permit))
+    return jsonify(services.snapshot(permit, current_user))
 
 
 @bp.route("/blobs/<sha>", methods=["GET", "HEAD"])
@@ -174,19 +174,22 @@ def blob_complete(sha: str):
 
 @bp.get("/devices")
 def devices():
-    """Device tokens and whose they are (admins)."""
+    """Device tokens and whose they are, of the users this admin manages (a town's admin: its own)."""
     _require_session("users.manage")
-    rows = db.session.scalars(select(SyncDevice).order_by(SyncDevice.created_at))
+    managed = managed_users(current_user).with_only_columns(User.id)
+    rows = db.session.scalars(select(SyncDevice).where(SyncDevice.user_id.in_(managed))
+                              .order_by(SyncDevice.created_at))
     return jsonify({"devices": [_device(d) for d in rows]})
 
 
 @bp.post("/devices")
 def create_device():
-    """Make a device token for a user; the token is in this answer only (admins)."""
+    """Make a device token for a user this admin manages; the token is in this answer only (admins)."""
     _require_session("users.manage")
     data = request.get_json(silent=True) or {}
     user = db.session.scalar(select(User).where(User.email == str(data.get("email", "")).strip().lower()))
-    if user is None or not str(data.get("name", "")).strip():
+    # Someone another town manages gets the same answer as nobody: an admin learns no other town's people.
+    if user is None or not manages(current_user, user) or not str(data.get("name", "")).strip():
         return _error(422, "Give the email of an existing user and a name for the device.")
     device, token = services.create_device(current_user, user, str(data["name"]))
     db.session.commit()
@@ -195,9 +198,11 @@ def create_device():
 
 @bp.post("/devices/<device_id>/revoke")
 def revoke_device(device_id: str):
-    """Stop a device token from working (admins)."""
+    """Stop a device token from working (admins, of the users they manage)."""
     _require_session("users.manage")
     device = db.get_or_404(SyncDevice, device_id)
+    if not manages(current_user, db.session.get(User, device.user_id)):
+        abort(404)
     services.revoke_device(current_user, device)
     db.session.commit()
     return jsonify(_device(device))

@@ -3,15 +3,27 @@
 - A permittee sees only the permits they own.
 - An inspector sees the permits they are assigned to.
 - An agent sees everything in their jurisdiction.
-- An admin configures everything in their jurisdiction, or in every town when they have none.
+- An admin configures everything in their jurisdiction, or in every town when they have none. A town's
+  admin manages the accounts, device tokens and mail of that town only (`managed_users`, `visible_mail`):
+  its agents and admins, and the inspectors and permittees whose every permit is in it.
+- A draft report, and everything of it (answers, findings, their corrective actions, punch-list items,
+  photos), is its author's alone until it is submitted (`sees_report`, `hidden_draft_parts`): not the
+  permittee's, not the town's agents', not another inspector's on the same permit. A draft is not yet
+  the record (§380-16 C(4): the report is what the engineer signs and submits).
 """
 from __future__ import annotations
 
 from flask import abort
 from flask_login import current_user
-from sqlalchemy import Select, false, select, true
+from sqlalchemy import ColumnElement, Select, and_, exists, false, func, or_, select, true
 
+from inspect_app.accounts.models import User
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.models import Permit, PermitAssignment
+from inspect_app.photos.models import Photo
 
 # action → roles that may do it, before the per-permit check below.
 ACTIONS: dict[str, frozenset[str]] = {
@@ -47,8 +59,13 @@ ACTIONS: dict[str, frozenset[str]] = {
 }
 
 
+def acts_for_all_towns(user) -> bool:
+    """An admin with no town of their own: the one role that acts in every town."""
+    return getattr(user, "is_authenticated", False) and user.role == "admin" and user.jurisdiction_id is None
+
+
 def _in_jurisdiction(user, permit: Permit) -> bool:
-    if user.role == "admin" and user.jurisdiction_id is None:
+    if acts_for_all_towns(user):
         return True
     return user.jurisdiction_id == permit.jurisdiction_id
 
@@ -90,8 +107,6 @@ def permit_or_404(permit_id: str, action: str = "permit.view") -> Permit:
 
     A permit you may not see does not exist for you (404); one you see but may not act on is 403.
     """
-    from inspect_app.extensions import db
-
     permit = db.get_or_404(Permit, permit_id)
     if not sees(current_user, permit):
         abort(404)
@@ -105,10 +120,109 @@ def visible_permits(user) -> Select[tuple[Permit]]:
     if not getattr(user, "is_authenticated", False):
         return query.where(false())
     if user.role in ("agent", "admin"):
-        if user.role == "admin" and user.jurisdiction_id is None:
+        if acts_for_all_towns(user):
             return query.where(true())
         return query.where(Permit.jurisdiction_id == user.jurisdiction_id)
     if user.role == "inspector":
         assigned = select(PermitAssignment.permit_id).where(PermitAssignment.user_id == user.id)
         return query.where(Permit.id.in_(assigned))
     return query.where(Permit.owner_id == user.id)
+
+
+def _works_on_a_permit(*conditions):
+    """SQL: the user of the enclosing query owns, or is assigned to, a permit meeting `conditions`."""
+    owns = select(Permit.id).where(Permit.owner_id == User.id, *conditions)
+    assigned = (select(PermitAssignment.permit_id).join(Permit, Permit.id == PermitAssignment.permit_id)
+                .where(PermitAssignment.user_id == User.id, *conditions))
+    return or_(exists(owns), exists(assigned))
+
+
+def managed_users(admin) -> Select[tuple[User]]:
+    """A query of the accounts `admin` manages (their device tokens too); the one rule, in SQL.
+
+    The admin of all towns manages everyone. A town's admin manages its own agents and admins, and the
+    inspectors and permittees who work in that town alone: at least one permit there and none elsewhere
+    (they belong to no town, so their permits say whose they are). Never the admin of all towns.
+    """
+    query = select(User)
+    if not allowed(admin, "users.manage"):
+        return query.where(false())
+    if acts_for_all_towns(admin):
+        return query
+    town = admin.jurisdiction_id
+    staff = and_(User.role.in_(("agent", "admin")), User.jurisdiction_id == town)
+    works_here = and_(User.role.in_(("inspector", "permittee")),
+                      _works_on_a_permit(Permit.jurisdiction_id == town),
+                      ~_works_on_a_permit(Permit.jurisdiction_id != town))
+    return query.where(or_(staff, works_here))
+
+
+def manages(admin, user) -> bool:
+    """Whether `admin` may manage `user`'s account and device tokens (see `managed_users`)."""
+    return user is not None and db.session.scalar(
+        managed_users(admin).with_only_columns(User.id).where(User.id == user.id)) is not None
+
+
+def visible_mail(user) -> Select[tuple[OutboundEmail]]:
+    """The stored mail `user` may read: every message for the admin of all towns, else their town's."""
+    query = select(OutboundEmail)
+    if not allowed(user, "mail.view"):
+        return query.where(false())
+    if acts_for_all_towns(user):
+        return query
+    visible = visible_permits(user).with_only_columns(Permit.id)
+    return query.where(OutboundEmail.permit_id.in_(visible))
+
+
+def report_author_id(inspection: Inspection) -> str | None:
+    """Who wrote a report: who started it (or opened the amendment); its inspector if that is not known."""
+    return inspection.created_by_id or inspection.inspector_id
+
+
+def sees_report(user, inspection: Inspection) -> bool:
+    """Whether `user` may see a report: submitted, whoever sees its permit; a draft, its author alone."""
+    if not sees(user, db.session.get(Permit, inspection.permit_id)):
+        return False
+    return inspection.is_submitted or report_author_id(inspection) == user.id
+
+
+def hidden_draft_parts(user=None) -> dict[str, Select]:
+    """By table, queries of the ids of draft records `user` may not see (with no user: every draft's).
+
+    The same rule as `sees_report`, in SQL, for lists and feeds: the drafts of others, with their
+    checklist answers, findings, the corrective actions opened on them, punch-list items and photos.
+    """
+    author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
+    reports = select(Inspection.id).where(Inspection.status == "draft")
+    if getattr(user, "is_authenticated", False):
+        reports = reports.where(author != user.id)
+    findings = select(Finding.id).where(Finding.inspection_id.in_(reports))
+    evidence = select(CorrectiveAction.evidence_photo_id).where(CorrectiveAction.finding_id.in_(findings),
+                                                                CorrectiveAction.evidence_photo_id.is_not(None))
+    return {
+        "inspections": reports,
+        "checklist_answers": select(ChecklistAnswer.id).where(ChecklistAnswer.inspection_id.in_(reports)),
+        "findings": findings,
+        "corrective_actions": select(CorrectiveAction.id).where(CorrectiveAction.finding_id.in_(findings)),
+        "punch_list_items": select(PunchListItem.id).where(PunchListItem.walk_through_id.in_(reports)),
+        "photos": select(Photo.id).where(or_(Photo.inspection_id.in_(reports), Photo.finding_id.in_(findings),
+                                             Photo.id.in_(evidence))),
+    }
+
+
+def shown(user, model) -> ColumnElement[bool]:
+    """SQL: the rows of `model` (a report or a part of one) that are not someone else's draft."""
+    return model.id.not_in(hidden_draft_parts(user)[model.__tablename__])
+
+
+def sees_part(user, record) -> bool:
+    """Whether `user` may see a record that may be part of a report (report, finding, action, photo ...).
+
+    Records of other kinds (a structure, a log entry) are never part of a draft: True.
+    """
+    if record is None:
+        return False
+    hidden = hidden_draft_parts(user).get(record.__tablename__)
+    if hidden is None:
+        return True
+    return db.session.scalar(hidden.where(type(record).id == record.id)) is None

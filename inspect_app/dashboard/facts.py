@@ -21,6 +21,7 @@ from flask import current_app
 from sqlalchemy import Select, and_, func, or_, select
 
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import shown
 from inspect_app.certifications.models import NoticeToCorrect as NoticeToCorrectRow
 from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import CertificateOfCompletion
@@ -190,7 +191,9 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     action_query = (
         select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
                CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
-        .where(CorrectiveActionRow.permit_id.in_(ids))
+        # A draft's actions are its author's alone until it is submitted (the submission recomputes, and
+        # the deadline still counts from discovery, CGP Part 5.2).
+        .where(CorrectiveActionRow.permit_id.in_(ids), shown(None, CorrectiveActionRow))
     )
     notice_query = (
         select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,

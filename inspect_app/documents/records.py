@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import select
 
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import shown
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import OMCertification, OMPlan
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
@@ -151,21 +152,22 @@ def certification_record(certification: OMCertification) -> dict[str, Any]:
 # -- permit history ----------------------------------------------------------------------------------
 
 def history_inspections(permit: Permit) -> list[Inspection]:
-    """Every inspection of the permit, oldest first."""
-    query = select(Inspection).where(Inspection.permit_id == permit.id)
+    """Every inspection of the permit, oldest first; a draft is nobody's record yet but its author's."""
+    query = select(Inspection).where(Inspection.permit_id == permit.id, shown(None, Inspection))
     return list(db.session.scalars(query.order_by(Inspection.performed_at, Inspection.id)))
 
 
 def open_findings(permit: Permit) -> list[Finding]:
     """Findings not yet corrected, oldest first."""
-    query = select(Finding).where(Finding.permit_id == permit.id, Finding.status != "corrected")
+    query = select(Finding).where(Finding.permit_id == permit.id, Finding.status != "corrected",
+                                  shown(None, Finding))
     return list(db.session.scalars(query.order_by(Finding.created_at, Finding.id)))
 
 
 def open_actions(permit: Permit) -> list[CorrectiveAction]:
     """Corrective actions not yet completed, earliest deadline first."""
     query = select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                           CorrectiveAction.completed_at.is_(None))
+                                           CorrectiveAction.completed_at.is_(None), shown(None, CorrectiveAction))
     return list(db.session.scalars(query.order_by(CorrectiveAction.due_at, CorrectiveAction.id)))
 
 

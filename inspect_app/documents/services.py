@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from flask import url_for
 from sqlalchemy import select
 
-from inspect_app.accounts.policy import sees
+from inspect_app.accounts.policy import sees_report
 from inspect_app.certifications.models import OMCertification
 from inspect_app.documents import records, reports
 from inspect_app.documents.builder import render
@@ -74,14 +74,8 @@ class Download:
 
 
 def inspection_visible(user, inspection: Inspection) -> bool:
-    """Submitted reports to whoever sees the permit; drafts only to those who may fill them in."""
-    permit = db.session.get(Permit, inspection.permit_id)
-    if not sees(user, permit):
-        return False
-    if inspection.is_submitted:
-        return True
-    # The same rule as the inspection pages: §380-16 C(2)-(4) say who performs each type.
-    return user.role in (("inspector", "agent") if inspection.type == "periodic" else ("inspector",))
+    """Submitted reports to whoever sees the permit; a draft to its author alone (the policy's rule)."""
+    return sees_report(user, inspection)
 
 
 def downloads(user, permit: Permit) -> list[Download]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -66,8 +67,9 @@ def enforcement_record(permit: Permit) -> EnforcementRecord:
 
 
 def open_findings(permit: Permit) -> list[Finding]:
-    """The findings of `permit` not yet corrected: the reasons an order may cite."""
-    query = select(Finding).where(Finding.permit_id == permit.id, Finding.status != "corrected")
+    """The findings of `permit` not yet corrected: the reasons an order may cite (not a draft's)."""
+    query = select(Finding).where(Finding.permit_id == permit.id, Finding.status != "corrected",
+                                  shown(None, Finding))
     return list(db.session.scalars(query.order_by(Finding.created_at)))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import allowed, permit_or_404, require
+from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import services as findings
@@ -29,10 +29,10 @@ def may_edit(user, inspection: Inspection) -> bool:
 
 
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
-    """The inspection, if the current user may see it (drafts only by those who may fill them in)."""
+    """The inspection, if the current user may see it (a draft: its author alone, see the policy)."""
     inspection = db.get_or_404(Inspection, inspection_id)
     permit_or_404(inspection.permit_id)
-    if not inspection.is_submitted and not may_edit(current_user, inspection):
+    if not sees_report(current_user, inspection):
         abort(404)
     if edit:
         require(services.action_for(inspection.type), inspection.permit)
@@ -50,11 +50,10 @@ def section(permit: Permit, notice_form=None) -> dict:
     startable = [k for k in profile.inspection_types if allowed(current_user, services.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
-            "inspections": [i for i in services.inspections_of(permit)
-                            if i.is_submitted or may_edit(current_user, i)],
+            "inspections": [i for i in services.inspections_of(permit) if sees_report(current_user, i)],
             "notices": services.notices_of(permit) if may_notice or current_user.role == "agent" else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
-            "open_actions": findings.open_actions(permit)}
+            "open_actions": [a for a in findings.open_actions(permit) if sees_part(current_user, a)]}
 
 
 @bp.app_context_processor

@@ -1,9 +1,8 @@
-"""The sent mail page: every message the app sent or stored, for admins."""
+"""The sent mail page: every message the app sent or stored, for admins (a town's admin: its town's)."""
 from flask import Blueprint, render_template
-from flask_login import login_required
-from sqlalchemy import select
+from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import require
+from inspect_app.accounts.policy import require, visible_mail
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
 
@@ -15,6 +14,6 @@ bp = Blueprint("mail", __name__, url_prefix="/mail")
 def sent():
     """List sent and stored messages, newest first."""
     require("mail.view")
-    page = db.paginate(select(OutboundEmail).order_by(OutboundEmail.created_at.desc()), per_page=50,
+    page = db.paginate(visible_mail(current_user).order_by(OutboundEmail.created_at.desc()), per_page=50,
                        error_out=False)
     return render_template("mail/sent.html", page=page)

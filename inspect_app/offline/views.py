@@ -11,7 +11,7 @@ from flask import Blueprint, abort, current_app, jsonify, render_template, url_f
 from flask_login import current_user, login_required
 from sqlalchemy import select
 
-from inspect_app.accounts.policy import allowed, visible_permits
+from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.extensions import db
 from inspect_app.findings.forms import KIND_CHOICES
 from inspect_app.findings.models import SEVERITIES, CorrectiveAction, Finding
@@ -93,10 +93,14 @@ def pages():
 
 
 def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:
-    """The reports whose corrective actions are not verified yet, by permit: one query for them all."""
+    """The reports whose corrective actions are not verified yet, by permit: one query for them all.
+
+    Not someone else's draft: that report's page is not theirs to hold.
+    """
     rows = db.session.execute(
         select(CorrectiveAction.permit_id, Finding.inspection_id).join(Finding, CorrectiveAction.finding_id == Finding.id)
-        .where(CorrectiveAction.permit_id.in_(permit_ids), CorrectiveAction.status != "verified"))
+        .where(CorrectiveAction.permit_id.in_(permit_ids), CorrectiveAction.status != "verified",
+               shown(current_user, CorrectiveAction)))
     found: dict[str, set[str]] = {}
     for permit_id, inspection_id in rows:
         found.setdefault(permit_id, set()).add(inspection_id)

@@ -9,7 +9,7 @@ from flask import Blueprint, abort, redirect, render_template, request, send_fil
 from flask_login import current_user, login_required
 from sqlalchemy import func, select
 
-from inspect_app.accounts.policy import allowed, permit_or_404, require
+from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, shown
 from inspect_app.extensions import db, htmx
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services
@@ -69,8 +69,8 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
 
 @bp.app_template_global()
 def permit_photo_count(permit: Permit) -> int:
-    """How many photos a permit has, for its page."""
-    return db.session.scalar(select(func.count()).select_from(services.permit_photos(permit).subquery()))
+    """How many photos of a permit the current user may see, for its page."""
+    return db.session.scalar(select(func.count()).select_from(_permit_photos(permit).subquery()))
 
 
 @bp.app_template_global()
@@ -114,7 +114,7 @@ def upload(permit_id: str):
 @bp.post("/photos/<photo_id>/caption")
 def caption(photo_id: str):
     """Change a photo's caption while its report is still a draft."""
-    photo = db.get_or_404(Photo, photo_id)
+    photo = _photo_or_404(photo_id)
     permit = permit_or_404(photo.permit_id, "photo.add")
     for action in _photo_actions(photo):
         require(action, permit)
@@ -136,8 +136,7 @@ def caption(photo_id: str):
 @bp.get("/photos/<photo_id>/<kind>")
 def file(photo_id: str, kind: str):
     """A photo's original (byte for byte), display rendition or thumbnail."""
-    photo = db.get_or_404(Photo, photo_id)
-    permit_or_404(photo.permit_id)
+    photo = _photo_or_404(photo_id)
     if kind not in services.RENDITIONS:
         abort(404)
     path, content_type, sha = services.rendition(photo, kind)
@@ -157,7 +156,7 @@ def file(photo_id: str, kind: str):
 def index(permit_id: str):
     """Every photo of a permit, newest first, with what each is attached to."""
     permit = permit_or_404(permit_id)
-    page = db.paginate(services.permit_photos(permit), per_page=60, error_out=False)
+    page = db.paginate(_permit_photos(permit), per_page=60, error_out=False)
     return render_template("photos/index.html", permit=permit, page=page,
                            attached=services.attachments(page.items))
 
@@ -177,6 +176,20 @@ def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | 
     template = "photos/_photo_picker.html" if htmx else "photos/upload.html"
     return render_template(template, permit=permit, photo_target=target_ids, photo_form=form,
                            editable=True), status, {"Vary": "HX-Request"}
+
+
+def _photo_or_404(photo_id: str) -> Photo:
+    """The photo, if the current user sees its permit and it is not of someone else's draft report."""
+    photo = db.get_or_404(Photo, photo_id)
+    permit_or_404(photo.permit_id)
+    if not sees_part(current_user, photo):
+        abort(404)
+    return photo
+
+
+def _permit_photos(permit: Permit):
+    """The permit's photos the current user may see: none of someone else's draft report."""
+    return services.permit_photos(permit).where(shown(current_user, Photo))
 
 
 def _target_actions(target_ids: dict[str, str]) -> list[str]:
@@ -206,9 +219,12 @@ def _target(permit: Permit) -> tuple[dict[str, str], dict[str, Any]]:
     for action in _target_actions(target_ids):
         require(action, permit)
     try:
-        return target_ids, services.resolve_target(permit, target_ids)
+        target = services.resolve_target(permit, target_ids)
     except LookupError:
         abort(404)
+    if not all(sees_part(current_user, record) for record in target.values()):
+        abort(404)  # someone else's draft report does not exist for you
+    return target_ids, target
 
 
 def _too_large_message(limit: int) -> str:

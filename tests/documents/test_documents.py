@@ -16,6 +16,7 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection, PipeVideo
+from inspect_app.permits import services as permits
 from inspect_app.permits.models import StormwaterStructure
 
 UTC = dt.UTC
@@ -345,16 +346,22 @@ def test_history_has_a_row_per_inspection_and_the_open_findings_and_actions(site
                        weather_status="pending", notice_given=False)
     pdf = services.history_pdf(site.permit)
     text = read(pdf)
-    assert "Inspections (2)" in text
+    # A draft is nobody's record but its author's until submitted: the history leaves it out.
+    assert "Inspections (1)" in text
     assert ("Jun 10, 2026 10:15 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213; CPESC No. 7702 "
             "Violations Submitted Overcast, 61 °F, 0.45 in (gauge)") in text
-    assert ("Jun 17, 2026 10:00 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213 — "
-            "Draft (no 24-hour notice) Pending") in text
+    assert "Jun 17, 2026" not in text.split("Open findings")[0] and "Draft" not in text
     assert "Open findings (1)" in text
     assert "1 Jun 10, 2026 Violation: Silt fence undermined for 40 ft; sediment on Bliss Road. East property line Major Open" in text
     assert ("Open corrective actions (1) Corrective action Kind Owner Deadline Status Re-trench and backfill the silt fence "
             "Significant repair (within 7 calendar days) Site contractor Jun 17, 2026 11:59 PM EDT Open") in text
-    assert later.id  # the draft is listed above with its flags
+    later.status, later.submitted_at = "submitted", later.performed_at
+    db.session.commit()
+    text = read(services.history_pdf(site.permit))
+    assert "Inspections (2)" in text
+    assert ("Jun 17, 2026 10:00 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213 — "
+            "Submitted (no 24-hour notice) Pending") in text
+    pdf = services.history_pdf(site.permit)
     assert_furniture(pdf, "SWP-2026-014", "Town of Longmeadow", records.sha256_of(records.history_record(site.permit)))
 
     # Correcting the finding and completing its action takes them off the open lists.
@@ -407,8 +414,15 @@ def test_downloads_are_refused_to_others_and_to_the_signed_out(site, report, mak
 
 
 def test_a_draft_report_is_not_the_permittees_to_download(site, signed_in, make):
-    draft = inspection(site.permit, "erosion_control", dt.datetime(2026, 6, 17, 14, 0, tzinfo=UTC))
+    draft = inspection(site.permit, "erosion_control", dt.datetime(2026, 6, 17, 14, 0, tzinfo=UTC),
+                       inspector_id=site.engineer.id, created_by_id=site.engineer.id)
     assert signed_in(site.owner).get(f"/documents/inspections/{draft.id}.pdf").status_code == 404
+    # A draft is its author's alone: not the town's agent's, not another engineer's on the permit.
+    assert signed_in(make.user("agent")).get(f"/documents/inspections/{draft.id}.pdf").status_code == 404
+    colleague = make.user("inspector")
+    permits.assign(None, site.permit, colleague, "design_engineer")
+    db.session.commit()
+    assert signed_in(colleague).get(f"/documents/inspections/{draft.id}.pdf").status_code == 404
     assert signed_in(site.engineer).get(f"/documents/inspections/{draft.id}.pdf").status_code == 200
 
 

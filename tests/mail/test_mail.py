@@ -26,7 +26,7 @@ def test_message_is_sent_with_its_attachment(app, smtp_server):
 
 def test_without_smtp_the_message_is_stored_and_shown_to_admins(app, make, signed_in):
     app.config.update(SMTP_HOST=None)
-    mail.send(["owner@example.org"], "Stop-work order", "Stop all work.")
+    mail.send(["owner@example.org"], "Stop-work order", "Stop all work.", permit_id=make.permit().id)
     db.session.commit()
     page = signed_in(make.user("admin")).get("/mail/")
     assert page.status_code == 200

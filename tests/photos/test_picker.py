@@ -102,8 +102,13 @@ def test_the_permits_photo_list_says_what_each_photo_is_of(site, login):
     services.store_photo(site["inspector"], site["permit"], make_jpeg(shade=30), caption="Fence down",
                          finding=finding)
     db.session.commit()
+    agent = login(site["agent"])
+    # Nothing of a draft report is anyone's but its author's: the agent sees its photos once submitted.
+    assert "Whole site" not in agent.get(f"/permits/{site['permit'].id}/photos").text
+    site["inspection"].status, site["inspection"].submitted_at = "submitted", site["inspection"].performed_at
+    db.session.commit()
 
-    page = login(site["agent"]).get(f"/permits/{site['permit'].id}/photos")
+    page = agent.get(f"/permits/{site['permit'].id}/photos")
 
     assert page.status_code == 200
     assert "2 photos" in page.text
@@ -116,8 +121,12 @@ def test_the_permits_photo_list_says_what_each_photo_is_of(site, login):
 def test_the_permit_page_links_to_its_photos(site, login):
     services.store_photo(site["inspector"], site["permit"], make_jpeg(), inspection=site["inspection"])
     db.session.commit()
+    owner = login(site["owner"])
+    assert "1 photo from inspections" not in owner.get(f"/permits/{site['permit'].id}").text  # a draft's
+    site["inspection"].status, site["inspection"].submitted_at = "submitted", site["inspection"].performed_at
+    db.session.commit()
 
-    page = login(site["owner"]).get(f"/permits/{site['permit'].id}")
+    page = owner.get(f"/permits/{site['permit'].id}")
 
     assert page.status_code == 200
     assert "1 photo from inspections" in page.text

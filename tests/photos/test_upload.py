@@ -183,12 +183,17 @@ def test_the_owner_sees_the_photos_but_does_not_add_or_caption_an_inspections(si
     photo = db.session.scalars(select(Photo)).one()
     owner = login(site["owner"])
 
-    assert fetch(owner, f"/photos/{photo.id}/display").status_code == 200
+    # A draft's photo is its author's alone; the owner sees it once the report is submitted.
+    assert fetch(owner, f"/photos/{photo.id}/display").status_code == 404
     response = upload(owner, site["permit"], make_jpeg(shade=30), inspection_id=site["inspection"].id)
     assert response.status_code == 403
-    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 403
+    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 404
     db.session.expire_all()
     assert count(Photo) == 1 and db.session.get(Photo, photo.id).caption is None
+    site["inspection"].status, site["inspection"].submitted_at = "submitted", site["inspection"].performed_at
+    db.session.commit()
+    assert fetch(owner, f"/photos/{photo.id}/display").status_code == 200
+    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 403
 
 
 def test_the_same_photo_id_sent_twice_makes_one_photo(site, login):
@@ -232,7 +237,9 @@ def test_a_findings_photos_are_its_own(site, login):
 
 
 def test_a_close_out_photo_becomes_the_corrective_actions_evidence(site, login):
-    action = make_corrective_action(make_finding(site["inspection"]))
+    # A close-out follows the report's submission (a draft's action is its author's alone).
+    action = make_corrective_action(make_finding(make_inspection(site["permit"], site["inspector"],
+                                                                 status="submitted")))
     owner = login(site["owner"])  # the permittee closes out corrective actions
 
     response = upload(owner, site["permit"], make_jpeg(), caption="Fence re-staked",
@@ -247,7 +254,8 @@ def test_a_close_out_photo_becomes_the_corrective_actions_evidence(site, login):
 
 
 def test_a_verified_close_out_keeps_its_evidence(site, login):
-    action = make_corrective_action(make_finding(site["inspection"]), status="verified")
+    action = make_corrective_action(make_finding(make_inspection(site["permit"], site["inspector"],
+                                                                 status="submitted")), status="verified")
 
     response = upload(login(site["owner"]), site["permit"], make_jpeg(), corrective_action_id=action.id)
 

@@ -1,0 +1,99 @@
+"""A town's admin manages the people, device tokens and mail of that town only; the admin of all towns, all."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.mail import services as mail
+from sync.models import SyncDevice
+from sync.services import create_device
+
+
+@pytest.fixture
+def towns(make):
+    """People of Longmeadow, of Southborough, of both, and the two kinds of admin."""
+    people = {
+        "lm_admin": make.user("admin", town="longmeadow"),
+        "sb_admin": make.user("admin", town="southborough"),
+        "all_admin": make.user("admin", town=None),
+        "lm_agent": make.user("agent", town="longmeadow"),
+        "sb_agent": make.user("agent", town="southborough"),
+        "lm_inspector": make.user("inspector"),
+        "sb_inspector": make.user("inspector"),
+        "both_inspector": make.user("inspector"),
+        "new_inspector": make.user("inspector"),  # no permit anywhere yet
+        "lm_permittee": make.user("permittee"),
+        "sb_permittee": make.user("permittee"),
+    }
+    lm = make.permit("longmeadow", owner=people["lm_permittee"],
+                     inspectors=[people["lm_inspector"], people["both_inspector"]])
+    sb = make.permit("southborough", owner=people["sb_permittee"],
+                     inspectors=[people["sb_inspector"], people["both_inspector"]])
+    return people, lm, sb
+
+
+def _mint(browser, user):
+    return browser.client.post("/sync/devices", json={"email": user.email, "name": "tablet"},
+                               headers={"X-CSRFToken": browser.token})
+
+
+def _devices() -> int:
+    return db.session.scalar(select(func.count()).select_from(SyncDevice))
+
+
+def test_a_town_admin_mints_tokens_only_for_people_of_its_town(towns, signed_in):
+    people, _, _ = towns
+    browser = signed_in(people["lm_admin"])
+    for name in ("lm_agent", "lm_inspector", "lm_permittee", "lm_admin"):
+        assert _mint(browser, people[name]).status_code == 201, name
+    minted = _devices()
+    for name in ("all_admin", "sb_admin", "sb_agent", "sb_inspector", "sb_permittee", "both_inspector",
+                 "new_inspector"):
+        refused = _mint(browser, people[name])
+        assert refused.status_code == 422, name
+        # The same words as for an unknown email: nothing learnt about another town's people.
+        assert refused.json["error"] == "Give the email of an existing user and a name for the device."
+    assert _devices() == minted
+
+
+def test_the_admin_of_all_towns_mints_tokens_for_anyone(towns, signed_in):
+    people, _, _ = towns
+    browser = signed_in(people["all_admin"])
+    for name in ("sb_admin", "lm_agent", "sb_inspector", "both_inspector", "new_inspector", "all_admin"):
+        assert _mint(browser, people[name]).status_code == 201, name
+
+
+def test_a_town_admin_lists_and_revokes_only_its_towns_devices(towns, signed_in):
+    people, _, _ = towns
+    devices = {name: create_device(None, people[name], f"tablet of {name}")[0]
+               for name in ("lm_agent", "lm_inspector", "sb_agent", "sb_inspector", "both_inspector", "all_admin")}
+    db.session.commit()
+    ids = {name: d.id for name, d in devices.items()}
+    browser = signed_in(people["lm_admin"])
+    listed = {d["id"] for d in browser.get("/sync/devices").json["devices"]}
+    assert listed == {ids["lm_agent"], ids["lm_inspector"]}
+    for name in ("sb_agent", "sb_inspector", "both_inspector", "all_admin"):
+        refused = browser.client.post(f"/sync/devices/{ids[name]}/revoke", headers={"X-CSRFToken": browser.token})
+        assert refused.status_code == 404, name
+        assert db.session.get(SyncDevice, ids[name]).revoked_at is None
+    done = browser.client.post(f"/sync/devices/{ids['lm_inspector']}/revoke", headers={"X-CSRFToken": browser.token})
+    assert done.status_code == 200 and done.json["revoked_at"] is not None
+    everyone = signed_in(people["all_admin"]).get("/sync/devices").json["devices"]
+    assert {d["id"] for d in everyone} == set(ids.values())
+
+
+def test_a_town_admin_reads_only_its_towns_mail(app, towns, signed_in):
+    app.config.update(SMTP_HOST=None)
+    people, lm, sb = towns
+    mail.send(["owner@longmeadow.example"], f"Stop-work order: permit {lm.number}", "Stop.", permit_id=lm.id)
+    mail.send(["owner@southborough.example"], f"Stop-work order: permit {sb.number}", "Stop.", permit_id=sb.id)
+    mail.send(["ops@example.org"], "A message of no permit", "For the admin of all towns.")
+    db.session.commit()
+    page = signed_in(people["lm_admin"]).get("/mail/")
+    assert page.status_code == 200
+    assert lm.number in page.text
+    assert sb.number not in page.text and "southborough.example" not in page.text
+    assert "A message of no permit" not in page.text
+    every = signed_in(people["all_admin"]).get("/mail/").text
+    assert lm.number in every and sb.number in every and "A message of no permit" in every
