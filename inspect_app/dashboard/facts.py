@@ -28,6 +28,7 @@ from inspect_app.completion.models import CertificateOfCompletion
 from inspect_app.enforcement.models import StopWorkOrder as StopWorkOrderRow
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction as CorrectiveActionRow
+from inspect_app.findings.models import Finding as FindingRow
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.inspections.models import Inspection as InspectionRow
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
@@ -43,6 +44,7 @@ from inspect_app.rules import (
     StopWorkOrder,
     Storm,
     Structure,
+    ViolationFinding,
 )
 from inspect_app.rules.calendar import zone
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
@@ -63,6 +65,7 @@ READS: dict[type, tuple[str, ...]] = {
     InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
     CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
+    FindingRow: ("permit_id", "is_violation", "status", "description"),
     StormEvent: ("permit_id", "day", "depth_mm"),
     StopWorkOrderRow: ("permit_id", "issued_at", "lifted_at"),
     OMCertification: ("permit_id", "status", "submitted_at"),
@@ -208,6 +211,15 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                                               CorrectiveActionRow.completed_at > open_at))
         notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
                                               NoticeToCorrectRow.cured_at > open_at))
+    # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
+    # inspection that found it (submitted reports only: a draft is not the record).
+    has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
+    findings = _grouped(run(
+        select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
+        .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
+        .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
+               InspectionRow.status == "submitted", ~has_action)
+    ))
     storms = _grouped(run(storm_query))
     actions = _grouped(run(action_query))
     notices = _grouped(run(notice_query))
@@ -258,11 +270,14 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                 om_certifications=tuple(at for (at,) in certifications.get(pid, ())),
                 notices_to_correct=tuple(NoticeToCorrect(id=i, issued_at=s, corrected_at=c)
                                          for i, s, c in notices.get(pid, ())),
+                violation_findings=tuple(ViolationFinding(id=i, discovered_at=at, description=text)
+                                         for i, at, text in findings.get(pid, ())),
             )
         except FactsError as error:
             records.append(Record(summary, None, profile, f"The record cannot be evaluated: {error}"))
             continue
         labels = {f"corrective_action:{i}": text for i, _, _, _, text in actions.get(pid, ())}
+        labels |= {f"finding:{i}": text for i, _, text in findings.get(pid, ())}
         records.append(Record(summary, facts, profile, labels=labels))
     return records
 

@@ -175,24 +175,37 @@ def acknowledge(actor, order: StopWorkOrder) -> StopWorkOrder:
     return order
 
 
+def is_town_agent(actor, permit: Permit) -> bool:
+    """True for an agent (or admin) of the permit's own town: who may approve the work for the authority."""
+    return (getattr(actor, "role", None) in ("agent", "admin")
+            and getattr(actor, "jurisdiction_id", None) == permit.jurisdiction_id)
+
+
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
-    """Lift a standing order once its findings are corrected or a compliant inspection approves the work.
+    """Lift a standing order once its violations are corrected AND the work is approved for the town.
 
-    §380-16 C(4)(e)[5]: the order stands until the violations are corrected and the work approved.
+    §380-16 C(4)(e)[5]: the order stands "until any violations are corrected and all work previously
+    completed has received approval by the DPW Director". Both are needed: every finding the order cites
+    corrected, and the approval given by an agent of the permit's town (the person lifting it, who may
+    point to the compliant inspection the approval rests on).
     """
     reason = (reason or "").strip()
     if not order.is_standing:
         raise EnforcementError("reason", "This stop-work order has already been lifted.")
+    if not is_town_agent(actor, order.permit):
+        raise EnforcementError("reason", "Only an agent of the permit's town can approve the work and lift "
+                                         "the order (§380-16 C(4)(e)[5]).")
     if not reason:
         raise EnforcementError("reason", "Say why the order is lifted.")
     if approval_inspection is not None and not _approves(approval_inspection, order):
         raise EnforcementError("approval_inspection_id", "The approval must be a submitted inspection of "
                                "this permit, found compliant, performed after the order was issued.")
-    if approval_inspection is None and order.uncorrected_findings:
+    if order.uncorrected_findings:
         listed = "; ".join(f.description for f in order.uncorrected_findings)
-        raise EnforcementError("reason", f"Findings not yet corrected: {listed}. Lift the order once "
-                                         "they are corrected, or record the inspection that approved the work.")
+        raise EnforcementError("reason", f"Findings not yet corrected: {listed}. The order stands until the "
+                                         "violations are corrected and the work is approved (§380-16 C(4)(e)[5]); "
+                                         "an approving inspection does not replace the corrections.")
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason
     order.approval_inspection_id = approval_inspection.id if approval_inspection else None

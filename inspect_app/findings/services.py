@@ -25,12 +25,9 @@ from inspect_app.photos import services as photos
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
-from inspect_app.rules import calendar
+from inspect_app import rules
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
-
-# CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
-SIGNIFICANT_WORK_DAYS = 7
 
 
 class FindingError(ValueError):
@@ -42,13 +39,9 @@ class FindingError(ValueError):
 
 
 def action_deadline(kind: str, discovered_at: dt.datetime, profile: Profile) -> dt.datetime:
-    """When a corrective action must be finished, counted on the town's calendar (CGP 2022 Part 5.2)."""
-    tz = calendar.zone(profile.timezone)
-    if kind == "routine_maintenance":
-        # Routine maintenance: by the close of the next business day (5 p.m.; weekends and holidays skipped).
-        return calendar.close_of_next_business_day(discovered_at, tz, frozenset(profile.holidays))
-    # New or replacement control, significant repair: by the end of the 7th calendar day after discovery.
-    return calendar.days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
+    """When a corrective action must be finished, counted from discovery on the town's calendar (CGP 2022
+    Part 5.2): the schedule engine's rule."""
+    return rules.corrective_action_due(kind, discovered_at, profile)
 
 
 def open_actions(permit: Permit) -> list[CorrectiveAction]:
@@ -128,8 +121,9 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
     if not name:
         raise FindingError("owner_name", "Say who will do it: choose a person or type a name.")
     inspection = finding.inspection
-    # Found at the inspection while the report is open; a finding sent back later is found again now.
-    discovered = inspection.performed_at if not inspection.is_submitted else (now or utcnow())
+    # CGP 2022 Part 5.2: the clock runs from discovery, the inspection that recorded the condition, not
+    # from when the action is opened (an action opened days later is already that much closer to due).
+    discovered = inspection.performed_at
     action = CorrectiveAction(**({"id": action_id} if action_id else {}),  # a device's own id (sync)
                               finding=finding, permit_id=finding.permit_id, kind=kind,
                               description=description.strip(), owner_id=owner.id if owner else None,

@@ -33,7 +33,8 @@ from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob, Photo
 from inspect_app.profiles.schema import ChecklistItem, Profile
-from inspect_app.rules import calendar
+from inspect_app import rules
+from inspect_app.rules import calendar, stabilization
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
 from inspect_app.types import utcnow
@@ -123,6 +124,10 @@ class AreaClock:
     ceased_at: dt.datetime | None
     deadline: dt.datetime | None
     overdue: bool
+    initiate_by: dt.datetime | None = None
+    complete_by: dt.datetime | None = None
+    initiated_at: dt.datetime | None = None
+    breach: str | None = None  # "initiate" or "complete": which duty is past its deadline
 
 
 # -- facts the forms and pages show ------------------------------------------------------------------
@@ -182,24 +187,27 @@ def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[Che
 
 
 def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
-    """Each disturbed area with its status at `at` and, once activity ceased, its stabilization deadline."""
-    tz = calendar.zone(profile.timezone)
+    """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline
+    (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
+    tz, holidays = calendar.zone(profile.timezone), calendar.holidays_of(profile)
     clocks = []
     # The areas with every timeline in two queries (selectin), not one query per area.
     areas = db.session.scalars(select(DisturbedArea).where(DisturbedArea.permit_id == permit.id)
                                .order_by(DisturbedArea.name).options(selectinload(DisturbedArea.events)))
     for area in areas:
-        status, ceased = "disturbed", None
-        for event in sorted(area.events, key=lambda e: e.at):
-            if event.at > at:
-                break
-            status = event.status
-            # Repeated "ceased" events keep the first: the clock runs from when work first stopped.
-            ceased = (ceased or event.at) if status == "activity_ceased" else None
-        # §380-11 C(3)(a): stabilization within 7 days after activity has ceased on that portion;
-        # counted on the town's calendar like the schedule engine (end of the 7th local day).
-        deadline = calendar.days_after(ceased, profile.stabilization.days, tz) if ceased else None
-        clocks.append(AreaClock(area, status, ceased, deadline, bool(deadline and at > deadline)))
+        events = [rules.AreaEvent(e.status, e.at) for e in area.events]
+        status = next((e.status for e in sorted(area.events, key=lambda e: e.at, reverse=True) if e.at <= at),
+                      "disturbed")
+        found = stabilization.episodes(events, profile.stabilization, tz, holidays, permit.sensitive_waters, at)
+        episode = found[-1] if found and found[-1].closed_at is None else None
+        if episode is None:
+            clocks.append(AreaClock(area, status, None, None, False))
+            continue
+        # The clause broken, if any: completion past due outranks a late start.
+        breach = ("complete" if at > episode.complete_due else
+                  "initiate" if episode.initiated is None and at > episode.initiate_due else None)
+        clocks.append(AreaClock(area, status, episode.ceased, episode.pending_deadline(), episode.overdue(at),
+                                episode.initiate_due, episode.complete_due, episode.initiated, breach))
     return clocks
 
 
@@ -592,10 +600,10 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     if any(f.is_violation for f in inspection.findings):
         return "A violation is recorded among the findings: the evaluation must be “violations”."
     if inspection.type == "erosion_control":
-        late = [c.area.name for c in area_clocks(inspection.permit, profile, inspection.performed_at) if c.overdue]
+        late = [c for c in area_clocks(inspection.permit, profile, inspection.performed_at) if c.overdue]
         if late:
-            return (f"Past the {profile.stabilization.days}-day stabilization deadline: {', '.join(late)} "
-                    f"({_short(profile.stabilization.citation)}). The evaluation must be “violations”.")
+            return (f"Past a stabilization deadline: {', '.join(c.area.name for c in late)} "
+                    f"({_stabilization_citation(profile, late[0])}). The evaluation must be “violations”.")
     return None
 
 
@@ -689,15 +697,28 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         finding = Finding(
             inspection=inspection, permit_id=inspection.permit_id, area_id=clock.area.id, is_automatic=True,
             is_violation=True, severity="major", location=clock.area.name,
-            citation=_short(profile.stabilization.citation),
+            citation=_stabilization_citation(profile, clock),
             description=(f"{clock.area.name}: construction activity ceased on {local_time(clock.ceased_at)}; "
-                         f"stabilization had to begin within {profile.stabilization.days} days, by "
-                         f"{local_time(clock.deadline)}, and has not."),
+                         + (f"stabilization had to be started by {local_time(clock.initiate_by)}, and has not."
+                            if clock.breach == "initiate" else
+                            f"the area had to be stabilized by {local_time(clock.complete_by)}, and is not.")),
         )
         db.session.add(finding)
         audit.record(actor, "finding.automatic", finding)
         made.append(finding)
     return made
+
+
+def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) -> str:
+    """The clause a late area breaks: CGP 2.2.14.a.i (not initiated), else the completion rule."""
+    rule = profile.stabilization
+    if clock is not None and clock.breach == "initiate":
+        return _short(rule.initiate_citation)
+    if rule.days is not None and (clock is None or clock.complete_by is None or clock.ceased_at is None
+                                  or clock.complete_by <= calendar.days_after(
+                                      clock.ceased_at, rule.days, calendar.zone(profile.timezone))):
+        return _short(rule.citation)
+    return _short(rule.complete_citation)
 
 
 def _open_automatic_finding(area: DisturbedArea) -> bool:

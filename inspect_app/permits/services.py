@@ -113,6 +113,7 @@ def add_area(actor, permit: Permit, name: str, acres, since: dt.datetime | None 
     """Add a portion of the site; it starts as disturbed."""
     if any(a.name.lower() == name.strip().lower() for a in permit.areas):
         raise PermitError("name", "This permit already has an area with that name.")
+    _refuse_under_stop_work(permit, "name", "no new area may be disturbed")
     since = since or utcnow()
     area = DisturbedArea(name=name.strip(), acres=acres, status="disturbed", status_since=since)
     area.events.append(AreaStatusEvent(status="disturbed", at=since, recorded_by_id=getattr(actor, "id", None)))
@@ -126,6 +127,8 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     """Add an event to an area's timeline; its newest event is its status (§380-11 C(3)(a) clock)."""
     if at > utcnow() + dt.timedelta(minutes=5):
         raise PermitError("at", "The date cannot be in the future.")
+    if status == "disturbed":
+        _refuse_under_stop_work(area.permit, "status", f"{area.name} may not be disturbed")
     if at < area.status_since:
         since = area.status_since.astimezone(LOCAL_TZ).strftime("%b %-d, %Y %-I:%M %p")
         raise PermitError("at", f"The area has been {area.status.replace('_', ' ')} since {since}; "
@@ -138,6 +141,13 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     area.revision += 1
     audit.record(actor, "area.status", area, before)
     return event
+
+
+def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
+    """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
+    if permit.is_under_stop_work:
+        raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
+                                 "lifted (§380-16 C(4)(e)[5]). Stabilizing areas and maintaining controls may go on.")
 
 
 def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:

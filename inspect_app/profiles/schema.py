@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Self
 
+import holidays as holiday_tables
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
@@ -36,6 +37,40 @@ class HoursRule(Rule):
 
 class MonthsRule(Rule):
     months: int = Field(ge=1, le=120)
+
+
+class StabilizationRule(Rule):
+    """Stabilization of a portion of the site where earth-disturbing activity has ceased: two duties.
+
+    CGP 2022 Part 2.2.14.a.i: *initiate* immediately, no later than the end of the `initiate_work_days`-th
+    work day after the activity ceased. CGP 2022 Part 2.2.14.a.ii: *complete* within `complete_days`
+    calendar days after initiation (`complete_days_sensitive` for a site discharging to sensitive
+    waters). `days`, when set, is the town's own limit counted from when the activity ceased
+    (§380-11 C(3)(a): seven days); the stricter deadline prevails (§380-11 C(1)). `citation` cites the
+    town's rule, or says that the town is silent.
+    """
+
+    days: int | None = Field(default=None, ge=1, le=365)
+    initiate_work_days: int = Field(default=1, ge=1, le=30)
+    initiate_citation: str = Field(default="CGP 2022 Part 2.2.14.a.i", min_length=1)
+    complete_days: int = Field(default=14, ge=1, le=365)
+    complete_days_sensitive: int = Field(default=7, ge=1, le=365)
+    complete_citation: str = Field(default="CGP 2022 Part 2.2.14.a.ii", min_length=1)
+
+    def completion_days(self, sensitive: bool) -> int:
+        """Calendar days from initiation to completion under the federal rule."""
+        return self.complete_days_sensitive if sensitive else self.complete_days
+
+
+class AdvanceNotice(HoursRule):
+    """§380-16 C(3): notice to the authority at least `hours` before each inspection of the listed types
+    (the inspections the project design engineer conducts; not the CGP erosion-control inspections)."""
+
+    inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
+                                    "periodic"], ...] = ("initial", "pre_bury", "walk_through", "final", "periodic")
+
+    def required_for(self, inspection_type: str) -> bool:
+        return inspection_type in self.inspection_types
 
 
 class StormRule(Rule):
@@ -89,6 +124,9 @@ class InspectionType(Strict):
     when: str = Field(min_length=1)
     citation: str = Field(min_length=1)
     checklist: tuple[ChecklistItem, ...] = Field(min_length=1)
+    # §380-16 C(4)(c), (e): the report must be signed by a registered professional engineer
+    # (the signer's account carries a PE number).
+    signed_by_pe: bool = False
 
     @field_validator("checklist")
     @classmethod
@@ -109,13 +147,19 @@ class Profile(Strict):
     authority_title: str = Field(min_length=1)
     authority_body: str = Field(min_length=1)
     registry_of_deeds: str = Field(min_length=1)
-    stabilization: DaysRule
-    advance_notice: HoursRule
+    stabilization: StabilizationRule
+    advance_notice: AdvanceNotice
     storm: StormRule
     permit_clock: PermitClock
     om_certification: MonthsRule
     cure_period: DaysRule
+    # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
+    # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.
+    holiday_country: str = "US"
+    holiday_subdivision: str | None = "MA"
     holidays: tuple[dt.date, ...] = ()
+    # CGP 2022 Part 5.2 "close of the next business day": the hour the town's business day closes.
+    close_of_business: dt.time = dt.time(17, 0)
     inspection_types: tuple[InspectionType, ...] = Field(min_length=1)
 
     @field_validator("timezone")
@@ -126,6 +170,15 @@ class Profile(Strict):
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"{name!r} is not an IANA time zone name such as 'America/New_York'") from None
         return name
+
+    @model_validator(mode="after")
+    def _holiday_calendar_known(self) -> Self:
+        try:
+            holiday_tables.country_holidays(self.holiday_country, subdiv=self.holiday_subdivision)
+        except NotImplementedError as error:
+            raise ValueError(f"no holiday calendar for holiday_country {self.holiday_country!r}, "
+                             f"holiday_subdivision {self.holiday_subdivision!r}: {error}") from None
+        return self
 
     @field_validator("holidays")
     @classmethod

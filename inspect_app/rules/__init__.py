@@ -2,7 +2,7 @@
 
 Build `PermitFacts` from the record, then call `obligations(facts, profile, now)`.
 """
-from inspect_app.rules.engine import Obligation, obligations, short_citation
+from inspect_app.rules.engine import Obligation, corrective_action_due, obligations, short_citation
 from inspect_app.rules.facts import (
     Area,
     AreaEvent,
@@ -14,6 +14,7 @@ from inspect_app.rules.facts import (
     StopWorkOrder,
     Storm,
     Structure,
+    ViolationFinding,
 )
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "StopWorkOrder",
     "Storm",
     "Structure",
+    "ViolationFinding",
+    "corrective_action_due",
     "obligations",
     "short_citation",
 ]

@@ -12,12 +12,19 @@ from __future__ import annotations
 
 import calendar as _month_lengths
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+import holidays as _holiday_tables
+
+if TYPE_CHECKING:
+    from inspect_app.profiles.schema import Profile
+
 UTC = dt.timezone.utc
-# CGP 2022 Part 5.2 says "close of the next business day" without an hour; we read it as 5 p.m. local.
+# CGP 2022 Part 5.2 says "close of the next business day" without an hour; the profile sets the hour
+# (`close_of_business`); this is only the default for callers that give none.
 CLOSE_OF_BUSINESS = dt.time(17, 0)
 _END_OF_DAY = dt.time.max
 _DAY = dt.timedelta(days=1)
@@ -56,6 +63,41 @@ def months_after(at: dt.datetime, months: int, tz: ZoneInfo) -> dt.datetime:
     return end_of_day(add_months(local_date(at, tz), months), tz)
 
 
+class TownHolidays(Collection[dt.date]):
+    """The legal holidays of a country's subdivision (the `holidays` package, every year) plus a
+    town's own days off listed in its profile."""
+
+    def __init__(self, country: str, subdivision: str | None, extra: Iterable[dt.date] = ()) -> None:
+        self._table = _holiday_tables.country_holidays(country, subdiv=subdivision)
+        self._extra = frozenset(extra)
+
+    def __contains__(self, day: object) -> bool:
+        return isinstance(day, dt.date) and (day in self._extra or day in self._table)
+
+    def __iter__(self):  # the listed years only: the table grows as years are asked about
+        return iter(sorted(self._extra | set(self._table)))
+
+    def __len__(self) -> int:
+        return len(self._extra | set(self._table))
+
+    def name(self, day: dt.date) -> str | None:
+        """What the day is ("Patriots' Day"), or None for a working day."""
+        if day in self._extra:
+            return "Town holiday"
+        return self._table.get(day)
+
+
+@lru_cache(maxsize=32)
+def town_holidays(country: str, subdivision: str | None, extra: tuple[dt.date, ...] = ()) -> TownHolidays:
+    """The holiday calendar a profile names (cached: built once per process and profile)."""
+    return TownHolidays(country, subdivision, extra)
+
+
+def holidays_of(profile: "Profile") -> TownHolidays:
+    """A profile's holiday calendar: its country's and subdivision's legal holidays and its own days."""
+    return town_holidays(profile.holiday_country, profile.holiday_subdivision, tuple(profile.holidays))
+
+
 def is_business_day(day: dt.date, holidays: Collection[dt.date]) -> bool:
     """Monday to Friday and not one of the town's legal holidays."""
     return day.weekday() < 5 and day not in holidays
@@ -69,7 +111,17 @@ def next_business_day(day: dt.date, holidays: Collection[dt.date]) -> dt.date:
     return day
 
 
-def close_of_next_business_day(at: dt.datetime, tz: ZoneInfo, holidays: Collection[dt.date]) -> dt.datetime:
-    """5 p.m. local on the first business day after the local date of `at`, as UTC."""
+def close_of_next_business_day(at: dt.datetime, tz: ZoneInfo, holidays: Collection[dt.date],
+                               close: dt.time = CLOSE_OF_BUSINESS) -> dt.datetime:
+    """Close of business (`close`, local) on the first business day after the local date of `at`, as UTC."""
     day = next_business_day(local_date(at, tz), holidays)
-    return dt.datetime.combine(day, CLOSE_OF_BUSINESS, tzinfo=tz).astimezone(UTC)
+    return dt.datetime.combine(day, close, tzinfo=tz).astimezone(UTC)
+
+
+def end_of_business_days_after(at: dt.datetime, days: int, tz: ZoneInfo, holidays: Collection[dt.date]) -> dt.datetime:
+    """The last instant of the `days`-th business day after the local date of `at` (1: "the end of the
+    next work day", CGP 2022 Part 2.2.14.a.i), as UTC."""
+    day = local_date(at, tz)
+    for _ in range(days):
+        day = next_business_day(day, holidays)
+    return end_of_day(day, tz)

@@ -33,10 +33,16 @@ Choices made where the rules leave room:
 - When every disturbed area is stabilized, the site drops to monthly inspections and needs no storm
   inspections (CGP 2022 Part 4.4); a site discharging to sensitive waters inspects every 14 days during
   the first month of that. Any area disturbed again brings the full frequency back from that moment.
-- Stabilization is met by stabilization being *initiated* (§380-11 C(3)(a) "instituted"). If work
-  resumes on the area before the deadline, the clock is dropped.
+- Stabilization is two duties per area where activity ceased (rules/stabilization.py): `stabilization`
+  (initiate by the end of the next work day, CGP 2022 Part 2.2.14.a.i) and `stabilization_complete`
+  (14 days after initiation, 7 for sensitive waters, or the town's stricter limit counted from when the
+  activity ceased: §380-11 C(1), C(3)(a)); only "stabilized" completes. If work resumes on the area before
+  a deadline, that clock is dropped; one that had already run out stays overdue on the record.
+- Corrective actions run from discovery (CGP 2022 Part 5.2). A violation finding with no action yet is
+  owed within 7 calendar days (the kind of work is unknown, so the longest the CGP allows).
 - Dates are counted on the town's calendar; a day-based deadline ends at 23:59:59.999999 local time.
-  "Close of business" for routine maintenance is 5 p.m. local on the next business day.
+  Business days skip weekends, the legal holidays of the profile's country and subdivision (the
+  `holidays` package: US-MA) and the town's own listed days; "close of business" is the profile's hour.
 - O&M certifications: one per `om_certification.months` period after the certificate of completion,
   due at the period's end; a certification counts for the earliest open period it was made in or after.
 
@@ -62,11 +68,14 @@ from inspect_app.rules.calendar import (
     close_of_next_business_day,
     days_after,
     end_of_day,
+    holidays_of,
     local_date,
     months_after,
     zone,
 )
 from inspect_app.rules.facts import FactsError, Id, PermitFacts, Storm
+from inspect_app.rules.stabilization import Episode as StabilizationEpisode
+from inspect_app.rules.stabilization import episodes as stabilization_episodes
 
 Status = Literal["upcoming", "due", "overdue", "met"]
 Kind = Literal[
@@ -74,6 +83,7 @@ Kind = Literal[
     "inspection",
     "storm_inspection",
     "stabilization",
+    "stabilization_complete",
     "corrective_action",
     "pre_bury",
     "walk_through",
@@ -161,6 +171,24 @@ def _date(at: dt.datetime | dt.date, tz: dt.tzinfo) -> str:
     return f"{_WEEKDAYS[day.weekday()]} {day.day} {_MONTHS[day.month - 1]} {day.year}"
 
 
+def _clock(at: dt.time) -> str:
+    """5 p.m., 4:30 p.m., noon: a time of day as a notice reads it."""
+    if (at.hour, at.minute) == (12, 0):
+        return "noon"
+    minutes = f":{at.minute:02d}" if at.minute else ""
+    return f"{at.hour % 12 or 12}{minutes} {'a.m.' if at.hour < 12 else 'p.m.'}"
+
+
+def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profile) -> dt.datetime:
+    """When a corrective action must be finished, counted from discovery on the town's calendar (CGP 2022 Part 5.2)."""
+    tz = zone(profile.timezone)
+    if kind == "routine_maintenance":
+        # CGP 2022 Part 5.2: routine maintenance by the close of the next business day.
+        return close_of_next_business_day(discovered_at, tz, holidays_of(profile), profile.close_of_business)
+    # CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
+    return days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
+
+
 def _inches(mm: float) -> str:
     return f"{mm / 25.4:.2f} in"
 
@@ -175,6 +203,7 @@ class _Evaluation:
     def __init__(self, facts: PermitFacts, profile: Profile, now: dt.datetime, history: bool) -> None:
         self.facts, self.profile, self.now, self.history = facts, profile, now, history
         self.tz = zone(profile.timezone)
+        self.holidays = holidays_of(profile)
         self.out: list[Obligation] = []
         self.permit = f"permit:{facts.id}"
         started, completed = facts.construction_started_at, facts.completed_at
@@ -531,67 +560,78 @@ class _Evaluation:
     # -- stabilization and corrective actions --------------------------------------------------------
 
     def _stabilization(self) -> None:
-        rule, tz, now = self.profile.stabilization, self.tz, self.now
-        citation = short_citation(rule.citation)
+        """CGP 2022 Part 2.2.14.a.i-ii, §380-11 C(1), C(3)(a): initiate, then complete, per ceased area."""
+        rule, tz = self.profile.stabilization, self.tz
+        sensitive = self.facts.sensitive_waters
         for area in self.facts.areas:
             name, subject = area.name, f"area:{area.id}"
-            ceased: dt.datetime | None = None
-            for event in sorted(area.events, key=attrgetter("at")):
-                if event.at > now:
-                    break
-                if event.status == "activity_ceased":
-                    ceased = ceased or event.at
-                    continue
-                if ceased is None:
-                    continue
-                if not self.history and event.status != "disturbed":
-                    ceased = None  # stabilized: met, and the open-only view skips it
-                    continue
-                due = days_after(ceased, rule.days, tz)
-                if event.status == "disturbed":
-                    # Work resumed: the clock stops; if it had already run out, that stays on the record.
-                    if event.at > due:
-                        self._stabilization_obligation(subject, name, ceased, due, None, citation, moot=True)
-                else:
-                    self._stabilization_obligation(subject, name, ceased, due, event.at, citation)
-                ceased = None
-            if ceased is not None:
-                self._stabilization_obligation(subject, name, ceased, days_after(ceased, rule.days, tz), None, citation)
+            for episode in stabilization_episodes(area.events, rule, tz, self.holidays, sensitive, self.now):
+                self._stabilization_duty(
+                    "stabilization", subject, episode, episode.initiate_due, episode.initiated,
+                    short_citation(rule.initiate_citation),
+                    lambda e=episode: f"Work on {name} stopped on {_date(e.ceased, tz)}, so stabilization must be "
+                    f"started by the end of the next work day, {_date(e.initiate_due, tz)}.",
+                )
+                citation = short_citation(rule.citation if episode.complete_by_town else rule.complete_citation)
+                self._stabilization_duty(
+                    "stabilization_complete", subject, episode, episode.complete_due, episode.stabilized, citation,
+                    lambda e=episode: f"Work on {name} stopped on {_date(e.ceased, tz)}, so it must be stabilized by "
+                    f"{_date(e.complete_due, tz)} ("
+                    + (f"{rule.days} days after work stopped" if e.complete_by_town else
+                       f"{rule.completion_days(sensitive)} days after stabilization began") + ").",
+                )
 
-    def _stabilization_obligation(
-        self, subject: str, name: str, ceased: dt.datetime, due: dt.datetime, met: dt.datetime | None,
-        citation: str, *, moot: bool = False,
+    def _stabilization_duty(
+        self, kind: Kind, subject: str, episode: StabilizationEpisode, due: dt.datetime, met: dt.datetime | None,
+        citation: str, reason: Callable[[], str],
     ) -> None:
-        days, tz = self.profile.stabilization.days, self.tz
-        # §380-11 C(3)(a): stabilize no more than 7 days after activity has ceased on that portion.
-        self._emit(
-            "stabilization", subject, ceased, due, met, citation,
-            lambda: f"Work on {name} stopped on {_date(ceased, tz)}, so stabilization must be started within {days} days.",
-            moot=moot,
-        )
+        again = episode.disturbed_again
+        if met is not None and again is not None and met > again:
+            met = None  # (cannot happen: an episode closes at the disturbance)
+        if met is None and again is not None:
+            if again <= due:
+                return  # work resumed in time: the clock stops and nothing was owed
+            # Work resumed after the deadline: the lapse stays on the record, but can no longer be cured.
+            self._emit(kind, subject, episode.ceased, due, None, citation, reason, moot=True)
+            return
+        if self._settled(met):
+            return
+        self._emit(kind, subject, episode.ceased, due, met, citation, reason)
 
     def _corrective_actions(self) -> None:
-        tz, holidays = self.tz, frozenset(self.profile.holidays)
+        """CGP 2022 Part 5.2: the clock runs from discovery (the inspection, or when the condition was
+        recorded), whether or not anyone has opened a corrective action for it yet."""
+        tz, profile = self.tz, self.profile
         for action in self.facts.corrective_actions:
             found = action.discovered_at
             done = self._seen(action.completed_at)
             if found > self.now or self._settled(done):
                 continue
+            due = corrective_action_due(action.kind, found, profile)
             if action.kind == "routine_maintenance":
-                # CGP 2022 Part 5.2: routine maintenance by the close of the next business day.
-                due = close_of_next_business_day(found, tz, holidays)
+                close = profile.close_of_business
 
                 def reason(found: dt.datetime = found, due: dt.datetime = due) -> str:
                     return (f"Routine maintenance found on {_date(found, tz)} must be finished by the close of the "
-                            f"next business day: 5 p.m. on {_date(due, tz)}.")
+                            f"next business day: {_clock(close)} on {_date(due, tz)}.")
             else:
-                # CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
-                due = days_after(found, SIGNIFICANT_WORK_DAYS, tz)
                 what = "A new or replacement control" if action.kind == "new_or_replacement_control" else "A significant repair"
 
                 def reason(found: dt.datetime = found, what: str = what) -> str:
                     return f"{what} found on {_date(found, tz)} must be finished within {SIGNIFICANT_WORK_DAYS} calendar days."
             self._emit("corrective_action", f"corrective_action:{action.id}", found, due, done, CGP_CORRECTIVE, reason)
+        for finding in self.facts.violation_findings:
+            found = finding.discovered_at
+            done = self._seen(finding.corrected_at)
+            if found > self.now or self._settled(done):
+                continue
+            # No action chosen yet, so the kind of work is unknown: the longest time CGP Part 5.2 allows.
+            due = days_after(found, SIGNIFICANT_WORK_DAYS, tz)
+            self._emit(
+                "corrective_action", f"finding:{finding.id}", found, due, done, CGP_CORRECTIVE,
+                lambda found=found, what=finding.description: f"The violation found on {_date(found, tz)} "
+                f"({what}) must be corrected within {SIGNIFICANT_WORK_DAYS} calendar days of its discovery.",
+            )
 
     # -- after completion ------------------------------------------------------------------------------
 

@@ -149,6 +149,20 @@ class CorrectiveAction:
 
 
 @dataclass(frozen=True, slots=True)
+class ViolationFinding:
+    """A violation found (at `discovered_at`) for which no corrective action has been opened yet."""
+
+    id: Id
+    discovered_at: dt.datetime
+    description: str = ""
+    corrected_at: dt.datetime | None = None
+
+    def __post_init__(self) -> None:
+        _utc(self, "discovered_at", self.discovered_at, required=True)
+        _utc(self, "corrected_at", self.corrected_at)
+
+
+@dataclass(frozen=True, slots=True)
 class StopWorkOrder:
     """A stop-work order, in force from `issued_at` until `lifted_at`."""
 
@@ -202,6 +216,12 @@ class PermitFacts:
     notices_to_correct: tuple[NoticeToCorrect, ...] = ()
     extension_requested_at: dt.datetime | None = None
     extension_granted_at: dt.datetime | None = None
+    violation_findings: tuple[ViolationFinding, ...] = ()
+    # §380-10 K: the start deadline as moved by a granted extension (Longmeadow: the DPW Director's
+    # discretion, so a date, not a number of years).
+    start_extended_to: dt.datetime | None = None
+    # §9.7: the date the decision was filed with the Town Clerk, where the permit records it.
+    decision_filed_at: dt.datetime | None = None
 
     def __post_init__(self) -> None:
         _one_of(self, "status", self.status, PERMIT_STATUSES)
@@ -209,7 +229,8 @@ class PermitFacts:
         if not isinstance(self.sensitive_waters, bool):
             raise FactsError("PermitFacts.sensitive_waters must be True or False")
         _utc(self, "issued_at", self.issued_at, required=True)
-        for name in ("construction_started_at", "completed_at", "extension_requested_at", "extension_granted_at"):
+        for name in ("construction_started_at", "completed_at", "extension_requested_at", "extension_granted_at",
+                     "start_extended_to", "decision_filed_at"):
             _utc(self, name, getattr(self, name))
         if self.completed_at is not None and (
             self.construction_started_at is None or self.completed_at < self.construction_started_at
@@ -222,6 +243,7 @@ class PermitFacts:
         _tuple(self, "corrective_actions", self.corrective_actions, CorrectiveAction)
         _tuple(self, "stop_work_orders", self.stop_work_orders, StopWorkOrder)
         _tuple(self, "notices_to_correct", self.notices_to_correct, NoticeToCorrect)
+        _tuple(self, "violation_findings", self.violation_findings, ViolationFinding)
         _tuple(self, "om_certifications", self.om_certifications, dt.datetime)
         certifications = []
         for at in self.om_certifications:

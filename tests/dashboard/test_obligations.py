@@ -62,9 +62,9 @@ def test_an_area_marked_ceased_on_the_permit_page_is_on_the_dashboard_at_once(ma
         f"area-{area.id}-note": "Grading stopped"}, htmx=True)
     assert response.status_code == 200, response.text
 
-    [row] = [r for r in rows(client.get("/dashboard/").text) if "Stabilization" in r]
+    [row] = [r for r in rows(client.get("/dashboard/").text) if "Stabilization completed" in r]
     assert "LM-APP-1" in row and "Area South swale" in row and "Overdue" in row
-    assert f"Work on South swale stopped on {engine_day(ceased)}, so stabilization must be started within 7 days" in row
+    assert f"Work on South swale stopped on {engine_day(ceased)}, so it must be stabilized by" in row
     assert "§380-11 C(3)(a)" in row
 
 

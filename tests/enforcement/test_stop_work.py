@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 from sqlalchemy import func, select
@@ -11,7 +12,8 @@ from inspect_app.enforcement import services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
-from inspect_app.types import utcnow
+from inspect_app.permits import services as permits
+from inspect_app.types import LOCAL_TZ, utcnow
 
 
 @pytest.fixture
@@ -176,7 +178,9 @@ def test_lifting_is_refused_while_a_cited_finding_is_open_then_allowed_once_corr
     assert _actions(site["permit"])[-2:] == ["permit.status", "stop_work.lift"]
 
 
-def test_a_compliant_inspection_after_the_order_approves_lifting(site, make, signed_in):
+def test_lifting_needs_the_corrections_and_the_approval_both(site, make, signed_in):
+    # §380-16 C(4)(e)[5]: "until any violations are corrected and all work previously completed has
+    # received approval by the DPW Director": a compliant inspection alone does not lift the order.
     agent = signed_in(site["agent"])
     _issue(agent, site)
     order = _order(site["permit"])
@@ -192,13 +196,45 @@ def test_a_compliant_inspection_after_the_order_approves_lifting(site, make, sig
     assert _order(site["permit"]).is_standing
 
     approval = make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))
+    refused = agent.post(url, {"reason": "Re-inspection found the work compliant.",
+                               "approval_inspection_id": approval.id})
+    assert refused.status_code == 422 and "Findings not yet corrected" in refused.text
+    assert "Silt fence down" in refused.text
+    assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
+
+    db.session.get(type(site["silt"]), site["silt"].id).status = "corrected"
+    db.session.commit()
+    # Corrected, but the approval must come from an agent of the permit's town.
+    for outsider in (site["engineer"], make.user("agent", town="southborough"), make.user("admin", town=None)):
+        with pytest.raises(services.EnforcementError, match="Only an agent of the permit's town"):
+            services.lift_stop_work(outsider, _order(site["permit"]), "Approved", approval)
     response = agent.post(url, {"reason": "Re-inspection found the work compliant.",
                                 "approval_inspection_id": approval.id})
     assert response.status_code == 303
     order = _order(site["permit"])
-    assert order.approval_inspection_id == approval.id and site["permit"].status == "active"
-    assert site["silt"].status == "open"  # lifted on the approval, not on the finding
+    assert order.approval_inspection_id == approval.id and order.lifted_by_id == site["agent"].id
+    assert site["permit"].status == "active"
     assert "found compliant" in agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+
+
+def test_a_standing_order_stops_construction_changes_with_a_clear_message(site, make, signed_in):
+    area = permits.add_area(None, site["permit"], "North lot", Decimal("0.5"), since=utcnow() - dt.timedelta(days=5))
+    permits.change_area_status(None, area, "activity_ceased", utcnow() - dt.timedelta(days=1))
+    db.session.commit()
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    response = agent.post(f"/permits/{site['permit'].id}/areas/{area.id}/status", {
+        f"area-{area.id}-status": "disturbed", f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")},
+        htmx=True)
+    assert response.status_code == 422
+    assert "A stop-work order stands on permit" in response.text and "§380-16 C(4)(e)[5]" in response.text
+    db.session.expire_all()
+    assert db.session.get(type(area), area.id).status == "activity_ceased"
+    # Stabilizing is what the order wants: still allowed.
+    ok = agent.post(f"/permits/{site['permit'].id}/areas/{area.id}/status", {
+        f"area-{area.id}-status": "stabilization_initiated",
+        f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")}, htmx=True)
+    assert ok.status_code == 200
 
 
 def test_other_town_agent_gets_404(site, make, signed_in):

@@ -143,10 +143,11 @@ def test_an_agent_sends_a_finding_back_to_the_field(site, signed_in):
     page = field.get(f"/inspections/{inspection.id}").text
     assert "Sent back to the field:" in page and "station 2+50" in page
     assert "sent back" in field.get(f"/permits/{site.permit.id}").text
-    # The field may open a further action on the returned finding; its clock starts now.
+    # The field may open a further action on the returned finding; its clock runs from the discovery at
+    # the inspection (CGP 2022 Part 5.2), not from when the action is opened.
     assert _open_action(field, finding, kind="routine_maintenance").status_code == 200
     newest = db.session.scalar(select(CorrectiveAction).where(CorrectiveAction.id != action.id))
-    assert newest.discovered_at > db.session.get(Inspection, inspection.id).submitted_at
+    assert newest.discovered_at == db.session.get(Inspection, inspection.id).performed_at
 
 
 def test_only_a_draft_takes_findings_off(site, signed_in):

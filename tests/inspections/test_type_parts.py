@@ -26,17 +26,21 @@ def site(make):
     return SimpleNamespace(permit=permit, inspector=inspector, agent=agent)
 
 
-def _area(permit, name: str, ceased_days_ago: float | None):
+def _area(permit, name: str, ceased_days_ago: float | None, initiated_days_ago: float | None = None):
     area = permits.add_area(None, permit, name, Decimal("0.400"), since=utcnow() - dt.timedelta(days=30))
     if ceased_days_ago is not None:
         permits.change_area_status(None, area, "activity_ceased", utcnow() - dt.timedelta(days=ceased_days_ago))
+    if initiated_days_ago is not None:
+        permits.change_area_status(None, area, "stabilization_initiated",
+                                   utcnow() - dt.timedelta(days=initiated_days_ago))
     db.session.commit()
     return area
 
 
 def test_an_area_past_its_stabilization_deadline_becomes_a_violation_by_itself(site, signed_in):
     late = _area(site.permit, "Lot 3 pad", ceased_days_ago=9)
-    running = _area(site.permit, "Driveway", ceased_days_ago=2)
+    # Started in time (CGP 2022 Part 2.2.14.a.i), and inside Longmeadow's 7 days to complete.
+    running = _area(site.permit, "Driveway", ceased_days_ago=2, initiated_days_ago=1.9)
     _area(site.permit, "Building pad", ceased_days_ago=None)
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "erosion_control")

@@ -97,8 +97,18 @@ def test_duplicate_checklist_key(write_profile):
 
 
 def test_duplicate_holiday(write_profile):
-    path = write_profile(_broken("2026-01-19, # Martin", "2026-01-01, # Martin"))
-    assert f"{path}: holidays: holiday listed more than once: 2026-01-01" in _error_for(path)
+    path = write_profile(_broken("holidays = []", "holidays = [2026-08-14, 2026-08-14]"))
+    assert f"{path}: holidays: holiday listed more than once: 2026-08-14" in _error_for(path)
+
+
+def test_unknown_holiday_calendar(write_profile):
+    path = write_profile(_broken('holiday_subdivision = "MA"', 'holiday_subdivision = "ZZ"'))
+    assert "no holiday calendar for holiday_country 'US', holiday_subdivision 'ZZ'" in _error_for(path)
+
+
+def test_advance_notice_names_only_inspection_types(write_profile):
+    path = write_profile(_broken('inspection_types = ["initial", "pre_bury"', 'inspection_types = ["initial", "prebury"'))
+    assert f"{path}: advance_notice.inspection_types[1]:" in _error_for(path)
 
 
 def test_lapse_needs_its_extension_rule(write_profile):

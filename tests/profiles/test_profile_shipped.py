@@ -8,6 +8,7 @@ import re
 import pytest
 
 from inspect_app.profiles import INSPECTION_TYPE_KEYS, load_profiles
+from inspect_app.rules.calendar import holidays_of, is_business_day
 
 
 @pytest.fixture(scope="module")
@@ -126,11 +127,27 @@ def test_inspection_program_asks_per_control_area_structure_and_pipe(profiles, t
 
 @pytest.mark.parametrize("town", ["longmeadow", "southborough"])
 def test_holidays_are_the_massachusetts_legal_holidays(profiles, town):
-    expected = _massachusetts_holidays(2026) | _massachusetts_holidays(2027)
-    assert set(profiles[town].holidays) == expected
-    assert dt.date(2027, 7, 5) in expected  # July 4, 2027 is a Sunday
+    # Every year, not only the ones someone typed in: 2028 onwards too.
+    days_off = holidays_of(profiles[town])
+    for year in range(2026, 2032):
+        for day in _massachusetts_holidays(year):
+            assert not is_business_day(day, days_off), day
+    assert dt.date(2027, 7, 5) in days_off  # July 4, 2027 is a Sunday: kept on the Monday
+    assert dt.date(2028, 4, 17) in days_off  # Patriots' Day 2028
+    assert is_business_day(dt.date(2028, 3, 17), days_off)  # Evacuation Day: Suffolk County only
 
 
 def test_unknown_inspection_type_is_a_clear_error(profiles):
     with pytest.raises(KeyError, match="Longmeadow has no inspection type 'punch'"):
         profiles["longmeadow"].inspection_type("punch")
+
+
+def test_stabilization_numbers_are_the_cgp_with_longmeadow_stricter(profiles):
+    # CGP 2022 Part 2.2.14.a: initiate by the end of the next work day; complete within 14 days (7 sensitive).
+    for town in ("longmeadow", "southborough"):
+        rule = profiles[town].stabilization
+        assert (rule.initiate_work_days, rule.complete_days, rule.complete_days_sensitive) == (1, 14, 7)
+    assert profiles["longmeadow"].stabilization.days == 7  # §380-11 C(3)(a)
+    # Southborough's text is silent: no town limit, and no Longmeadow section in its citation.
+    assert profiles["southborough"].stabilization.days is None
+    assert "380" not in profiles["southborough"].stabilization.citation

@@ -46,7 +46,7 @@ def longmeadow(**changes: object) -> Profile:
         "permit_clock": {"kind": "start_within", "years": 2, "citation": "§380-10 K: begin within two years"},
         "om_certification": {"months": 12, "citation": "§380-14 C(2)(l): annual certification"},
         "cure_period": {"days": 30, "citation": "§380-14 E: corrections within 30 days"},
-        "holidays": [dt.date(2025, 7, 4), dt.date(2025, 11, 27), dt.date(2025, 12, 25)],
+        "holidays": [],  # the US-MA legal holidays come from the holidays package
         "inspection_types": _types("§380-16 C(4)(c)", "§380-16 C(4)(d)"),
     }
     data.update(changes)

@@ -1,0 +1,112 @@
+"""Clause by clause: each rule with its own numbers (stabilization, business days, corrective actions,
+permit clocks, O&M periods)."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from tests.rules.rules_builders import end_of, et, find, longmeadow, one, permit, southborough
+
+from inspect_app.rules import Area, AreaEvent, CorrectiveAction, ViolationFinding, obligations
+
+STARTED = et(2025, 6, 2, 8)  # a Monday
+LONGMEADOW = longmeadow()
+# A town with no stabilization rule of its own: the CGP governs.
+CGP_ONLY = longmeadow(key="cgp_only", stabilization={"citation": "CGP 2022 Part 2.2.14 (town rule silent)"})
+
+
+def active(**changes: object):
+    return permit(**{"status": "active", "construction_started_at": STARTED, **changes})
+
+
+def area(*events: tuple[str, dt.datetime]) -> Area:
+    return Area(3, "North slope", tuple(AreaEvent(status, at) for status, at in events))
+
+
+# (case, profile, sensitive, events, now, kind, status, due, met, citation)
+STABILIZATION = [
+    # CGP 2.2.14.a.i: ceased on a Friday, initiate by the end of Monday (the next work day).
+    ("initiate after a weekend", CGP_ONLY, False, [("activity_ceased", et(2025, 6, 6, 15))], et(2025, 6, 9, 12),
+     "stabilization", "due", end_of(2025, 6, 9), None, "CGP 2022 Part 2.2.14.a.i"),
+    # Ceased Thursday 3 Jul 2025; Friday 4 July is a legal holiday: the next work day is Monday 7 July.
+    ("initiate after a holiday", CGP_ONLY, False, [("activity_ceased", et(2025, 7, 3, 15))], et(2025, 7, 5),
+     "stabilization", "due", end_of(2025, 7, 7), None, "CGP 2022 Part 2.2.14.a.i"),
+    # Initiated in time on Tue 3 Jun: complete within 14 days of that (CGP 2.2.14.a.ii).
+    ("complete 14 days after initiation", CGP_ONLY, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 10),
+     "stabilization_complete", "due", end_of(2025, 6, 17), None, "CGP 2022 Part 2.2.14.a.ii"),
+    ("complete 7 days after initiation on sensitive waters", CGP_ONLY, True,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 11),
+     "stabilization_complete", "overdue", end_of(2025, 6, 10), None, "CGP 2022 Part 2.2.14.a.ii"),
+    # Longmeadow: 7 days after ceasing (§380-11 C(3)(a)) is stricter than 14 after initiation: it prevails.
+    ("town stricter prevails", LONGMEADOW, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 10),
+     "stabilization_complete", "overdue", end_of(2025, 6, 9), None, "§380-11 C(3)(a)"),
+    # Initiated only: the completion obligation is not met by initiation.
+    ("initiated is not stabilized", LONGMEADOW, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 3, 10),
+     "stabilization", "met", end_of(2025, 6, 3), et(2025, 6, 3, 9), "CGP 2022 Part 2.2.14.a.i"),
+    ("stabilized meets completion", LONGMEADOW, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9)),
+      ("stabilized", et(2025, 6, 8, 9))], et(2025, 6, 20),
+     "stabilization_complete", "met", end_of(2025, 6, 9), et(2025, 6, 8, 9), "§380-11 C(3)(a)"),
+    # Stabilized late: met, and late stays late on the record.
+    ("late stays late", LONGMEADOW, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 5, 9)),
+      ("stabilized", et(2025, 6, 12, 9))], et(2025, 6, 20),
+     "stabilization_complete", "met", end_of(2025, 6, 9), et(2025, 6, 12, 9), "§380-11 C(3)(a)"),
+    # Disturbed again after the initiation deadline had passed unmet: that stays overdue.
+    ("redisturbed late stays overdue", LONGMEADOW, False,
+     [("activity_ceased", et(2025, 6, 2, 15)), ("disturbed", et(2025, 6, 5, 9))], et(2025, 6, 20),
+     "stabilization", "overdue", end_of(2025, 6, 3), None, "CGP 2022 Part 2.2.14.a.i"),
+]
+
+
+@pytest.mark.parametrize("case", STABILIZATION, ids=[c[0] for c in STABILIZATION])
+def test_stabilization_is_initiated_then_completed(case) -> None:
+    _, profile, sensitive, events, now, kind, status, due, met, citation = case
+    facts = active(areas=(area(*events),), sensitive_waters=sensitive)
+    found = one(obligations(facts, profile, now), kind, "area:3")
+    assert (found.status, found.due_at, found.met_at, found.citation) == (status, due, met, citation)
+    if met is not None and met > due:
+        assert found.late
+
+
+def test_disturbing_an_area_again_in_time_stops_both_clocks() -> None:
+    facts = active(areas=(area(("activity_ceased", et(2025, 6, 2, 15)), ("disturbed", et(2025, 6, 3, 9))),))
+    found = obligations(facts, LONGMEADOW, et(2025, 7, 1))
+    assert find(found, "stabilization") == [] and find(found, "stabilization_complete") == []
+
+
+def test_the_completion_deadline_of_a_late_start_runs_from_when_it_should_have_started() -> None:
+    facts = active(areas=(area(("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 6, 9))),))
+    found = one(obligations(facts, CGP_ONLY, et(2025, 6, 7)), "stabilization_complete")
+    assert found.due_at == end_of(2025, 6, 17)  # 14 days after Tue 3 Jun, not after Fri 6 Jun
+    assert one(obligations(facts, CGP_ONLY, et(2025, 6, 7)), "stabilization").late
+
+
+@pytest.mark.parametrize(("found", "due"), [
+    (et(2028, 4, 14, 10), et(2028, 4, 18, 16, 30)),  # Friday before Patriots' Day 2028 (Mon 17 Apr)
+    (et(2031, 12, 24, 10), et(2031, 12, 26, 16, 30)),  # Christmas 2031, a Thursday
+])
+def test_routine_maintenance_skips_massachusetts_holidays_every_year_and_closes_at_the_town_hour(found, due) -> None:
+    profile = longmeadow(close_of_business="16:30:00")
+    action = CorrectiveAction(1, "routine_maintenance", found)
+    got = one(obligations(active(corrective_actions=(action,)), profile, found), "corrective_action")
+    assert got.due_at == due and "4:30 p.m." in got.reason
+
+
+def test_a_town_day_off_in_the_profile_is_not_a_business_day() -> None:
+    profile = longmeadow(holidays=[dt.date(2025, 8, 15)])  # a Friday the town closes
+    action = CorrectiveAction(1, "routine_maintenance", et(2025, 8, 14, 10))
+    got = one(obligations(active(corrective_actions=(action,)), profile, et(2025, 8, 14, 11)), "corrective_action")
+    assert got.due_at == et(2025, 8, 18, 17)
+
+
+def test_a_violation_without_an_action_is_owed_from_its_discovery() -> None:
+    finding = ViolationFinding(8, et(2025, 6, 10, 9), "Silt fence down")
+    facts = active(violation_findings=(finding,))
+    due = one(obligations(facts, LONGMEADOW, et(2025, 6, 12)), "corrective_action", "finding:8")
+    assert (due.status, due.due_at, due.citation) == ("due", end_of(2025, 6, 17), "CGP 2022 Part 5.2")
+    late = one(obligations(facts, LONGMEADOW, et(2025, 6, 18)), "corrective_action", "finding:8")
+    assert late.status == "overdue" and "Silt fence down" in late.reason
