@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from flask import current_app
 from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.orm import aliased
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
@@ -47,6 +48,7 @@ from inspect_app.rules import (
     ViolationFinding,
 )
 from inspect_app.rules.calendar import zone
+from inspect_app.rules.storms import gauge_storm
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.weather.models import StormEvent
 
@@ -62,11 +64,11 @@ READS: dict[type, tuple[str, ...]] = {
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
-    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at"),
+    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "gauge_precip_mm"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
     CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
     FindingRow: ("permit_id", "is_violation", "status", "description"),
-    StormEvent: ("permit_id", "day", "depth_mm"),
+    StormEvent: ("permit_id", "day", "depth_mm", "started_at", "reached_at", "ended_at", "multi_day"),
     StopWorkOrderRow: ("permit_id", "issued_at", "lifted_at"),
     OMCertification: ("permit_id", "status", "submitted_at"),
     NoticeToCorrectRow: ("permit_id", "issued_at", "cured_at"),
@@ -190,7 +192,12 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
         .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
     ))
     inspections = _open_inspections(ids, open_at) if open_at is not None else _all_inspections(ids)
-    storm_query = select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm).where(StormEvent.permit_id.in_(ids))
+    storm_query = (
+        select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
+               StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)
+        .where(StormEvent.permit_id.in_(ids))
+    )
+    gauge_query = _gauge_readings(ids)
     action_query = (
         select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
                CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
@@ -207,6 +214,8 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
         # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
         storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
             or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
+            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
         action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
                                               CorrectiveActionRow.completed_at > open_at))
         notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
@@ -221,6 +230,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                InspectionRow.status == "submitted", ~has_action)
     ))
     storms = _grouped(run(storm_query))
+    gauges = _grouped(run(gauge_query))
     actions = _grouped(run(action_query))
     notices = _grouped(run(notice_query))
     orders = _grouped(run(
@@ -262,7 +272,8 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                 structures=tuple(Structure(id=i, name=n, backfilled_at=b, pre_bury_inspected_at=p)
                                  for i, n, b, p in structures.get(pid, ())),
                 inspections=tuple(Inspection(id=i, kind=k, at=a) for i, k, a in inspections.get(pid, ())),
-                storms=tuple(_storm(day, depth, tz) for day, depth in storms.get(pid, ())),
+                storms=(*(_storm(*row, tz) for row in storms.get(pid, ())),
+                        *(gauge_storm(at, depth) for at, depth in gauges.get(pid, ()))),
                 corrective_actions=tuple(CorrectiveAction(id=i, kind=k, discovered_at=d, completed_at=c)
                                          for i, k, d, c, _ in actions.get(pid, ())),
                 stop_work_orders=tuple(StopWorkOrder(id=i, issued_at=s, lifted_at=f)
@@ -348,9 +359,34 @@ def _areas(rows) -> tuple[Area, ...]:
     return tuple(Area(id=i, name=n, events=tuple(events.get(i, ()))) for i, n in names.items())
 
 
+def _gauge_readings(ids: Select) -> Select:
+    """(permit id, performed_at, gauge mm) of the submitted reports with an on-site rain-gauge reading.
+
+    CGP 2022 Part 4.2 lets a gauge stand for a station: a reading of the threshold or more is a storm. A
+    report corrected by a submitted amendment gives way to the amendment's reading.
+    """
+    amendment = aliased(InspectionRow)
+    corrected = (select(amendment.id).where(amendment.amends_id == InspectionRow.id, amendment.status == "submitted")
+                 .exists())
+    return (
+        select(InspectionRow.permit_id, InspectionRow.performed_at, InspectionRow.gauge_precip_mm)
+        .where(InspectionRow.permit_id.in_(ids), InspectionRow.status == "submitted",
+               InspectionRow.gauge_precip_mm > 0, ~corrected)
+    )
+
+
+def _storm(day: dt.date, depth_mm: float, started: dt.datetime | None, reached: dt.datetime | None,
+           ended: dt.datetime | None, multi_day: bool, timezone: str) -> Storm:
+    """A storm event of the weather record (CGP 2022 Part 4.2): from hourly data, the moment its rolling
+    24-hour total reached the threshold and its end; a row of the old record is a local calendar day."""
+    if reached is None or started is None or ended is None:
+        return _calendar_day_storm(day, depth_mm, timezone)
+    return Storm(start=started, end=ended, depth_mm=depth_mm, reached_at=reached, multi_day=bool(multi_day))
+
+
 @lru_cache(maxsize=65536)
-def _storm(day: dt.date, depth_mm: float, timezone: str) -> Storm:
-    """A storm day of the weather record: the town's local calendar day (CGP 2022 Part 4).
+def _calendar_day_storm(day: dt.date, depth_mm: float, timezone: str) -> Storm:
+    """A storm day of the old weather record: the town's local calendar day (taken as reached at its end).
 
     Facts are frozen, so one storm day seen at many permits of a town is made once and shared.
     """

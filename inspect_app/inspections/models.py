@@ -5,7 +5,7 @@ import datetime as dt
 from typing import Any
 
 from sqlalchemy import (
-    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint,
+    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -60,6 +60,11 @@ class Inspection(db.Model):
     weather_sources: Mapped[str | None] = mapped_column(String(200))
     weather_attribution: Mapped[str | None] = mapped_column(String(300))
     weather_fetched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    # Spec "Weather": each parameter from the nearest station with data for it: a list of
+    # {"parameter", "station_id", "name", "distance_m", "hours"} (hours of the window it covered).
+    weather_stations: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    # True while the values are what was published at the time (hours still missing): provisional.
+    weather_provisional: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     gauge_precip_mm: Mapped[float | None]
     # (g) evaluation and (h) steps to correct
     evaluation: Mapped[str | None] = mapped_column(choice("evaluation", *EVALUATIONS))

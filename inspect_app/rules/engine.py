@@ -24,12 +24,14 @@ Choices made where the rules leave room:
   inspection (or construction start). If a deadline passes unmet, the next one falls due N days after
   that deadline, so no stretch of N days goes without a required inspection; the next inspection made
   meets every missed one (late) up to the window it falls in.
-- Storms: a 24-hour period with depth >= the profile's threshold. Consecutive such periods (each starting
-  where the last ended) are one multi-day storm, needing an inspection within 24 hours of the end of its
-  first day and a second one within 24 hours of its end (CGP 2022 Part 4.2 note on multi-day storms). We
-  only know a period's total, not when the rain fell, so an inspection made any time from the start of
-  the storm day counts. Storm inspections are needed on the 14-day schedule and on every site discharging
-  to sensitive waters. Every erosion-control inspection also restarts the routine clock.
+- Storms (CGP 2022 Part 4.2): each `Storm` fact is one storm event, found from hourly data
+  (`rules/storms.py`) or an on-site gauge reading. Its inspection is due 24 hours after the moment the
+  rolling 24-hour total reached the threshold (`reached_at`; for a period known only by its total, its
+  end), and only an erosion-control inspection at or after that moment answers it. A multi-day storm also
+  needs a second, other inspection within 24 hours after its end, made at or after the end. Two readings
+  of the same rain (a station's and a gauge's, overlapping in time) are one storm: the earlier moment and
+  the deeper total stand. Storm inspections are needed on the 14-day schedule and on every site
+  discharging to sensitive waters. Every erosion-control inspection also restarts the routine clock.
 - When every disturbed area is stabilized, the site drops to monthly inspections and needs no storm
   inspections (CGP 2022 Part 4.4); a site discharging to sensitive waters inspects every 14 days during
   the first month of that. Any area disturbed again brings the full frequency back from that moment.
@@ -117,7 +119,7 @@ class Obligation:
     """One thing the record requires: what, about what, by when, its status, why, and under which rule.
 
     `subject` names what it is about as `<thing>:<id>`: `permit:7`, `area:3`, `structure:5`,
-    `corrective_action:9`, `notice_to_correct:2`, `storm:<start of its first day, ISO 8601>` (with
+    `corrective_action:9`, `notice_to_correct:2`, `storm:<start of its rain, ISO 8601>` (with
     `:end` for a multi-day storm's closing inspection), `om_certification:<period number>`.
     `opens_at` is when its window opened (its trigger), `due_at` the last instant it is on time (both
     UTC, either may be None; see the module docstring for the statuses).
@@ -191,6 +193,17 @@ def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profil
 
 def _inches(mm: float) -> str:
     return f"{mm / 25.4:.2f} in"
+
+
+def _reached(storm: Storm) -> dt.datetime:
+    """When a storm's rain reached the threshold: known from hourly data, else the end of its period."""
+    return storm.reached_at or storm.end
+
+
+def _one_storm(a: Storm, b: Storm) -> Storm:
+    """Two readings of the same rain as one storm: the earlier moment, the deeper total, the longer span."""
+    return Storm(start=min(a.start, b.start), end=max(a.end, b.end), depth_mm=max(a.depth_mm, b.depth_mm),
+                 reached_at=min(_reached(a), _reached(b)), multi_day=a.multi_day or b.multi_day)
 
 
 def _by_deadline(item: Obligation) -> tuple[dt.datetime, str, str]:
@@ -437,87 +450,79 @@ class _Evaluation:
         if not (facts.sensitive_waters or facts.cgp_schedule == "every_14_days_and_storm"):
             return
         threshold, now = self.profile.storm.threshold_mm - _DEPTH_TOLERANCE_MM, self.now
-        days = [s for s in facts.storms if s.depth_mm >= threshold]
-        days.sort(key=_START)
-        while days and days[-1].start > now:
-            days.pop()  # not rained yet as of now
-        if not days:
-            return
-        # A storm whose last day began before the second-to-last inspection has both its inspections
-        # (they are matched in time order), so the open-only view need not look at it.
+        # A storm not reached yet as of now has not happened.
+        found = sorted((s for s in facts.storms if s.depth_mm >= threshold and _reached(s) <= now), key=_START)
+        storms: list[Storm] = []
+        for storm in found:
+            if storms and storm.start < storms[-1].end and storms[-1].start < storm.end:
+                storms[-1] = _one_storm(storms[-1], storm)  # two readings of the same rain
+            else:
+                storms.append(storm)
+        # A storm that ended before the second-to-last inspection has both its inspections (they are
+        # matched in time order), so the open-only view need not look at it.
         times = self.erosion
         settled = times[-2] if not self.history and len(times) >= 2 else None
-        run = [days[0]]
-        for day in days[1:]:
-            if day.start < run[-1].end:
-                # Two readings of the same period (station and gauge): keep the deeper.
-                if day.depth_mm > run[-1].depth_mm:
-                    run[-1] = day
-            elif day.start == run[-1].end:
-                run.append(day)  # the next 24-hour period: the same multi-day storm
-            else:
-                if settled is None or run[-1].start > settled:
-                    self._storm(run)
-                run = [day]
-        self._storm(run)
+        for storm in storms:
+            if settled is None or storm.end >= settled:
+                self._storm(storm)
 
-    def _storm_applies(self, day: Storm) -> bool:
-        """A storm day needs an inspection if construction was under way and the site not all stabilized."""
+    def _storm_applies(self, at: dt.datetime) -> bool:
+        """A storm inspection is needed if construction was under way at `at` and the site not all stabilized."""
         assert self.started is not None
-        if day.end <= self.started or (self.completed is not None and day.start >= self.completed):
+        if at <= self.started or (self.completed is not None and at >= self.completed):
             return False
-        return self._stabilized_since(day.start) is None
+        return self._stabilized_since(at) is None
 
-    def _during_stop_work(self, day: Storm) -> bool:
+    def _during_stop_work(self, storm: Storm) -> bool:
         for order in self.facts.stop_work_orders:
             lifted = self._seen(order.lifted_at)
-            if order.issued_at <= min(day.end, self.now) and (lifted is None or lifted > day.start):
+            if order.issued_at <= min(storm.end, self.now) and (lifted is None or lifted > storm.start):
                 return True
         return False
 
-    def _storm(self, run: list[Storm]) -> None:
-        first, last = run[0], run[-1]
-        subject = f"storm:{first.start.isoformat()}"
+    def _storm(self, storm: Storm) -> None:
+        subject = f"storm:{storm.start.isoformat()}"
+        reached = _reached(storm)
         used = -1
-        if self._storm_applies(first):
-            used = bisect_left(self.erosion, first.start)
-            due = first.end + STORM_INSPECTION_WITHIN
-            self._storm_obligation(subject, first, due, used, lambda: self._storm_reason(run, closing=False))
-        if len(run) > 1 and self._storm_applies(last):
-            # The closing inspection must be another one than the first day's.
-            index = max(bisect_left(self.erosion, last.start), used + 1)
-            due = last.end + STORM_INSPECTION_WITHIN
-            self._storm_obligation(f"{subject}:end", last, due, index, lambda: self._storm_reason(run, closing=True))
+        if self._storm_applies(reached):
+            # Only an inspection at or after the moment the threshold was reached answers the storm.
+            used = bisect_left(self.erosion, reached)
+            self._storm_obligation(subject, reached, reached + STORM_INSPECTION_WITHIN, used,
+                                   lambda: self._storm_reason(storm, closing=False))
+        if storm.multi_day and storm.end <= self.now and self._storm_applies(storm.end):
+            # The closing inspection is made after the storm's end, and is another one than the first.
+            index = max(bisect_left(self.erosion, storm.end), used + 1)
+            self._storm_obligation(f"{subject}:end", storm.end, storm.end + STORM_INSPECTION_WITHIN, index,
+                                   lambda: self._storm_reason(storm, closing=True))
 
-    def _storm_reason(self, run: list[Storm], *, closing: bool) -> str:
-        first, last = run[0], run[-1]
+    def _storm_reason(self, storm: Storm, *, closing: bool) -> str:
+        rain = f"{_inches(storm.depth_mm)} of rain"
         if closing:
-            total = _inches(sum(day.depth_mm for day in run))
-            return (f"The {len(run)}-day storm ({total} of rain) ended {self._storm_day(last, end=True)}, so another "
-                    f"erosion-control inspection is required within 24 hours of its end{self._stop_work_clause(last)}.")
-        rain = f"{_inches(first.depth_mm)} of rain"
-        if len(run) == 1:
-            return (f"{rain} fell {self._storm_day(first)}, so an erosion-control inspection is required within "
-                    f"24 hours{self._stop_work_clause(first)}.")
-        return (f"A storm began with {rain} {self._storm_day(first)}, so an erosion-control inspection is required within 24 hours of that "
-                f"first day{self._stop_work_clause(first)}.")
+            return (f"The storm of several days ({rain}) ended {_when(storm.end, self.tz)}, so another "
+                    f"erosion-control inspection is required within 24 hours of its end{self._stop_work_clause(storm)}.")
+        if storm.reached_at is None:
+            return (f"{rain} fell {self._storm_day(storm)}, so an erosion-control inspection is required within "
+                    f"24 hours{self._stop_work_clause(storm)}.")
+        return (f"The rain reached the storm threshold within 24 hours at {_when(storm.reached_at, self.tz)} "
+                f"({rain} in all), so an erosion-control inspection is required within 24 hours of that "
+                f"moment{self._stop_work_clause(storm)}.")
 
-    def _storm_day(self, day: Storm, *, end: bool = False) -> str:
+    def _storm_day(self, storm: Storm) -> str:
         """'on Tue 10 Jun 2025' for a local calendar day, else the period's end time."""
         tz = self.tz
-        start, finish = day.start.astimezone(tz), day.end.astimezone(tz)
+        start, finish = storm.start.astimezone(tz), storm.end.astimezone(tz)
         if start.time() == finish.time() == dt.time() and finish.date() == start.date() + dt.timedelta(days=1):
             return f"on {_date(start, tz)}"
-        return f"at {_when(day.end, tz)}" if end else f"in the 24 hours to {_when(day.end, tz)}"
+        return f"in the 24 hours to {_when(storm.end, tz)}"
 
     def _storm_obligation(
-        self, subject: str, day: Storm, due: dt.datetime, index: int, reason: Callable[[], str]
+        self, subject: str, opens: dt.datetime, due: dt.datetime, index: int, reason: Callable[[], str]
     ) -> None:
         met = self.erosion[index] if index < len(self.erosion) else None
         if met is None and self.completed is not None and due >= self.completed:
             return  # the work was complete before this one fell due
         self._emit(
-            "storm_inspection", subject, day.start, due, met, self.normal_citation, reason,
+            "storm_inspection", subject, opens, due, met, self.normal_citation, reason,
             moot=met is None and self.completed is not None,
         )
 

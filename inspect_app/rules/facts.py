@@ -117,18 +117,31 @@ class Inspection:
 
 @dataclass(frozen=True, slots=True)
 class Storm:
-    """Rain measured over one 24-hour period; consecutive periods (one starts where the last ended)
-    form a multi-day storm."""
+    """One storm event: rain from `start` to `end` reaching `depth_mm` (CGP 2022 Part 4.2).
+
+    `reached_at` is the moment the rolling 24-hour total first reached the threshold (the 24-hour clock
+    starts there); None when only a period's total is known (a calendar day of the old record), which
+    is then taken as reached at `end`, the latest it can have been. `multi_day`: the storm went on for
+    several days each producing the threshold, so it also needs an inspection after `end`. An on-site
+    gauge reading is a storm with start = reading − 24 h and reached_at = end = the reading.
+    """
 
     start: dt.datetime
     end: dt.datetime
     depth_mm: float
+    reached_at: dt.datetime | None = None
+    multi_day: bool = False
 
     def __post_init__(self) -> None:
         _utc(self, "start", self.start, required=True)
         _utc(self, "end", self.end, required=True)
+        _utc(self, "reached_at", self.reached_at)
         if not self.end > self.start:
             raise FactsError("Storm.end must be after Storm.start")
+        if self.reached_at is not None and not self.start < self.reached_at <= self.end:
+            raise FactsError("Storm.reached_at must be after Storm.start and no later than Storm.end")
+        if not isinstance(self.multi_day, bool):
+            raise FactsError("Storm.multi_day must be True or False")
         if not isinstance(self.depth_mm, (int, float)) or not self.depth_mm >= 0:
             raise FactsError(f"Storm.depth_mm must be a number of millimetres, 0 or more (got {self.depth_mm!r})")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import Date, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Date, ForeignKey, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from inspect_app.extensions import db
@@ -27,10 +27,19 @@ class WeatherObservation(db.Model):
 
 
 class StormEvent(db.Model):
-    """A local day with at least the profile's storm threshold of rain at a permit (CGP 2022 Part 4)."""
+    """A storm event at a permit: 0.25 in (the profile's threshold) or more within 24 hours (CGP 2022 Part 4.2).
+
+    Found by `flask compliance sweep` from the stored hourly data of the permit's precipitation station
+    (`rules/storms.py`): the rain began at `started_at`, its rolling 24-hour total reached the threshold
+    at `reached_at` (the 24-hour clock starts there) and it ended at `ended_at`; `multi_day` when it went on
+    for several 24-hour periods each of the threshold or more. `hours_missing`: hours without data in the
+    24 hours up to `reached_at` (the moment may have been earlier). `ongoing`: the 24 hours after its last
+    period are not all published yet. `day` is the local date of `reached_at`. Rows of the old record have
+    only `day` and `depth_mm`: a calendar day's total.
+    """
 
     __tablename__ = "storm_events"
-    __table_args__ = (UniqueConstraint("permit_id", "day", name="uq_storm_permit_day"),)
+    __table_args__ = (UniqueConstraint("permit_id", "reached_at", name="uq_storm_permit_reached"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
@@ -38,6 +47,12 @@ class StormEvent(db.Model):
     depth_mm: Mapped[float]
     station_id: Mapped[str | None] = mapped_column(String(20))
     detected_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    reached_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    ended_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    multi_day: Mapped[bool] = mapped_column(default=False, server_default=false())
+    hours_missing: Mapped[int] = mapped_column(default=0, server_default=text("0"))
+    ongoing: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class PermitStation(db.Model):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from flask import Flask, current_app
 from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.dialects import postgresql, sqlite
 
 from inspect_app.audit import services as audit
@@ -24,13 +25,15 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
+from inspect_app.rules.storms import HOUR, PERIOD_HOURS, FoundStorm, StormScan, find_storms
 from inspect_app.types import new_id, utcnow
 from inspect_app.weather import source
 from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation
 
-# CGP 2022 Part 4: inspections (and so storm inspections) run while the site is under construction,
-# including under a stop-work order: the order stops construction, not the duty to keep controls working.
-SWEEP_STATUSES = ("active", "stop_work")
+# CGP 2022 Part 4: inspections (and so storm inspections) run while the site is under construction, until
+# the certificate of completion (§380-18), so through final submissions too, and under a stop-work order:
+# the order stops construction, not the duty to keep controls working.
+SWEEP_STATUSES = ("active", "stop_work", "final_submissions")
 MAX_SWEEP_DAYS = 31
 CHART_DAYS = 60
 CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per permit
@@ -42,7 +45,7 @@ _PARAMETERS = (("temp", "temperature_c"), ("prcp", "precip_mm"), ("wspd", "wind_
                ("wdir", "wind_direction_deg"), ("coco", "condition_code"))
 _WEATHER_FIELDS = ("weather_status", "temperature_c", "conditions", "wind_kmh", "wind_direction_deg",
                    "precip_24h_mm", "precip_hours", "station_id", "station_name", "station_distance_m",
-                   "weather_sources", "weather_attribution")
+                   "weather_sources", "weather_attribution", "weather_stations", "weather_provisional")
 
 
 def init_app(app: Flask) -> None:
@@ -211,7 +214,8 @@ def apply_looked_up(plan: _Plan | None, inspection: Inspection, *, now: dt.datet
 def needs_weather(inspection: Inspection, now: dt.datetime | None = None) -> bool:
     """Whether a report's weather is pending, or not final yet, so a later lookup may change it."""
     now = now or utcnow()
-    if inspection.weather_fetched_at is None or inspection.weather_status == "pending":
+    if inspection.weather_fetched_at is None or inspection.weather_status == "pending" \
+            or inspection.weather_provisional:
         return True
     _, window_end = source.inspection_window(inspection.performed_at)
     if now - window_end >= source.PUBLICATION_LAG:
@@ -228,8 +232,8 @@ def _plan(inspection: Inspection, now: dt.datetime,
     if not needs_weather(inspection, now) or inspection.performed_at > now:
         return None  # final already, or a time still to come
     permit = _permit_of(inspection)
-    for station in _station_hints(inspection):
-        stored = _stored_result(station, inspection.performed_at, now)
+    for stations in _station_hints(inspection):
+        stored = _stored_result(stations, inspection.performed_at, now)
         # Only a complete, final result: an incomplete one may just be hours we never fetched.
         if stored.status == "complete" and stored.final:
             return _Plan(inspection, stored, fetched=False, performed_at=inspection.performed_at)
@@ -249,23 +253,41 @@ def _permit_of(inspection: Inspection) -> Permit:
     return permit
 
 
-def _station_hints(inspection: Inspection) -> list[source.Station]:
-    hints = []
-    if inspection.station_id and inspection.station_name and inspection.station_distance_m is not None:
-        hints.append(source.Station(inspection.station_id, inspection.station_name,
-                                    inspection.station_distance_m))
+Stations = dict[str, source.Station]  # parameter group -> station
+
+
+def _station_hints(inspection: Inspection) -> list[Stations]:
+    """The station choices to try from our store: the report's own, then the permit's rain station."""
+    hints: list[Stations] = []
+    recorded = {item["parameter"]: source.Station(item["station_id"], item["name"], float(item["distance_m"]))
+                for item in inspection.weather_stations or () if item.get("parameter") in source.PARAMETER_GROUPS}
+    if recorded:
+        hints.append(recorded)
+    elif inspection.station_id and inspection.station_name and inspection.station_distance_m is not None:
+        station = source.Station(inspection.station_id, inspection.station_name, inspection.station_distance_m)
+        hints.append(dict.fromkeys(source.PARAMETER_GROUPS, station))
     known = permit_station(_permit_of(inspection))
-    if known is not None and known[0] not in hints:
-        hints.append(known[0])
+    if known is not None:
+        # The precipitation station the sweep and chart use; the other parameters as recorded, or its own.
+        shared = {**dict.fromkeys(source.PARAMETER_GROUPS, known[0]), **(hints[0] if hints else {}),
+                  "precipitation": known[0]}
+        if shared not in hints:
+            hints.append(shared)
     return hints
 
 
-def _stored_result(station: source.Station, at: dt.datetime, now: dt.datetime,
+def _stored_result(stations: Stations, at: dt.datetime, now: dt.datetime,
                    fetched_at: dt.datetime | None = None) -> source.WeatherResult:
     first, last = source.inspection_window(at)
-    rows, last_fetched = stored_observations(station.id, first, last)
-    return source.summarize(rows, station if rows else None, at, fetched_at=fetched_at or last_fetched,
-                            now=now)
+    rows: list[source.HourlyObservation] = []
+    last_fetched: list[dt.datetime] = []
+    for station_id in sorted({station.id for station in stations.values()}):
+        found, fetched = stored_observations(station_id, first, last)
+        rows.extend(found)
+        last_fetched += [fetched] if fetched else []
+    present = {row.station_id for row in rows}
+    usable = {group: station for group, station in stations.items() if station.id in present}
+    return source.summarize(rows, usable, at, fetched_at=fetched_at or max(last_fetched, default=None), now=now)
 
 
 def _apply(plan: _Plan, now: dt.datetime) -> str:
@@ -273,19 +295,28 @@ def _apply(plan: _Plan, now: dt.datetime) -> str:
     inspection, result = plan.inspection, plan.result
     if plan.fetched and result.rows:
         store_observations(result.rows, now=now)
-    if plan.fetched and result.station is not None:
-        _remember_station(_permit_of(inspection), result.station, now)
-    if result.status == "pending":
+    rain = result.station_for("precipitation")
+    if plan.fetched and rain is not None:
+        # The sweep, the chart and the report share the site's precipitation station.
+        _remember_station(_permit_of(inspection), rain.station, now)
+    if result.status == "pending" and not result.provisional:
         return inspection.weather_status  # pending stays pending; a filled report keeps its values
-    if plan.fetched and result.station is not None:
+    if result.provisional and inspection.weather_fetched_at is not None and not inspection.weather_provisional:
+        return inspection.weather_status  # final values already there are never replaced by provisional ones
+    if plan.fetched and result.stations:
         # Fill from what we keep, which may be an earlier copy of an hour than meteostat sent now.
-        result = _stored_result(result.station, inspection.performed_at, now, result.fetched_at)
+        result = _stored_result({s.parameter: s.station for s in result.stations}, inspection.performed_at,
+                                now, result.fetched_at)
     _write(inspection, result, now)
     return inspection.weather_status
 
 
 def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetime) -> None:
-    """Copy a result into the report's weather fields (only those), with an audit entry."""
+    """Copy a result into the report's weather fields (only those), with an audit entry.
+
+    A provisional result (hours of the window not published yet) is written as such: status pending,
+    `weather_provisional` set, the values known so far; the final values replace it when published.
+    """
     station = result.station
     values = {
         # Spec "Weather": an inspector's on-site gauge reading wins over the station's 24-hour total.
@@ -301,6 +332,8 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
         "station_distance_m": station.distance_m if station else None,
         "weather_sources": result.sources or None,
         "weather_attribution": result.attribution[:300] or None,
+        "weather_stations": [s.as_record() for s in result.stations] or None,
+        "weather_provisional": result.provisional,
     }
     if all(getattr(inspection, name) == values[name] for name in _WEATHER_FIELDS) \
             and inspection.weather_fetched_at is not None:
@@ -360,16 +393,23 @@ def backfill_pending(limit: int | None = None, *, now: dt.datetime | None = None
 
 @dataclass(frozen=True)
 class SweepOutcome:
-    """What one sweep found: storm events made or deepened, and the permits whose rain is pending."""
+    """What one sweep found: storm events made or revised, and the permits whose rain is not all known."""
 
     checked: int
     created: tuple[tuple[str, StormEvent], ...]  # (permit number, event)
-    deepened: tuple[tuple[str, StormEvent], ...]
-    pending: tuple[tuple[str, str], ...]  # (permit number, reason)
+    deepened: tuple[tuple[str, StormEvent], ...]  # revised: more hours published since
+    pending: tuple[tuple[str, str], ...]  # (permit number, reason): the service failed, or hours are missing
+    stations_fetched: int = 0  # station files read from meteostat in this run
 
 
 def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutcome:
-    """Record a storm event for each local day of the last `days` with rain at or above the threshold."""
+    """Record the storm events of the last `days` local days at every permit still under CGP inspections.
+
+    From the stored hourly data of each permit's precipitation station (fetched first, each station's
+    file once per run): a storm starts the 24-hour clock at the moment its rolling 24-hour total reaches
+    the profile's threshold (`rules.storms`). Hours without data are said in `pending`, never read as
+    dry. The storm events and the permits' stored obligations change in the caller's one transaction.
+    """
     if not 1 <= days <= MAX_SWEEP_DAYS:
         raise ValueError(f"days must be between 1 and {MAX_SWEEP_DAYS}")
     now = now or utcnow()
@@ -378,82 +418,131 @@ def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutco
     permits = db.session.scalars(select(Permit).where(Permit.status.in_(SWEEP_STATUSES))
                                  .order_by(Permit.number, Permit.id)).all()
     # Every lookup first, then every write: a slow weather service never holds a write transaction.
-    # Permits on the same coordinates share one lookup.
+    # The day before the first is fetched too, so a window reaching into it is whole. Permits on the
+    # same coordinates share one lookup, and permits sharing a station share its fetched file.
+    memo: source.FetchMemo = {}
     asked: dict[tuple[float, float], source.RainfallSeries] = {}
     for permit in permits:
         site = (permit.latitude, permit.longitude)
         if site not in asked:
-            asked[site] = source.daily_precipitation(*site, first_day, last_day, deadline_s=_deadline_s())
-    series = [(permit, asked[(permit.latitude, permit.longitude)]) for permit in permits]
+            asked[site] = source.daily_precipitation(*site, first_day - dt.timedelta(days=1), last_day,
+                                                     deadline_s=_deadline_s(), memo=memo)
+    for series in asked.values():
+        if series.rows:
+            store_observations(series.rows, now=now)
+    # The hours fetched and stored, from the swept days' first hour (less a day of context) to now.
+    swept_from = _local_midnight(first_day)
+    scans: dict[tuple[str, float], StormScan] = {}
     created: list[tuple[str, StormEvent]] = []
-    deepened: list[tuple[str, StormEvent]] = []
+    revised: list[tuple[str, StormEvent]] = []
     pending: list[tuple[str, str]] = []
-    for permit, rainfall in series:
-        if rainfall.rows:
-            store_observations(rainfall.rows, now=now)
+    for permit in permits:
+        rainfall = asked[(permit.latitude, permit.longitude)]
         if rainfall.station is not None:
             _remember_station(permit, rainfall.station, now)
         if rainfall.status == "pending":
             pending.append((permit.number, rainfall.reason))
             continue
         if rainfall.station is None:
+            pending.append((permit.number, rainfall.reason))
             continue
         threshold_mm = profile_of(permit).storm.threshold_mm
-        for day in _stored_days(rainfall.station.id, first_day, last_day):
-            # Compared in mm, as stored (6.35 mm = 0.25 in): a day missing hours that already has the
-            # threshold is a storm; the missing hours could only add to it.
-            if day.precip_mm is not None and day.precip_mm >= threshold_mm:
-                made, grown = _storm_event(permit, day, rainfall.station.id, now)
-                created += [(permit.number, made)] if made else []
-                deepened += [(permit.number, grown)] if grown else []
+        known = _known_storms(permit, swept_from)
+        # Start early enough to see the whole of a storm already recorded that reaches into these days.
+        scan_from = min([swept_from, *(e.started_at for e in known if e.started_at)]) - PERIOD_HOURS * HOUR
+        key = (rainfall.station.id, threshold_mm, scan_from)
+        if key not in scans:
+            scans[key] = _scan(rainfall.station.id, scan_from, now, threshold_mm)
+        scan = scans[key]
+        for found in scan.storms:
+            if found.ended_at < swept_from:
+                continue  # before the swept days: recorded by an earlier sweep
+            made, changed = _record_storm(permit, found, rainfall.station.id, known, now)
+            created += [(permit.number, made)] if made else []
+            revised += [(permit.number, changed)] if changed else []
+        gaps = [span for span in scan.missing_spans() if span[1] >= swept_from]
+        if gaps:
+            pending.append((permit.number, _missing_hours(rainfall.station, gaps)))
     db.session.flush()
-    return SweepOutcome(len(permits), tuple(created), tuple(deepened), tuple(pending))
+    return SweepOutcome(len(permits), tuple(created), tuple(revised), tuple(pending),
+                        stations_fetched=len({station for station, _, _ in memo}))
 
 
-def _stored_days(station_id: str, first_day: dt.date, last_day: dt.date) -> tuple[source.DayRainfall, ...]:
-    first, last = _day_labels(first_day, last_day)
+def _scan(station_id: str, first: dt.datetime, now: dt.datetime, threshold_mm: float) -> StormScan:
+    """The storms in a station's stored hours from `first` to the last full hour before `now`."""
+    first = first.replace(minute=0, second=0, microsecond=0)
+    last = now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
     rows, _ = stored_observations(station_id, first, last)
-    return source.daily_totals(rows, first_day, last_day)
+    return find_storms({row.hour: row.precip_mm for row in rows}, first, last, threshold_mm)
+
+
+def _missing_hours(station: source.Station, gaps: Sequence[tuple[dt.datetime, dt.datetime]]) -> str:
+    """'Storm Field has no rain data for 5 hour(s): …' so a gap is said, never taken as a dry spell."""
+    hours = sum(round((last - first) / HOUR) + 1 for first, last in gaps)
+    spans = ", ".join(f"{_local(first - HOUR)} to {_local(last)}" for first, last in gaps[:3])
+    more = f" and {len(gaps) - 3} more" if len(gaps) > 3 else ""
+    return (f"{station.name} has no rain data for {hours} hour(s) ({spans}{more}); a storm in them "
+            "cannot be ruled out")
 
 
 def _day_labels(first_day: dt.date, last_day: dt.date) -> tuple[dt.datetime, dt.datetime]:
     """The first and last hourly labels of these local days (a label ends its hour)."""
-    return _local_midnight(first_day) + dt.timedelta(hours=1), _local_midnight(last_day + dt.timedelta(days=1))
+    return _local_midnight(first_day) + HOUR, _local_midnight(last_day + dt.timedelta(days=1))
 
 
 def _local_midnight(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), tzinfo=source.LOCAL_TZ).astimezone(dt.UTC)
 
 
-def _storm_event(permit: Permit, day: source.DayRainfall, station_id: str,
-                 now: dt.datetime) -> tuple[StormEvent | None, StormEvent | None]:
-    """Make the permit's storm event for `day` once (created, None), or deepen it (None, event)."""
-    depth_mm = day.precip_mm or 0.0
-    # The unique (permit, day) constraint makes this idempotent, also against a concurrent sweep.
-    made_id = db.session.execute(
-        _insert(StormEvent).values(id=new_id(), permit_id=permit.id, day=day.day, depth_mm=depth_mm,
-                                   station_id=station_id, detected_at=now)
-        .on_conflict_do_nothing(index_elements=["permit_id", "day"]).returning(StormEvent.id)
-    ).scalar()
-    if made_id is not None:
-        event = db.session.get(StormEvent, made_id)
+def _local(at: dt.datetime) -> str:
+    return at.astimezone(source.LOCAL_TZ).strftime("%Y-%m-%d %H:%M")
+
+
+def _known_storms(permit: Permit, since: dt.datetime) -> list[StormEvent]:
+    """The permit's storm events found from hourly data that may still reach into the swept days."""
+    return list(db.session.scalars(
+        select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.reached_at.is_not(None),
+                                 or_(StormEvent.ended_at >= since - PERIOD_HOURS * HOUR,
+                                     StormEvent.ongoing.is_(True)))
+        .order_by(StormEvent.reached_at)))
+
+
+def _record_storm(permit: Permit, found: FoundStorm, station_id: str, known: list[StormEvent],
+                  now: dt.datetime) -> tuple[StormEvent | None, StormEvent | None]:
+    """Make the permit's storm event once (created, None), or revise the one it is (None, event)."""
+    values = {"day": found.reached_at.astimezone(source.LOCAL_TZ).date(), "depth_mm": found.depth_mm,
+              "station_id": station_id, "started_at": found.start, "reached_at": found.reached_at,
+              "ended_at": found.ended_at, "multi_day": found.multi_day, "hours_missing": found.hours_missing,
+              "ongoing": found.ongoing}
+    # The same rain seen again (more hours published since): the event that overlaps it.
+    same = next((e for e in known if e.started_at and e.ended_at
+                 and e.started_at < found.ended_at and found.start < e.ended_at), None)
+    if same is None:
+        # Added through the session, so the permit's obligations are worked out again in this same
+        # transaction (dashboard.obligations); the savepoint makes a concurrent sweep's equal row harmless.
+        event = StormEvent(id=new_id(), permit_id=permit.id, detected_at=now, **values)
+        try:
+            with db.session.begin_nested():
+                db.session.add(event)
+        except IntegrityError:
+            return None, None  # a concurrent sweep recorded the same moment first
+        known.append(event)
         audit.record(None, "storm_event.create", event)
         return event, None
-    event = db.session.scalars(select(StormEvent).where(StormEvent.permit_id == permit.id,
-                                                        StormEvent.day == day.day)).one()
-    if depth_mm <= event.depth_mm:
+    if all(getattr(same, name) == value for name, value in values.items()):
         return None, None
-    before = audit.snapshot(event)
-    event.depth_mm = depth_mm  # more of the day's hours have been published since
-    audit.record(None, "storm_event.deepen", event, before)
-    return None, event
+    before = audit.snapshot(same)
+    for name, value in values.items():
+        setattr(same, name, value)
+    audit.record(None, "storm_event.revise", same, before)
+    return None, same
 
 
 # -- the rainfall chart ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class StormAnswer:
-    """A submitted inspection made within 24 hours after the end of a storm day (CGP 2022 Part 4.2)."""
+    """A submitted inspection made within the 24 hours a storm gave for one (CGP 2022 Part 4.2)."""
 
     inspection_id: str
     performed_at: dt.datetime
@@ -509,26 +598,38 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                   " only the hours published" if missing and station else "")
     storms = tuple(db.session.scalars(
         select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
-                                 StormEvent.day <= end_day).order_by(StormEvent.day)))
+                                 StormEvent.day <= end_day).order_by(StormEvent.day, StormEvent.reached_at)))
     return Rainfall(permit.id, start_day, end_day, totals, station, status, reason,
                     source.attribution(r.source_of("prcp") for r in rows) if rows else "", fetched_at,
                     profile_of(permit).storm.threshold_mm, storms, _storm_answers(permit, storms))
 
 
+def _answer_spans(event: StormEvent) -> list[tuple[dt.datetime, dt.datetime]]:
+    """When an inspection answers a storm on time (CGP 2022 Part 4.2, as the engine reads it): from the
+    moment the rain reached the threshold to 24 hours later, and for a multi-day storm from its end to 24
+    hours later. An event of the old record (a calendar day) counts as reached at the day's end."""
+    if event.reached_at is None or event.ended_at is None:
+        reached = _local_midnight(event.day + dt.timedelta(days=1))
+        return [(reached, reached + ANSWER_WINDOW)]
+    spans = [(event.reached_at, event.reached_at + ANSWER_WINDOW)]
+    if event.multi_day:
+        spans.append((event.ended_at, event.ended_at + ANSWER_WINDOW))
+    return spans
+
+
 def _storm_answers(permit: Permit, storms: Sequence[StormEvent]) -> tuple[StormAnswer, ...]:
-    """Submitted inspections from the start of a storm day to 24 hours after its end."""
+    """Submitted inspections made within the 24 hours a storm gave for them."""
     if not storms:
         return ()
-    spans = [(s.day, _local_midnight(s.day), _local_midnight(s.day + dt.timedelta(days=1)) + ANSWER_WINDOW)
-             for s in storms]
+    spans = [(s.day, begins, ends) for s in storms for begins, ends in _answer_spans(s)]
     inspections = db.session.scalars(
         select(Inspection).where(Inspection.permit_id == permit.id, Inspection.status == "submitted",
-                                 Inspection.performed_at >= spans[0][1],
+                                 Inspection.performed_at >= min(s[1] for s in spans),
                                  Inspection.performed_at <= max(s[2] for s in spans))
         .order_by(Inspection.performed_at))
     answers = []
     for inspection in inspections:
-        answered = tuple(day for day, begins, ends in spans if begins <= inspection.performed_at <= ends)
+        answered = tuple(dict.fromkeys(day for day, begins, ends in spans if begins <= inspection.performed_at <= ends))
         if answered:
             answers.append(StormAnswer(inspection.id, inspection.performed_at, answered))
     return tuple(answers)

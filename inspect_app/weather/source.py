@@ -11,6 +11,14 @@ configured `timeout_s`, so a worker stuck on a server that accepts and never ans
 (the first failure ends its walk over stations, so it lives at most about 3 × `timeout_s`: the
 station list plus two yearly files). So threads never pile up, even through a long outage.
 
+Each parameter comes from the nearest station (within `SEARCH_RADIUS_M`) that has data for it in the
+window (spec "Weather"): many airport and mesonet stations report temperature but no precipitation, so
+the rain may come from a station a little farther away than the temperature. `WeatherResult.stations`
+records each choice with the hours it covered.
+
+meteostat (and with it pandas and numpy, about 160 MB) is imported on the first lookup, not with this
+module, so an app worker that only serves pages never loads it (see `_meteostat`).
+
 This module keeps no store: `lookup` returns the hourly rows it used (`HourlyObservation`, shaped
 like `weather.models.WeatherObservation`) and `summarize` / `daily_totals` rebuild a result from
 stored rows alone, so the database layer can cache what was fetched and never trust meteostat's cache.
@@ -24,19 +32,16 @@ import math
 import queue
 import threading
 import urllib.request
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
-import meteostat as ms
-import meteostat.providers.meteostat.daily as ms_daily_provider
-import meteostat.providers.meteostat.hourly as ms_hourly_provider
-import pandas as pd
-from meteostat.core.providers import provider_service
-from meteostat.enumerations import TTL, Grade
-from meteostat.utils.conversions import to_condition, to_direction
+import requests
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Status = Literal["complete", "incomplete", "pending"]
 T = TypeVar("T")
@@ -51,9 +56,12 @@ NOW_LOOKBACK = dt.timedelta(hours=2)  # an hourly value this old still describes
 PUBLICATION_LAG = dt.timedelta(days=7)
 MAX_IN_FLIGHT = 4  # worker threads alive at once, hung or not
 MAX_RAINFALL_DAYS = 400
-_PARAMETERS = [ms.Parameter.TEMP, ms.Parameter.PRCP, ms.Parameter.WSPD, ms.Parameter.WDIR,
-               ms.Parameter.COCO]
-_MODEL_GRADES = (Grade.FORECAST, Grade.ANALYSIS)
+_PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco")  # meteostat's parameter names
+# What a report shows, and the meteostat parameter whose data decides which station gives it.
+PARAMETER_GROUPS = {"temperature": "temp", "conditions": "coco", "wind": "wspd", "precipitation": "prcp"}
+_ATTRIBUTE = {"temp": "temperature_c", "prcp": "precip_mm", "wspd": "wind_kmh", "wdir": "wind_direction_deg",
+              "coco": "condition_code"}
+_MODEL_GRADES = ("FORECAST", "ANALYSIS")  # meteostat.enumerations.Grade names of model data
 MM_PER_INCH = 25.4
 KM_PER_MILE = 1.609344
 
@@ -133,6 +141,35 @@ class WeatherResult:
     attribution: str
     fetched_at: dt.datetime | None
     rows: tuple[HourlyObservation, ...]  # every hour used, for the station+hour store
+    # Each parameter's station (the nearest with data for it) and the hours of the window it covered.
+    stations: tuple[ParameterStation, ...] = ()
+    # Hours of the window still to be published, and the time of the latest conditions shown: while
+    # hours are missing within the publication lag the values are provisional, the best known so far.
+    precip_hours_unpublished: int = 0
+    observed_at: dt.datetime | None = None
+
+    @property
+    def provisional(self) -> bool:
+        """Values known now that later hours may still change (shown on site, marked provisional)."""
+        return self.status == "pending" and self.station is not None and bool(self.rows)
+
+    def station_for(self, parameter: str) -> ParameterStation | None:
+        """The station chosen for one of PARAMETER_GROUPS (temperature, conditions, wind, precipitation)."""
+        return next((s for s in self.stations if s.parameter == parameter), None)
+
+
+@dataclass(frozen=True)
+class ParameterStation:
+    """The station one parameter of a report came from, and how many hours of the window it covered."""
+
+    parameter: str  # a key of PARAMETER_GROUPS
+    station: Station
+    hours: int
+
+    def as_record(self) -> dict[str, Any]:
+        """The form stored on the report (inspections.weather_stations)."""
+        return {"parameter": self.parameter, "station_id": self.station.id, "name": self.station.name,
+                "distance_m": round(self.station.distance_m), "hours": self.hours}
 
 
 @dataclass(frozen=True)
@@ -169,39 +206,86 @@ class RainfallSeries:
 class _Settings:
     timeout_s: float = 0.0
     configured: bool = False
+    endpoint_base: str | None = None
+    cache_dir: Path | None = None
 
 
 _settings = _Settings()
 _worker = threading.local()  # per worker thread: socket timeout and the count of failures seen
 _in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
 _station_list_lock = threading.Lock()  # meteostat writes stations.db in place on first use
+_load_lock = threading.Lock()
+_loaded: dict[str, Any] = {}  # meteostat's modules and helpers, once imported
 
 
 def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5) -> None:
-    """Point meteostat at `endpoint_base` (None: the real service) with bounded, uncached requests."""
+    """Point meteostat at `endpoint_base` (None: the real service) with bounded, uncached requests.
+
+    Cheap: meteostat itself is configured when it is first imported, at the first lookup.
+    """
     if timeout_s <= 0:
         raise ValueError("timeout_s must be a positive number of seconds")
-    defaults = type(ms.config)
-    if endpoint_base is None:
-        stations_endpoints = list(defaults.stations_db_endpoints)
-        hourly_endpoint, daily_endpoint = defaults.hourly_endpoint, defaults.daily_endpoint
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # pandas reads the CSVs with urllib.urlopen, which has no timeout; this opener gives the sockets
+    # of our worker threads one (other threads keep urllib's default behaviour).
+    urllib.request.install_opener(urllib.request.build_opener(_BoundedHTTPHandler, _BoundedHTTPSHandler))
+    with _load_lock:
+        _settings.endpoint_base, _settings.cache_dir, _settings.timeout_s = endpoint_base, cache_dir, timeout_s
+        _settings.configured = True
+        if _loaded:
+            _apply_settings(_loaded)
+
+
+def _meteostat() -> dict[str, Any]:
+    """meteostat's modules and helpers, imported and configured on first use.
+
+    Imported here rather than at the top of the module on purpose (not to dodge an import cycle):
+    meteostat brings pandas and numpy, about 160 MB, and most app workers only serve pages and never
+    look weather up (issue 18). Every path that performs a lookup or reads meteostat's tables comes here.
+    """
+    with _load_lock:
+        if not _loaded:
+            import meteostat as ms
+            import meteostat.providers.meteostat.daily as daily_provider
+            import meteostat.providers.meteostat.hourly as hourly_provider
+            import pandas as pd
+            from meteostat.core.providers import provider_service
+            from meteostat.enumerations import TTL
+            from meteostat.utils.conversions import to_condition, to_direction
+
+            found = {"ms": ms, "pd": pd, "hourly_provider": hourly_provider, "daily_provider": daily_provider,
+                     "provider_service": provider_service, "TTL": TTL, "to_condition": to_condition,
+                     "to_direction": to_direction,
+                     "defaults": (list(type(ms.config).stations_db_endpoints), type(ms.config).hourly_endpoint,
+                                  type(ms.config).daily_endpoint)}
+            if _settings.configured:
+                _apply_settings(found)
+            _loaded.update(found)
+        return _loaded
+
+
+def _apply_settings(loaded: dict[str, Any]) -> None:
+    ms, settings = loaded["ms"], _settings
+    assert settings.cache_dir is not None
+    if settings.endpoint_base is None:
+        stations_endpoints, hourly_endpoint, daily_endpoint = loaded["defaults"]
+        stations_endpoints = list(stations_endpoints)
     else:
-        base = endpoint_base.rstrip("/")
+        base = settings.endpoint_base.rstrip("/")
         stations_endpoints = [f"{base}/stations.db"]
         hourly_endpoint = f"{base}/hourly/{{year}}/{{station}}.csv.gz"
         daily_endpoint = f"{base}/daily/{{year}}/{{station}}.csv.gz"
-    cache_dir.mkdir(parents=True, exist_ok=True)
     # One station-list file per endpoint, so switching endpoints never reuses another's list.
     endpoint_key = hashlib.sha256(stations_endpoints[0].encode()).hexdigest()[:12]
     ms.config.stations_db_endpoints = stations_endpoints
-    ms.config.stations_db_file = str(cache_dir / f"stations-{endpoint_key}.db")
-    ms.config.cache_directory = str(cache_dir)
+    ms.config.stations_db_file = str(settings.cache_dir / f"stations-{endpoint_key}.db")
+    ms.config.cache_directory = str(settings.cache_dir)
     # meteostat's data cache would serve a current-year file for up to 30 days (new hours never
     # appear) and a failed refresh overwrites a good entry; the app keeps its own station+hour store.
     ms.config.cache_enable = False
     # The staleness test is max(ttl, cache_ttl): this makes the station list refresh weekly.
-    ms.config.cache_ttl = TTL.WEEK
-    ms.config.network_timeout = timeout_s  # type: ignore[assignment]  # requests takes a float
+    ms.config.cache_ttl = loaded["TTL"].WEEK
+    ms.config.network_timeout = settings.timeout_s  # requests takes a float
     # Retries sleep 1, 2, 4 s between attempts: far past any deadline. A later lookup is the retry.
     ms.config.network_max_retries = 0
     ms.config.hourly_endpoint = hourly_endpoint
@@ -209,13 +293,8 @@ def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5
     # The provider modules copy their endpoint into a module global when first imported, so once
     # anything (another test package, an earlier app) has imported meteostat, ms.config alone is
     # ignored. Setting the globals too makes configure() work whatever was imported first.
-    ms_hourly_provider.ENDPOINT = hourly_endpoint
-    ms_daily_provider.ENDPOINT = daily_endpoint
-    # pandas reads the CSVs with urllib.urlopen, which has no timeout; this opener gives the sockets
-    # of our worker threads one (other threads keep urllib's default behaviour).
-    urllib.request.install_opener(urllib.request.build_opener(_BoundedHTTPHandler, _BoundedHTTPSHandler))
-    _settings.timeout_s = timeout_s
-    _settings.configured = True
+    loaded["hourly_provider"].ENDPOINT = hourly_endpoint
+    loaded["daily_provider"].ENDPOINT = daily_endpoint
 
 
 class _BoundedHTTPHandler(urllib.request.HTTPHandler):
@@ -287,44 +366,66 @@ def _run_bounded(work: Callable[[], T], deadline_s: float) -> T:
 
 @dataclass(frozen=True)
 class _Fetched:
-    station: Station | None
-    rows: tuple[HourlyObservation, ...]
-    failed: bool  # the service failed (timeout, server error) before a station with data was found
+    stations: dict[str, Station]  # parameter group -> the nearest station with data for it
+    rows: tuple[HourlyObservation, ...]  # the chosen stations' rows
+    failed: bool  # the service failed (timeout, server error) before every parameter had a station
     fetched_at: dt.datetime
 
 
-def _fetch_nearest(latitude: float, longitude: float, start: dt.datetime, end: dt.datetime,
-                   exclude: frozenset[str],
-                   usable: Callable[[Sequence[HourlyObservation]], bool]) -> _Fetched:
-    """In a worker: hourly rows [start, end] (naive UTC) of the nearest station whose rows are usable."""
+# Rows already fetched in one run (a sweep), by (station, first label, last label): each station's
+# file is read once however many permits it serves.
+FetchMemo = dict[tuple[str, dt.datetime, dt.datetime], tuple[HourlyObservation, ...]]
+
+
+def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, end: dt.datetime,
+                         exclude: frozenset[str], wanted: Sequence[str],
+                         memo: FetchMemo | None = None) -> _Fetched:
+    """In a worker: for each wanted parameter group, the nearest station with data for it in [start, end]
+    (naive UTC), walking the stations within the radius nearest first."""
+    loaded = _meteostat()
+    ms = loaded["ms"]
     with _station_list_lock:
         nearby = ms.stations.nearby(ms.Point(latitude, longitude), radius=SEARCH_RADIUS_M,
                                     limit=MAX_CANDIDATES + len(exclude))
+    chosen: dict[str, Station] = {}
+    rows: list[HourlyObservation] = []
     tried = 0
     for station_id, meta in nearby.iterrows():
         if station_id in exclude:
             continue
-        if tried == MAX_CANDIDATES:
+        if tried == MAX_CANDIDATES or len(chosen) == len(wanted):
             break
         tried += 1
-        station = ms.Station(id=str(station_id), name=meta["name"], country=meta["country"],
-                             region=meta["region"], latitude=meta["latitude"],
-                             longitude=meta["longitude"], timezone=meta["timezone"])
-        frame = ms.hourly(station, start, end, parameters=list(_PARAMETERS)).fetch(sources=True)
-        rows = _rows_from_frame(str(station_id), frame)
-        fetched_at = dt.datetime.now(dt.UTC)
-        if _worker.failures:
-            # A nearer station may have data we could not read: never fall back past it.
-            return _Fetched(None, (), True, fetched_at)
-        if usable(rows):
-            found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
-            return _Fetched(found, rows, False, fetched_at)
-    return _Fetched(None, (), False, dt.datetime.now(dt.UTC))
+        key = (str(station_id), start, end)
+        fetched = memo.get(key) if memo is not None else None
+        if fetched is None:
+            station = ms.Station(id=str(station_id), name=meta["name"], country=meta["country"],
+                                 region=meta["region"], latitude=meta["latitude"],
+                                 longitude=meta["longitude"], timezone=meta["timezone"])
+            frame = ms.hourly(station, start, end, parameters=[ms.Parameter(p) for p in _PARAMETERS]
+                              ).fetch(sources=True)
+            fetched = _rows_from_frame(str(station_id), frame)
+            if _worker.failures:
+                # A nearer station may have data we could not read: never fall back past it.
+                return _Fetched({}, (), True, dt.datetime.now(dt.UTC))
+            if memo is not None:
+                memo[key] = fetched
+        found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
+        used = False
+        for group in wanted:
+            attribute = _ATTRIBUTE[PARAMETER_GROUPS[group]]
+            if group not in chosen and any(getattr(r, attribute) is not None for r in fetched):
+                chosen[group] = found
+                used = True
+        if used:
+            rows.extend(fetched)
+    return _Fetched(chosen, tuple(rows), False, dt.datetime.now(dt.UTC))
 
 
 def _rows_from_frame(station_id: str, frame: pd.DataFrame | None) -> tuple[HourlyObservation, ...]:
     if frame is None or frame.empty:
         return ()
+    pd = _meteostat()["pd"]
     rows = []
     for label, record in frame.iterrows():
         def value(name: str) -> float | None:
@@ -343,6 +444,20 @@ def _rows_from_frame(station_id: str, frame: pd.DataFrame | None) -> tuple[Hourl
     return tuple(rows)
 
 
+def _unreachable(what: str, error: Exception) -> str:
+    """Log a failed lookup: one line with the reason when the service cannot be reached (it happens
+    every time the network is down), a traceback only for an error nobody expected."""
+    log = logging.getLogger(__name__)
+    # meteostat raises a bare Exception when the station list cannot be downloaded.
+    expected = isinstance(error, (OSError, requests.RequestException)) or (
+        type(error) is Exception and "download" in str(error))
+    if expected:
+        log.warning("%s: the weather service could not be reached (%s: %s)", what, type(error).__name__, error)
+    else:
+        log.error("%s failed unexpectedly", what, exc_info=error)
+    return "the weather service could not be reached"
+
+
 # -- the inspection's weather ----------------------------------------------------------------
 
 def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
@@ -356,86 +471,128 @@ def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
 
 def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s: float = 3.0,
            exclude_stations: Iterable[str] = ()) -> WeatherResult:
-    """Weather at the inspection from the nearest station with data; pending if it cannot be had now."""
+    """Weather at the inspection, each parameter from the nearest station with data for it; pending if
+    it cannot be had now."""
     _check_ready(latitude, longitude, deadline_s)
     start, end = inspection_window(at_utc)
     exclude = frozenset(exclude_stations)
     try:
         fetched = _run_bounded(
-            lambda: _fetch_nearest(latitude, longitude, _naive(start), _naive(end), exclude,
-                                   lambda rows: bool(rows)),
+            lambda: _fetch_per_parameter(latitude, longitude, _naive(start), _naive(end), exclude,
+                                         tuple(PARAMETER_GROUPS)),
             deadline_s)
     except TimeoutError:
         return _pending(at_utc, f"the weather service did not answer within {deadline_s:g} s")
     except _Busy:
         return _pending(at_utc, "earlier weather requests are still waiting on the service")
-    except Exception:  # meteostat raises a bare Exception when the station list cannot be had
-        logging.getLogger(__name__).warning("weather lookup failed", exc_info=True)
-        return _pending(at_utc, "the weather service could not be reached")
+    except Exception as error:
+        return _pending(at_utc, _unreachable("weather lookup", error))
     if fetched.failed:
         return _pending(at_utc, "the weather service failed to send a station's data")
-    return summarize(fetched.rows, fetched.station, at_utc, fetched_at=fetched.fetched_at,
+    return summarize(fetched.rows, fetched.stations, at_utc, fetched_at=fetched.fetched_at,
                      now=dt.datetime.now(dt.UTC))
 
 
-def summarize(rows: Sequence[HourlyObservation], station: Station | None, at_utc: dt.datetime, *,
-              fetched_at: dt.datetime | None, now: dt.datetime) -> WeatherResult:
-    """The inspection's weather from one station's hourly rows (fresh or stored); no I/O."""
+def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station] | Station | None,
+              at_utc: dt.datetime, *, fetched_at: dt.datetime | None, now: dt.datetime) -> WeatherResult:
+    """The inspection's weather from hourly rows (fresh or stored); no I/O.
+
+    `stations` gives each parameter group's station (a single Station: all of them); each value is read
+    from its own station's rows only.
+    """
+    if isinstance(stations, Station):
+        stations = {group: stations for group in PARAMETER_GROUPS}
+    stations = dict(stations or {})
     start, end = inspection_window(at_utc)
-    rows = tuple(sorted((r for r in rows if start <= r.hour <= end), key=lambda r: r.hour))
+    window = tuple(sorted((r for r in rows if start <= r.hour <= end), key=lambda r: r.hour))
+
+    def rows_of(group: str) -> tuple[HourlyObservation, ...]:
+        station = stations.get(group)
+        return tuple(r for r in window if station is not None and r.station_id == station.id)
+
     settled = _utc(now) - end >= PUBLICATION_LAG
-    precip = [r for r in rows if r.precip_mm is not None]
+    precip_station = stations.get("precipitation")
+    precip_rows = rows_of("precipitation")
+    precip = [r for r in precip_rows if r.precip_mm is not None]
     precip_model = [r for r in precip if _is_model(r.source_of("prcp"))]
-    temperature = _latest(rows, end, lambda r: r.temperature_c is not None)
-    condition = _latest(rows, end, lambda r: r.condition_code is not None)
-    wind = _latest(rows, end, lambda r: r.wind_kmh is not None)
+    temperature = _latest(rows_of("temperature"), end, lambda r: r.temperature_c is not None)
+    condition = _latest(rows_of("conditions"), end, lambda r: r.condition_code is not None)
+    wind = _latest(rows_of("wind"), end, lambda r: r.wind_kmh is not None)
 
     used = {"temperature": temperature and temperature.source_of("temp"),
             "conditions": condition and condition.source_of("coco"),
             "wind": wind and wind.source_of("wspd"),
             "precipitation": _joined(r.source_of("prcp") for r in precip)}
     model_filled = tuple(name for name, source in used.items() if _is_model(source))
+    used_rows = tuple(r for r in window if any(s.id == r.station_id for s in stations.values()))
+    chosen = tuple(ParameterStation(group, stations[group],
+                                    sum(1 for r in rows_of(group)
+                                        if getattr(r, _ATTRIBUTE[PARAMETER_GROUPS[group]]) is not None))
+                   for group in PARAMETER_GROUPS if group in stations)
+    published = max((r.hour for r in precip_rows), default=None)
+    unpublished = 0 if published is None else round((end - published) / dt.timedelta(hours=1))
 
-    if station is None or not rows:
+    if not stations or not used_rows:
         status: Status = "incomplete" if settled else "pending"
         reason = (f"no station within {SEARCH_RADIUS_M // 1000} km has published these hours"
                   + ("" if settled else " yet"))
-    elif rows[-1].hour < end and not settled:
+    elif precip_station is None:
+        status = "incomplete" if settled else "pending"
+        reason = (f"no station within {SEARCH_RADIUS_M // 1000} km has published precipitation for these hours"
+                  + ("" if settled else " yet"))
+    elif unpublished > 0 and not settled:
         status = "pending"
-        reason = f"{station.name} has not yet published the hour of the inspection"
+        reason = (f"{precip_station.name} has not yet published the last {unpublished} hour(s) before the "
+                  "inspection")
     elif len(precip) >= MIN_PRECIP_HOURS:
         status, reason = "complete", ""
     else:
         status = "incomplete"
-        reason = (f"{station.name} has precipitation for only {len(precip)} of the 24 hours; "
+        reason = (f"{precip_station.name} has precipitation for only {len(precip)} of the 24 hours; "
                   "the total is not the full 24 hours")
+    if status == "pending" and precip_station is not None:
+        # Provisional, for the inspector on site: the latest conditions published, however old (the
+        # result says when they were observed), until the hour of the inspection is published.
+        temperature = temperature or _latest(rows_of("temperature"), end, lambda r: r.temperature_c is not None,
+                                             lookback=None)
+        condition = condition or _latest(rows_of("conditions"), end, lambda r: r.condition_code is not None,
+                                         lookback=None)
+        wind = wind or _latest(rows_of("wind"), end, lambda r: r.wind_kmh is not None, lookback=None)
     final = settled or (status == "complete" and not model_filled)
+    loaded = _meteostat() if condition or wind else None
+    observed = temperature or condition or wind
 
     return WeatherResult(
         status=status, reason=reason, final=final, at_utc=_utc(at_utc),
-        window_start_utc=start, window_end_utc=end, station=station,
+        window_start_utc=start, window_end_utc=end, station=precip_station or next(iter(stations.values()), None),
         temperature_c=temperature.temperature_c if temperature else None,
         condition_code=condition.condition_code if condition else None,
-        conditions=to_condition(condition.condition_code) if condition else None,
+        conditions=loaded["to_condition"](condition.condition_code) if condition and loaded else None,
         wind_kmh=wind.wind_kmh if wind else None,
         wind_direction_deg=wind.wind_direction_deg if wind else None,
-        wind_direction=(to_direction(round(wind.wind_direction_deg))
-                        if wind and wind.wind_direction_deg is not None else None),
-        precip_24h_mm=_total_mm(r.precip_mm for r in precip) if precip else None,
+        wind_direction=(loaded["to_direction"](round(wind.wind_direction_deg))
+                        if wind and loaded and wind.wind_direction_deg is not None else None),
+        precip_24h_mm=_total_mm(r.precip_mm for r in precip) if precip else None,  # type: ignore[misc]
         precip_hours=len(precip), precip_model_hours=len(precip_model),
         sources=_describe_sources(used), model_filled=model_filled,
-        attribution=attribution(used.values()) if rows else "",
-        fetched_at=fetched_at, rows=rows)
+        attribution=attribution(used.values()) if used_rows else "",
+        fetched_at=fetched_at, rows=used_rows, stations=chosen,
+        precip_hours_unpublished=unpublished if precip_station else 0,
+        observed_at=observed.hour if observed else None)
 
 
 # -- daily rainfall (storm sweep, 60-day chart) ----------------------------------------------
 
 def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, end_day: dt.date, *,
-                        deadline_s: float = 3.0, exclude_stations: Iterable[str] = ()) -> RainfallSeries:
-    """Rain per local day from the hourly data of the nearest station with precipitation data."""
+                        deadline_s: float = 3.0, exclude_stations: Iterable[str] = (),
+                        memo: FetchMemo | None = None) -> RainfallSeries:
+    """Rain per local day from the hourly data of the nearest station with precipitation data.
+
+    `memo` (one per run) keeps each station's rows so permits sharing a station fetch its file once.
+    """
     # Hourly, not meteostat's daily series: a daily row does not say how many hours it holds (so a
     # day with 3 reported hours would pass for a dry day), and its day is not the town's local day,
-    # which is the day the storm rule and the chart speak of (23 or 25 hours on clock-change days).
+    # which is the day the chart speaks of (23 or 25 hours on clock-change days).
     _check_ready(latitude, longitude, deadline_s)
     if end_day < start_day:
         raise ValueError("end_day must not be before start_day")
@@ -445,8 +602,8 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     exclude = frozenset(exclude_stations)
     try:
         fetched = _run_bounded(
-            lambda: _fetch_nearest(latitude, longitude, _naive(first), _naive(last), exclude,
-                                   lambda rows: any(r.precip_mm is not None for r in rows)),
+            lambda: _fetch_per_parameter(latitude, longitude, _naive(first), _naive(last), exclude,
+                                         ("precipitation",), memo),
             deadline_s)
     except TimeoutError:
         return _pending_series(start_day, end_day,
@@ -454,13 +611,13 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     except _Busy:
         return _pending_series(start_day, end_day,
                                "earlier weather requests are still waiting on the service")
-    except Exception:  # meteostat raises a bare Exception when the station list cannot be had
-        logging.getLogger(__name__).warning("rainfall lookup failed", exc_info=True)
-        return _pending_series(start_day, end_day, "the weather service could not be reached")
+    except Exception as error:
+        return _pending_series(start_day, end_day, _unreachable("rainfall lookup", error))
     if fetched.failed:
         return _pending_series(start_day, end_day, "the weather service failed to send a station's data")
+    station = fetched.stations.get("precipitation")
     days = daily_totals(fetched.rows, start_day, end_day)
-    if fetched.station is None:
+    if station is None:
         status: Status = "incomplete"
         reason = f"no station within {SEARCH_RADIUS_M // 1000} km has precipitation for these days"
     elif all(day.complete for day in days):
@@ -468,8 +625,8 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     else:
         status = "incomplete"
         missing = sum(1 for day in days if not day.complete)
-        reason = f"{fetched.station.name} is missing precipitation hours on {missing} day(s)"
-    return RainfallSeries(status=status, reason=reason, station=fetched.station, days=days,
+        reason = f"{station.name} is missing precipitation hours on {missing} day(s)"
+    return RainfallSeries(status=status, reason=reason, station=station, days=days,
                           attribution=attribution(r.source_of("prcp") for r in fetched.rows),
                           fetched_at=fetched.fetched_at, rows=fetched.rows)
 
@@ -508,8 +665,10 @@ def attribution(sources: Iterable[str | None]) -> str:
     """The licence attribution for data from these providers, to show wherever the weather is shown."""
     # Meteostat's bulk data is CC BY 4.0; some providers behind it ask to be named too.
     parts = ["Meteostat (CC BY 4.0)"]
-    for provider_id in sorted({p for s in sources if s for p in s.split()}):
-        provider = provider_service.get_provider(provider_id)
+    providers = sorted({p for s in sources if s for p in s.split()})
+    service = _meteostat()["provider_service"] if providers else None
+    for provider_id in providers:
+        provider = service.get_provider(provider_id)
         licence = provider.license if provider else None
         if licence and licence.attribution:
             named = f"{licence.attribution} ({licence.name})" if licence.name else licence.attribution
@@ -521,9 +680,10 @@ def attribution(sources: Iterable[str | None]) -> str:
 def _is_model(source: str | None) -> bool:
     if not source:
         return False
+    service = _meteostat()["provider_service"]
     for provider_id in source.split():
-        provider = provider_service.get_provider(provider_id)
-        if provider is not None and provider.grade in _MODEL_GRADES:
+        provider = service.get_provider(provider_id)
+        if provider is not None and provider.grade.name in _MODEL_GRADES:
             return True
     return False
 
@@ -539,10 +699,10 @@ def _joined(sources: Iterable[str | None]) -> str | None:
     return " ".join(seen) or None
 
 
-def _latest(rows: Sequence[HourlyObservation], end: dt.datetime,
-            has: Callable[[HourlyObservation], bool]) -> HourlyObservation | None:
+def _latest(rows: Sequence[HourlyObservation], end: dt.datetime, has: Callable[[HourlyObservation], bool],
+            lookback: dt.timedelta | None = NOW_LOOKBACK) -> HourlyObservation | None:
     for row in reversed(rows):
-        if row.hour < end - NOW_LOOKBACK:
+        if lookback is not None and row.hour < end - lookback:
             return None
         if has(row):
             return row

@@ -138,15 +138,28 @@ def compliance_cli() -> None:
 @click.option("--days", default=3, show_default=True, type=click.IntRange(1, services.MAX_SWEEP_DAYS),
               help="Local days back to look for storms (today included).")
 def sweep(days: int) -> None:
-    """Record a storm event for every local day of 0.25 in or more at an active or stop-work permit."""
+    """Record the storm events (0.25 in within 24 hours, CGP 2022 Part 4.2) of every permit still under
+    CGP inspections, and their inspections due, in one transaction."""
     outcome = services.sweep_storms(days)
     db.session.commit()
     for number, event in outcome.created:
-        click.echo(f"storm event: {number} {event.day:%Y-%m-%d} {inches(event.depth_mm)}"
-                   f" ({event.depth_mm:.1f} mm) at station {event.station_id}")
+        click.echo(f"storm event: {number} reached {inches(event.depth_mm)} ({event.depth_mm:.1f} mm)"
+                   f" at {local_time(event.reached_at)}{_storm_details(event)}")
     for number, event in outcome.deepened:
-        click.echo(f"storm event deepened: {number} {event.day:%Y-%m-%d} {inches(event.depth_mm)}"
-                   f" ({event.depth_mm:.1f} mm)")
+        click.echo(f"storm event revised: {number} reached at {local_time(event.reached_at)},"
+                   f" {inches(event.depth_mm)} ({event.depth_mm:.1f} mm){_storm_details(event)}")
     for number, reason in outcome.pending:
         click.echo(f"pending: {number}: {reason}")
     click.echo(f"{outcome.checked} permit(s) checked; {len(outcome.created)} storm event(s) created.")
+
+
+def _storm_details(event) -> str:  # type: ignore[no-untyped-def]
+    parts = [f"at station {event.station_id}", f"inspection due by {local_time(event.reached_at + services.ANSWER_WINDOW)}"]
+    if event.multi_day:
+        parts.append(f"multi-day, ended {local_time(event.ended_at)}: another inspection due by "
+                     f"{local_time(event.ended_at + services.ANSWER_WINDOW)}")
+    if event.ongoing:
+        parts.append("may still be going on")
+    if event.hours_missing:
+        parts.append(f"{event.hours_missing} hour(s) of the 24 before have no data: it may have been reached earlier")
+    return "; " + "; ".join(parts)

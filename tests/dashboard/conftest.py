@@ -61,7 +61,10 @@ class Record:
         return area
 
     def storm(self, permit, days_ago: int, depth_mm: float = 12.0) -> StormEvent:
-        storm = StormEvent(permit_id=permit.id, day=self.local_day(days_ago), depth_mm=depth_mm)
+        """A storm as the sweep finds it: rain from 6 hours before, reaching the threshold an hour ago."""
+        reached = self.ago(days=days_ago, hours=1)
+        storm = StormEvent(permit_id=permit.id, day=reached.astimezone(LOCAL_TZ).date(), depth_mm=depth_mm,
+                           started_at=reached - dt.timedelta(hours=5), reached_at=reached, ended_at=reached)
         db.session.add(storm)
         db.session.commit()
         return storm

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -166,14 +166,39 @@ def test_a_storm_during_a_stop_work_order_still_needs_an_inspection() -> None:
     assert "stop-work order" in found.reason and "0.50 in" in found.reason
 
 
-def test_a_multi_day_storm_needs_an_inspection_after_its_first_day_and_after_its_end() -> None:
-    days = tuple(storm_day(2025, 6, d, 9.0) for d in (10, 11, 12))
+def test_a_multi_day_storm_needs_an_inspection_after_it_reached_the_threshold_and_after_its_end() -> None:
+    # CGP 2022 Part 4.2: rain from 10 June 6 a.m. reached 0.25 in at 2 p.m. and went on until 12 June 8 p.m.
+    storm = Storm(start=et(2025, 6, 10, 6), reached_at=et(2025, 6, 10, 14), end=et(2025, 6, 12, 20),
+                  depth_mm=27.0, multi_day=True)
     during = Inspection(1, "erosion_control", et(2025, 6, 11, 13))
-    facts = active(cgp_schedule="every_14_days_and_storm", storms=days, inspections=(during,))
+    facts = active(cgp_schedule="every_14_days_and_storm", storms=(storm,), inspections=(during,))
     found = find(obligations(facts, LONGMEADOW, et(2025, 6, 13, 9)), "storm_inspection")
-    assert [(o.due_at, o.status, o.met_at) for o in found] == [
-        (et(2025, 6, 12), "met", during.at), (et(2025, 6, 14), "due", None)]
-    assert "3-day storm" in found[1].reason
+    assert [(o.opens_at, o.due_at, o.status, o.met_at) for o in found] == [
+        (et(2025, 6, 10, 14), et(2025, 6, 11, 14), "met", during.at),
+        (et(2025, 6, 12, 20), et(2025, 6, 13, 20), "due", None)]
+    assert "ended Thu 12 Jun 2025 at 8:00 p.m." in found[1].reason and "1.06 in" in found[1].reason
+
+
+def test_only_an_inspection_at_or_after_the_moment_answers_a_storm() -> None:
+    storm = Storm(start=et(2025, 6, 10, 22), reached_at=et(2025, 6, 11, 3), end=et(2025, 6, 11, 3), depth_mm=7.0)
+    before = Inspection(1, "erosion_control", et(2025, 6, 11, 2, 30))
+    facts = active(cgp_schedule="every_14_days_and_storm", storms=(storm,), inspections=(before,))
+    found = one(obligations(facts, LONGMEADOW, et(2025, 6, 11, 9)), "storm_inspection")
+    assert (found.opens_at, found.due_at, found.status) == (et(2025, 6, 11, 3), et(2025, 6, 12, 3), "due")
+    assert "at Wed 11 Jun 2025 at 3:00 a.m." in found.reason
+    after = Inspection(2, "erosion_control", et(2025, 6, 11, 3))
+    met = one(obligations(replace(facts, inspections=(before, after)), LONGMEADOW, et(2025, 6, 11, 9)),
+              "storm_inspection")
+    assert (met.status, met.met_at) == ("met", after.at)
+
+
+def test_a_gauge_reading_and_the_station_reading_of_the_same_rain_are_one_storm() -> None:
+    station = Storm(start=et(2025, 6, 10, 6), reached_at=et(2025, 6, 10, 14), end=et(2025, 6, 10, 16), depth_mm=7.0)
+    gauge = Storm(start=et(2025, 6, 9, 17), reached_at=et(2025, 6, 10, 17), end=et(2025, 6, 10, 17), depth_mm=9.0)
+    facts = active(cgp_schedule="every_14_days_and_storm", storms=(gauge, station))
+    found = one(obligations(facts, LONGMEADOW, et(2025, 6, 10, 18)), "storm_inspection")
+    assert (found.opens_at, found.due_at) == (et(2025, 6, 10, 14), et(2025, 6, 11, 14))
+    assert "0.35 in" in found.reason
 
 
 def test_a_quarter_inch_makes_an_inspection_and_024_inch_makes_nothing() -> None:

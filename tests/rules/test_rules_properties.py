@@ -20,6 +20,7 @@ from inspect_app.rules import (
     Structure,
     obligations,
 )
+from inspect_app.rules.storms import HOUR, find_storms
 
 PROFILE = longmeadow()
 # Construction starts shortly before a clock change, so generated histories cross it.
@@ -40,6 +41,28 @@ def storm_day(start: dt.datetime, index: int, mm: float) -> Storm:
     return Storm(begin, end, mm)
 
 
+# Rain per hour as meteostat reports it (tenths of a mm), some hours with no data (None).
+HOURLY_RAIN = st.one_of(st.none(), st.sampled_from([0.0, 0.1, 0.4, 1.0, 3.1, 3.2, 6.3, 6.4]),
+                        st.integers(0, 200).map(lambda tenths: tenths / 10))
+
+
+@st.composite
+def hourly_series(draw: st.DrawFn, first: dt.datetime, hours: int) -> dict[dt.datetime, float | None]:
+    """Mostly dry hours from `first`, with showers and gaps at drawn hours."""
+    series: dict[dt.datetime, float | None] = {first + i * HOUR: 0.0 for i in range(hours)}
+    for offset, mm in draw(st.dictionaries(st.integers(0, hours - 1), HOURLY_RAIN, max_size=40)).items():
+        series[first + offset * HOUR] = mm
+    return series
+
+
+def station_storms(draw: st.DrawFn, start: dt.datetime) -> tuple[Storm, ...]:
+    """The storms an hourly series around construction holds, as the sweep would find them."""
+    first = start - dt.timedelta(hours=72)
+    hours = 103 * 24
+    return tuple(found.fact() for found in find_storms(draw(hourly_series(first, hours)), first,
+                                                       first + (hours - 1) * HOUR, THRESHOLD_MM).storms)
+
+
 @st.composite
 def histories(draw: st.DrawFn, *, schedule: str | None = None, sensitive: bool | None = None,
               with_areas: bool = True) -> tuple[PermitFacts, dt.datetime]:
@@ -47,7 +70,7 @@ def histories(draw: st.DrawFn, *, schedule: str | None = None, sensitive: bool |
     start = draw(st.sampled_from(STARTS))
     hours = st.integers(min_value=-72, max_value=100 * 24).map(lambda h: start + dt.timedelta(hours=h))
     depths = st.one_of(st.floats(0, 40, allow_nan=False), st.sampled_from([0.24 * 25.4, THRESHOLD_MM, 0.25 * 25.4]))
-    storms = draw(st.dictionaries(st.integers(-3, 100), depths, max_size=20))
+    storms = draw(st.dictionaries(st.integers(-3, 100), depths, max_size=20)) if draw(st.booleans()) else {}
     areas: tuple[Area, ...] = ()
     if with_areas:
         statuses = st.sampled_from(["disturbed", "activity_ceased", "stabilization_initiated", "stabilized"])
@@ -62,7 +85,8 @@ def histories(draw: st.DrawFn, *, schedule: str | None = None, sensitive: bool |
         construction_started_at=start,
         completed_at=completed,
         inspections=tuple(Inspection(i, "erosion_control", at) for i, at in enumerate(draw(st.lists(hours, max_size=25)))),
-        storms=tuple(storm_day(start, index, mm) for index, mm in storms.items()),
+        # Calendar-day storms of the old record, or storm events found from hourly data.
+        storms=tuple(storm_day(start, index, mm) for index, mm in storms.items()) or station_storms(draw, start),
         areas=areas,
         structures=tuple(Structure(i, f"Structure {i}", *draw(st.tuples(st.none() | hours, st.none() | hours)))
                          for i in range(draw(st.integers(0, 2)))),
@@ -132,23 +156,57 @@ def test_every_storm_on_a_storm_schedule_makes_an_inspection_due_within_24_hours
     items = find(obligations(facts, PROFILE, now), "storm_inspection")
     start, completed = facts.construction_started_at, facts.completed_at
     if start is None or start > now:
+        assert items == []
         return  # CGP Part 4 inspections begin with construction: nothing is due before it starts
-    qualifying = {s.start: s for s in facts.storms if s.depth_mm >= THRESHOLD_MM - 1e-6 and s.start <= now}
-    ends = {s.end for s in qualifying.values()}
-    for day in qualifying.values():
-        if day.end <= start or (completed is not None and day.start >= completed):
+    inspected = sorted(i.at for i in facts.inspections if i.at <= now)
+    for storm in facts.storms:
+        reached = storm.reached_at or storm.end
+        if storm.depth_mm < THRESHOLD_MM - 1e-6 or reached > now:
+            assert not [o for o in items if o.subject == f"storm:{storm.start.isoformat()}"]
             continue
-        if day.start not in ends:  # the first day of a storm
-            wanted = [o for o in items if o.opens_at == day.start]
-        elif day.end not in qualifying:  # the last day of a multi-day storm
-            wanted = [o for o in items if o.opens_at == day.start and o.subject.endswith(":end")]
-        else:
+        if reached <= start or (completed is not None and reached >= completed):
             continue
-        if completed is not None and day.end + dt.timedelta(hours=24) >= completed and not any(
-                i.at >= day.start for i in facts.inspections):
-            continue  # the work was complete before the inspection fell due
-        assert len(wanted) == 1, f"no inspection for the storm of {day.start}"
-        assert wanted[0].due_at == day.end + dt.timedelta(hours=24)
+        first = [o for o in items if o.subject == f"storm:{storm.start.isoformat()}"]
+        answered = [at for at in inspected if at >= reached]
+        if completed is not None and reached + dt.timedelta(hours=24) >= completed and not answered:
+            assert first == []  # the work was complete before the inspection fell due
+            continue
+        assert len(first) == 1, f"no inspection for the storm reached at {reached}"
+        # CGP 2022 Part 4.2: due 24 hours after the moment, and answered only at or after it.
+        assert (first[0].opens_at, first[0].due_at) == (reached, reached + dt.timedelta(hours=24))
+        assert first[0].met_at == (answered[0] if answered else None)
+        closing = [o for o in items if o.subject == f"storm:{storm.start.isoformat()}:end"]
+        if not storm.multi_day or storm.end > now:
+            assert closing == []
+        elif closing:
+            assert (closing[0].opens_at, closing[0].due_at) == (storm.end, storm.end + dt.timedelta(hours=24))
+            assert closing[0].met_at is None or (closing[0].met_at >= storm.end
+                                                 and closing[0].met_at != first[0].met_at)
+
+
+@settings(max_examples=200, deadline=None)
+@given(hourly_series(et(2025, 3, 8), 24 * 4), st.sampled_from([THRESHOLD_MM, 0.5 * 25.4]))
+def test_a_storm_is_found_iff_a_24_hour_window_reaches_the_threshold_and_is_due_24_hours_after(
+        series, threshold_mm) -> None:
+    first = et(2025, 3, 8)  # the series crosses the spring clock change
+    labels = sorted(series)
+    scan = find_storms(series, labels[0], labels[-1], threshold_mm)
+    # Brute force: every window of up to 24 consecutive hours, the hours with no data left out (never 0).
+    tenths = [round((series[label] or 0) * 10) for label in labels]
+    reaching = [label for i, label in enumerate(labels) if sum(tenths[max(0, i - 23):i + 1]) >= threshold_mm * 10 - 1e-6]
+    assert bool(scan.storms) == bool(reaching)
+    if reaching:
+        storm = scan.storms[0]
+        assert storm.reached_at == reaching[0]
+        assert storm.start < storm.reached_at <= storm.ended_at
+        facts = permit(status="active", cgp_schedule="every_14_days_and_storm", issued_at=first - dt.timedelta(days=30),
+                       construction_started_at=first - dt.timedelta(days=1), storms=(storm.fact(),))
+        (item,) = [o for o in find(obligations(facts, PROFILE, labels[-1]), "storm_inspection")
+                   if not o.subject.endswith(":end")][:1]
+        assert item.due_at == reaching[0] + dt.timedelta(hours=24)
+    assert set(scan.missing) <= {label for label in labels if series[label] is None}
+    for storm in scan.storms:
+        assert not any(storm.start < label <= storm.ended_at for label in scan.missing)
 
 
 @FAST

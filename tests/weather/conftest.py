@@ -158,6 +158,8 @@ APP_SITES = {
     "storm": (47.0, -80.0),
     "chart": (35.0, -80.0),
     "gappy": (33.0, -80.0),
+    "split": (49.0, -80.0),
+    "final": (51.0, -80.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -169,6 +171,10 @@ APP_STATIONS = {
     "STM1": ("storm", 8.0, "Storm Watch Field"),
     "CHT1": ("chart", 7.0, "Chart Valley Airport"),
     "GAP1": ("gappy", 4.0, "Gappy Field"),
+    # The nearest station reports temperature but no precipitation; the rain comes from one farther away.
+    "TMP1": ("split", 3.0, "Thermometer Only Airport"),
+    "PCP1": ("split", 9.0, "Rain Gauge Mesonet"),
+    "FIN1": ("final", 5.0, "Final Phase Field"),
 }
 
 
@@ -192,13 +198,15 @@ def permit_at(make):
     from inspect_app.extensions import db
     from inspect_app.permits import services as permits
 
-    path = {"issued": [], "active": ["active"], "stop_work": ["active", "stop_work"]}
+    path = {"issued": [], "active": ["active"], "stop_work": ["active", "stop_work"],
+            "final_submissions": ["active", "final_submissions"]}
 
     def permit_at(site: str, status: str = "active", **fields):
         latitude, longitude = APP_SITES[site]
         permit = make.permit(latitude=latitude, longitude=longitude, **fields)
         for step in path[status]:
-            permits.change_status(None, permit, step)
+            if permit.status != step:  # a permit made with a construction start is active already
+                permits.change_status(None, permit, step)
         db.session.commit()
         return permit
 
@@ -214,8 +222,8 @@ def report():
     def report(permit, performed_at, **fields):
         fields.setdefault("inspector_name", "Pat Inspector")
         fields.setdefault("inspector_credentials", "PE No. 40001, CPESC No. 1")
-        inspection = Inspection(permit_id=permit.id, type="erosion_control", performed_at=performed_at,
-                                **fields)
+        fields.setdefault("type", "erosion_control")
+        inspection = Inspection(permit_id=permit.id, performed_at=performed_at, **fields)
         db.session.add(inspection)
         db.session.commit()
         return inspection

@@ -174,8 +174,10 @@ def test_a_station_that_has_published_only_older_hours_is_pending(fake_meteostat
     before = source.lookup(*site("partial"), inspected)
 
     assert before.status == "pending"
-    assert before.reason == "Half Published has not yet published the hour of the inspection"
-    assert before.precip_hours == 19  # what there is so far, for the form to show as provisional
+    assert before.reason == "Half Published has not yet published the last 5 hour(s) before the inspection"
+    # What there is so far, for the form to show as provisional: 1.9 mm over 19 hours, 5 not published.
+    assert (before.precip_hours, before.precip_24h_mm, before.precip_hours_unpublished) == (19, 1.9, 5)
+    assert before.provisional and before.observed_at == first + dt.timedelta(hours=18)
 
     fake_meteostat.publish_hourly("PRT1", hours(first + dt.timedelta(hours=19), 5, temp=8.0, prcp=0.1))
     assert source.lookup(*site("partial"), inspected).status == "complete"

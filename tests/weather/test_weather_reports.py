@@ -23,7 +23,8 @@ from weather_fake import hours, recent_hour
 UTC = dt.UTC
 WEATHER_FIELDS = {"weather_status", "temperature_c", "conditions", "wind_kmh", "wind_direction_deg",
                   "precip_24h_mm", "precip_hours", "station_id", "station_name", "station_distance_m",
-                  "weather_sources", "weather_attribution", "weather_fetched_at"}
+                  "weather_sources", "weather_attribution", "weather_fetched_at", "weather_stations",
+                  "weather_provisional"}
 
 @contextlib.contextmanager
 def app_meteostat_requests(fake) -> Iterator[list[str]]:

@@ -1,5 +1,11 @@
-"""The storm sweep (CGP 2022 Parts 4.2, 4.3; spec "Weather"): a local day of 0.25 in (6.35 mm) or more
-at an active or stop-work permit makes one storm event, however often the sweep runs."""
+"""The storm sweep (CGP 2022 Parts 4.2, 4.3; spec "Weather"): a storm is 0.25 in (6.35 mm) or more within a
+rolling 24-hour period of the stored hourly data; the inspection is due 24 hours after the moment the total
+reached it, and a multi-day storm needs another within 24 hours of its end. The sweep covers every permit
+the engine still requires inspections of, and the permit's obligations change in the same transaction.
+
+Each case publishes its hours on the fake meteostat (127.0.0.1, read by meteostat's own code) at its own
+dates, so the cases do not see each other's rain.
+"""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,95 +14,217 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
+from inspect_app.dashboard.models import PermitObligation
 from inspect_app.extensions import db
-from inspect_app.weather import services
+from inspect_app.templating import local_time
+from inspect_app.weather import services, source
 from inspect_app.weather.models import StormEvent, WeatherObservation
-from weather_fake import Hour, hours
+from weather_fake import Hour, hours  # noqa: F401
 
 UTC = dt.UTC
 EASTERN = ZoneInfo("America/New_York")
+H = dt.timedelta(hours=1)
+STORM_SCHEDULE = {"cgp_schedule": "every_14_days_and_storm", "issued_on": dt.date(2024, 1, 2),
+                  "construction_started_on": dt.date(2024, 1, 3)}
 
 
-def local_day_hours(day: dt.date, **values: object) -> list[Hour]:
-    """The hourly rows of one local day: labels from 01:00 to the next midnight, local time."""
-    first = dt.datetime.combine(day, dt.time(1), tzinfo=EASTERN).astimezone(UTC)
-    last = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(), tzinfo=EASTERN).astimezone(UTC)
-    return hours(first, round((last - first).total_seconds() / 3600) + 1, **values)
+def utc(*args: int) -> dt.datetime:
+    return dt.datetime(*args, tzinfo=UTC)
 
 
-def rain_on(day: dt.date, tenths: list[int]) -> list[Hour]:
-    """A local day whose first hours hold these tenths of a millimetre and the rest none."""
-    rows = local_day_hours(day, prcp=0.0)
-    return [Hour(r.time, prcp=(tenths[i] / 10 if i < len(tenths) else 0.0)) for i, r in enumerate(rows)]
+def dry(first: dt.datetime, last: dt.datetime, **values: object) -> list[Hour]:
+    """Hours from `first` to `last` (labels, inclusive) with no rain."""
+    return hours(first, round((last - first) / H) + 1, prcp=0.0, **values)
 
 
-def storm_events() -> list[StormEvent]:
-    return list(db.session.scalars(select(StormEvent).order_by(StormEvent.day)))
+def rain(first: dt.datetime, count: int, mm: float) -> list[Hour]:
+    return hours(first, count, prcp=mm)
 
 
-def test_a_quarter_inch_day_makes_one_storm_event_and_a_0_24_in_day_none(app_meteostat, permit_at):
-    # 10 June 2024: 16 hours of 0.4 mm = 6.4 mm (0.25 in); 11 June: 6.1 mm (0.24 in); 12 June dry.
-    app_meteostat.publish_hourly("STM1", local_day_hours(dt.date(2024, 6, 9), prcp=0.0)
-                                 + rain_on(dt.date(2024, 6, 10), [4] * 16)
-                                 + rain_on(dt.date(2024, 6, 11), [3] * 20 + [1])
-                                 + local_day_hours(dt.date(2024, 6, 12), prcp=0.0))
-    active = permit_at("storm", "active")
-    stopped = permit_at("storm", "stop_work")
-    permit_at("storm", "issued")  # no construction yet: no CGP inspections, no storm events
-    now = dt.datetime(2024, 6, 12, 19, tzinfo=UTC)
-
-    first = services.sweep_storms(3, now=now)
-    db.session.commit()
-
-    assert first.checked == 2
-    made = storm_events()
-    assert {(e.permit_id, e.day, e.depth_mm, e.station_id) for e in made} == {
-        (active.id, dt.date(2024, 6, 10), 6.4, "STM1"), (stopped.id, dt.date(2024, 6, 10), 6.4, "STM1")}
-    assert sorted(number for number, _ in first.created) == sorted([active.number, stopped.number])
-    assert db.session.scalar(select(func.count()).select_from(AuditEntry)
-                             .where(AuditEntry.action == "storm_event.create")) == 2
-    assert db.session.scalar(select(func.count()).select_from(WeatherObservation)) == 3 * 24
-
-    again = services.sweep_storms(3, now=now + dt.timedelta(hours=1))
-    db.session.commit()
-
-    assert again.created == () and again.deepened == ()
-    assert [(e.id, e.depth_mm) for e in storm_events()] == [(e.id, e.depth_mm) for e in made]
+def storm_events(permit=None) -> list[StormEvent]:
+    query = select(StormEvent).order_by(StormEvent.reached_at)
+    if permit is not None:
+        query = query.where(StormEvent.permit_id == permit.id)
+    return list(db.session.scalars(query))
 
 
-def test_a_storm_day_that_grows_as_hours_are_published_is_deepened_not_duplicated(
+def stored_storm_obligations(permit) -> list[tuple[dt.datetime | None, dt.datetime | None]]:
+    """(opens_at, due_at) of the permit's storm inspections as the dashboard stores them."""
+    return [(o.opens_at, o.due_at) for o in db.session.scalars(
+        select(PermitObligation).where(PermitObligation.permit_id == permit.id,
+                                       PermitObligation.kind == "storm_inspection")
+        .order_by(PermitObligation.due_at))]
+
+
+def test_a_storm_straddling_local_midnight_is_one_storm_due_24_hours_after_it_reached_the_threshold(
         app_meteostat, permit_at):
-    day = dt.date(2024, 8, 20)
-    app_meteostat.publish_hourly("STM1", rain_on(day, [5] * 14)[:14])  # 7.0 mm in the first 14 hours
-    permit = permit_at("storm")
-    now = dt.datetime(2024, 8, 20, 23, tzinfo=UTC)
+    # 3.2 mm in the 4 hours before local midnight of 10 June 2024 (labels 01:00-04:00 UTC on the 11th,
+    # EDT = UTC-4) and 3.2 mm in the 4 hours after it: each calendar day holds 0.13 in, the 8 hours 0.25 in.
+    app_meteostat.publish_hourly("STM1", dry(utc(2024, 6, 8), utc(2024, 6, 13))
+                                 + rain(utc(2024, 6, 11, 1), 8, 0.8))
+    permit = permit_at("storm", **STORM_SCHEDULE)
 
-    services.sweep_storms(1, now=now)
-    app_meteostat.publish_hourly("STM1", rain_on(day, [5] * 20))  # the day is published: 10.0 mm
-    later = services.sweep_storms(1, now=now + dt.timedelta(hours=3))
+    outcome = services.sweep_storms(3, now=utc(2024, 6, 12, 19))
     db.session.commit()
 
     (event,) = storm_events()
-    assert (event.permit_id, event.day, event.depth_mm) == (permit.id, day, 10.0)
-    assert later.created == () and [e.id for _, e in later.deepened] == [event.id]
+    assert (event.permit_id, event.station_id, event.depth_mm) == (permit.id, "STM1", 6.4)
+    assert (event.started_at, event.reached_at, event.ended_at) == (
+        utc(2024, 6, 11, 0), utc(2024, 6, 11, 8), utc(2024, 6, 11, 8))
+    assert (event.day, event.multi_day, event.hours_missing, event.ongoing) == (
+        dt.date(2024, 6, 11), False, 0, False)
+    # The calendar days each hold less than the threshold: a count by day would have found no storm.
+    by_day = source.daily_totals(services.stored_observations("STM1", utc(2024, 6, 10, 5), utc(2024, 6, 12, 4))[0],
+                                 dt.date(2024, 6, 10), dt.date(2024, 6, 11))
+    assert [d.precip_mm for d in by_day] == [3.2, 3.2]
+    assert [number for number, _ in outcome.created] == [permit.number]
+    assert outcome.pending == ()
+    # In the same transaction, the permit's stored obligations: due 24 h after 4 a.m. EDT on 11 June.
+    assert stored_storm_obligations(permit) == [(utc(2024, 6, 11, 8), utc(2024, 6, 12, 8))]
+    assert db.session.scalar(select(func.count()).select_from(AuditEntry)
+                             .where(AuditEntry.action == "storm_event.create")) == 1
+
+    again = services.sweep_storms(3, now=utc(2024, 6, 12, 20))
+    db.session.commit()
+    assert again.created == () and again.deepened == ()
+    assert [e.id for e in storm_events()] == [event.id]
 
 
-def test_the_sweep_command_reports_what_it_made_and_runs_twice_safely(app_meteostat, permit_at, runner):
-    today = dt.datetime.now(EASTERN).date()
-    yesterday, before = today - dt.timedelta(days=1), today - dt.timedelta(days=2)
-    app_meteostat.publish_hourly("STM1", rain_on(before, [3] * 20 + [1]) + rain_on(yesterday, [4] * 16))
-    permit = permit_at("storm")
+def test_a_multi_day_storm_needs_an_inspection_after_it_reached_and_another_after_its_end(
+        app_meteostat, permit_at):
+    # 0.5 mm an hour for 40 hours from the hour ending 10:00 UTC on 13 August 2024: 6.5 mm after 13 hours,
+    # then 12 mm in the next 24 hours (a second day of 0.25 in or more), then 3 more hours of rain.
+    app_meteostat.publish_hourly("STM1", dry(utc(2024, 8, 12), utc(2024, 8, 17)) + rain(utc(2024, 8, 13, 10), 40, 0.5))
+    permit = permit_at("storm", **STORM_SCHEDULE)
+
+    services.sweep_storms(4, now=utc(2024, 8, 16, 12))
+    db.session.commit()
+
+    (event,) = storm_events()
+    assert (event.started_at, event.reached_at, event.ended_at, event.depth_mm) == (
+        utc(2024, 8, 13, 9), utc(2024, 8, 13, 22), utc(2024, 8, 15, 1), 20.0)
+    assert (event.multi_day, event.ongoing) == (True, False)
+    assert stored_storm_obligations(permit) == [
+        (utc(2024, 8, 13, 22), utc(2024, 8, 14, 22)),  # 24 h after it reached 0.25 in
+        (utc(2024, 8, 15, 1), utc(2024, 8, 16, 1)),  # 24 h after the storm ended
+    ]
+
+
+def test_hours_missing_inside_the_window_are_said_never_read_as_dry(app_meteostat, permit_at):
+    gap = {utc(2024, 9, 10, 20) + i * H for i in range(6)} | {utc(2024, 9, 12, 12) + i * H for i in range(3)}
+    published = [h for h in dry(utc(2024, 9, 9), utc(2024, 9, 13)) if h.time not in gap]
+    # 4.0 mm in 10 hours, 6 hours with no data, 2.4 mm in the 6 hours after: 6.4 mm known.
+    app_meteostat.publish_hourly("STM1", published + rain(utc(2024, 9, 10, 10), 10, 0.4)
+                                 + rain(utc(2024, 9, 11, 2), 6, 0.4))
+    permit = permit_at("storm", **STORM_SCHEDULE)
+
+    outcome = services.sweep_storms(3, now=utc(2024, 9, 12, 22))
+    db.session.commit()
+
+    (event,) = storm_events()
+    # What is known already reaches the threshold; the missing hours could only have reached it sooner.
+    assert (event.reached_at, event.depth_mm, event.hours_missing) == (utc(2024, 9, 11, 7), 6.4, 6)
+    assert stored_storm_obligations(permit) == [(utc(2024, 9, 11, 7), utc(2024, 9, 12, 7))]
+    # Three hours with no data on 12 September: no storm can be ruled out there, and the sweep says so.
+    assert outcome.pending == ((permit.number, "Storm Watch Field has no rain data for 3 hour(s) "
+                                "(2024-09-12 07:00 to 2024-09-12 10:00); a storm in them cannot be ruled out"),)
+    stored = db.session.scalars(select(WeatherObservation.hour).where(
+        WeatherObservation.station_id == "STM1", WeatherObservation.hour >= utc(2024, 9, 12, 12),
+        WeatherObservation.hour <= utc(2024, 9, 12, 14))).all()
+    assert stored == []  # never stored as zero
+
+
+def test_a_storm_on_the_spring_clock_change_counts_elapsed_hours(app_meteostat, permit_at):
+    # 0.8 mm an hour in the 8 hours from 9 p.m. EST on 9 March 2024 to 6 a.m. EDT on 10 March: the clocks
+    # skip 2 a.m., so 9 hours on the wall clock but 8 real hours, 6.4 mm (0.25 in) within 24 hours.
+    app_meteostat.publish_hourly("STM1", dry(utc(2024, 3, 8), utc(2024, 3, 12)) + rain(utc(2024, 3, 10, 3), 8, 0.8))
+    permit = permit_at("storm", **STORM_SCHEDULE)
+
+    services.sweep_storms(3, now=utc(2024, 3, 11, 16))
+    db.session.commit()
+
+    (event,) = storm_events()
+    assert (event.started_at, event.reached_at, event.depth_mm) == (utc(2024, 3, 10, 2), utc(2024, 3, 10, 10), 6.4)
+    assert local_time(event.started_at) == "Mar 9, 2024 9:00 PM"
+    assert local_time(event.reached_at) == "Mar 10, 2024 6:00 AM"
+    # Due 24 real hours later, 6 a.m. EDT on 11 March.
+    ((opens, due),) = stored_storm_obligations(permit)
+    assert (opens, due, local_time(due)) == (utc(2024, 3, 10, 10), utc(2024, 3, 11, 10), "Mar 11, 2024 6:00 AM")
+
+
+def test_the_sweep_covers_permits_in_final_submissions_but_not_those_before_construction(
+        app_meteostat, permit_at):
+    app_meteostat.publish_hourly("FIN1", dry(utc(2024, 10, 1), utc(2024, 10, 5)) + rain(utc(2024, 10, 3, 15), 4, 2.0))
+    final = permit_at("final", "final_submissions", **STORM_SCHEDULE)
+    permit_at("final", "issued")  # no construction yet: no CGP inspections, no storm events
+
+    outcome = services.sweep_storms(2, now=utc(2024, 10, 4, 12))
+    db.session.commit()
+
+    assert outcome.checked == 1
+    (event,) = storm_events()
+    assert (event.permit_id, event.reached_at, event.depth_mm) == (final.id, utc(2024, 10, 3, 18), 8.0)
+    assert stored_storm_obligations(final) == [(utc(2024, 10, 3, 18), utc(2024, 10, 4, 18))]
+
+
+def test_a_storm_growing_as_hours_are_published_is_revised_not_duplicated(app_meteostat, permit_at):
+    # Published so far: up to the hour ending 23:00 UTC on 20 August, the last 14 of them rain.
+    app_meteostat.publish_hourly("STM1", dry(utc(2024, 8, 20), utc(2024, 8, 20, 9)) + rain(utc(2024, 8, 20, 10), 14, 0.5))
+    permit = permit_at("storm", **STORM_SCHEDULE)
+
+    services.sweep_storms(1, now=utc(2024, 8, 21, 3))
+    db.session.commit()
+    (first,) = storm_events(permit)
+    assert (first.reached_at, first.ended_at, first.depth_mm, first.ongoing) == (
+        utc(2024, 8, 20, 22), utc(2024, 8, 20, 23), 7.0, True)
+    app_meteostat.publish_hourly("STM1", dry(utc(2024, 8, 21, 3), utc(2024, 8, 22, 6)) + rain(utc(2024, 8, 21, 0), 6, 0.5))
+
+    later = services.sweep_storms(2, now=utc(2024, 8, 22, 6))
+    db.session.commit()
+
+    (event,) = storm_events(permit)
+    assert event.id == first.id and [e.id for _, e in later.deepened] == [event.id] and later.created == ()
+    assert (event.reached_at, event.ended_at, event.depth_mm, event.ongoing) == (
+        utc(2024, 8, 20, 22), utc(2024, 8, 21, 5), 10.0, False)
+    assert db.session.scalar(select(func.count()).select_from(AuditEntry)
+                             .where(AuditEntry.action == "storm_event.revise")) == 1
+
+
+def test_an_on_site_gauge_reading_of_a_quarter_inch_makes_a_storm_inspection_due(app_meteostat, permit_at, report):
+    permit = permit_at("gauge", **STORM_SCHEDULE)
+    at = utc(2024, 7, 9, 15, 30)
+    report(permit, at, type="periodic", status="submitted", gauge_precip_mm=0.30 * 25.4)
+    report(permit, at + dt.timedelta(days=2), type="periodic", status="submitted", gauge_precip_mm=0.24 * 25.4)
+
+    # CGP 2022 Part 4.2: the gauge says 0.30 in fell in the 24 hours to 11:30 a.m.: an inspection by
+    # 11:30 a.m. the next day; a periodic visit is not the erosion-control inspection.
+    assert stored_storm_obligations(permit) == [(at, at + dt.timedelta(hours=24))]
+
+
+def test_the_sweep_command_run_as_cron_runs_twice_safely_then_backfill(app_meteostat, permit_at, report, runner):
+    now = dt.datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    first_rain = now - dt.timedelta(hours=30)
+    app_meteostat.publish_hourly("STM1", dry(now - dt.timedelta(days=4), now - 2 * H, temp=15.0)
+                                 + rain(first_rain, 5, 1.5))
+    permit = permit_at("storm", **STORM_SCHEDULE)
+    inspected = report(permit, now - dt.timedelta(hours=20, minutes=30), status="submitted")
 
     first = runner.invoke(args=["compliance", "sweep"])
     second = runner.invoke(args=["compliance", "sweep", "--days", "3"])
+    backfill = runner.invoke(args=["weather", "backfill"])
 
     assert first.exit_code == 0, first.output
-    assert (f"storm event: {permit.number} {yesterday:%Y-%m-%d} 0.25 in (6.4 mm) at station STM1"
-            in first.output)
-    assert f"{before:%Y-%m-%d}" not in first.output  # 0.24 in: no storm
+    reached = first_rain + 4 * H  # 7.5 mm after 5 hours: 6.0 mm after 4 was not yet 0.25 in
+    assert (f"storm event: {permit.number} reached 0.30 in (7.5 mm) at {local_time(reached)}; at station STM1;"
+            f" inspection due by {local_time(reached + dt.timedelta(hours=24))}") in first.output
     assert "1 permit(s) checked; 1 storm event(s) created." in first.output
     assert second.exit_code == 0 and "1 permit(s) checked; 0 storm event(s) created." in second.output
-    assert [(e.day, e.depth_mm) for e in storm_events()] == [(yesterday, 6.4)]
+    assert [(e.reached_at, e.depth_mm) for e in storm_events(permit)] == [(reached, 7.5)]
+    # The report made after the storm reached the threshold answers it: nothing storm-related is open.
+    assert stored_storm_obligations(permit) == []
+    assert backfill.exit_code == 0, backfill.output
+    filled = db.session.get(type(inspected), inspected.id)
+    assert (filled.station_id, filled.precip_24h_mm, filled.precip_hours) == ("STM1", 7.5, 24)
 
 
 def test_bad_sweep_days_are_refused_and_change_nothing(app_meteostat, permit_at, runner):
