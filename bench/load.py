@@ -38,6 +38,7 @@ import argparse
 import datetime as dt
 import io
 import json
+import math
 import os
 import random
 import shutil
@@ -336,8 +337,9 @@ def run_locust(url: str, town_file: Path, record: Path, users: int, seconds: int
 
 
 def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank percentile: the smallest value with at least q % of the values at or below it."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))] if ordered else float("nan")
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else float("nan")
 
 
 def report(records: list, seconds: float, users: int) -> None:

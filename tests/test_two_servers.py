@@ -240,7 +240,7 @@ def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_
     assert environment_file.endswith("inspect-app.env")
     for name in ("DATABASE_URL", "BLOB_ROOT", "SECRET_KEY"):
         assert re.search(rf"^{name}=", settings, re.MULTILINE), name
-    for name in ("inspect-app-sweep", "inspect-app-dashboard"):
+    for name in ("inspect-app-sweep", "inspect-app-dashboard", "inspect-app-remind"):
         timer = configparser.ConfigParser(strict=False, interpolation=None)
         timer.read_string((ROOT / "docs" / "deploy" / f"{name}.timer").read_text())
         assert timer["Timer"]["OnCalendar"]
