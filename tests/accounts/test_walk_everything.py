@@ -79,7 +79,7 @@ def _town(make, key: str) -> Town:
     draft = inspections.start_inspection(people["colleague"], permit, "erosion_control", fetch_weather=False)
     draft_finding = findings.add_finding(people["colleague"], draft, f"Draft finding {key}wren", severity="major")
     draft_action = findings.open_action(people["colleague"], draft_finding, "routine_maintenance",
-                                        f"Draft action {key}wren", owner_name="GC")
+                                        f"Draft action {key}wren", owner_id=people["permittee"].id)
     db.session.commit()
     draft_photo = make.photo(permit, inspection=draft, caption=f"Draft photo {key}wren")
     agent, inspector = people["agent"], people["inspector"]
