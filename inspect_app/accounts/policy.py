@@ -8,8 +8,9 @@
   its agents and admins, and the inspectors and permittees whose every permit is in it.
 - A draft report, and everything of it (answers, findings, their corrective actions, punch-list items,
   photos), is its author's alone until it is submitted (`sees_report`, `hidden_draft_parts`): not the
-  permittee's, not the town's agents', not another inspector's on the same permit. A draft is not yet
-  the record (§380-16 C(4): the report is what the engineer signs and submits).
+  permittee's, not the town's agents', not another inspector's on the same permit. §380-16 C(4)(f)[1]:
+  "written reports shall be submitted to the applicant and the DPW Director after each inspection";
+  what they receive is the submitted report, not the engineer's work in progress.
 """
 from __future__ import annotations
 

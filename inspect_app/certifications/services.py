@@ -22,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import (
@@ -531,7 +532,8 @@ def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]
         orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
                                     .order_by(StopWorkOrder.issued_at.desc())).all()
         actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                                                    CorrectiveAction.owner_id == user.id)
+                                                                    CorrectiveAction.owner_id == user.id,
+                                                                    shown(user, CorrectiveAction))
                                      .order_by(CorrectiveAction.due_at)).all()
         rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions,
                      **summary(permit)})

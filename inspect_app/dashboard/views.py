@@ -12,7 +12,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
 from inspect_app.dashboard import exports, obligations, services
 from inspect_app.extensions import db
-from inspect_app.permits.models import Jurisdiction, Permit
+from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.types import utcnow
 
 bp = Blueprint("dashboard", __name__)
@@ -99,6 +99,11 @@ def calendar(user_id: str):
     require("dashboard.calendar")
     if inspector.role != "inspector" or (current_user.role == "inspector" and current_user.id != inspector.id):
         abort(403)
+    # An inspector works for no town: theirs is the calendar of a town whose permits they work on.
+    assigned = select(PermitAssignment.permit_id).where(PermitAssignment.user_id == inspector.id)
+    if db.session.scalar(visible_permits(current_user).where(Permit.id.in_(assigned)).limit(1)) is None \
+            and current_user.id != inspector.id:
+        abort(404)
     now = utcnow()
     rows = services.inspector_calendar(visible_permits(current_user), inspector.id, now)
     body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)

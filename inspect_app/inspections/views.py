@@ -4,10 +4,11 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, sees_report
+from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import services as findings
+from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections import forms, services
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
@@ -49,11 +50,14 @@ def section(permit: Permit, notice_form=None) -> dict:
     profile = profile_of(permit)
     startable = [k for k in profile.inspection_types if allowed(current_user, services.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
+    # Someone else's draft's actions, in one query (not one per action).
+    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
+                                            .where(CorrectiveAction.permit_id == permit.id)))
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in services.inspections_of(permit) if sees_report(current_user, i)],
             "notices": services.notices_of(permit) if may_notice or current_user.role == "agent" else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
-            "open_actions": [a for a in findings.open_actions(permit) if sees_part(current_user, a)]}
+            "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
 
 
 @bp.app_context_processor

@@ -27,8 +27,9 @@ def draft_site(make):
     inspections.save_draft(author, draft, inspections.ReportInput(notes=f"{MARKS[0]} on the east slope"))
     finding = findings.add_finding(author, draft, f"{MARKS[1]} silt fence down", severity="major",
                                    is_violation=True)
+    # Assigned to the owner: their own list of actions must not show it either until it is submitted.
     action = findings.open_action(author, finding, "significant_repair", f"{MARKS[2]} re-trench",
-                                  owner_name="Site contractor")
+                                  owner_id=owner.id)
     db.session.commit()
     photo = make.photo(permit, inspection=draft, caption=f"{MARKS[3]} east slope")
     others = {"colleague": colleague, "owner": owner, "agent": make.user("agent"),
