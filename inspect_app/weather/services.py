@@ -503,7 +503,9 @@ def _known_storms(permit: Permit, since: dt.datetime) -> list[StormEvent]:
     return list(db.session.scalars(
         select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.reached_at.is_not(None),
                                  or_(StormEvent.ended_at >= since - PERIOD_HOURS * HOUR,
-                                     StormEvent.ongoing.is_(True)))
+                                     StormEvent.ongoing.is_(True)),
+                                 # A storm left "ongoing" by a station that stopped publishing is let go.
+                                 StormEvent.started_at >= since - dt.timedelta(days=MAX_SWEEP_DAYS))
         .order_by(StormEvent.reached_at)))
 
 

@@ -83,6 +83,25 @@ def kmh_to_mph(kmh: float | None) -> float | None:
     return None if kmh is None else kmh / KM_PER_MILE
 
 
+_COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+
+
+def compass_point(degrees: float) -> str:
+    """A wind direction in degrees as one of 8 compass points: 225 → "SW" (as meteostat's to_direction)."""
+    # Each point covers 45° around it, at whole degrees: N is 337°–23°, NE 24°–68°, and so on.
+    whole = round(degrees) % 360
+    return "N" if whole >= 337 or whole <= 23 else _COMPASS[(whole - 24) // 45 + 1]
+
+
+def provider_name(provider_id: str) -> str:
+    """A data provider's name ("NOAA ISD Lite") from meteostat's registry, or the id if unknown.
+
+    This loads meteostat (see `_meteostat`): only pages that name a report's weather sources pay for it.
+    """
+    provider = _meteostat()["provider_service"].get_provider(provider_id)
+    return provider.name if provider else provider_id
+
+
 # -- results ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -165,11 +184,13 @@ class ParameterStation:
     parameter: str  # a key of PARAMETER_GROUPS
     station: Station
     hours: int
+    latest: dt.datetime | None = None  # the label of its latest hour with this parameter in the window
 
     def as_record(self) -> dict[str, Any]:
         """The form stored on the report (inspections.weather_stations)."""
         return {"parameter": self.parameter, "station_id": self.station.id, "name": self.station.name,
-                "distance_m": round(self.station.distance_m), "hours": self.hours}
+                "distance_m": round(self.station.distance_m), "hours": self.hours,
+                "latest": self.latest.isoformat() if self.latest else None}
 
 
 @dataclass(frozen=True)
@@ -525,10 +546,12 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
             "precipitation": _joined(r.source_of("prcp") for r in precip)}
     model_filled = tuple(name for name, source in used.items() if _is_model(source))
     used_rows = tuple(r for r in window if any(s.id == r.station_id for s in stations.values()))
-    chosen = tuple(ParameterStation(group, stations[group],
-                                    sum(1 for r in rows_of(group)
-                                        if getattr(r, _ATTRIBUTE[PARAMETER_GROUPS[group]]) is not None))
-                   for group in PARAMETER_GROUPS if group in stations)
+    def covered(group: str) -> ParameterStation:
+        attribute = _ATTRIBUTE[PARAMETER_GROUPS[group]]
+        hours = [r.hour for r in rows_of(group) if getattr(r, attribute) is not None]
+        return ParameterStation(group, stations[group], len(hours), max(hours, default=None))
+
+    chosen = tuple(covered(group) for group in PARAMETER_GROUPS if group in stations)
     published = max((r.hour for r in precip_rows), default=None)
     unpublished = 0 if published is None else round((end - published) / dt.timedelta(hours=1))
 
@@ -558,6 +581,9 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
         condition = condition or _latest(rows_of("conditions"), end, lambda r: r.condition_code is not None,
                                          lookback=None)
         wind = wind or _latest(rows_of("wind"), end, lambda r: r.wind_kmh is not None, lookback=None)
+        used |= {"temperature": temperature and temperature.source_of("temp"),
+                 "conditions": condition and condition.source_of("coco"), "wind": wind and wind.source_of("wspd")}
+        model_filled = tuple(name for name, source in used.items() if _is_model(source))
     final = settled or (status == "complete" and not model_filled)
     loaded = _meteostat() if condition or wind else None
     observed = temperature or condition or wind
@@ -570,8 +596,8 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
         conditions=loaded["to_condition"](condition.condition_code) if condition and loaded else None,
         wind_kmh=wind.wind_kmh if wind else None,
         wind_direction_deg=wind.wind_direction_deg if wind else None,
-        wind_direction=(loaded["to_direction"](round(wind.wind_direction_deg))
-                        if wind and loaded and wind.wind_direction_deg is not None else None),
+        wind_direction=(compass_point(wind.wind_direction_deg)
+                        if wind and wind.wind_direction_deg is not None else None),
         precip_24h_mm=_total_mm(r.precip_mm for r in precip) if precip else None,  # type: ignore[misc]
         precip_hours=len(precip), precip_model_hours=len(precip_model),
         sources=_describe_sources(used), model_filled=model_filled,

@@ -2,12 +2,12 @@
 `flask compliance sweep`."""
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 from flask import Blueprint, render_template
 from markupsafe import Markup
 from flask_login import login_required
-from meteostat.core.providers import provider_service
-from meteostat.utils.conversions import to_direction
 
 from inspect_app.accounts.policy import permit_or_404
 from inspect_app.extensions import db, htmx
@@ -48,7 +48,17 @@ def miles(metres: float | None) -> str:
 @bp.app_template_filter("compass")
 def compass(degrees: float | None) -> str:
     """A wind direction in degrees as a compass point: 225 → "SW"."""
-    return "" if degrees is None else to_direction(round(degrees) % 360)
+    return "" if degrees is None else source.compass_point(degrees)
+
+
+@bp.app_template_filter("observed_age")
+def observed_age(latest: str | None, at: dt.datetime) -> str:
+    """When the latest hour shown was observed, and how long before `at`: "Jun 3, 2024 1:00 PM, 3 h before"."""
+    if not latest:
+        return "—"
+    observed = dt.datetime.fromisoformat(latest)
+    hours = max(0, round((at - observed).total_seconds() / 3600))
+    return f"{local_time(observed)}, {hours} h before the inspection"
 
 
 @bp.app_template_filter("weather_sources")
@@ -62,8 +72,7 @@ def weather_sources(stored: str | None) -> str:
         model_filled = providers.endswith(" (model)")
         names = []
         for provider_id in providers.removesuffix(" (model)").split():
-            provider = provider_service.get_provider(provider_id)
-            names.append(provider.name if provider else provider_id)
+            names.append(source.provider_name(provider_id))
         described.append(f"{value}: {', '.join(names)} ({'model-filled' if model_filled else 'observation'})")
     return "; ".join(described)
 

@@ -160,6 +160,7 @@ APP_SITES = {
     "gappy": (33.0, -80.0),
     "split": (49.0, -80.0),
     "final": (51.0, -80.0),
+    "provisional": (53.0, -80.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -175,6 +176,7 @@ APP_STATIONS = {
     "TMP1": ("split", 3.0, "Thermometer Only Airport"),
     "PCP1": ("split", 9.0, "Rain Gauge Mesonet"),
     "FIN1": ("final", 5.0, "Final Phase Field"),
+    "PRV1": ("provisional", 5.0, "Slow Publisher Field"),
 }
 
 

@@ -9,6 +9,10 @@ dates, so the cases do not see each other's rain.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
@@ -16,6 +20,8 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.dashboard.models import PermitObligation
 from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
 from inspect_app.templating import local_time
 from inspect_app.weather import services, source
 from inspect_app.weather.models import StormEvent, WeatherObservation
@@ -24,6 +30,7 @@ from weather_fake import Hour, hours  # noqa: F401
 UTC = dt.UTC
 EASTERN = ZoneInfo("America/New_York")
 H = dt.timedelta(hours=1)
+ROOT = Path(__file__).resolve().parents[2]
 STORM_SCHEDULE = {"cgp_schedule": "every_14_days_and_storm", "issued_on": dt.date(2024, 1, 2),
                   "construction_started_on": dt.date(2024, 1, 3)}
 
@@ -201,29 +208,41 @@ def test_an_on_site_gauge_reading_of_a_quarter_inch_makes_a_storm_inspection_due
     assert stored_storm_obligations(permit) == [(at, at + dt.timedelta(hours=24))]
 
 
-def test_the_sweep_command_run_as_cron_runs_twice_safely_then_backfill(app_meteostat, permit_at, report, runner):
+def cron(database_url: str, weather: str, *command: str) -> subprocess.CompletedProcess:
+    """`flask <command>` in a process of its own, as cron runs it: settings from the environment only."""
+    env = {**os.environ, "DATABASE_URL": database_url, "WEATHER_ENDPOINT": weather, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "flask", "--app", "inspect_app", *command], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_sweep_and_the_backfill_run_as_cron_and_twice_safely(app_meteostat, permit_at, report, database_url,
+                                                                 runner):
     now = dt.datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     first_rain = now - dt.timedelta(hours=30)
     app_meteostat.publish_hourly("STM1", dry(now - dt.timedelta(days=4), now - 2 * H, temp=15.0)
                                  + rain(first_rain, 5, 1.5))
     permit = permit_at("storm", **STORM_SCHEDULE)
     inspected = report(permit, now - dt.timedelta(hours=20, minutes=30), status="submitted")
+    number, inspected_id = permit.number, inspected.id
+    db.session.close()  # nothing of the test's holds the database while the commands run
 
-    first = runner.invoke(args=["compliance", "sweep"])
-    second = runner.invoke(args=["compliance", "sweep", "--days", "3"])
-    backfill = runner.invoke(args=["weather", "backfill"])
+    first = cron(database_url, app_meteostat.base_url, "compliance", "sweep")
+    backfill = cron(database_url, app_meteostat.base_url, "weather", "backfill")
+    second = runner.invoke(args=["compliance", "sweep", "--days", "3"])  # again, in this process
 
-    assert first.exit_code == 0, first.output
+    assert first.returncode == 0, first.stderr
     reached = first_rain + 4 * H  # 7.5 mm after 5 hours: 6.0 mm after 4 was not yet 0.25 in
-    assert (f"storm event: {permit.number} reached 0.30 in (7.5 mm) at {local_time(reached)}; at station STM1;"
-            f" inspection due by {local_time(reached + dt.timedelta(hours=24))}") in first.output
-    assert "1 permit(s) checked; 1 storm event(s) created." in first.output
+    assert (f"storm event: {number} reached 0.30 in (7.5 mm) at {local_time(reached)}; at station STM1;"
+            f" inspection due by {local_time(reached + dt.timedelta(hours=24))}") in first.stdout
+    assert "1 permit(s) checked; 1 storm event(s) created." in first.stdout
     assert second.exit_code == 0 and "1 permit(s) checked; 0 storm event(s) created." in second.output
+    permit = db.session.scalar(select(Permit).where(Permit.number == number))
     assert [(e.reached_at, e.depth_mm) for e in storm_events(permit)] == [(reached, 7.5)]
     # The report made after the storm reached the threshold answers it: nothing storm-related is open.
     assert stored_storm_obligations(permit) == []
-    assert backfill.exit_code == 0, backfill.output
-    filled = db.session.get(type(inspected), inspected.id)
+    assert backfill.returncode == 0, backfill.stderr
+    assert "pending -> complete" in backfill.stdout
+    filled = db.session.get(Inspection, inspected_id)
     assert (filled.station_id, filled.precip_24h_mm, filled.precip_hours) == ("STM1", 7.5, 24)
 
 

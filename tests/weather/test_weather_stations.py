@@ -1,0 +1,123 @@
+"""Which station each value comes from (spec "Weather": the nearest station with data for that parameter),
+provisional weather on site while hours are unpublished, quiet logs when meteostat is unreachable, and
+meteostat loaded only by the code that looks weather up."""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from inspect_app.weather import services, source
+from weather_fake import hours, recent_hour
+
+UTC = dt.UTC
+H = dt.timedelta(hours=1)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def reread(inspection: Inspection) -> Inspection:
+    db.session.expire_all()
+    return db.session.get(Inspection, inspection.id)
+
+
+def test_each_value_comes_from_the_nearest_station_with_data_for_it(app_meteostat, permit_at, report):
+    # The nearest station (3 km) reports temperature but has no rain gauge; the mesonet at 9 km has rain.
+    performed = dt.datetime(2024, 4, 16, 14, 20, tzinfo=UTC)
+    first = performed.replace(minute=0) - 23 * H
+    app_meteostat.publish_hourly("TMP1", hours(first - 48 * H, 72, temp=11.0, wspd=12.0, wdir=225))
+    app_meteostat.publish_hourly("PCP1", hours(first - 48 * H, 48, temp=9.0, prcp=0.0) + hours(first, 24, temp=9.0, prcp=0.3)
+                                 + hours(first + 24 * H, 17, temp=9.0, prcp=0.0))
+    permit = permit_at("split", cgp_schedule="every_14_days_and_storm", issued_on=dt.date(2024, 1, 2),
+                       construction_started_on=dt.date(2024, 1, 3))
+    inspection = report(permit, performed)
+
+    services.fill_inspection_weather(inspection, now=performed + dt.timedelta(days=10))
+    db.session.commit()
+
+    filled = reread(inspection)
+    assert (filled.weather_status, filled.temperature_c, filled.wind_kmh, filled.precip_24h_mm, filled.precip_hours) == (
+        "complete", 11.0, 12.0, 7.2, 24)
+    # The report says where each value came from: name, id, distance and the hours it covered.
+    assert [(s["parameter"], s["station_id"], s["name"], s["distance_m"], s["hours"]) for s in filled.weather_stations] == [
+        ("temperature", "TMP1", "Thermometer Only Airport", 3000, 24),
+        ("wind", "TMP1", "Thermometer Only Airport", 3000, 24),
+        ("precipitation", "PCP1", "Rain Gauge Mesonet", 9000, 24),
+    ]
+    assert (filled.station_id, filled.station_distance_m) == ("PCP1", 9000.0)  # (f) is the precipitation's
+    # The storm sweep and the rainfall chart use the same station for precipitation: 7.2 mm in those
+    # 24 hours, 0.25 in reached after 22 of them.
+    outcome = services.sweep_storms(2, now=first + 34 * H)
+    db.session.commit()
+    assert [(e.station_id, e.reached_at, e.depth_mm) for _, e in outcome.created] == [("PCP1", first + 21 * H, 7.2)]
+    assert services.permit_rainfall(permit, now=first + 34 * H).station.id == "PCP1"
+
+
+def test_provisional_weather_on_site_then_the_final_values(app_meteostat, permit_at, report, signed_in, make):
+    performed = recent_hour(0) + dt.timedelta(minutes=10)
+    first = performed.replace(minute=0) - 23 * H
+    # 21 of the 24 hours are published so far: 0.31 in (7.9 mm), the latest 3 hours before the visit.
+    app_meteostat.publish_hourly("PRV1", hours(first - 24 * H, 24, temp=5.0, prcp=0.0)
+                                 + hours(first, 19, temp=14.0, prcp=0.4, coco=8)
+                                 + hours(first + 19 * H, 1, temp=14.0, prcp=0.3, coco=8)
+                                 + hours(first + 20 * H, 1, temp=15.0, prcp=0.0, coco=8))
+    permit = permit_at("provisional")
+    inspection = report(permit, performed, status="submitted", latitude=permit.latitude, longitude=permit.longitude)
+
+    services.fill_inspection_weather(inspection)
+    db.session.commit()
+
+    on_site = reread(inspection)
+    assert (on_site.weather_status, on_site.weather_provisional, on_site.precip_24h_mm, on_site.precip_hours) == (
+        "pending", True, 7.9, 21)
+    assert on_site.temperature_c == 15.0  # the latest published, 3 hours old
+    page = signed_in(make.user("agent")).get(f"/inspections/{inspection.id}")
+    assert page.status_code == 200, page.status_code
+    text = " ".join(page.get_data(as_text=True).split())
+    assert "Provisional weather." in text
+    assert "0.31 in over the last 21 h; 3 h not published yet" in text
+    assert 'Latest observation</dt><dd>' in text and "3 h before the inspection <span class=\"muted\">(provisional)" in text
+    assert "<dt>Temperature</dt><dd>59 °F</dd>" in text and "<dt>Conditions</dt><dd>Rain</dd>" in text
+
+    app_meteostat.publish_hourly("PRV1", hours(first + 21 * H, 3, temp=16.0, prcp=0.0, coco=3))
+    services.backfill_pending()
+    db.session.commit()
+
+    final = reread(inspection)
+    assert (final.weather_status, final.weather_provisional, final.precip_24h_mm, final.precip_hours,
+            final.temperature_c) == ("complete", False, 7.9, 24, 16.0)
+
+
+def test_an_unreachable_service_logs_one_line_without_a_traceback(fake_meteostat, site, offline, caplog):
+    caplog.set_level(logging.WARNING, logger="inspect_app.weather.source")
+
+    result = source.lookup(*site("normal"), dt.datetime(2024, 5, 14, 12, tzinfo=UTC))
+
+    assert result.status == "pending" and result.reason == "the weather service could not be reached"
+    ours = [r for r in caplog.records if r.name == "inspect_app.weather.source"]
+    assert len(ours) == 1 and ours[0].exc_info is None
+    assert "could not be reached" in ours[0].getMessage() and "download" in ours[0].getMessage()
+
+
+def test_serving_pages_never_imports_meteostat_or_pandas(tmp_path):
+    script = (
+        "import sys\n"
+        "from inspect_app import create_app\n"
+        "from inspect_app.extensions import db\n"
+        f"app = create_app({{'TESTING': True, 'SQLALCHEMY_DATABASE_URI': 'sqlite:///{tmp_path}/pages.sqlite3'}})\n"
+        "with app.app_context():\n"
+        "    db.create_all()\n"
+        "client = app.test_client()\n"
+        "assert client.get('/login').status_code == 200\n"
+        "assert client.get('/').status_code in (200, 302)\n"
+        "print(sorted(m for m in ('meteostat', 'pandas', 'numpy') if m in sys.modules))\n"
+        "from inspect_app.weather import source\n"
+        "source._meteostat()\n"
+        "print(sorted(m for m in ('meteostat', 'pandas', 'numpy') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "['meteostat', 'numpy', 'pandas']"]
