@@ -168,7 +168,7 @@ def inspection_report(inspection: Inspection) -> Document:
             ("(f) Precipitation, previous 24 hours", _precipitation(inspection)),
             ("(g) Evaluation", _evaluation(inspection, findings)),
             ("(h) Steps to correct violations", _corrective_steps(inspection)),
-            ("24-hour advance notice", _notice(inspection, profile, tz)),
+            (f"{profile.advance_notice.hours}-hour advance notice", _notice(inspection, profile, tz)),
             ("Stop-work order", "In effect when this inspection was made" if inspection.under_stop_work
              else "None in effect"),
         )),
@@ -270,6 +270,8 @@ def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
     """§380-16 C(3): notice at least 24 hours before; an inspection without it is flagged."""
     notice = inspection.notice
     hours, rule = profile.advance_notice.hours, profile.advance_notice.citation.split(":")[0]
+    if not profile.advance_notice.required_for(inspection.type):
+        return f"Not required for this type of inspection ({rule})"
     if inspection.notice_given and notice is not None:
         return (f"Given {_when(notice.given_at, tz)} for {_when(notice.planned_for, tz)} "
                 f"({notice.hours_ahead:.0f} hours ahead; {rule})")
@@ -614,7 +616,8 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
     rows = []
     for i in record["inspections"]:
         evaluation = {"compliant": "In compliance", "violations": "Violations"}.get(i["evaluation"] or "", "—")
-        flags = [] if i["notice_given"] else ["no 24-hour notice"]
+        needed = profile.advance_notice.required_for(i["type"])
+        flags = [] if i["notice_given"] or not needed else [f"no {profile.advance_notice.hours}-hour notice"]
         if i["amends_id"]:
             flags.append("amendment")
         status = "Submitted" if i["status"] == "submitted" else "Draft"

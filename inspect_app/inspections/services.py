@@ -564,7 +564,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
     elif inspection.evaluation == "violations" and not (inspection.corrective_steps or "").strip():
         problems["corrective_steps"] = "(h) Give the steps to be taken to correct the violations."
     elif inspection.evaluation == "compliant":
-        problem = _compliance_contradiction(inspection, profile)
+        problem = _compliance_contradiction(inspection, profile) or _answer_contradiction(inspection, data)
         if problem:
             problems["evaluation"] = problem
     for item, found in checklist(inspection, inspection.details):
@@ -600,6 +600,22 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
         if late:
             return (f"Past a stabilization deadline: {', '.join(c.area.name for c in late)} "
                     f"({_stabilization_citation(profile, late[0])}). The evaluation must be “violations”.")
+    return None
+
+
+def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | None:
+    """A "no" to an item the profile marks as a violation by itself (§380-16 C(4)(e)[1]-[2] on the final
+    inspection: all work complete, each pipe's video) contradicts "in compliance"."""
+    noes = []
+    for item, found in checklist(inspection, inspection.details):
+        if not item.no_is_violation:
+            continue
+        for subject in found:
+            if data.answers.get((item.key, subject.id), (None, None))[0] == "no":
+                noes.append(item.text if subject.id == "" else f"{item.text} ({subject.name})")
+    if noes:
+        return (f"Answered “no”: {'; '.join(noes)} ({_short(type_of(inspection).citation)}). "
+                "The evaluation must be “violations”.")
     return None
 
 
@@ -646,6 +662,12 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     before = audit.snapshot(inspection)
     _apply(inspection, data)
     problems = submission_problems(inspection, data)
+    kind = type_of(inspection)
+    if kind.signed_by_pe and not (getattr(actor, "pe_number", None) or "").strip():
+        # §380-16 C(4)(c), (e): these inspections are the registered professional engineer's.
+        problems["signer_credentials"] = (f"A {kind.name.lower()} must be signed by a registered professional "
+                                          f"engineer, and your account has no PE number ({_short(kind.citation)}). "
+                                          "Ask an administrator to record it, or have the project's PE sign.")
     if problems:
         raise ReportIncomplete(problems)
     if data.signature_png:
@@ -896,9 +918,7 @@ def report_text(inspection: Inspection) -> str:
         + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
         f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
         f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
-        "Advance notice: " + ("given" if inspection.notice_given else
-                              f"NOT GIVEN at least {profile_of(permit).advance_notice.hours} hours ahead "
-                              "(§380-16 C(3))"),
+        "Advance notice: " + _notice_line(inspection, profile_of(permit)),
     ]
     if inspection.findings:
         lines += ["", "Findings:"] + [f"- {'VIOLATION: ' if f.is_violation else ''}{f.description}"
@@ -907,6 +927,16 @@ def report_text(inspection: Inspection) -> str:
     lines += ["", signed,
               inspection.certification_statement or "", "", f"Record SHA-256: {inspection.record_sha256}"]
     return "\n".join(lines)
+
+
+def _notice_line(inspection: Inspection, profile: Profile) -> str:
+    """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
+    rule = _short(profile.advance_notice.citation)
+    if not profile.advance_notice.required_for(inspection.type):
+        return f"not required for this type of inspection ({rule})"
+    if inspection.notice_given:
+        return "given"
+    return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
 
 
 def _fahrenheit(celsius: float | None) -> str:

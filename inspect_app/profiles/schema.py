@@ -116,6 +116,9 @@ class ChecklistItem(Strict):
     # What the item is asked about: once per inspection, or once per control, disturbed area,
     # stormwater structure or pipe run of the permit.
     per: Literal["site", "control", "area", "structure", "pipe"] = "site"
+    # A "no" to this item is a violation by itself: the report cannot be evaluated "in compliance"
+    # (§380-16 C(4)(e)[1]-[2]: the final inspection's all-work-complete and pipe video).
+    no_is_violation: bool = False
 
 
 class InspectionType(Strict):

@@ -72,7 +72,8 @@ def test_inspection_report_prints_a_to_h_checklist_findings_photos_and_signature
         "Station: 0.42 in (10.7 mm) at the weather station, 23 of 24 hours reported",
         "(g) Evaluation Violations: Finding 1: Silt fence undermined for 40 ft; sediment on Bliss Road.",
         "(h) Steps to correct violations Re-trench the silt fence along the east line and sweep Bliss Road.",
-        "24-hour advance notice Given Jun 9, 2026 8:15 AM EDT for Jun 10, 2026 10:15 AM EDT (26 hours ahead",
+        # §380-16 C(3) covers the engineer's inspections, not the CGP's erosion-control ones.
+        "24-hour advance notice Not required for this type of inspection (§380-16 C(3))",
         "Stop-work order None in effect",
         # the checklist: item text from the town profile, its citation, answer and note
         "Erosion and sedimentation controls are in place as shown on the filed erosion and sediment control plan "
@@ -348,8 +349,9 @@ def test_history_has_a_row_per_inspection_and_the_open_findings_and_actions(site
     assert "Inspections (2)" in text
     assert ("Jun 10, 2026 10:15 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213; CPESC No. 7702 "
             "Violations Submitted Overcast, 61 °F, 0.45 in (gauge)") in text
+    # An erosion-control inspection needs no advance notice (§380-16 C(3)): no flag.
     assert ("Jun 17, 2026 10:00 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213 — "
-            "Draft (no 24-hour notice) Pending") in text
+            "Draft Pending") in text
     assert "Open findings (1)" in text
     assert "1 Jun 10, 2026 Violation: Silt fence undermined for 40 ft; sediment on Bliss Road. East property line Major Open" in text
     assert ("Open corrective actions (1) Corrective action Kind Owner Deadline Status Re-trench and backfill the silt fence "
