@@ -1,4 +1,4 @@
-"""Command-line tasks: `flask users create`, `flask towns sync`, `flask demo load`."""
+"""Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`."""
 from __future__ import annotations
 
 import click
@@ -57,6 +57,23 @@ def towns_sync() -> None:
     for town in ensure_jurisdictions():
         click.echo(f"{town.profile_key}: {town.name}")
     db.session.commit()
+
+
+@bp.cli.group("permits")
+def permits_cli() -> None:
+    """Permit clocks."""
+
+
+@permits_cli.command("lapse")
+def permits_lapse() -> None:
+    """Mark lapsed every issued permit past its lapse date with no work begun (Southborough §9.7)."""
+    from inspect_app.permits.services import lapse_due_permits
+
+    lapsed = lapse_due_permits(None)
+    db.session.commit()
+    for permit in lapsed:
+        click.echo(f"{permit.number}: lapsed")
+    click.echo(f"{len(lapsed)} permit(s) lapsed.")
 
 
 @bp.cli.group("demo")

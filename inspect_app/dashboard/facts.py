@@ -57,7 +57,8 @@ _DAY = dt.timedelta(days=1)
 # to any of them can change what a permit owes, so `dashboard.obligations` works the permit out again.
 READS: dict[type, tuple[str, ...]] = {
     Permit: ("jurisdiction_id", "status", "cgp_schedule", "sensitive_waters", "issued_on", "construction_started_on",
-             "completed_on", "extension_requested_on", "extension_granted_on"),
+             "completed_on", "extension_requested_on", "extension_granted_on", "start_extended_to",
+             "decision_filed_on"),
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
@@ -151,7 +152,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
                Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
                Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
-               CertificateOfCompletion.issued_at)
+               CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
         .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
         .where(Permit.id.in_(ids))
@@ -233,7 +234,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
-         sensitive, completed_on, extension_on, granted_on, certificate_at) = row
+         sensitive, completed_on, extension_on, granted_on, certificate_at, extended_to, filed_on) = row
         people = assigned.get(pid, ())
         summary = PermitSummary(
             id=pid, number=number, site_address=address, status=status, cgp_schedule=schedule,
@@ -255,6 +256,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                 id=pid, number=number, status=status, cgp_schedule=schedule, sensitive_waters=bool(sensitive),
                 issued_at=_start_of(issued_on, tz), construction_started_at=started, completed_at=completed,
                 extension_requested_at=_start_of(extension_on, tz), extension_granted_at=_start_of(granted_on, tz),
+                start_extended_to=_start_of(extended_to, tz), decision_filed_at=_start_of(filed_on, tz),
                 areas=_areas(area_rows.get(pid, ())),
                 structures=tuple(Structure(id=i, name=n, backfilled_at=b, pre_bury_inspected_at=p)
                                  for i, n, b, p in structures.get(pid, ())),

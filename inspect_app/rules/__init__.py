@@ -2,7 +2,13 @@
 
 Build `PermitFacts` from the record, then call `obligations(facts, profile, now)`.
 """
-from inspect_app.rules.engine import Obligation, corrective_action_due, obligations, short_citation
+from inspect_app.rules.engine import (
+    Obligation,
+    corrective_action_due,
+    lapse_deadline,
+    obligations,
+    short_citation,
+)
 from inspect_app.rules.facts import (
     Area,
     AreaEvent,
@@ -31,6 +37,7 @@ __all__ = [
     "Structure",
     "ViolationFinding",
     "corrective_action_due",
+    "lapse_deadline",
     "obligations",
     "short_citation",
 ]

@@ -189,6 +189,20 @@ def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profil
     return days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
 
 
+def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: dt.datetime | None = None,
+                   extension_granted_at: dt.datetime | None = None) -> dt.datetime | None:
+    """§9.7: the last instant before an unused permit lapses (None where the town's permits do not lapse).
+
+    Counted from the decision's filing with the Town Clerk where recorded, else from issuance, and a
+    granted extension adds its years."""
+    clock = profile.permit_clock
+    if clock.kind != "lapse_after":
+        return None
+    extra = (clock.extension_years or 0) if extension_granted_at is not None else 0
+    years = clock.years + extra
+    return months_after(decision_filed_at or issued_at, 12 * years, zone(profile.timezone))
+
+
 def _inches(mm: float) -> str:
     return f"{mm / 25.4:.2f} in"
 
@@ -298,23 +312,39 @@ class _Evaluation:
         if self._settled(started):
             return  # work has begun: the clock has stopped, and a later extension is not needed
         if clock.kind == "start_within":
-            # §380-10 K: the project shall begin within N years after issuance.
+            # §380-10 K: the project shall begin within N years after issuance, unless the DPW Director
+            # grants an extension, which sets a new start deadline.
             start_by = months_after(issued, 12 * clock.years, tz)
+            extended_to = self._seen(facts.extension_granted_at) and facts.start_extended_to
+            if extended_to:
+                start_by = max(start_by, end_of_day(local_date(extended_to, tz), tz))
             self._emit(
                 "start_of_work", self.permit, issued, start_by, started, citation,
-                lambda: f"Work must begin within {clock.years} years of the permit's issuance on {_date(issued, tz)}.",
+                lambda: f"Work must begin within {clock.years} years of the permit's issuance on {_date(issued, tz)}"
+                + (f", extended to {_date(start_by, tz)}." if extended_to else "."),
             )
             return
-        # §9.7: the permit lapses N years after the decision unless significant work has begun.
-        lapse_at = months_after(issued, 12 * clock.years, tz)
+        # §9.7: the permit lapses N years after the decision is filed with the Town Clerk (the issue date
+        # where the filing is not recorded) unless significant work has begun.
         granted = self._seen(facts.extension_granted_at)
         extended = granted is not None and clock.extension_years is not None
-        lapse_by = months_after(issued, 12 * (clock.years + (clock.extension_years or 0)), tz) if extended else lapse_at
-        self._emit(
-            "lapse", self.permit, issued, lapse_by, started, citation,
-            lambda: f"The permit lapses on {_date(lapse_by, tz)} unless significant land-disturbing work has begun"
-            + (" (extended on request)." if extended else "."),
-        )
+        lapse_at = lapse_deadline(profile=self.profile, issued_at=issued, decision_filed_at=facts.decision_filed_at)
+        lapse_by = lapse_deadline(self.profile, issued, facts.decision_filed_at, granted)
+        assert lapse_at is not None and lapse_by is not None
+        if started is not None and started > lapse_by:
+            # §9.7: work begun after the lapse is work without a permit, a violation, not a late start.
+            self._emit(
+                "lapse", self.permit, issued, lapse_by, None, citation,
+                lambda: f"The permit lapsed on {_date(lapse_by, tz)}; work that began on {_date(started, tz)} was "
+                "done without a permit, a violation.",
+                moot=True,
+            )
+        else:
+            self._emit(
+                "lapse", self.permit, issued, lapse_by, started, citation,
+                lambda: f"The permit lapses on {_date(lapse_by, tz)} unless significant land-disturbing work has begun"
+                + (" (extended on request)." if extended else "."),
+            )
         if clock.extension_years is None or clock.extension_request_days_before is None:
             return
         # §9.7: an extension is applied for in writing at least N days before the lapse.
