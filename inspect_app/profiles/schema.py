@@ -73,6 +73,14 @@ class AdvanceNotice(HoursRule):
         return inspection_type in self.inspection_types
 
 
+class OMCertificationRule(MonthsRule):
+    """§380-14 C(2)(l): an annual certification of the work done over the *last* `months` months, so a
+    period can be certified only once it has ended; it is due `certify_within_days` after that (the
+    town's text sets no deadline: the number is the town's choice, kept here)."""
+
+    certify_within_days: int = Field(default=30, ge=0, le=365)
+
+
 class StormRule(Rule):
     threshold_mm: float = Field(gt=0, le=500)
 
@@ -154,7 +162,7 @@ class Profile(Strict):
     advance_notice: AdvanceNotice
     storm: StormRule
     permit_clock: PermitClock
-    om_certification: MonthsRule
+    om_certification: OMCertificationRule
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.

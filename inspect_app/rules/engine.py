@@ -44,7 +44,8 @@ Choices made where the rules leave room:
   Business days skip weekends, the legal holidays of the profile's country and subdivision (the
   `holidays` package: US-MA) and the town's own listed days; "close of business" is the profile's hour.
 - O&M certifications: one per `om_certification.months` period after the certificate of completion,
-  due at the period's end; a certification counts for the earliest open period it was made in or after.
+  made after the period has ended (it certifies the last 12 months, §380-14 C(2)(l)) and due
+  `certify_within_days` later; a certification counts for the earliest open period that had ended.
 
 `history=False` returns only what can still be acted on (upcoming, due, overdue) and skips obligations
 that were met or can no longer be met (a missed inspection once construction is complete); the
@@ -666,27 +667,34 @@ class _Evaluation:
     # -- after completion ------------------------------------------------------------------------------
 
     def _om_certification(self) -> None:
+        """§380-14 C(2)(l): each period's certification covers the last N months, so it is made after the
+        period ends (from the anniversary on) and is due `certify_within_days` after it."""
         done = self.completed
         if done is None:
             return
         rule, tz, now = self.profile.om_certification, self.tz, self.now
-        citation, months = short_citation(rule.citation), rule.months
+        citation, months, grace = short_citation(rule.citation), rule.months, rule.certify_within_days
         filed = sorted(at for at in self.facts.om_certifications if at <= now)
-        index, opens, period = 0, done, 1
-        while opens <= now:
+        index, period = 0, 1
+        while True:
             # Count from the completion date each time so the anniversaries do not drift (Jan 31, Feb 28...).
-            due = months_after(done, period * months, tz)
+            anniversary = add_months(local_date(done, tz), period * months)
+            opens = end_of_day(anniversary - dt.timedelta(days=1), tz)  # the period's last instant
+            due = end_of_day(anniversary + dt.timedelta(days=grace), tz)
             while index < len(filed) and filed[index] <= opens:
-                index += 1
+                index += 1  # made before the period ended: it cannot certify it
             met = filed[index] if index < len(filed) else None
             if met is not None:
                 index += 1
             self._emit(
                 "om_certification", f"om_certification:{period}", opens, due, met, citation,
-                lambda: f"The owner must certify the operation and maintenance of the stormwater controls for the "
-                f"{months} months to {_date(due, tz)}.",
+                lambda anniversary=anniversary, due=due: f"The owner must certify the operation and maintenance of "
+                f"the stormwater controls for the {months} months to {_date(anniversary - dt.timedelta(days=1), tz)}, "
+                f"once they are over, by {_date(due, tz)}.",
             )
-            opens, period = due, period + 1
+            if opens > now:
+                break  # the period still running is shown as upcoming; later ones are not
+            period += 1
 
     def _cure(self) -> None:
         rule, tz = self.profile.cure_period, self.tz
