@@ -339,6 +339,9 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
                                       "this permit is not completed."})
     today = today or today_at(permit)
     for_period = next_period(permit)
+    if period_start is not None and period_start != for_period.start:
+        raise OMError({"period_start": f"The period due is {for_period.start:%b %-d, %Y} – "
+                                       f"{for_period.end:%b %-d, %Y}; assemble and sign it again."})
     if for_period.end >= today:
         # §380-14 C(2)(l): the certification documents the work done over the last 12 months.
         done = "Every period that is over is already certified. " if for_period.number > 1 else ""
@@ -346,9 +349,6 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
                                       f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
                                       f"({_short(permits.profile_of(permit).om_certification.citation)}: the "
                                       "certification covers the last 12 months)."})
-    if period_start is not None and period_start != for_period.start:
-        raise OMError({"period_start": f"The period due is {for_period.start:%b %-d, %Y} – "
-                                       f"{for_period.end:%b %-d, %Y}; assemble and sign it again."})
     if not (signer_name or "").strip():
         raise OMError({"signer_name": "Type your name to sign."})
     if signature_png:
