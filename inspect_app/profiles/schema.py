@@ -81,6 +81,19 @@ class OMCertificationRule(MonthsRule):
     certify_within_days: int = Field(default=30, ge=0, le=365)
 
 
+GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
+         "easements_recorded", "npdes_notice_of_termination")
+
+
+class CompletionRule(Rule):
+    """What must be closed before the certificate of completion (§380-18; Southborough §5.0, §9.6), each
+    gate named when it refuses. `easements_citation` is the town's clause on recording the easements."""
+
+    gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
+                         "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
+    easements_citation: str = Field(default="§380-14 D(4)", min_length=1)
+
+
 class StormRule(Rule):
     threshold_mm: float = Field(gt=0, le=500)
 
@@ -163,6 +176,7 @@ class Profile(Strict):
     storm: StormRule
     permit_clock: PermitClock
     om_certification: OMCertificationRule
+    completion: CompletionRule = CompletionRule(citation="§380-18")
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.
