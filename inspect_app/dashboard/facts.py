@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from flask import current_app
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, case, func, or_, select
 
 from inspect_app.accounts.models import User
 from inspect_app.certifications.models import NoticeToCorrect as NoticeToCorrectRow
@@ -40,6 +40,7 @@ from inspect_app.rules import (
     Inspection,
     NoticeToCorrect,
     PermitFacts,
+    Report,
     StopWorkOrder,
     Storm,
     Structure,
@@ -62,7 +63,7 @@ READS: dict[type, tuple[str, ...]] = {
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
-    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at"),
+    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "submitted_at"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
     CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
     FindingRow: ("permit_id", "is_violation", "status", "description"),
@@ -218,6 +219,16 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
         .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
                InspectionRow.status == "submitted", ~has_action)
     ))
+    # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
+    # A submitted report with no submission time recorded counts as submitted when it was made.
+    submitted_at = case((InspectionRow.status == "draft", None),
+                        else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
+    report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
+                           submitted_at)
+                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
+    if open_at is not None:
+        report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
+    reports = _grouped(run(report_query))
     storms = _grouped(run(storm_query))
     actions = _grouped(run(action_query))
     notices = _grouped(run(notice_query))
@@ -271,6 +282,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                                          for i, s, c in notices.get(pid, ())),
                 violation_findings=tuple(ViolationFinding(id=i, discovered_at=at, description=text)
                                          for i, at, text in findings.get(pid, ())),
+                reports=tuple(Report(id=i, kind=k, at=at, submitted_at=sub) for i, k, at, sub in reports.get(pid, ())),
             )
         except FactsError as error:
             records.append(Record(summary, None, profile, f"The record cannot be evaluated: {error}"))

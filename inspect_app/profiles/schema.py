@@ -81,6 +81,16 @@ class OMCertificationRule(MonthsRule):
     certify_within_days: int = Field(default=30, ge=0, le=365)
 
 
+class ReportingRule(Strict):
+    """CGP 2022 Part 4.7.1: each inspection report completed within `report_hours` of the inspection;
+    Part 5.4: a corrective action documented within `action_record_hours` of discovering the condition."""
+
+    report_hours: int = Field(default=24, ge=1, le=720)
+    report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1)
+    action_record_hours: int = Field(default=24, ge=1, le=720)
+    action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1)
+
+
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
          "easements_recorded", "npdes_notice_of_termination")
 
@@ -177,6 +187,7 @@ class Profile(Strict):
     permit_clock: PermitClock
     om_certification: OMCertificationRule
     completion: CompletionRule = CompletionRule(citation="§380-18")
+    reporting: ReportingRule = ReportingRule()
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.

@@ -93,6 +93,8 @@ Kind = Literal[
     "extension_request",
     "om_certification",
     "cure",
+    "report",
+    "corrective_action_record",
 ]
 
 CGP_STANDARD = "CGP 2022 Part 4.2"
@@ -258,6 +260,7 @@ class _Evaluation:
         self._pre_bury()
         self._stabilization()
         self._corrective_actions()
+        self._reports()
         self._om_certification()
         self._cure()
         self.out.sort(key=_by_deadline)
@@ -662,6 +665,36 @@ class _Evaluation:
                 "corrective_action", f"finding:{finding.id}", found, due, done, CGP_CORRECTIVE,
                 lambda found=found, what=finding.description: f"The violation found on {_date(found, tz)} "
                 f"({what}) must be corrected within {SIGNIFICANT_WORK_DAYS} calendar days of its discovery.",
+            )
+
+    def _reports(self) -> None:
+        """CGP 2022 Part 4.7.1: a report completed within 24 hours of its inspection (drafts show due)."""
+        rule, tz = self.profile.reporting, self.tz
+        window = dt.timedelta(hours=rule.report_hours)
+        for report in self.facts.reports:
+            if report.at > self.now:
+                continue
+            submitted = self._seen(report.submitted_at)
+            if self._settled(submitted):
+                continue
+            name = report.kind.replace("_", "-")
+            self._emit(
+                "report", f"inspection:{report.id}", report.at, report.at + window, submitted,
+                short_citation(rule.report_citation),
+                lambda at=report.at, name=name: f"The {name} inspection of {_when(at, tz)} must be reported, "
+                f"signed and submitted, within {rule.report_hours} hours.",
+            )
+        # CGP 2022 Part 5.4: a violation found must have its corrective action documented within 24 hours.
+        record = dt.timedelta(hours=rule.action_record_hours)
+        for finding in self.facts.violation_findings:
+            found = finding.discovered_at
+            if found > self.now or self._seen(finding.corrected_at) is not None:
+                continue
+            self._emit(
+                "corrective_action_record", f"finding:{finding.id}", found, found + record, None,
+                short_citation(rule.action_record_citation),
+                lambda found=found: f"The violation found on {_when(found, tz)} needs its corrective action "
+                f"documented within {rule.action_record_hours} hours.",
             )
 
     # -- after completion ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from tests.rules.rules_builders import end_of, et, find, longmeadow, one, permit, southborough
 
-from inspect_app.rules import Area, AreaEvent, CorrectiveAction, ViolationFinding, obligations
+from inspect_app.rules import Area, AreaEvent, CorrectiveAction, Report, ViolationFinding, obligations
 
 STARTED = et(2025, 6, 2, 8)  # a Monday
 LONGMEADOW = longmeadow()
@@ -143,3 +143,21 @@ def test_a_granted_extension_moves_longmeadows_start_deadline() -> None:
     plain = one(obligations(permit(issued_at=et(2025, 3, 10, 10), start_extended_to=et(2027, 9, 30)), LONGMEADOW,
                             et(2027, 4, 1)), "start_of_work")
     assert (plain.status, plain.due_at) == ("overdue", end_of(2027, 3, 10))
+
+
+# -- reports and corrective-action records (CGP 2022 Parts 4.7.1, 5.4) -----------------------------
+
+def test_a_draft_report_is_due_within_24_hours_of_its_inspection() -> None:
+    draft = Report(4, "erosion_control", et(2025, 6, 10, 9))
+    found = one(obligations(active(reports=(draft,)), LONGMEADOW, et(2025, 6, 10, 20)), "report")
+    assert (found.status, found.due_at, found.citation) == ("due", et(2025, 6, 11, 9), "CGP 2022 Part 4.7.1")
+    assert one(obligations(active(reports=(draft,)), LONGMEADOW, et(2025, 6, 11, 10)), "report").status == "overdue"
+    late = Report(4, "erosion_control", et(2025, 6, 10, 9), submitted_at=et(2025, 6, 12, 9))
+    signed = one(obligations(active(reports=(late,)), LONGMEADOW, et(2025, 6, 20)), "report")
+    assert (signed.status, signed.late) == ("met", True)
+
+
+def test_a_violation_needs_its_corrective_action_documented_within_24_hours() -> None:
+    facts = active(violation_findings=(ViolationFinding(8, et(2025, 6, 10, 9), "Silt fence down"),))
+    found = one(obligations(facts, LONGMEADOW, et(2025, 6, 11, 10)), "corrective_action_record")
+    assert (found.status, found.due_at, found.citation) == ("overdue", et(2025, 6, 11, 9), "CGP 2022 Part 5.4")
