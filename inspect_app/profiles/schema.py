@@ -184,7 +184,8 @@ class Profile(Strict):
     stabilization: StabilizationRule
     advance_notice: AdvanceNotice
     storm: StormRule
-    permit_clock: PermitClock
+    # None: the town's permits neither lapse nor must be started within a time (the CGP has no such clock).
+    permit_clock: PermitClock | None = None
     om_certification: OMCertificationRule
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()

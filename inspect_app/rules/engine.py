@@ -199,7 +199,7 @@ def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: 
     Counted from the decision's filing with the Town Clerk where recorded, else from issuance, and a
     granted extension adds its years."""
     clock = profile.permit_clock
-    if clock.kind != "lapse_after":
+    if clock is None or clock.kind != "lapse_after":
         return None
     extra = (clock.extension_years or 0) if extension_granted_at is not None else 0
     years = clock.years + extra
@@ -312,6 +312,8 @@ class _Evaluation:
 
     def _permit_clock(self) -> None:
         clock, facts, tz = self.profile.permit_clock, self.facts, self.tz
+        if clock is None:
+            return  # the town sets no permit clock
         citation, issued, started = short_citation(clock.citation), facts.issued_at, self.started
         if self._settled(started):
             return  # work has begun: the clock has stopped, and a later extension is not needed

@@ -46,9 +46,12 @@ def _massachusetts_holidays(year: int) -> set[dt.date]:
     return days | {day + dt.timedelta(days=1) for day in days if day.weekday() == 6}
 
 
-def test_both_towns_ship(profiles):
-    assert set(profiles) == {"longmeadow", "southborough"}
-    assert {profile.town for profile in profiles.values()} == {"Longmeadow", "Southborough"}
+def test_both_towns_and_the_cgp_baseline_ship(profiles):
+    assert set(profiles) == {"longmeadow", "southborough", "cgp_baseline"}
+    assert {profile.town for profile in profiles.values()} == {"Longmeadow", "Southborough", "CGP Baseline"}
+    # A town with no local rules: only CGP numbers and no clause of either town's regulation.
+    baseline = profiles["cgp_baseline"]
+    assert "§" not in baseline.model_dump_json() and baseline.permit_clock is None
 
 
 def test_longmeadow_numbers_follow_chapter_380(profiles):
