@@ -47,6 +47,13 @@ CERTIFICATION_STATEMENT = (
     "submitted is true, accurate and complete. I am aware that there are significant penalties for "
     "submitting false information."
 )
+
+
+def certification_statement(profile: Profile) -> str:
+    """The signer's statement in the town's own words: it names the town's inspection program, never
+    another town's section (`inspection_program` in the profile)."""
+    return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
+                                           profile.inspection_program)
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
     "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
@@ -678,7 +685,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     if inspection.type == "final":
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
-    inspection.certification_statement = CERTIFICATION_STATEMENT
+    inspection.certification_statement = certification_statement(profile)
     if fetch_weather:
         _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     db.session.flush()

@@ -189,6 +189,11 @@ class Profile(Strict):
     om_certification: OMCertificationRule
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()
+    # What the signer certifies the inspection was performed under, in the report's statement.
+    inspection_program: str = Field(default="the town's stormwater rules and regulations", min_length=1)
+    # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",
+    # "final_certification"); a purpose the town does not cite is printed without a clause.
+    citations: dict[str, str] = Field(default_factory=dict)
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.
