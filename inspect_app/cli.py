@@ -76,6 +76,27 @@ def permits_lapse() -> None:
     click.echo(f"{len(lapsed)} permit(s) lapsed.")
 
 
+@bp.cli.group("rules")
+def rules_cli() -> None:
+    """The rules and the clauses they implement."""
+
+
+@rules_cli.command("trace")
+@click.option("--check", is_flag=True, help="Fail if docs/traceability.md is not what would be written.")
+def rules_trace(check: bool) -> None:
+    """Write docs/traceability.md: clause | requirement | rule | tests."""
+    from inspect_app.traceability import ROOT, render
+
+    text, path = render(), ROOT / "docs" / "traceability.md"
+    if check:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            raise click.ClickException(f"{path.name} is stale: run `flask rules trace`")
+        click.echo(f"{path.name} is up to date.")
+        return
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"Wrote {path.name}.")
+
+
 @bp.cli.group("demo")
 def demo() -> None:
     """Demonstration data."""

@@ -21,6 +21,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from inspect_app.rules.trace import implements
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -326,6 +327,7 @@ def certification_statement(permit: Permit, for_period: Period) -> str:
             "here is true and complete to the best of my knowledge.")
 
 
+@implements("§380-14 C(2)(l)")
 def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | None = None,
             today: dt.date | None = None, certification_id: str | None = None,
             signature_sha256: str | None = None, period_start: dt.date | None = None) -> OMCertification:

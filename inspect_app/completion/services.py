@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import func, select
 
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.completion.models import (
@@ -188,6 +189,7 @@ def _short(citation: str) -> str:
     return citation.split(": ", 1)[0].strip()
 
 
+@implements("§380-18", "§380-14 D(4)", "§9.6")
 def open_gates(permit: Permit) -> list[str]:
     """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
     profile (§380-18; Southborough §5.0, §9.6); empty when every gate is closed."""
@@ -239,6 +241,7 @@ def open_gates(permit: Permit) -> list[str]:
     return found
 
 
+@implements("§380-18")
 def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
     """Issue the certificate of completion once all three final submissions are accepted (§380-18)."""
     record = completion_record(permit)

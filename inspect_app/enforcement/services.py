@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -179,6 +180,7 @@ def is_town_agent(actor, permit: Permit) -> bool:
             and getattr(actor, "jurisdiction_id", None) == permit.jurisdiction_id)
 
 
+@implements("§380-16 C(4)(e)[5]")
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
     """Lift a standing order once its violations are corrected AND the work is approved for the town.

@@ -19,6 +19,7 @@ from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import func, select
 
+from inspect_app.rules.trace import implements
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -192,6 +193,7 @@ def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[Che
     return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
 
 
+@implements("§380-11 C(3)(a)")
 def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
     """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline
     (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
@@ -261,6 +263,7 @@ def notices_of(permit: Permit) -> list[InspectionNotice]:
     return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
 
 
+@implements("§380-16 C(3)")
 def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datetime,
                     inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
     """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
@@ -610,6 +613,7 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     return None
 
 
+@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]")
 def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | None:
     """A "no" to an item the profile marks as a violation by itself (§380-16 C(4)(e)[1]-[2] on the final
     inspection: all work complete, each pipe's video) contradicts "in compliance"."""
@@ -659,6 +663,7 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     return problems
 
 
+@implements("§380-16 C(4)(c)", "§380-16 C(4)(e)")
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
     """Sign and submit the report: it becomes the immutable record and goes to applicant and authority.
 
@@ -936,6 +941,7 @@ def report_text(inspection: Inspection) -> str:
     return "\n".join(lines)
 
 
+@implements("§380-16 C(3)")
 def _notice_line(inspection: Inspection, profile: Profile) -> str:
     """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
     rule = _short(profile.advance_notice.citation)

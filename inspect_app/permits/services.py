@@ -7,6 +7,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import select
 
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
@@ -87,6 +88,7 @@ def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:
     return None if day is None else dt.datetime.combine(day, dt.time.min, tzinfo=zone(profile.timezone))
 
 
+@implements("§9.7")
 def lapses_at(permit: Permit) -> dt.datetime | None:
     """§9.7: when `permit` lapses unless work has begun (None where the town's permits do not lapse)."""
     profile = profile_of(permit)
@@ -95,6 +97,7 @@ def lapses_at(permit: Permit) -> dt.datetime | None:
                           _start_of_day(permit.extension_granted_on, profile))
 
 
+@implements("§9.7")
 def lapse_if_due(actor, permit: Permit, now: dt.datetime | None = None) -> bool:
     """§9.7: an issued permit on which no work began by its lapse date becomes *lapsed*; True if it did."""
     deadline = lapses_at(permit)
@@ -188,6 +191,7 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     return event
 
 
+@implements("§380-16 C(4)(e)[5]")
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:

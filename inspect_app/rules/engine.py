@@ -62,6 +62,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Literal
 
+from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules.calendar import (
     UTC,
@@ -182,6 +183,7 @@ def _clock(at: dt.time) -> str:
     return f"{at.hour % 12 or 12}{minutes} {'a.m.' if at.hour < 12 else 'p.m.'}"
 
 
+@implements("CGP 2022 Part 5.2")
 def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profile) -> dt.datetime:
     """When a corrective action must be finished, counted from discovery on the town's calendar (CGP 2022 Part 5.2)."""
     tz = zone(profile.timezone)
@@ -192,6 +194,7 @@ def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profil
     return days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
 
 
+@implements("§9.7")
 def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: dt.datetime | None = None,
                    extension_granted_at: dt.datetime | None = None) -> dt.datetime | None:
     """§9.7: the last instant before an unused permit lapses (None where the town's permits do not lapse).
@@ -310,6 +313,7 @@ class _Evaluation:
 
     # -- permit clocks -------------------------------------------------------------------------------
 
+    @implements("§380-10 K", "§9.7")
     def _permit_clock(self) -> None:
         clock, facts, tz = self.profile.permit_clock, self.facts, self.tz
         if clock is None:
@@ -367,6 +371,7 @@ class _Evaluation:
 
     # -- inspections -------------------------------------------------------------------------------
 
+    @implements("§380-16 C(4)(b)")
     def _pre_construction(self) -> None:
         citation = self._inspection_citation("erosion_control")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
@@ -437,6 +442,7 @@ class _Evaluation:
             index += 1
         return due
 
+    @implements("CGP 2022 Part 4.2", "CGP 2022 Part 4.3", "CGP 2022 Part 4.4")
     def _routine_inspections(self) -> None:
         """CGP 2022 Part 4: erosion-control inspections at a fixed frequency from construction start."""
         tz, start, end, times = self.tz, self.started, self.completed, self.erosion
@@ -562,6 +568,7 @@ class _Evaluation:
             return ""
         return ", stop-work order or not, because the erosion controls must keep working"
 
+    @implements("§380-16 C(4)(c)")
     def _pre_bury(self) -> None:
         citation = self._inspection_citation("pre_bury")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
@@ -581,6 +588,7 @@ class _Evaluation:
                 lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
             )
 
+    @implements("§380-16 C(4)(d)")
     def _walk_through(self) -> None:
         citation = self._inspection_citation("walk_through")
         if citation is None:
@@ -595,6 +603,7 @@ class _Evaluation:
 
     # -- stabilization and corrective actions --------------------------------------------------------
 
+    @implements("CGP 2022 Part 2.2.14.a.i", "CGP 2022 Part 2.2.14.a.ii", "§380-11 C(1)", "§380-11 C(3)(a)")
     def _stabilization(self) -> None:
         """CGP 2022 Part 2.2.14.a.i-ii, §380-11 C(1), C(3)(a): initiate, then complete, per ceased area."""
         rule, tz = self.profile.stabilization, self.tz
@@ -634,6 +643,7 @@ class _Evaluation:
             return
         self._emit(kind, subject, episode.ceased, due, met, citation, reason)
 
+    @implements("CGP 2022 Part 5.2")
     def _corrective_actions(self) -> None:
         """CGP 2022 Part 5.2: the clock runs from discovery (the inspection, or when the condition was
         recorded), whether or not anyone has opened a corrective action for it yet."""
@@ -669,6 +679,7 @@ class _Evaluation:
                 f"({what}) must be corrected within {SIGNIFICANT_WORK_DAYS} calendar days of its discovery.",
             )
 
+    @implements("CGP 2022 Part 4.7.1", "CGP 2022 Part 5.4")
     def _reports(self) -> None:
         """CGP 2022 Part 4.7.1: a report completed within 24 hours of its inspection (drafts show due)."""
         rule, tz = self.profile.reporting, self.tz
@@ -701,6 +712,7 @@ class _Evaluation:
 
     # -- after completion ------------------------------------------------------------------------------
 
+    @implements("§380-14 C(2)(l)")
     def _om_certification(self) -> None:
         """§380-14 C(2)(l): each period's certification covers the last N months, so it is made after the
         period ends (from the anniversary on) and is due `certify_within_days` after it."""
@@ -731,6 +743,7 @@ class _Evaluation:
                 break  # the period still running is shown as upcoming; later ones are not
             period += 1
 
+    @implements("§380-14 E")
     def _cure(self) -> None:
         rule, tz = self.profile.cure_period, self.tz
         citation, days = short_citation(rule.citation), rule.days

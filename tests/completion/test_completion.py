@@ -279,6 +279,7 @@ def test_the_certificate_names_each_open_gate_and_refuses_until_all_are_closed(a
 
 
 def test_southborough_also_needs_the_npdes_notice_of_termination(make):
+    # §9.6: "a copy of the Notice of Termination of NPDES coverage shall be submitted to the Commission".
     permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
     final = make.inspection(permit, "final")
     assert any("NPDES notice of termination" in gate for gate in completion.open_gates(permit))

@@ -38,7 +38,8 @@ STABILIZATION = [
     ("complete 7 days after initiation on sensitive waters", CGP_ONLY, True,
      [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 11),
      "stabilization_complete", "overdue", end_of(2025, 6, 10), None, "CGP 2022 Part 2.2.14.a.ii"),
-    # Longmeadow: 7 days after ceasing (§380-11 C(3)(a)) is stricter than 14 after initiation: it prevails.
+    # Longmeadow: 7 days after ceasing (§380-11 C(3)(a)) is stricter than 14 after initiation: it prevails
+    # (§380-11 C(1)).
     ("town stricter prevails", LONGMEADOW, False,
      [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 10),
      "stabilization_complete", "overdue", end_of(2025, 6, 9), None, "§380-11 C(3)(a)"),
