@@ -651,6 +651,8 @@ class _Evaluation:
         for action in self.facts.corrective_actions:
             found = action.discovered_at
             done = self._seen(action.completed_at)
+            if done is not None and done < found:
+                done = None  # work dated before the condition was found cannot correct it
             if found > self.now or self._settled(done):
                 continue
             due = corrective_action_due(action.kind, found, profile)
@@ -749,6 +751,8 @@ class _Evaluation:
         citation, days = short_citation(rule.citation), rule.days
         for notice in self.facts.notices_to_correct:
             issued, corrected = notice.issued_at, self._seen(notice.corrected_at)
+            if corrected is not None and corrected < issued:
+                corrected = None  # a correction dated before the notice cannot answer it
             if issued > self.now or self._settled(corrected):
                 continue
             # §380-14 E: satisfactory corrections within 30 days after the notice to correct.
