@@ -249,7 +249,8 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
         listed = ", ".join(KIND_NAMES[k].lower() for k in record.missing)
-        raise CompletionError("note", f"Not yet accepted: {listed}. §380-18 requires all three final "
+        rule = _short(permits.profile_of(permit).completion.citation)
+        raise CompletionError("note", f"Not yet accepted: {listed}. {rule} requires all three final "
                                       "submissions before the certificate of completion.")
     gates = open_gates(permit)
     if gates:
@@ -271,9 +272,11 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     mail.send([permit.owner.email if permit.owner else "", permit.applicant_email or ""],
               f"Certificate of completion: permit {permit.number}",
               f"The {profile.authority_title} has issued the certificate of completion for permit "
-              f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} (§380-18).\n\n"
+              f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} "
+              f"({_short(profile.completion.citation)}).\n\n"
               "The operation and maintenance plan now binds the owner and later owners: an annual "
-              "certification of its maintenance is due every year (§380-14).", permit_id=permit.id)
+              f"certification of its maintenance is due every year ({_short(profile.om_certification.citation)}).",
+              permit_id=permit.id)
     return certificate
 
 

@@ -195,8 +195,10 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:
+        clause = profile_of(permit).citations.get("stop_work")
         raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
-                                 "lifted (§380-16 C(4)(e)[5]). Stabilizing areas and maintaining controls may go on.")
+                                 f"lifted{f' ({clause})' if clause else ''}. Stabilizing areas and maintaining "
+                                 "controls may go on.")
 
 
 def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:
