@@ -30,7 +30,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from inspect_app.profiles import load_profiles
 
-    app.extensions["profiles"] = load_profiles(app.config.get("PROFILE_DIR"))
+    # The built-in towns, plus any town made only of a TOML file in PROFILE_DIR.
+    app.extensions["profiles"] = load_profiles(extra=app.config.get("PROFILE_DIR") or None)
 
     from inspect_app import models  # noqa: F401  (every table, for SQLAlchemy and Alembic)
 

@@ -1,4 +1,4 @@
-"""Command-line tasks: `flask users create`, `flask towns sync`, `flask demo load`."""
+"""Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`."""
 from __future__ import annotations
 
 import click
@@ -57,6 +57,44 @@ def towns_sync() -> None:
     for town in ensure_jurisdictions():
         click.echo(f"{town.profile_key}: {town.name}")
     db.session.commit()
+
+
+@bp.cli.group("permits")
+def permits_cli() -> None:
+    """Permit clocks."""
+
+
+@permits_cli.command("lapse")
+def permits_lapse() -> None:
+    """Mark lapsed every issued permit past its lapse date with no work begun (Southborough §9.7)."""
+    from inspect_app.permits.services import lapse_due_permits
+
+    lapsed = lapse_due_permits(None)
+    db.session.commit()
+    for permit in lapsed:
+        click.echo(f"{permit.number}: lapsed")
+    click.echo(f"{len(lapsed)} permit(s) lapsed.")
+
+
+@bp.cli.group("rules")
+def rules_cli() -> None:
+    """The rules and the clauses they implement."""
+
+
+@rules_cli.command("trace")
+@click.option("--check", is_flag=True, help="Fail if docs/traceability.md is not what would be written.")
+def rules_trace(check: bool) -> None:
+    """Write docs/traceability.md: clause | requirement | rule | tests."""
+    from inspect_app.traceability import ROOT, render
+
+    text, path = render(), ROOT / "docs" / "traceability.md"
+    if check:
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            raise click.ClickException(f"{path.name} is stale: run `flask rules trace`")
+        click.echo(f"{path.name} is up to date.")
+        return
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"Wrote {path.name}.")
 
 
 @bp.cli.group("demo")

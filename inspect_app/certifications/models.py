@@ -6,7 +6,7 @@ import decimal
 
 from typing import Any
 
-from sqlalchemy import JSON, Date, ForeignKey, Numeric, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Date, ForeignKey, Index, Numeric, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
@@ -67,6 +67,12 @@ class OMCertification(db.Model):
     """The annual certification by the responsible party (§380-14 C(2)(l))."""
 
     __tablename__ = "om_certifications"
+    # One standing certification per permit and period: a double-click (or a replayed sync) makes one.
+    # A certification found deficient leaves the period open for a new one.
+    __table_args__ = (
+        Index("uq_om_certification_period", "permit_id", "period_start", unique=True,
+              sqlite_where=text("status != 'deficient'"), postgresql_where=text("status != 'deficient'")),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

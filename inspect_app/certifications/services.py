@@ -21,6 +21,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from inspect_app.rules.trace import implements
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
@@ -57,12 +58,14 @@ class OMError(ValueError):
 
 @dataclass(frozen=True)
 class Period:
-    """One certification period: `start` to `end` inclusive, due on `due_on` (the anniversary)."""
+    """One certification period: `start` to `end` inclusive; `due_on` is the anniversary, the first day
+    it can be certified (§380-14 C(2)(l): the last 12 months), and `certify_by` the day it is due."""
 
     number: int
     start: dt.date
     end: dt.date
     due_on: dt.date
+    certify_by: dt.date
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,12 @@ def today_at(permit: Permit) -> dt.date:
 
 def period(permit: Permit, number: int) -> Period:
     """Certification period `number` (1 = the first 12 months after the certificate of completion)."""
-    months = permits.profile_of(permit).om_certification.months
+    rule = permits.profile_of(permit).om_certification
     # Count from the completion date each time so anniversaries do not drift (Jan 31, Feb 28 ...).
-    start = add_months(permit.completed_on, (number - 1) * months)
-    due_on = add_months(permit.completed_on, number * months)
-    return Period(number, start, due_on - dt.timedelta(days=1), due_on)
+    start = add_months(permit.completed_on, (number - 1) * rule.months)
+    due_on = add_months(permit.completed_on, number * rule.months)
+    return Period(number, start, due_on - dt.timedelta(days=1), due_on,
+                  due_on + dt.timedelta(days=rule.certify_within_days))
 
 
 def certifications(permit: Permit) -> list[OMCertification]:
@@ -125,7 +129,7 @@ def next_period(permit: Permit) -> Period | None:
 def next_due_on(permit: Permit) -> dt.date | None:
     """When the next annual O&M certification is due (§380-14 C(2)(l)); None before completion."""
     upcoming = next_period(permit)
-    return upcoming.due_on if upcoming else None
+    return upcoming.certify_by if upcoming else None
 
 
 # -- the O&M plan and its responsible parties ----------------------------------------------------------
@@ -324,6 +328,7 @@ def certification_statement(permit: Permit, for_period: Period) -> str:
             "here is true and complete to the best of my knowledge.")
 
 
+@implements("§380-14 C(2)(l)")
 def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | None = None,
             today: dt.date | None = None, certification_id: str | None = None,
             signature_sha256: str | None = None, period_start: dt.date | None = None) -> OMCertification:
@@ -337,12 +342,16 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
                                       "this permit is not completed."})
     today = today or today_at(permit)
     for_period = next_period(permit)
-    if for_period.start > today:
-        raise OMError({"signer_name": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
-                                      "has not begun; the last period is already certified."})
     if period_start is not None and period_start != for_period.start:
         raise OMError({"period_start": f"The period due is {for_period.start:%b %-d, %Y} – "
                                        f"{for_period.end:%b %-d, %Y}; assemble and sign it again."})
+    if for_period.end >= today:
+        # §380-14 C(2)(l): the certification documents the work done over the last 12 months.
+        done = "Every period that is over is already certified. " if for_period.number > 1 else ""
+        raise OMError({"signer_name": f"{done}Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
+                                      f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
+                                      f"({_short(permits.profile_of(permit).om_certification.citation)}: the "
+                                      "certification covers the last 12 months)."})
     if not (signer_name or "").strip():
         raise OMError({"signer_name": "Type your name to sign."})
     if signature_png:
@@ -357,9 +366,19 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
         contents={"as_of": assembly.as_of.isoformat(), "entry_ids": [e.id for e in assembly.entries],
                   "missing": [_missing_data(m) for m in assembly.missing]},
     )
-    db.session.add(certification)
+    try:
+        with db.session.begin_nested():  # one certification per permit and period (a double-click)
+            db.session.add(certification)
+            db.session.flush()
+    except IntegrityError:
+        raise OMError({"signer_name": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
+                                      "is already certified."}) from None
     audit.record(actor, "om_certification.submit", certification)
     return certification
+
+
+def _short(citation: str) -> str:
+    return citation.split(": ", 1)[0].strip()
 
 
 def _missing_data(task: MissingTask) -> dict[str, Any]:
@@ -470,9 +489,9 @@ def send_reminders(today: dt.date | None = None) -> list[OMReminder]:
         due = next_period(permit)
         on = today or today_at(permit)
         kind = None
-        if on > due.due_on:
+        if on > due.certify_by:
             kind = "late"
-        elif on >= due.due_on - dt.timedelta(days=REMINDER_DAYS_BEFORE):
+        elif on >= due.certify_by - dt.timedelta(days=REMINDER_DAYS_BEFORE):
             kind = "upcoming"
         to = recipients(permit)
         if kind is None or not to or _reminded(permit, due, kind):
@@ -500,10 +519,11 @@ def _reminded(permit: Permit, due: Period, kind: str) -> bool:
 def _reminder_mail(permit: Permit, due: Period, kind: str, to: list[str]):
     profile = permits.profile_of(permit)
     state = "is late" if kind == "late" else "is due"
-    subject = f"O&M certification {'late' if kind == 'late' else 'due'} {due.due_on:%b %-d, %Y}: permit {permit.number}"
+    subject = f"O&M certification {'late' if kind == 'late' else 'due'} {due.certify_by:%b %-d, %Y}: permit {permit.number}"
     body = (f"The annual operation and maintenance certification for permit {permit.number} at "
             f"{permit.site_address}, covering {due.start:%B %-d, %Y} to {due.end:%B %-d, %Y}, {state} "
-            f"on {due.due_on:%B %-d, %Y}.\n\nSign in, check the maintenance log of the period and submit the "
+            f"on {due.certify_by:%B %-d, %Y}; it can be signed from {due.due_on:%B %-d, %Y}, once the period "
+            f"is over.\n\nSign in, check the maintenance log of the period and submit the "
             f"certification to the {profile.authority_title} ({profile.om_certification.citation}).\n")
     return mail.send(to, subject, body, permit_id=permit.id)
 
@@ -517,7 +537,7 @@ def summary(permit: Permit) -> dict[str, Any]:
     today = today_at(permit)
     status = None
     if due:
-        status = "overdue" if today > due.due_on else "due" if due.start <= today else "upcoming"
+        status = "overdue" if today > due.certify_by else "due" if due.end < today else "upcoming"
     return {"next_period": due, "status": status, "open_notices": [n for n in notices(permit) if n.cured_at is None],
             "now": utcnow()}
 

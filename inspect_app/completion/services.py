@@ -10,17 +10,22 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import func, select
 
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.completion.models import (
     SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
+from inspect_app.certifications.models import NoticeToCorrect, OMPlan
+from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.inspections.models import Inspection
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos.models import Blob
+from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 
 KIND_NAMES = {
@@ -180,6 +185,63 @@ def review(actor, submission: FinalSubmission, decision: str, note: str | None =
     return submission
 
 
+def _short(citation: str) -> str:
+    return citation.split(": ", 1)[0].strip()
+
+
+@implements("§380-18", "§380-14 D(4)", "§9.6")
+def open_gates(permit: Permit) -> list[str]:
+    """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
+    profile (§380-18; Southborough §5.0, §9.6); empty when every gate is closed."""
+    profile = permits.profile_of(permit)
+    rule, found = profile.completion, []
+    gates = set(rule.gates)
+
+    def listed(names: list[str]) -> str:
+        return "; ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+    if "findings" in gates:
+        open_findings = db.session.scalars(select(Finding.description).join(Inspection, Inspection.id == Finding.inspection_id)
+                                           .where(Finding.permit_id == permit.id, Finding.status != "corrected",
+                                                  Inspection.status == "submitted")).all()
+        if open_findings:
+            found.append(f"Findings not corrected: {listed(list(open_findings))}.")
+    if "corrective_actions" in gates:
+        actions = db.session.scalars(select(CorrectiveAction.description).where(
+            CorrectiveAction.permit_id == permit.id, CorrectiveAction.status != "verified")).all()
+        if actions:
+            found.append(f"Corrective actions not verified: {listed(list(actions))}.")
+    if "notices_to_correct" in gates:
+        notices = db.session.scalar(select(func.count()).select_from(NoticeToCorrect).where(
+            NoticeToCorrect.permit_id == permit.id, NoticeToCorrect.cured_at.is_(None)))
+        if notices:
+            found.append(f"{notices} notice(s) to correct not yet cured.")
+    if "stop_work" in gates and db.session.scalar(select(StopWorkOrder.id).where(
+            StopWorkOrder.permit_id == permit.id, StopWorkOrder.lifted_at.is_(None)).limit(1)):
+        found.append("A stop-work order stands on the permit.")
+    if "stabilization" in gates:
+        areas = db.session.scalars(select(DisturbedArea.name).where(
+            DisturbedArea.permit_id == permit.id, DisturbedArea.status != "stabilized")).all()
+        if areas:
+            found.append(f"Areas not stabilized: {listed(list(areas))}.")
+    if "easements_recorded" in gates:
+        plan = db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
+        if plan is not None and (plan.easements or "").strip() and plan.recorded_on is None:
+            found.append(f"The easements of the O&M plan are not recorded at the {profile.registry_of_deeds} "
+                         f"({_short(rule.easements_citation)}).")
+    if "npdes_notice_of_termination" in gates:
+        answer = db.session.scalar(
+            select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
+            .where(Inspection.permit_id == permit.id, Inspection.type == "final", Inspection.status == "submitted",
+                   ChecklistAnswer.item_key == "npdes_notice_of_termination")
+            .order_by(Inspection.performed_at.desc()).limit(1))
+        if answer not in ("yes", "na"):
+            found.append("The NPDES notice of termination is not recorded as submitted on a final inspection "
+                         "(answer “yes”, or “n/a” where no NPDES filing was required).")
+    return found
+
+
+@implements("§380-18")
 def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
     """Issue the certificate of completion once all three final submissions are accepted (§380-18)."""
     record = completion_record(permit)
@@ -187,8 +249,14 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
         listed = ", ".join(KIND_NAMES[k].lower() for k in record.missing)
-        raise CompletionError("note", f"Not yet accepted: {listed}. §380-18 requires all three final "
+        rule = _short(permits.profile_of(permit).completion.citation)
+        raise CompletionError("note", f"Not yet accepted: {listed}. {rule} requires all three final "
                                       "submissions before the certificate of completion.")
+    gates = open_gates(permit)
+    if gates:
+        rule = _short(permits.profile_of(permit).completion.citation)
+        raise CompletionError("note", f"The certificate of completion cannot be issued yet ({rule}): "
+                                      + " ".join(gates))
     try:
         permits.change_status(actor, permit, "completed")
     except permits.PermitError as error:
@@ -204,9 +272,11 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     mail.send([permit.owner.email if permit.owner else "", permit.applicant_email or ""],
               f"Certificate of completion: permit {permit.number}",
               f"The {profile.authority_title} has issued the certificate of completion for permit "
-              f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} (§380-18).\n\n"
+              f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} "
+              f"({_short(profile.completion.citation)}).\n\n"
               "The operation and maintenance plan now binds the owner and later owners: an annual "
-              "certification of its maintenance is due every year (§380-14).", permit_id=permit.id)
+              f"certification of its maintenance is due every year ({_short(profile.om_certification.citation)}).",
+              permit_id=permit.id)
     return certificate
 
 

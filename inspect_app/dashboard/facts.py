@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from flask import current_app
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.orm import aliased
 
 from inspect_app.accounts.models import User
@@ -42,6 +42,7 @@ from inspect_app.rules import (
     Inspection,
     NoticeToCorrect,
     PermitFacts,
+    Report,
     StopWorkOrder,
     Storm,
     Structure,
@@ -60,11 +61,13 @@ _DAY = dt.timedelta(days=1)
 # to any of them can change what a permit owes, so `dashboard.obligations` works the permit out again.
 READS: dict[type, tuple[str, ...]] = {
     Permit: ("jurisdiction_id", "status", "cgp_schedule", "sensitive_waters", "issued_on", "construction_started_on",
-             "completed_on", "extension_requested_on", "extension_granted_on"),
+             "completed_on", "extension_requested_on", "extension_granted_on", "start_extended_to",
+             "decision_filed_on"),
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
-    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "gauge_precip_mm"),
+    InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "gauge_precip_mm",
+                    "submitted_at"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
     CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
     FindingRow: ("permit_id", "is_violation", "status", "description"),
@@ -154,7 +157,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
                Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
                Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
-               CertificateOfCompletion.issued_at)
+               CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
         .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
         .where(Permit.id.in_(ids))
@@ -229,6 +232,16 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
         .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
                InspectionRow.status == "submitted", ~has_action)
     ))
+    # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
+    # A submitted report with no submission time recorded counts as submitted when it was made.
+    submitted_at = case((InspectionRow.status == "draft", None),
+                        else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
+    report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
+                           submitted_at)
+                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
+    if open_at is not None:
+        report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
+    reports = _grouped(run(report_query))
     storms = _grouped(run(storm_query))
     gauges = _grouped(run(gauge_query))
     actions = _grouped(run(action_query))
@@ -246,7 +259,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
-         sensitive, completed_on, extension_on, granted_on, certificate_at) = row
+         sensitive, completed_on, extension_on, granted_on, certificate_at, extended_to, filed_on) = row
         people = assigned.get(pid, ())
         summary = PermitSummary(
             id=pid, number=number, site_address=address, status=status, cgp_schedule=schedule,
@@ -268,6 +281,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                 id=pid, number=number, status=status, cgp_schedule=schedule, sensitive_waters=bool(sensitive),
                 issued_at=_start_of(issued_on, tz), construction_started_at=started, completed_at=completed,
                 extension_requested_at=_start_of(extension_on, tz), extension_granted_at=_start_of(granted_on, tz),
+                start_extended_to=_start_of(extended_to, tz), decision_filed_at=_start_of(filed_on, tz),
                 areas=_areas(area_rows.get(pid, ())),
                 structures=tuple(Structure(id=i, name=n, backfilled_at=b, pre_bury_inspected_at=p)
                                  for i, n, b, p in structures.get(pid, ())),
@@ -283,6 +297,7 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
                                          for i, s, c in notices.get(pid, ())),
                 violation_findings=tuple(ViolationFinding(id=i, discovered_at=at, description=text)
                                          for i, at, text in findings.get(pid, ())),
+                reports=tuple(Report(id=i, kind=k, at=at, submitted_at=sub) for i, k, at, sub in reports.get(pid, ())),
             )
         except FactsError as error:
             records.append(Record(summary, None, profile, f"The record cannot be evaluated: {error}"))

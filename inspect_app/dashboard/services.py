@@ -46,6 +46,8 @@ KINDS = {
     "extension_request": "Extension request",
     "om_certification": "O&M certification",
     "cure": "Cure after notice to correct",
+    "report": "Inspection report",
+    "corrective_action_record": "Corrective action documented",
 }
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
@@ -94,6 +96,10 @@ def subject_label(subject: str, record: Record) -> str:
         return "Corrective action"
     if thing == "notice_to_correct":
         return "Notice to correct"
+    if thing == "inspection":
+        return "Inspection report"
+    if thing == "finding":
+        return "Violation found"
     return subject
 
 

@@ -158,7 +158,7 @@ def inspection_report(inspection: Inspection) -> Document:
             ("Owner (permittee)", permit.owner_name),
             ("Applicant", permit.applicant_name),
         )),
-        Heading("Report (§380-16 C(4)(f)[1])"),
+        Heading(_cited("Report", profile.citations.get("report_contents"))),
         Fields((
             ("(a) Date and location", _date_and_location(inspection, permit, tz)),
             ("(b) Inspector's name and credentials", f"{inspection.inspector_name}, {inspection.inspector_credentials}"),
@@ -168,7 +168,7 @@ def inspection_report(inspection: Inspection) -> Document:
             ("(f) Precipitation, previous 24 hours", _precipitation(inspection)),
             ("(g) Evaluation", _evaluation(inspection, findings)),
             ("(h) Steps to correct violations", _corrective_steps(inspection)),
-            ("24-hour advance notice", _notice(inspection, profile, tz)),
+            (f"{profile.advance_notice.hours}-hour advance notice", _notice(inspection, profile, tz)),
             ("Stop-work order", "In effect when this inspection was made" if inspection.under_stop_work
              else "None in effect"),
         )),
@@ -266,10 +266,23 @@ def _corrective_steps(inspection: Inspection) -> str:
     return "None needed" if inspection.evaluation == "compliant" else "—"
 
 
+def _cited(label: str, citation: str | None) -> str:
+    """`label (clause)` with the town's own clause, or the label alone where the town cites none: a
+    document names only its own town's sections."""
+    short = (citation or "").split(": ", 1)[0].strip()
+    return f"{label} ({short})" if short else label
+
+
+def _type_citation(permit: Permit, key: str) -> str:
+    return profile_of(permit).inspection_type(key).citation
+
+
 def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
     """§380-16 C(3): notice at least 24 hours before; an inspection without it is flagged."""
     notice = inspection.notice
     hours, rule = profile.advance_notice.hours, profile.advance_notice.citation.split(":")[0]
+    if not profile.advance_notice.required_for(inspection.type):
+        return f"Not required for this type of inspection ({rule})"
     if inspection.notice_given and notice is not None:
         return (f"Given {_when(notice.given_at, tz)} for {_when(notice.planned_for, tz)} "
                 f"({notice.hours_ahead:.0f} hours ahead; {rule})")
@@ -315,7 +328,7 @@ def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
     if inspection.type == "initial":
         parts = (("Existing conditions vs. the submitted plan", details.get("existing_conditions")),
                  ("Resource areas", details.get("resource_areas")), ("Test pits", details.get("test_pits")))
-        return [Heading("Initial site inspection (§380-16 C(4)(a))", 2),
+        return [Heading(_cited("Initial site inspection", _type_citation(permit, "initial")), 2),
                 Fields(tuple((label, value or "—") for label, value in parts))]
     if inspection.type == "pre_bury":
         return _pre_bury(details, permit)
@@ -324,11 +337,12 @@ def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
         depth = storm.get("depth_mm")
         certification = details.get("certification") or {}
         certified = certification.get("certified")
-        return [Heading("Final inspection (§380-16 C(4)(e))", 2), Fields((
-            ("Storm the system was seen in (§380-16 C(4)(e)[2])",
+        profile = profile_of(permit)
+        return [Heading(_cited("Final inspection", _type_citation(permit, "final")), 2), Fields((
+            (_cited("Storm the system was seen in", profile.citations.get("final_storm")),
              f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
              f"{_inches(float(depth)) if depth else 'depth not given'}"),
-            ("Engineer's certification (§380-16 C(4)(e)[3])",
+            (_cited("Engineer's certification", profile.citations.get("final_certification")),
              (certification.get("text") or "") if certified else "Not certified"),
         ))]
     return []
@@ -350,7 +364,7 @@ def _pre_bury(details: dict[str, Any], permit: Permit) -> list:
                      f"{part.get('invert') or '—'}{design('design_invert')}",
                      f"{part.get('material') or '—'}{design('material')}",
                      (f"{separation} ft" if separation is not None else "—") + design("groundwater_separation_ft")))
-    return [Heading("Structures before backfill (§380-16 C(4)(c))", 2),
+    return [Heading(_cited("Structures before backfill", _type_citation(permit, "pre_bury")), 2),
             Table(("Structure", "As designed", "Size", "Invert", "Material", "Separation to groundwater"),
                   tuple(rows) or (("None chosen", "", "", "", "", ""),), (2, 1, 1.6, 1.6, 1.6, 1.6))]
 
@@ -389,7 +403,7 @@ def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
     if inspection.type == "walk_through":
         items = db.session.scalars(select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
                                    .order_by(PunchListItem.description, PunchListItem.id)).all()
-        return [Heading("Punch list (§380-16 C(4)(d))"),
+        return [Heading(_cited("Punch list", _type_citation(inspection.permit, "walk_through"))),
                 Table(("#", "Item of work remaining"), tuple((str(n), p.description) for n, p in enumerate(items, 1))
                       or (("", "No items remaining"),), (0.4, 9))]
     if inspection.type != "final":
@@ -402,7 +416,7 @@ def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
         resolutions = (inspection.details or {}).get("punch_resolutions", {})
         rows = [(p.description, resolutions.get(p.id) or "Not yet resolved")
                 for p in inspections.open_punch_items(inspection.permit)]
-    return [Heading("Walk-through punch list, resolved (§380-16 C(4)(d))"),
+    return [Heading(_cited("Walk-through punch list, resolved", _type_citation(inspection.permit, "walk_through"))),
             Table(("Item", "Resolution"), tuple(rows) or (("No items", ""),), (1, 1))]
 
 
@@ -414,7 +428,7 @@ def _pipe_videos(inspection: Inspection) -> list:
     names = {v.structure_id: (db.session.get(StormwaterStructure, v.structure_id).name) for v in videos}
     rows = sorted(((names[v.structure_id], _day(v.recorded_on), v.reference or "—",
                     f"SHA-256 {v.blob_sha256}" if v.blob_sha256 else "—") for v in videos))
-    return [Heading("Pipe videos (§380-16 C(4)(e)[1])"),
+    return [Heading(_cited("Pipe videos", profile_of(inspection.permit).citations.get("pipe_video"))),
             Table(("Pipe run", "Recorded on", "Reference", "Video file"), tuple(rows) or (("None", "", "", ""),),
                   (2, 1.2, 2.2, 3))]
 
@@ -423,7 +437,7 @@ def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBloc
     return SignatureBlock(
         name=inspection.signer_name or inspection.inspector_name,
         credentials=inspection.signer_credentials or inspection.inspector_credentials,
-        statement=inspection.certification_statement or inspections.CERTIFICATION_STATEMENT,
+        statement=inspection.certification_statement or inspections.certification_statement(profile_of(inspection.permit)),
         signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
         signature_png=_signature_png(inspection.signature_sha256),
     )
@@ -614,7 +628,8 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
     rows = []
     for i in record["inspections"]:
         evaluation = {"compliant": "In compliance", "violations": "Violations"}.get(i["evaluation"] or "", "—")
-        flags = [] if i["notice_given"] else ["no 24-hour notice"]
+        needed = profile.advance_notice.required_for(i["type"])
+        flags = [] if i["notice_given"] or not needed else [f"no {profile.advance_notice.hours}-hour notice"]
         if i["amends_id"]:
             flags.append("amendment")
         status = "Submitted" if i["status"] == "submitted" else "Draft"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from inspect_app.accounts.policy import shown
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -89,6 +90,12 @@ def _approves(inspection: Inspection, order: StopWorkOrder) -> bool:
             and inspection.evaluation == "compliant" and inspection.performed_at > order.issued_at)
 
 
+def _clause(permit: Permit) -> str:
+    """' (§380-16 C(4)(e)[5])': the town's own stop-work clause, or nothing where it cites none."""
+    clause = permits.profile_of(permit).citations.get("stop_work")
+    return f" ({clause})" if clause else ""
+
+
 def _recipients(permit: Permit) -> list[str]:
     """The permittee, the assigned engineers and the applicant: who must hear of an order."""
     people = [permit.owner] + [a.user for a in permit.assignments]
@@ -140,8 +147,8 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
         body += f"\n\nNotice of violation:\n{notice.text}"
     mail.send(_recipients(permit), f"Stop-work order: permit {permit.number}",
               "A stop-work order has been issued. All construction activity on the site must stop "
-              "until the violations are corrected and the work is approved "
-              f"(§380-16 C(4)(e)[5]).\n\n{body}", permit_id=permit.id)
+              f"until the violations are corrected and the work is approved{_clause(permit)}.\n\n{body}",
+              permit_id=permit.id)
     return order
 
 
@@ -181,6 +188,7 @@ def is_town_agent(actor, permit: Permit) -> bool:
             and getattr(actor, "jurisdiction_id", None) == permit.jurisdiction_id)
 
 
+@implements("§380-16 C(4)(e)[5]")
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
     """Lift a standing order once its violations are corrected AND the work is approved for the town.
@@ -195,7 +203,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
         raise EnforcementError("reason", "This stop-work order has already been lifted.")
     if not is_town_agent(actor, order.permit):
         raise EnforcementError("reason", "Only an agent of the permit's town can approve the work and lift "
-                                         "the order (§380-16 C(4)(e)[5]).")
+                                         f"the order{_clause(order.permit)}.")
     if not reason:
         raise EnforcementError("reason", "Say why the order is lifted.")
     if approval_inspection is not None and not _approves(approval_inspection, order):
@@ -204,7 +212,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     if order.uncorrected_findings:
         listed = "; ".join(f.description for f in order.uncorrected_findings)
         raise EnforcementError("reason", f"Findings not yet corrected: {listed}. The order stands until the "
-                                         "violations are corrected and the work is approved (§380-16 C(4)(e)[5]); "
+                                         f"violations are corrected and the work is approved{_clause(order.permit)}; "
                                          "an approving inspection does not replace the corrections.")
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason

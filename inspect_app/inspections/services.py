@@ -20,6 +20,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
+from inspect_app.rules.trace import implements
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -48,6 +49,13 @@ CERTIFICATION_STATEMENT = (
     "submitted is true, accurate and complete. I am aware that there are significant penalties for "
     "submitting false information."
 )
+
+
+def certification_statement(profile: Profile) -> str:
+    """The signer's statement in the town's own words: it names the town's inspection program, never
+    another town's section (`inspection_program` in the profile)."""
+    return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
+                                           profile.inspection_program)
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
     "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
@@ -186,6 +194,7 @@ def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[Che
     return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
 
 
+@implements("§380-11 C(3)(a)")
 def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
     """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline
     (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
@@ -258,6 +267,7 @@ def notices_of(permit: Permit) -> list[InspectionNotice]:
     return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
 
 
+@implements("§380-16 C(3)")
 def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datetime,
                     inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
     """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
@@ -568,7 +578,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
     elif inspection.evaluation == "violations" and not (inspection.corrective_steps or "").strip():
         problems["corrective_steps"] = "(h) Give the steps to be taken to correct the violations."
     elif inspection.evaluation == "compliant":
-        problem = _compliance_contradiction(inspection, profile)
+        problem = _compliance_contradiction(inspection, profile) or _answer_contradiction(inspection, data)
         if problem:
             problems["evaluation"] = problem
     for item, found in checklist(inspection, inspection.details):
@@ -607,6 +617,23 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     return None
 
 
+@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]")
+def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | None:
+    """A "no" to an item the profile marks as a violation by itself (§380-16 C(4)(e)[1]-[2] on the final
+    inspection: all work complete, each pipe's video) contradicts "in compliance"."""
+    noes = []
+    for item, found in checklist(inspection, inspection.details):
+        if not item.no_is_violation:
+            continue
+        for subject in found:
+            if data.answers.get((item.key, subject.id), (None, None))[0] == "no":
+                noes.append(item.text if subject.id == "" else f"{item.text} ({subject.name})")
+    if noes:
+        return (f"Answered “no”: {'; '.join(noes)} ({_short(type_of(inspection).citation)}). "
+                "The evaluation must be “violations”.")
+    return None
+
+
 def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     details, problems = inspection.details, {}
     if inspection.type == "pre_bury":
@@ -640,6 +667,7 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     return problems
 
 
+@implements("§380-16 C(4)(c)", "§380-16 C(4)(e)")
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
     """Sign and submit the report: it becomes the immutable record and goes to applicant and authority.
 
@@ -650,6 +678,12 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     before = audit.snapshot(inspection)
     _apply(inspection, data)
     problems = submission_problems(inspection, data)
+    kind = type_of(inspection)
+    if kind.signed_by_pe and not (getattr(actor, "pe_number", None) or "").strip():
+        # §380-16 C(4)(c), (e): these inspections are the registered professional engineer's.
+        problems["signer_credentials"] = (f"A {kind.name.lower()} must be signed by a registered professional "
+                                          f"engineer, and your account has no PE number ({_short(kind.citation)}). "
+                                          "Ask an administrator to record it, or have the project's PE sign.")
     if problems:
         raise ReportIncomplete(problems)
     if data.signature_png:
@@ -660,7 +694,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     if inspection.type == "final":
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
-    inspection.certification_statement = CERTIFICATION_STATEMENT
+    inspection.certification_statement = certification_statement(profile)
     if fetch_weather:
         _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     db.session.flush()
@@ -900,9 +934,7 @@ def report_text(inspection: Inspection) -> str:
         + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
         f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
         f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
-        "Advance notice: " + ("given" if inspection.notice_given else
-                              f"NOT GIVEN at least {profile_of(permit).advance_notice.hours} hours ahead "
-                              "(§380-16 C(3))"),
+        "Advance notice: " + _notice_line(inspection, profile_of(permit)),
     ]
     if inspection.findings:
         lines += ["", "Findings:"] + [f"- {'VIOLATION: ' if f.is_violation else ''}{f.description}"
@@ -911,6 +943,17 @@ def report_text(inspection: Inspection) -> str:
     lines += ["", signed,
               inspection.certification_statement or "", "", f"Record SHA-256: {inspection.record_sha256}"]
     return "\n".join(lines)
+
+
+@implements("§380-16 C(3)")
+def _notice_line(inspection: Inspection, profile: Profile) -> str:
+    """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
+    rule = _short(profile.advance_notice.citation)
+    if not profile.advance_notice.required_for(inspection.type):
+        return f"not required for this type of inspection ({rule})"
+    if inspection.notice_given:
+        return "given"
+    return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
 
 
 def _fahrenheit(celsius: float | None) -> str:

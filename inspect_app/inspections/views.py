@@ -80,7 +80,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "underground": services.underground_structures(permit), "pipes": services.pipe_runs(permit),
         "open_punch": services.open_punch_items(permit) if inspection.type == "final" else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": services.amendments_of(inspection),
-        "statement": inspection.certification_statement or services.CERTIFICATION_STATEMENT,
+        "statement": inspection.certification_statement or services.certification_statement(profile),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 

@@ -148,5 +148,5 @@ def inspection_form(permit_id: str, inspection_type: str):
         open_punch=inspections.open_punch_items(permit) if inspection_type == "final" else [],
         last_inspection_at=inspections.last_inspection_before(permit, now),
         certification=inspections.DEFAULT_ENGINEER_CERTIFICATION,
-        statement=inspections.CERTIFICATION_STATEMENT, severities=SEVERITIES, action_kinds=KIND_CHOICES,
+        statement=inspections.certification_statement(profile), severities=SEVERITIES, action_kinds=KIND_CHOICES,
     )

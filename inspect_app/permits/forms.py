@@ -56,6 +56,12 @@ class PermitForm(FlaskForm):
                                                    "§9.7): the day the written application was received.")
     extension_granted_on = DateField("Extension granted on", validators=[Optional()],
                                      description="The permit then lapses a year later than it would have.")
+    start_extended_to = DateField("Start deadline extended to", validators=[Optional()],
+                                  description="Where work must begin within a time (Longmeadow §380-10 K): the "
+                                              "new deadline the extension sets.")
+    decision_filed_on = DateField("Decision filed with the Town Clerk on", validators=[Optional()],
+                                  description="Where permits lapse (Southborough §9.7): the lapse is counted "
+                                              "from this day.")
 
     def validate_construction_started_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
@@ -64,6 +70,14 @@ class PermitForm(FlaskForm):
     def validate_extension_requested_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
             raise ValidationError("An extension cannot be applied for before the permit is issued.")
+
+    def validate_start_extended_to(self, field) -> None:
+        if field.data and not self.extension_granted_on.data:
+            raise ValidationError("Give the day the extension was granted first.")
+
+    def validate_decision_filed_on(self, field) -> None:
+        if field.data and self.issued_on.data and field.data < self.issued_on.data:
+            raise ValidationError("The decision cannot be filed before it was issued.")
 
     def validate_extension_granted_on(self, field) -> None:
         if field.data and not self.extension_requested_on.data:

@@ -77,6 +77,11 @@ class Permit(db.Model):
     extension_requested_on: Mapped[dt.date | None] = mapped_column(Date)
     # Where permits lapse (Southborough §9.7): the day the extension was granted; it lengthens the clock.
     extension_granted_on: Mapped[dt.date | None] = mapped_column(Date)
+    # Longmeadow §380-10 K: the new start deadline an extension granted by the DPW Director sets.
+    start_extended_to: Mapped[dt.date | None] = mapped_column(Date)
+    # Southborough §9.7: the day the Commission's decision was filed with the Town Clerk; the lapse
+    # clock runs from it where it is recorded (else from the issue date).
+    decision_filed_on: Mapped[dt.date | None] = mapped_column(Date)
     status: Mapped[str] = mapped_column(choice("permit_status", *PERMIT_STATUSES), default="issued")
     revision: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -7,10 +7,13 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import select
 
+from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile
+from inspect_app.rules import lapse_deadline
+from inspect_app.rules.calendar import zone
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 
@@ -72,14 +75,59 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
         setattr(permit, name, value)
     if permit.status == "issued" and permit.construction_started_on:
         permit.status = "active"
+    if permit.status == "lapsed" and permit.construction_started_on and permit.extension_granted_on:
+        deadline = lapses_at(permit)
+        if deadline is not None and utcnow() <= deadline:
+            permit.status = "active"  # §9.7: revived by the extension recorded with the start
     permit.revision += 1
     audit.record(actor, "permit.update", permit, before)
     return permit
 
 
+def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:
+    return None if day is None else dt.datetime.combine(day, dt.time.min, tzinfo=zone(profile.timezone))
+
+
+@implements("§9.7")
+def lapses_at(permit: Permit) -> dt.datetime | None:
+    """§9.7: when `permit` lapses unless work has begun (None where the town's permits do not lapse)."""
+    profile = profile_of(permit)
+    return lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
+                          _start_of_day(permit.decision_filed_on, profile),
+                          _start_of_day(permit.extension_granted_on, profile))
+
+
+@implements("§9.7")
+def lapse_if_due(actor, permit: Permit, now: dt.datetime | None = None) -> bool:
+    """§9.7: an issued permit on which no work began by its lapse date becomes *lapsed*; True if it did."""
+    deadline = lapses_at(permit)
+    if permit.status != "issued" or permit.construction_started_on is not None or deadline is None:
+        return False
+    if (now or utcnow()) <= deadline:
+        return False
+    before = audit.snapshot(permit)
+    permit.status = "lapsed"
+    permit.revision += 1
+    audit.record(actor, "permit.status", permit, before)
+    return True
+
+
+def lapse_due_permits(actor, now: dt.datetime | None = None) -> list[Permit]:
+    """Mark every issued permit past its lapse date (§9.7) lapsed; the caller commits."""
+    issued = db.session.scalars(select(Permit).where(Permit.status == "issued",
+                                                     Permit.construction_started_on.is_(None)))
+    return [permit for permit in issued if lapse_if_due(actor, permit, now)]
+
+
 def change_status(actor, permit: Permit, status: str) -> Permit:
     """Move a permit along issued → active → stop-work ↔ active → final submissions → completed."""
-    if not permit.can_become(status):
+    if permit.status == "lapsed" and status == "active":
+        # §9.7: a lapsed permit comes back only on an extension granted by the Commission.
+        deadline = lapses_at(permit)
+        if permit.extension_granted_on is None or (deadline is not None and utcnow() > deadline):
+            raise PermitError("status", "This permit has lapsed (§9.7): it can become active again only with an "
+                                        "extension granted before the lapse; record the extension first.")
+    elif not permit.can_become(status):
         raise PermitError("status", f"A permit that is {permit.status.replace('_', '-')} cannot become "
                                     f"{status.replace('_', '-')}.")
     before = audit.snapshot(permit)
@@ -143,11 +191,14 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     return event
 
 
+@implements("§380-16 C(4)(e)[5]")
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:
+        clause = profile_of(permit).citations.get("stop_work")
         raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
-                                 "lifted (§380-16 C(4)(e)[5]). Stabilizing areas and maintaining controls may go on.")
+                                 f"lifted{f' ({clause})' if clause else ''}. Stabilizing areas and maintaining "
+                                 "controls may go on.")
 
 
 def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:

@@ -31,12 +31,24 @@ class ProfileError(Exception):
     """A profile file that cannot be used; the message names the file, the field and the problem."""
 
 
-def load_profiles(folder: Path | None = None) -> dict[str, Profile]:
-    """Load and validate every `*.toml` profile in `folder` (default: this package), keyed by profile key."""
+def load_profiles(folder: Path | None = None, *, extra: Path | str | None = None) -> dict[str, Profile]:
+    """Load and validate every `*.toml` profile in `folder` (default: this package), keyed by profile key.
+
+    `extra` (the PROFILE_DIR setting) is a folder of further towns *added* to those: a town is a TOML
+    file, no code. A key claimed twice, within or across the folders, stops the app with both files named.
+    """
     folder = PROFILE_FOLDER if folder is None else folder
     paths = sorted(folder.glob("*.toml"))
     if not paths:
         raise ProfileError(f"{folder}: no *.toml profile files found")
+    if extra is not None:
+        extra = Path(extra)
+        if not extra.is_dir():
+            raise ProfileError(f"{extra}: PROFILE_DIR is not a folder")
+        added = sorted(extra.glob("*.toml"))
+        if not added:
+            raise ProfileError(f"{extra}: no *.toml profile files found")
+        paths += added
     profiles: dict[str, Profile] = {}
     claimed_by: dict[str, Path] = {}
     for path in paths:

@@ -73,6 +73,37 @@ class AdvanceNotice(HoursRule):
         return inspection_type in self.inspection_types
 
 
+class OMCertificationRule(MonthsRule):
+    """§380-14 C(2)(l): an annual certification of the work done over the *last* `months` months, so a
+    period can be certified only once it has ended; it is due `certify_within_days` after that (the
+    town's text sets no deadline: the number is the town's choice, kept here)."""
+
+    certify_within_days: int = Field(default=30, ge=0, le=365)
+
+
+class ReportingRule(Strict):
+    """CGP 2022 Part 4.7.1: each inspection report completed within `report_hours` of the inspection;
+    Part 5.4: a corrective action documented within `action_record_hours` of discovering the condition."""
+
+    report_hours: int = Field(default=24, ge=1, le=720)
+    report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1)
+    action_record_hours: int = Field(default=24, ge=1, le=720)
+    action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1)
+
+
+GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
+         "easements_recorded", "npdes_notice_of_termination")
+
+
+class CompletionRule(Rule):
+    """What must be closed before the certificate of completion (§380-18; Southborough §5.0, §9.6), each
+    gate named when it refuses. `easements_citation` is the town's clause on recording the easements."""
+
+    gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
+                         "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
+    easements_citation: str = Field(default="§380-14 D(4)", min_length=1)
+
+
 class StormRule(Rule):
     threshold_mm: float = Field(gt=0, le=500)
 
@@ -116,6 +147,9 @@ class ChecklistItem(Strict):
     # What the item is asked about: once per inspection, or once per control, disturbed area,
     # stormwater structure or pipe run of the permit.
     per: Literal["site", "control", "area", "structure", "pipe"] = "site"
+    # A "no" to this item is a violation by itself: the report cannot be evaluated "in compliance"
+    # (§380-16 C(4)(e)[1]-[2]: the final inspection's all-work-complete and pipe video).
+    no_is_violation: bool = False
 
 
 class InspectionType(Strict):
@@ -150,8 +184,16 @@ class Profile(Strict):
     stabilization: StabilizationRule
     advance_notice: AdvanceNotice
     storm: StormRule
-    permit_clock: PermitClock
-    om_certification: MonthsRule
+    # None: the town's permits neither lapse nor must be started within a time (the CGP has no such clock).
+    permit_clock: PermitClock | None = None
+    om_certification: OMCertificationRule
+    completion: CompletionRule = CompletionRule(citation="§380-18")
+    reporting: ReportingRule = ReportingRule()
+    # What the signer certifies the inspection was performed under, in the report's statement.
+    inspection_program: str = Field(default="the town's stormwater rules and regulations", min_length=1)
+    # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",
+    # "final_certification"); a purpose the town does not cite is printed without a clause.
+    citations: dict[str, str] = Field(default_factory=dict)
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.

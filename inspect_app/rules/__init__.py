@@ -2,7 +2,13 @@
 
 Build `PermitFacts` from the record, then call `obligations(facts, profile, now)`.
 """
-from inspect_app.rules.engine import Obligation, corrective_action_due, obligations, short_citation
+from inspect_app.rules.engine import (
+    Obligation,
+    corrective_action_due,
+    lapse_deadline,
+    obligations,
+    short_citation,
+)
 from inspect_app.rules.facts import (
     Area,
     AreaEvent,
@@ -11,6 +17,7 @@ from inspect_app.rules.facts import (
     Inspection,
     NoticeToCorrect,
     PermitFacts,
+    Report,
     StopWorkOrder,
     Storm,
     Structure,
@@ -26,11 +33,13 @@ __all__ = [
     "NoticeToCorrect",
     "Obligation",
     "PermitFacts",
+    "Report",
     "StopWorkOrder",
     "Storm",
     "Structure",
     "ViolationFinding",
     "corrective_action_due",
+    "lapse_deadline",
     "obligations",
     "short_citation",
 ]

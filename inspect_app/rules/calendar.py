@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import holidays as _holiday_tables
 
+from inspect_app.rules.trace import implements
 if TYPE_CHECKING:
     from inspect_app.profiles.schema import Profile
 
@@ -103,6 +104,7 @@ def is_business_day(day: dt.date, holidays: Collection[dt.date]) -> bool:
     return day.weekday() < 5 and day not in holidays
 
 
+@implements("CGP 2022 Part 5.2", "CGP 2022 Part 2.2.14.a.i")
 def next_business_day(day: dt.date, holidays: Collection[dt.date]) -> dt.date:
     """The first business day after `day` (skips weekends and holidays)."""
     day += _DAY

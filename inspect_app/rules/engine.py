@@ -46,7 +46,8 @@ Choices made where the rules leave room:
   Business days skip weekends, the legal holidays of the profile's country and subdivision (the
   `holidays` package: US-MA) and the town's own listed days; "close of business" is the profile's hour.
 - O&M certifications: one per `om_certification.months` period after the certificate of completion,
-  due at the period's end; a certification counts for the earliest open period it was made in or after.
+  made after the period has ended (it certifies the last 12 months, §380-14 C(2)(l)) and due
+  `certify_within_days` later; a certification counts for the earliest open period that had ended.
 
 `history=False` returns only what can still be acted on (upcoming, due, overdue) and skips obligations
 that were met or can no longer be met (a missed inspection once construction is complete); the
@@ -63,6 +64,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Literal
 
+from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules.calendar import (
     UTC,
@@ -94,6 +96,8 @@ Kind = Literal[
     "extension_request",
     "om_certification",
     "cure",
+    "report",
+    "corrective_action_record",
 ]
 
 CGP_STANDARD = "CGP 2022 Part 4.2"
@@ -181,6 +185,7 @@ def _clock(at: dt.time) -> str:
     return f"{at.hour % 12 or 12}{minutes} {'a.m.' if at.hour < 12 else 'p.m.'}"
 
 
+@implements("CGP 2022 Part 5.2")
 def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profile) -> dt.datetime:
     """When a corrective action must be finished, counted from discovery on the town's calendar (CGP 2022 Part 5.2)."""
     tz = zone(profile.timezone)
@@ -189,6 +194,21 @@ def corrective_action_due(kind: str, discovered_at: dt.datetime, profile: Profil
         return close_of_next_business_day(discovered_at, tz, holidays_of(profile), profile.close_of_business)
     # CGP 2022 Part 5.2: new or replacement controls and significant repairs within 7 calendar days.
     return days_after(discovered_at, SIGNIFICANT_WORK_DAYS, tz)
+
+
+@implements("§9.7")
+def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: dt.datetime | None = None,
+                   extension_granted_at: dt.datetime | None = None) -> dt.datetime | None:
+    """§9.7: the last instant before an unused permit lapses (None where the town's permits do not lapse).
+
+    Counted from the decision's filing with the Town Clerk where recorded, else from issuance, and a
+    granted extension adds its years."""
+    clock = profile.permit_clock
+    if clock is None or clock.kind != "lapse_after":
+        return None
+    extra = (clock.extension_years or 0) if extension_granted_at is not None else 0
+    years = clock.years + extra
+    return months_after(decision_filed_at or issued_at, 12 * years, zone(profile.timezone))
 
 
 def _inches(mm: float) -> str:
@@ -256,6 +276,7 @@ class _Evaluation:
         self._pre_bury()
         self._stabilization()
         self._corrective_actions()
+        self._reports()
         self._om_certification()
         self._cure()
         self.out.sort(key=_by_deadline)
@@ -305,29 +326,48 @@ class _Evaluation:
 
     # -- permit clocks -------------------------------------------------------------------------------
 
+    @implements("§380-10 K", "§9.7")
     def _permit_clock(self) -> None:
         clock, facts, tz = self.profile.permit_clock, self.facts, self.tz
+        if clock is None:
+            return  # the town sets no permit clock
         citation, issued, started = short_citation(clock.citation), facts.issued_at, self.started
         if self._settled(started):
             return  # work has begun: the clock has stopped, and a later extension is not needed
         if clock.kind == "start_within":
-            # §380-10 K: the project shall begin within N years after issuance.
+            # §380-10 K: the project shall begin within N years after issuance, unless the DPW Director
+            # grants an extension, which sets a new start deadline.
             start_by = months_after(issued, 12 * clock.years, tz)
+            extended_to = self._seen(facts.extension_granted_at) and facts.start_extended_to
+            if extended_to:
+                start_by = max(start_by, end_of_day(local_date(extended_to, tz), tz))
             self._emit(
                 "start_of_work", self.permit, issued, start_by, started, citation,
-                lambda: f"Work must begin within {clock.years} years of the permit's issuance on {_date(issued, tz)}.",
+                lambda: f"Work must begin within {clock.years} years of the permit's issuance on {_date(issued, tz)}"
+                + (f", extended to {_date(start_by, tz)}." if extended_to else "."),
             )
             return
-        # §9.7: the permit lapses N years after the decision unless significant work has begun.
-        lapse_at = months_after(issued, 12 * clock.years, tz)
+        # §9.7: the permit lapses N years after the decision is filed with the Town Clerk (the issue date
+        # where the filing is not recorded) unless significant work has begun.
         granted = self._seen(facts.extension_granted_at)
         extended = granted is not None and clock.extension_years is not None
-        lapse_by = months_after(issued, 12 * (clock.years + (clock.extension_years or 0)), tz) if extended else lapse_at
-        self._emit(
-            "lapse", self.permit, issued, lapse_by, started, citation,
-            lambda: f"The permit lapses on {_date(lapse_by, tz)} unless significant land-disturbing work has begun"
-            + (" (extended on request)." if extended else "."),
-        )
+        lapse_at = lapse_deadline(profile=self.profile, issued_at=issued, decision_filed_at=facts.decision_filed_at)
+        lapse_by = lapse_deadline(self.profile, issued, facts.decision_filed_at, granted)
+        assert lapse_at is not None and lapse_by is not None
+        if started is not None and started > lapse_by:
+            # §9.7: work begun after the lapse is work without a permit, a violation, not a late start.
+            self._emit(
+                "lapse", self.permit, issued, lapse_by, None, citation,
+                lambda: f"The permit lapsed on {_date(lapse_by, tz)}; work that began on {_date(started, tz)} was "
+                "done without a permit, a violation.",
+                moot=True,
+            )
+        else:
+            self._emit(
+                "lapse", self.permit, issued, lapse_by, started, citation,
+                lambda: f"The permit lapses on {_date(lapse_by, tz)} unless significant land-disturbing work has begun"
+                + (" (extended on request)." if extended else "."),
+            )
         if clock.extension_years is None or clock.extension_request_days_before is None:
             return
         # §9.7: an extension is applied for in writing at least N days before the lapse.
@@ -344,6 +384,7 @@ class _Evaluation:
 
     # -- inspections -------------------------------------------------------------------------------
 
+    @implements("§380-16 C(4)(b)")
     def _pre_construction(self) -> None:
         citation = self._inspection_citation("erosion_control")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
@@ -414,6 +455,7 @@ class _Evaluation:
             index += 1
         return due
 
+    @implements("CGP 2022 Part 4.2", "CGP 2022 Part 4.3", "CGP 2022 Part 4.4")
     def _routine_inspections(self) -> None:
         """CGP 2022 Part 4: erosion-control inspections at a fixed frequency from construction start."""
         tz, start, end, times = self.tz, self.started, self.completed, self.erosion
@@ -531,6 +573,7 @@ class _Evaluation:
             return ""
         return ", stop-work order or not, because the erosion controls must keep working"
 
+    @implements("§380-16 C(4)(c)")
     def _pre_bury(self) -> None:
         citation = self._inspection_citation("pre_bury")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
@@ -550,6 +593,7 @@ class _Evaluation:
                 lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
             )
 
+    @implements("§380-16 C(4)(d)")
     def _walk_through(self) -> None:
         citation = self._inspection_citation("walk_through")
         if citation is None:
@@ -564,6 +608,7 @@ class _Evaluation:
 
     # -- stabilization and corrective actions --------------------------------------------------------
 
+    @implements("CGP 2022 Part 2.2.14.a.i", "CGP 2022 Part 2.2.14.a.ii", "§380-11 C(1)", "§380-11 C(3)(a)")
     def _stabilization(self) -> None:
         """CGP 2022 Part 2.2.14.a.i-ii, §380-11 C(1), C(3)(a): initiate, then complete, per ceased area."""
         rule, tz = self.profile.stabilization, self.tz
@@ -603,6 +648,7 @@ class _Evaluation:
             return
         self._emit(kind, subject, episode.ceased, due, met, citation, reason)
 
+    @implements("CGP 2022 Part 5.2")
     def _corrective_actions(self) -> None:
         """CGP 2022 Part 5.2: the clock runs from discovery (the inspection, or when the condition was
         recorded), whether or not anyone has opened a corrective action for it yet."""
@@ -610,6 +656,8 @@ class _Evaluation:
         for action in self.facts.corrective_actions:
             found = action.discovered_at
             done = self._seen(action.completed_at)
+            if done is not None and done < found:
+                done = None  # work dated before the condition was found cannot correct it
             if found > self.now or self._settled(done):
                 continue
             due = corrective_action_due(action.kind, found, profile)
@@ -638,36 +686,78 @@ class _Evaluation:
                 f"({what}) must be corrected within {SIGNIFICANT_WORK_DAYS} calendar days of its discovery.",
             )
 
+    @implements("CGP 2022 Part 4.7.1", "CGP 2022 Part 5.4")
+    def _reports(self) -> None:
+        """CGP 2022 Part 4.7.1: a report completed within 24 hours of its inspection (drafts show due)."""
+        rule, tz = self.profile.reporting, self.tz
+        window = dt.timedelta(hours=rule.report_hours)
+        for report in self.facts.reports:
+            if report.at > self.now:
+                continue
+            submitted = self._seen(report.submitted_at)
+            if self._settled(submitted):
+                continue
+            name = report.kind.replace("_", "-")
+            self._emit(
+                "report", f"inspection:{report.id}", report.at, report.at + window, submitted,
+                short_citation(rule.report_citation),
+                lambda at=report.at, name=name: f"The {name} inspection of {_when(at, tz)} must be reported, "
+                f"signed and submitted, within {rule.report_hours} hours.",
+            )
+        # CGP 2022 Part 5.4: a violation found must have its corrective action documented within 24 hours.
+        record = dt.timedelta(hours=rule.action_record_hours)
+        for finding in self.facts.violation_findings:
+            found = finding.discovered_at
+            if found > self.now or self._seen(finding.corrected_at) is not None:
+                continue
+            self._emit(
+                "corrective_action_record", f"finding:{finding.id}", found, found + record, None,
+                short_citation(rule.action_record_citation),
+                lambda found=found: f"The violation found on {_when(found, tz)} needs its corrective action "
+                f"documented within {rule.action_record_hours} hours.",
+            )
+
     # -- after completion ------------------------------------------------------------------------------
 
+    @implements("§380-14 C(2)(l)")
     def _om_certification(self) -> None:
+        """§380-14 C(2)(l): each period's certification covers the last N months, so it is made after the
+        period ends (from the anniversary on) and is due `certify_within_days` after it."""
         done = self.completed
         if done is None:
             return
         rule, tz, now = self.profile.om_certification, self.tz, self.now
-        citation, months = short_citation(rule.citation), rule.months
+        citation, months, grace = short_citation(rule.citation), rule.months, rule.certify_within_days
         filed = sorted(at for at in self.facts.om_certifications if at <= now)
-        index, opens, period = 0, done, 1
-        while opens <= now:
+        index, period = 0, 1
+        while True:
             # Count from the completion date each time so the anniversaries do not drift (Jan 31, Feb 28...).
-            due = months_after(done, period * months, tz)
+            anniversary = add_months(local_date(done, tz), period * months)
+            opens = end_of_day(anniversary - dt.timedelta(days=1), tz)  # the period's last instant
+            due = end_of_day(anniversary + dt.timedelta(days=grace), tz)
             while index < len(filed) and filed[index] <= opens:
-                index += 1
+                index += 1  # made before the period ended: it cannot certify it
             met = filed[index] if index < len(filed) else None
             if met is not None:
                 index += 1
             self._emit(
                 "om_certification", f"om_certification:{period}", opens, due, met, citation,
-                lambda: f"The owner must certify the operation and maintenance of the stormwater controls for the "
-                f"{months} months to {_date(due, tz)}.",
+                lambda anniversary=anniversary, due=due: f"The owner must certify the operation and maintenance of "
+                f"the stormwater controls for the {months} months to {_date(anniversary - dt.timedelta(days=1), tz)}, "
+                f"once they are over, by {_date(due, tz)}.",
             )
-            opens, period = due, period + 1
+            if opens > now:
+                break  # the period still running is shown as upcoming; later ones are not
+            period += 1
 
+    @implements("§380-14 E")
     def _cure(self) -> None:
         rule, tz = self.profile.cure_period, self.tz
         citation, days = short_citation(rule.citation), rule.days
         for notice in self.facts.notices_to_correct:
             issued, corrected = notice.issued_at, self._seen(notice.corrected_at)
+            if corrected is not None and corrected < issued:
+                corrected = None  # a correction dated before the notice cannot answer it
             if issued > self.now or self._settled(corrected):
                 continue
             # §380-14 E: satisfactory corrections within 30 days after the notice to correct.

@@ -162,6 +162,21 @@ class CorrectiveAction:
 
 
 @dataclass(frozen=True, slots=True)
+class Report:
+    """An inspection report of any type: made at `at`, signed and submitted at `submitted_at` (None: a draft)."""
+
+    id: Id
+    kind: str
+    at: dt.datetime
+    submitted_at: dt.datetime | None = None
+
+    def __post_init__(self) -> None:
+        _one_of(self, "kind", self.kind, INSPECTION_TYPE_KEYS)
+        _utc(self, "at", self.at, required=True)
+        _utc(self, "submitted_at", self.submitted_at)
+
+
+@dataclass(frozen=True, slots=True)
 class ViolationFinding:
     """A violation found (at `discovered_at`) for which no corrective action has been opened yet."""
 
@@ -230,6 +245,7 @@ class PermitFacts:
     extension_requested_at: dt.datetime | None = None
     extension_granted_at: dt.datetime | None = None
     violation_findings: tuple[ViolationFinding, ...] = ()
+    reports: tuple[Report, ...] = ()
     # §380-10 K: the start deadline as moved by a granted extension (Longmeadow: the DPW Director's
     # discretion, so a date, not a number of years).
     start_extended_to: dt.datetime | None = None
@@ -257,6 +273,7 @@ class PermitFacts:
         _tuple(self, "stop_work_orders", self.stop_work_orders, StopWorkOrder)
         _tuple(self, "notices_to_correct", self.notices_to_correct, NoticeToCorrect)
         _tuple(self, "violation_findings", self.violation_findings, ViolationFinding)
+        _tuple(self, "reports", self.reports, Report)
         _tuple(self, "om_certifications", self.om_certifications, dt.datetime)
         certifications = []
         for at in self.om_certifications:

@@ -5,8 +5,10 @@ import base64
 import datetime as dt
 import io
 
+import pytest
 from PIL import Image
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services
@@ -83,14 +85,45 @@ def test_certification_lists_the_entries_and_the_scheduled_tasks_with_none(make,
     assert "Late entry" not in browser.get(response.headers["Location"]).text
 
 
+def test_a_period_is_certified_only_once_it_is_over(make, signed_in, owner, completed_permit):
+    # §380-14 C(2)(l): "the work that has been done over the last 12 months": not on the period's first day.
+    young = completed_permit(owner, local_today() - dt.timedelta(days=30))
+    browser = signed_in(owner)
+    early = _sign(browser, young)
+    assert early.status_code == 422 and "is not over yet" in early.text and "§380-14 C(2)(l)" in early.text
+    assert db.session.scalars(select(OMCertification)).all() == []
+
+
 def test_a_period_is_certified_once(make, signed_in, owner, completed_permit):
-    permit = completed_permit(owner, local_today() - dt.timedelta(days=30))
+    permit = completed_permit(owner)  # completed a year and ten days ago: the first period is over
     browser = signed_in(owner)
     assert _sign(browser, permit).status_code == 303
     again = _sign(browser, permit)
     assert again.status_code == 422
     assert "already certified" in again.text
     assert len(db.session.scalars(select(OMCertification)).all()) == 1
+
+
+def test_the_database_holds_one_standing_certification_per_period(owner, completed_permit):
+    # A double-click that races past the page's check still makes one: a unique index, not just code.
+    permit = completed_permit(owner)
+    period = services.next_period(permit)
+
+    def made(status: str = "submitted") -> OMCertification:
+        return OMCertification(permit_id=permit.id, period_start=period.start, period_end=period.end,
+                               signer_name="Pat Owner", statement="I certify.", status=status)
+
+    db.session.add(made())
+    db.session.commit()
+    db.session.add(made())
+    with pytest.raises(IntegrityError):
+        db.session.commit()
+    db.session.rollback()
+    first = db.session.scalars(select(OMCertification)).one()
+    first.status = "deficient"  # found deficient: the period is open for a new certification
+    db.session.add(made())
+    db.session.commit()
+    assert len(db.session.scalars(select(OMCertification)).all()) == 2
 
 
 def test_the_signature_is_required_and_a_drawn_one_is_kept(app, make, signed_in, owner, completed_permit):
@@ -120,5 +153,6 @@ def test_permit_status_change_to_completed_allows_certifying(make, signed_in, ow
     permits.change_status(agent, permit, "completed")
     permit.completed_on = local_today()
     db.session.commit()
-    assert services.next_due_on(permit) == add_months(local_today(), 12)
-    assert _sign(signed_in(owner), permit).status_code == 303
+    # Due 30 days (the profile's number) after the first 12 months are over; not signable before.
+    assert services.next_due_on(permit) == add_months(local_today(), 12) + dt.timedelta(days=30)
+    assert _sign(signed_in(owner), permit).status_code == 422

@@ -14,6 +14,7 @@ from inspect_app.certifications.models import MaintenanceLogEntry, NoticeToCorre
 from inspect_app.dashboard.models import PermitObligation
 from inspect_app.extensions import db
 from inspect_app.photos.models import Photo
+from inspect_app.rules.calendar import add_months
 from inspect_app.templating import local_date, local_time
 
 from tests.certifications.om_helpers import local_today
@@ -25,10 +26,14 @@ pytestmark = pytest.mark.browser
 SAVED = "Saved on this device — will sync"
 
 
+WORK_DAY = local_today() - dt.timedelta(days=20)
+
+
 @pytest.fixture
 def site(owner, completed_permit):
-    """A permittee's permit completed 100 days ago: today lies in its first certification period."""
-    permit = completed_permit(owner, completed_on=local_today() - dt.timedelta(days=100))
+    """A permittee's permit whose first certification period ended 10 days ago: it can be certified
+    now (§380-14 C(2)(l): the last 12 months, once they are over)."""
+    permit = completed_permit(owner, completed_on=add_months(local_today(), -12) - dt.timedelta(days=10))
     return owner, permit
 
 
@@ -83,6 +88,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.fill("#log-material_type", "Sediment, 2 cu yd")
     page.fill("#log-disposal_location", "Town transfer station")
     page.fill("#log-performed_by", "Acme Site Services")
+    page.fill("#log-performed_on", WORK_DAY.isoformat())  # inside the period that is over
     page.set_input_files("#log-photos", [photo_file("before.jpg", photos[0]), photo_file("after.jpg", photos[1])])
     page.wait_for_function("document.querySelectorAll('[data-om-photo-list] li').length === 2")
     page.wait_for_timeout(400)  # the draft is saved a moment after typing stops
@@ -133,7 +139,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     db.session.expire_all()
     entry = db.session.scalars(select(MaintenanceLogEntry)).one()
     assert entry.id == logged["op"]["record_id"] and entry.created_by_id == owner.id
-    assert (entry.kind, entry.performed_on, entry.structure_id) == ("disposal", local_today(), forebay.id)
+    assert (entry.kind, entry.performed_on, entry.structure_id) == ("disposal", WORK_DAY, forebay.id)
     assert (entry.material_type, entry.disposal_location) == ("Sediment, 2 cu yd", "Town transfer station")
     stored = db.session.scalars(select(Photo).where(Photo.log_entry_id == entry.id)).all()
     assert sorted(hashlib.sha256(_stored_bytes(app, p.original_sha256)).hexdigest() for p in stored) == \

@@ -21,10 +21,11 @@ def _remind(runner, *args):
 def test_reminders_go_once_each(app, make, runner, smtp_server, completed_permit):
     today = local_today()
     soon_owner, late_owner = make.user("permittee"), make.user("permittee")
-    soon = completed_permit(soon_owner, add_months(today + dt.timedelta(days=20), -12))
-    late = completed_permit(late_owner, add_months(today - dt.timedelta(days=5), -12))
+    # Due 30 days (the profile's certify_within_days) after each first year ends.
+    soon = completed_permit(soon_owner, add_months(today - dt.timedelta(days=10), -12))
+    late = completed_permit(late_owner, add_months(today - dt.timedelta(days=35), -12))
     completed_permit(make.user("permittee"), add_months(today + dt.timedelta(days=100), -12))  # not yet
-    certified = completed_permit(make.user("permittee"), add_months(today - dt.timedelta(days=5), -12))
+    certified = completed_permit(make.user("permittee"), add_months(today - dt.timedelta(days=35), -12))
     db.session.add(OMCertification(permit_id=certified.id, period_start=certified.completed_on,
                                    period_end=add_months(certified.completed_on, 12) - dt.timedelta(days=1),
                                    signer_name="Someone", statement="I certify."))
@@ -40,10 +41,10 @@ def test_reminders_go_once_each(app, make, runner, smtp_server, completed_permit
 
     by_subject = {m["Subject"]: m for m in smtp_server}
     assert len(smtp_server) == 2
-    soon_due = add_months(soon.completed_on, 12)
+    soon_due = add_months(soon.completed_on, 12) + dt.timedelta(days=30)
     upcoming = by_subject[f"O&M certification due {soon_due:%b %-d, %Y}: permit {soon.number}"]
     assert set(upcoming["To"].split(", ")) == {"ops@example.org", soon_owner.email}
-    late_due = add_months(late.completed_on, 12)
+    late_due = add_months(late.completed_on, 12) + dt.timedelta(days=30)
     overdue = by_subject[f"O&M certification late {late_due:%b %-d, %Y}: permit {late.number}"]
     assert overdue["To"] == late_owner.email
 

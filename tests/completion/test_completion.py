@@ -10,8 +10,12 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
+from inspect_app.certifications.models import OMPlan
+from inspect_app.completion import services as completion
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
 from inspect_app.extensions import db
+from inspect_app.inspections.models import ChecklistAnswer
+from inspect_app.permits import services as permits
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.photos.models import Blob
 from inspect_app.types import LOCAL_TZ, utcnow
@@ -235,3 +239,52 @@ def test_a_stopped_permit_takes_no_final_submissions(app, site, signed_in):
     response = _om_plan(signed_in(site["engineer"]), site)
     assert response.status_code == 422 and "stop-work takes no final submissions" in response.text
     assert _stored_files(app) == []
+
+
+def _all_three_accepted(site, make, signed_in):
+    final = make.inspection(site["permit"], "final", inspector=site["engineer"])
+    engineer = signed_in(site["engineer"])
+    for response in (_om_plan(engineer, site), _as_built(engineer, site), _final_report(engineer, site, final)):
+        assert response.status_code == 303
+    agent = signed_in(site["agent"])
+    for kind in ("om_plan", "as_built", "final_report"):
+        assert _review(agent, site, _submission(site, kind)).status_code == 303
+    return agent, final
+
+
+def test_the_certificate_names_each_open_gate_and_refuses_until_all_are_closed(app, site, make, signed_in):
+    # §380-18: not while findings, corrective actions, notices to correct or a stop-work order are open,
+    # while an area is not stabilized, or while the O&M plan's easements are unrecorded (§380-14 D(4)).
+    agent, final = _all_three_accepted(site, make, signed_in)
+    permit = site["permit"]
+    finding = make.finding(permit, description="Basin outlet riprap missing")
+    area = permits.add_area(None, permit, "Lot 4", Decimal("0.3"), since=utcnow() - dt.timedelta(days=20))
+    db.session.add(OMPlan(permit_id=permit.id, easements="Drainage easement over Lot 4 to the basin"))
+    db.session.commit()
+    refused = agent.post(_url(site, "certificate"), {"certificate-note": ""})
+    assert refused.status_code == 422
+    text = refused.text.replace("&#39;", "'")
+    assert "cannot be issued yet (§380-18)" in text
+    assert "Findings not corrected: Basin outlet riprap missing" in text
+    assert "Areas not stabilized: Lot 4" in text
+    assert "not recorded at the Hampden County Registry of Deeds (§380-14 D(4))" in text
+    assert _count(CertificateOfCompletion) == 0 and permit.status == "final_submissions"
+
+    db.session.get(type(finding), finding.id).status = "corrected"
+    permits.change_area_status(None, db.session.get(type(area), area.id), "stabilized", utcnow() - dt.timedelta(days=1))
+    db.session.scalar(select(OMPlan)).recorded_on = dt.date.today() - dt.timedelta(days=2)
+    db.session.commit()
+    assert agent.post(_url(site, "certificate"), {"certificate-note": "All closed."}).status_code == 303
+    assert _count(CertificateOfCompletion) == 1
+
+
+def test_southborough_also_needs_the_npdes_notice_of_termination(make):
+    # §9.6: "a copy of the Notice of Termination of NPDES coverage shall be submitted to the Commission".
+    permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
+    final = make.inspection(permit, "final")
+    assert any("NPDES notice of termination" in gate for gate in completion.open_gates(permit))
+    db.session.add(ChecklistAnswer(inspection_id=final.id, item_key="npdes_notice_of_termination", answer="yes"))
+    db.session.commit()
+    assert completion.open_gates(permit) == []
+    longmeadow = make.permit(construction_started_on=dt.date(2026, 6, 2))
+    assert completion.open_gates(longmeadow) == []  # not a Longmeadow gate

@@ -85,6 +85,32 @@ def test_a_corrective_action_opened_in_the_app_is_on_the_dashboard_at_once(make,
     assert "CGP 2022 Part 5.2" in row
 
 
+def test_a_violation_without_a_corrective_action_is_due_from_its_inspection_then_overdue(make, record, signed_in):
+    # CGP 2022 Part 5.2: the clock runs from discovery whether or not anyone has opened an action.
+    permit = started_permit(make, record, number="LM-APP-3")
+    old = make.inspection(permit, evaluation="violations", performed_at=record.ago(days=9))
+    make.finding(permit, old, description="Inlet protection missing at CB-2")
+    recent = make.inspection(permit, evaluation="violations", performed_at=record.ago(days=2))
+    make.finding(permit, recent, description="Silt fence down along the east line")
+    make.finding(permit, recent, description="Mud on the road, already swept", status="corrected")
+    found = rows(signed_in(make.user("agent")).get("/dashboard/?kind=corrective_action").text)
+    inlet = [r for r in found if "Inlet protection missing" in r]
+    fence = [r for r in found if "Silt fence down" in r]
+    assert len(found) == 2 and len(inlet) == 1 and len(fence) == 1
+    assert "Overdue" in inlet[0] and "within 7 calendar days of its discovery" in inlet[0]
+    assert "Due" in fence[0] and "Overdue" not in fence[0] and "CGP 2022 Part 5.2" in fence[0]
+
+
+def test_a_draft_report_left_more_than_24_hours_is_overdue_on_the_dashboard(make, record, signed_in):
+    # CGP 2022 Part 4.7.1: the report is completed within 24 hours of the inspection.
+    permit = started_permit(make, record, number="LM-APP-4")
+    make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=30))
+    make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=3))
+    found = [r for r in rows(signed_in(make.user("agent")).get("/dashboard/").text) if "Inspection report" in r]
+    assert len(found) == 2 and all("CGP 2022 Part 4.7.1" in r for r in found)
+    assert sorted("Overdue" in r for r in found) == [False, True]
+
+
 def test_a_stored_row_turns_overdue_as_time_passes_without_being_worked_out_again(make, record):
     permit = started_permit(make, record)
     record.inspection(permit, at=record.ago(hours=1))

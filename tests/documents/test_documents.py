@@ -73,7 +73,8 @@ def test_inspection_report_prints_a_to_h_checklist_findings_photos_and_signature
         "Station: 0.42 in (10.7 mm) at the weather station, 23 of 24 hours reported",
         "(g) Evaluation Violations: Finding 1: Silt fence undermined for 40 ft; sediment on Bliss Road.",
         "(h) Steps to correct violations Re-trench the silt fence along the east line and sweep Bliss Road.",
-        "24-hour advance notice Given Jun 9, 2026 8:15 AM EDT for Jun 10, 2026 10:15 AM EDT (26 hours ahead",
+        # §380-16 C(3) covers the engineer's inspections, not the CGP's erosion-control ones.
+        "24-hour advance notice Not required for this type of inspection (§380-16 C(3))",
         "Stop-work order None in effect",
         # the checklist: item text from the town profile, its citation, answer and note
         "Erosion and sedimentation controls are in place as shown on the filed erosion and sediment control plan "

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 from types import SimpleNamespace
 
 import pytest
+from pypdf import PdfReader
 from sqlalchemy import func, select
 
+from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 from inspect_app.inspections import services
 from inspect_app.inspections.models import Inspection, InspectionNotice
 from inspect_app.types import LOCAL_TZ, utcnow
@@ -61,11 +65,11 @@ def test_a_notice_for_the_past_is_refused_and_nothing_is_sent(site, signed_in):
 @pytest.mark.parametrize("hours_ahead, given", [(25, True), (2, False)])
 def test_a_notice_given_in_time_or_not_is_shown_on_the_report(hours_ahead, given, site, signed_in):
     # The notice was given `hours_ahead` before now, for an inspection planned for now.
-    services.give_notice(site.inspector, site.permit, "erosion_control", utcnow() + dt.timedelta(minutes=1),
+    services.give_notice(site.inspector, site.permit, "periodic", utcnow() + dt.timedelta(minutes=1),
                          now=utcnow() - dt.timedelta(hours=hours_ahead))
     db.session.commit()
     client = signed_in(site.inspector)
-    inspection = start(client, site.permit, "erosion_control")
+    inspection = start(client, site.permit, "periodic")
     assert inspection.notice_id is not None and inspection.notice_given is given
     assert submit(client, inspection).status_code == 303
 
@@ -104,3 +108,33 @@ def test_only_inspectors_give_notices(site, signed_in):
         "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() + dt.timedelta(days=2))})
     assert response.status_code == 403
     assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
+
+
+def test_an_erosion_control_inspection_needs_no_advance_notice_on_screen_or_in_the_pdf(site, signed_in):
+    # §380-16 C(3) covers the engineer's inspections; erosion-control inspections follow CGP timing
+    # (within 24 hours of a storm), so the profile does not list them.
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    assert submit(client, inspection).status_code == 303
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    page = client.get(f"/inspections/{report.id}").text
+    assert 'id="notice-flag"' not in page and "Not required for this type of inspection" in page
+    assert "Not given" not in client.get(f"/permits/{site.permit.id}").text
+    assert "NOT GIVEN" not in services.report_text(report)
+    text = " ".join("".join(page.extract_text() for page in PdfReader(io.BytesIO(inspection_report_pdf(report))).pages).split())
+    assert "NOT GIVEN" not in text and "Not required for this type of inspection" in text
+
+
+def test_pre_bury_and_final_are_signed_by_a_registered_engineer(site, make, signed_in):
+    technician = make.user("inspector", pe_number=None)
+    permits.assign(None, site.permit, technician, "erosion_control_inspector")
+    db.session.commit()
+    client = signed_in(technician)
+    final = start(client, site.permit, "final")
+    refused = submit(client, final)
+    assert refused.status_code == 422
+    assert "must be signed by a registered professional engineer" in refused.text
+    assert db.session.get(Inspection, final.id).status == "draft"
+    periodic = start(client, site.permit, "walk_through")
+    assert submit(client, periodic).status_code == 303  # not a PE inspection in the profile

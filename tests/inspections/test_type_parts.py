@@ -200,3 +200,20 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
         AuditEntry.permit_id == permit.id, AuditEntry.action == "permit.status")) == 1
     assert any(m.subject.startswith("Stop-work order") for m in mail_to("applicant@example.org"))
     assert "Stop-work order in effect" in client.get(f"/permits/{permit.id}").text
+
+
+@pytest.mark.parametrize("answer", ["answer-all_work_complete-site", "video"])
+def test_a_no_on_all_work_complete_or_a_pipe_video_makes_the_final_a_violation(answer, site, signed_in):
+    # §380-16 C(4)(e)[1]-[2]: a final with work outstanding or a pipe not videoed is not compliant.
+    pipe = permits.add_structure(None, site.permit, name="Pipe run P-1", kind="pipe")
+    db.session.commit()
+    client = signed_in(site.inspector)
+    final = start(client, site.permit, "final")
+    field = answer if answer != "video" else f"answer-pipe_video-{pipe.id}"
+    refused = submit(client, final, **{field: "no"})
+    assert refused.status_code == 422
+    message = error_beside(refused.text, "evaluation")
+    assert "Answered “no”" in message and "must be “violations”" in message
+    assert db.session.get(Inspection, final.id).status == "draft"
+    assert submit(client, final, **{field: "no"}, evaluation="violations", certified=None,
+                  corrective_steps="Finish the work and video the pipe.").status_code == 303

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from sqlalchemy import select
 
 from inspect_app.dashboard.models import PermitObligation
 from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 
 
@@ -61,3 +63,24 @@ def test_an_extension_granted_before_it_was_asked_for_is_refused(make, signed_in
     db.session.expire_all()
     stored = db.session.get(Permit, permit.id)
     assert stored.extension_requested_on is None and stored.extension_granted_on is None
+
+
+def test_an_unused_permit_past_its_lapse_becomes_lapsed_and_stays_so_without_an_extension(make, runner):
+    # §9.7: three years from the Town Clerk filing, no work begun.
+    filed = dt.date.today() - dt.timedelta(days=3 * 366 + 2)
+    lapsed = make.permit("southborough", issued_on=filed - dt.timedelta(days=10), decision_filed_on=filed)
+    young = make.permit("southborough", issued_on=dt.date.today() - dt.timedelta(days=3 * 365 - 30))
+    # Issued more than three years ago, but filed with the Clerk later: the clock runs from the filing.
+    late_filed = make.permit("southborough", issued_on=dt.date.today() - dt.timedelta(days=3 * 366 + 5),
+                             decision_filed_on=dt.date.today() - dt.timedelta(days=3 * 365 - 30))
+    longmeadow = make.permit("longmeadow", issued_on=dt.date.today() - dt.timedelta(days=5 * 365))
+    result = runner.invoke(args=["permits", "lapse"])
+    assert result.exit_code == 0, result.output
+    assert f"{lapsed.number}: lapsed" in result.output and "1 permit(s) lapsed." in result.output
+    db.session.expire_all()
+    assert [db.session.get(Permit, p.id).status for p in (lapsed, young, late_filed, longmeadow)] == [
+        "lapsed", "issued", "issued", "issued"]
+    with pytest.raises(permits.PermitError, match="can become active again only with an extension"):
+        permits.change_status(None, db.session.get(Permit, lapsed.id), "active")
+    assert db.session.get(Permit, lapsed.id).status == "lapsed"
+    assert "0 permit(s) lapsed." in runner.invoke(args=["permits", "lapse"]).output  # once only

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from tests.rules.rules_builders import end_of, et, find, longmeadow, one, permit, southborough
 
-from inspect_app.rules import Area, AreaEvent, CorrectiveAction, ViolationFinding, obligations
+from inspect_app.rules import Area, AreaEvent, CorrectiveAction, Report, ViolationFinding, obligations
 
 STARTED = et(2025, 6, 2, 8)  # a Monday
 LONGMEADOW = longmeadow()
@@ -38,7 +38,8 @@ STABILIZATION = [
     ("complete 7 days after initiation on sensitive waters", CGP_ONLY, True,
      [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 11),
      "stabilization_complete", "overdue", end_of(2025, 6, 10), None, "CGP 2022 Part 2.2.14.a.ii"),
-    # Longmeadow: 7 days after ceasing (§380-11 C(3)(a)) is stricter than 14 after initiation: it prevails.
+    # Longmeadow: 7 days after ceasing (§380-11 C(3)(a)) is stricter than 14 after initiation: it prevails
+    # (§380-11 C(1)).
     ("town stricter prevails", LONGMEADOW, False,
      [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 3, 9))], et(2025, 6, 10),
      "stabilization_complete", "overdue", end_of(2025, 6, 9), None, "§380-11 C(3)(a)"),
@@ -110,3 +111,54 @@ def test_a_violation_without_an_action_is_owed_from_its_discovery() -> None:
     assert (due.status, due.due_at, due.citation) == ("due", end_of(2025, 6, 17), "CGP 2022 Part 5.2")
     late = one(obligations(facts, LONGMEADOW, et(2025, 6, 18)), "corrective_action", "finding:8")
     assert late.status == "overdue" and "Silt fence down" in late.reason
+
+
+# -- permit clocks -------------------------------------------------------------------------------------
+
+def test_work_begun_after_the_lapse_is_a_violation_not_a_late_start() -> None:
+    # §9.7: lapses three years after the decision; work on 2 May 2027 began a day after it lapsed.
+    facts = permit(issued_at=et(2024, 5, 1, 10), status="active", construction_started_at=et(2027, 5, 2, 8))
+    found = one(obligations(facts, southborough(), et(2027, 6, 1)), "lapse")
+    assert (found.status, found.met_at, found.due_at) == ("overdue", None, end_of(2027, 5, 1))
+    assert "without a permit, a violation" in found.reason
+    in_time = one(obligations(permit(issued_at=et(2024, 5, 1, 10), status="active",
+                                     construction_started_at=et(2027, 5, 1, 8)), southborough(), et(2027, 6, 1)), "lapse")
+    assert (in_time.status, in_time.late) == ("met", False)
+
+
+def test_the_lapse_counts_from_the_decision_filed_with_the_town_clerk() -> None:
+    facts = permit(issued_at=et(2024, 5, 1, 10), decision_filed_at=et(2024, 5, 20, 9))
+    found = one(obligations(facts, southborough(), et(2027, 5, 10)), "lapse")
+    assert (found.status, found.due_at) == ("due", end_of(2027, 5, 20))
+    request = one(obligations(facts, southborough(), et(2027, 4, 1)), "extension_request")
+    assert request.due_at == end_of(2027, 4, 20)  # 30 days before the lapse
+
+
+def test_a_granted_extension_moves_longmeadows_start_deadline() -> None:
+    # §380-10 K: begin within two years, unless the DPW Director grants an extension.
+    facts = permit(issued_at=et(2025, 3, 10, 10), extension_granted_at=et(2027, 2, 1, 9),
+                   start_extended_to=et(2027, 9, 30))
+    found = one(obligations(facts, LONGMEADOW, et(2027, 4, 1)), "start_of_work")
+    assert (found.status, found.due_at) == ("due", end_of(2027, 9, 30)) and "extended to" in found.reason
+    # Not granted yet (only a date typed in): the two years stand.
+    plain = one(obligations(permit(issued_at=et(2025, 3, 10, 10), start_extended_to=et(2027, 9, 30)), LONGMEADOW,
+                            et(2027, 4, 1)), "start_of_work")
+    assert (plain.status, plain.due_at) == ("overdue", end_of(2027, 3, 10))
+
+
+# -- reports and corrective-action records (CGP 2022 Parts 4.7.1, 5.4) -----------------------------
+
+def test_a_draft_report_is_due_within_24_hours_of_its_inspection() -> None:
+    draft = Report(4, "erosion_control", et(2025, 6, 10, 9))
+    found = one(obligations(active(reports=(draft,)), LONGMEADOW, et(2025, 6, 10, 20)), "report")
+    assert (found.status, found.due_at, found.citation) == ("due", et(2025, 6, 11, 9), "CGP 2022 Part 4.7.1")
+    assert one(obligations(active(reports=(draft,)), LONGMEADOW, et(2025, 6, 11, 10)), "report").status == "overdue"
+    late = Report(4, "erosion_control", et(2025, 6, 10, 9), submitted_at=et(2025, 6, 12, 9))
+    signed = one(obligations(active(reports=(late,)), LONGMEADOW, et(2025, 6, 20)), "report")
+    assert (signed.status, signed.late) == ("met", True)
+
+
+def test_a_violation_needs_its_corrective_action_documented_within_24_hours() -> None:
+    facts = active(violation_findings=(ViolationFinding(8, et(2025, 6, 10, 9), "Silt fence down"),))
+    found = one(obligations(facts, LONGMEADOW, et(2025, 6, 11, 10)), "corrective_action_record")
+    assert (found.status, found.due_at, found.citation) == ("overdue", et(2025, 6, 11, 9), "CGP 2022 Part 5.4")

@@ -99,8 +99,8 @@ CASES = [
          active(inspections=(Inspection(7, "final", et(2025, 9, 2, 10)),)), et(2025, 9, 3),
          "walk_through", "permit:1", "overdue", et(2025, 9, 2, 10)),
     Case("§380-14 C(2)(l)", LONGMEADOW,
-         active(status="completed", completed_at=et(2026, 1, 31, 12)), et(2027, 2, 1, 9),
-         "om_certification", "om_certification:1", "overdue", end_of(2027, 1, 31)),
+         active(status="completed", completed_at=et(2026, 1, 31, 12)), et(2027, 3, 3, 9),
+         "om_certification", "om_certification:1", "overdue", end_of(2027, 3, 2)),
     Case("§380-14 E", LONGMEADOW,
          active(notices_to_correct=(NoticeToCorrect(2, et(2025, 9, 1, 9)),)), et(2025, 9, 15),
          "cure", "notice_to_correct:2", "due", end_of(2025, 10, 1)),
@@ -220,14 +220,20 @@ def test_inspections_stop_at_the_certificate_of_completion() -> None:
                    inspections=(Inspection(1, "erosion_control", et(2025, 6, 5, 9)),))
     items = obligations(facts, LONGMEADOW, et(2025, 8, 1))
     assert [o.status for o in find(items, "inspection")] == ["met"]
-    assert one(items, "om_certification").due_at == end_of(2026, 6, 6)
+    # §380-14 C(2)(l): certified once the 12 months are over, within the profile's 30 days.
+    upcoming = one(items, "om_certification")
+    assert (upcoming.status, upcoming.opens_at, upcoming.due_at) == ("upcoming", end_of(2026, 6, 5), end_of(2026, 7, 6))
     assert [o for o in obligations(facts, LONGMEADOW, et(2025, 8, 1), history=False) if o.kind == "inspection"] == []
 
 
-def test_an_om_certification_filed_in_its_year_meets_it() -> None:
-    facts = active(status="completed", completed_at=et(2025, 6, 6, 12), om_certifications=(et(2026, 5, 20, 9),))
-    found = find(obligations(facts, LONGMEADOW, et(2026, 7, 1)), "om_certification")
-    assert [(o.status, o.met_at) for o in found] == [("met", et(2026, 5, 20, 9)), ("due", None)]
+def test_an_om_certification_meets_its_year_only_once_the_year_is_over() -> None:
+    # §380-14 C(2)(l): it documents the work "over the last 12 months".
+    early = active(status="completed", completed_at=et(2025, 6, 6, 12), om_certifications=(et(2026, 5, 20, 9),))
+    found = find(obligations(early, LONGMEADOW, et(2026, 7, 1)), "om_certification")
+    assert [(o.status, o.met_at) for o in found] == [("due", None), ("upcoming", None)]
+    after = active(status="completed", completed_at=et(2025, 6, 6, 12), om_certifications=(et(2026, 6, 10, 9),))
+    found = find(obligations(after, LONGMEADOW, et(2026, 7, 1)), "om_certification")
+    assert [(o.status, o.met_at) for o in found] == [("met", et(2026, 6, 10, 9)), ("upcoming", None)]
 
 
 def test_work_begun_in_time_needs_no_extension_and_does_not_lapse() -> None:

@@ -20,6 +20,7 @@ from inspect_app.rules import (
     Structure,
     obligations,
 )
+from inspect_app.rules.calendar import holidays_of, is_business_day
 from inspect_app.rules.storms import HOUR, find_storms
 
 PROFILE = longmeadow()
@@ -240,3 +241,43 @@ def test_the_dashboard_view_is_exactly_what_is_still_open(case) -> None:
     left_out = [item for item in everything if item.status != "met" and item not in open_only]
     # Only what was missed and can no longer be met is left out.
     assert all(item.status == "overdue" for item in left_out), left_out
+
+
+# Rules whose obligation can only be met by an event of its own, at or after its trigger.
+EVENT_MET = ("stabilization", "stabilization_complete", "om_certification", "report", "cure", "corrective_action")
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories())
+def test_an_obligation_is_met_only_by_an_event_at_or_after_it_opens(case) -> None:
+    facts, now = case
+    for ob in obligations(facts, PROFILE, now):
+        if ob.kind in EVENT_MET and ob.met_at is not None:
+            assert ob.opens_at is not None and ob.met_at >= ob.opens_at, ob
+            assert ob.met_at <= now, ob
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.datetimes(min_value=dt.datetime(2025, 1, 1), max_value=dt.datetime(2034, 12, 31),
+                    timezones=st.just(ET)),
+       st.sampled_from(["stabilization", "corrective_action"]))
+def test_a_business_day_deadline_never_falls_on_a_weekend_or_a_holiday(found, kind) -> None:
+    # CGP 2022 Part 5.2 (close of the next business day) and Part 2.2.14.a.i (end of the next work day).
+    days_off = holidays_of(PROFILE)
+    if kind == "corrective_action":
+        facts = replace(permit(status="active", issued_at=found - dt.timedelta(days=30),
+                               construction_started_at=found - dt.timedelta(days=1)),
+                        corrective_actions=(CorrectiveAction(1, "routine_maintenance", found),))
+    else:
+        facts = replace(permit(status="active", issued_at=found - dt.timedelta(days=30),
+                               construction_started_at=found - dt.timedelta(days=1)),
+                        areas=(Area(1, "A", (AreaEvent("activity_ceased", found),)),))
+    [ob] = [o for o in obligations(facts, PROFILE, found) if o.kind == kind]
+    day = ob.due_at.astimezone(ET).date()
+    assert is_business_day(day, days_off), (found, day)
+    assert day > found.astimezone(ET).date()
+    # ...and it is the first such day: every day between is a weekend or a holiday.
+    between = found.astimezone(ET).date() + dt.timedelta(days=1)
+    while between < day:
+        assert not is_business_day(between, days_off), between
+        between += dt.timedelta(days=1)
