@@ -41,7 +41,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     csrf.init_app(app)
     htmx.init_app(app)
 
-    from inspect_app import cli, errors, templating
+    from inspect_app import cli, errors, inputs, templating
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
@@ -51,6 +51,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.register_blueprint(sync_bp)
     app.register_blueprint(cli.bp)
+    inputs.register(app)
     errors.register(app)
     templating.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups

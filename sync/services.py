@@ -26,6 +26,7 @@ from inspect_app.accounts.policy import visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
+from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
@@ -33,7 +34,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import utcnow
+from inspect_app.types import canonical_uuid, utcnow
 
 from sync.models import SyncConflict, SyncDevice, SyncOperation
 from sync.operations import KINDS, Context, Duplicate, Op, Rejected, Waiting
@@ -43,6 +44,7 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_CHUNK_BYTES = 8 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
 PAGE_SIZE = 500
+MAX_REVISION = 2**31 - 1  # revisions are 32-bit integer columns
 COMMIT_EVERY = 200
 BACKFILL_LIMIT = 3
 # Records that can conflict, by table: their model and who may reconcile them.
@@ -76,7 +78,7 @@ def blob_store() -> BlobStore:
 def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
     """The operations of a push body and the device clock's offset; BatchError if anything is wrong."""
     try:
-        batch = json.loads(body)
+        batch = inputs.loads(body)
     except (UnicodeDecodeError, ValueError) as error:
         raise BatchError(400, f"The body is not valid JSON: {error}.") from None
     if not isinstance(batch, dict) or not isinstance(batch.get("ops"), list):
@@ -110,25 +112,29 @@ def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
 
 
 def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
-    """One operation checked for shape and types, with field-level reasons when it is wrong."""
+    """One operation checked for shape and types, with field-level reasons when it is wrong.
+
+    Ids come out in their one text form (`canonical_uuid`), so an id resent in upper case is the same.
+    An operation whose only fault is a NUL character somewhere is not malformed: it is answered
+    `rejected` on its own (`Op.refused`), so the rest of the batch is applied and the outbox moves on.
+    """
     if not isinstance(raw, dict):
         return None, {"": "An operation must be a JSON object."}
     reasons = {f: "Unknown field." for f in set(raw) - _OP_FIELDS}
     reasons |= {f: "Required." for f in _OP_FIELDS - set(raw) - {"base_revision"}}
-    op_id, kind, record_id = raw.get("op_id"), raw.get("kind"), raw.get("record_id")
-    if "op_id" in raw and not _is_uuid(op_id):
+    op_id, kind, record_id = _uuid(raw.get("op_id")), raw.get("kind"), _uuid(raw.get("record_id"))
+    if "op_id" in raw and op_id is None:
         reasons["op_id"] = "Must be a UUID made on the device, as text."
-    if "kind" in raw and kind not in KINDS:
-        reasons["kind"] = f"Unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}."
-    if "record_id" in raw and not (isinstance(record_id, str) and 1 <= len(record_id) <= 36):
-        reasons["record_id"] = "Must be text of 1 to 36 characters."
+    if "kind" in raw and not (isinstance(kind, str) and kind in KINDS):
+        reasons["kind"] = f"Unknown kind {str(kind)[:40]!r}; known kinds: {', '.join(sorted(KINDS))}."
+        kind = None
+    if "record_id" in raw and record_id is None:
+        reasons["record_id"] = "Must be the record's id: a UUID, as text."
     base = raw.get("base_revision")
-    if base is not None and (type(base) is not int or base < 1):
-        reasons["base_revision"] = "Must be a whole number from 1, or null."
+    if base is not None and (type(base) is not int or not 1 <= base <= MAX_REVISION):
+        reasons["base_revision"] = f"Must be a whole number from 1 to {MAX_REVISION}, or null."
     if "device_time" in raw and _aware_time(raw["device_time"]) is None:
         reasons["device_time"] = "Must be an ISO 8601 time with its UTC offset."
-    if kind in KINDS and KINDS[kind].creates and "record_id" in raw and not _is_uuid(record_id):
-        reasons["record_id"] = "Must be the new record's id: a UUID made on the device, as text."
     payload, model = raw.get("payload"), None
     if "payload" in raw and not isinstance(payload, dict):
         reasons["payload"] = "Must be a JSON object."
@@ -139,9 +145,21 @@ def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
             for problem in error.errors():
                 where = ".".join(str(p) for p in problem["loc"])
                 reasons[f"payload.{where}" if where else "payload"] = problem["msg"]
+    nul = inputs.nul_fields(payload, "payload") if isinstance(payload, dict) else []
     if reasons:
-        return None, reasons
-    return Op(op_id, kind, record_id, base, raw["device_time"], payload, model), {}
+        if nul and op_id is not None and set(reasons) <= set(nul):
+            reasons = {}  # the NUL is the fault: answered on its own below
+        else:
+            return None, reasons
+    refused = {path: "Contains a NUL character (\\0), which cannot be stored." for path in nul}
+    return Op(op_id, kind, record_id, base, raw["device_time"], payload, model, refused=refused or None), {}
+
+
+def _uuid(value: Any) -> str | None:
+    try:
+        return canonical_uuid(value)
+    except ValueError:
+        return None
 
 
 def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta) -> list[dict[str, Any]]:
@@ -169,7 +187,10 @@ def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta)
             _prefetch(ctx, [op for op in ops[start:start + every] if op.op_id not in stored])
             for op in ops[start:start + every]:
                 row = stored.get(op.op_id)
-                if row is None:
+                if row is None and op.refused:
+                    answers.append({"op_id": op.op_id, "status": "rejected", "record_id": op.record_id,
+                                    "reasons": op.refused})  # not stored: it can hold no NUL
+                elif row is None:
                     answers.append(_apply_new(ctx, op))
                 elif row.status == "waiting":
                     answers.append(_retry_one(op.op_id) or _answer_stored(op.op_id))
@@ -543,16 +564,6 @@ def device_for_token(token: str) -> SyncDevice | None:
         return None
     user = db.session.get(User, device.user_id)
     return device if user is not None and user.is_enabled else None
-
-
-def _is_uuid(value: Any) -> bool:
-    if not isinstance(value, str) or len(value) != 36:
-        return False
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _aware_time(value: Any) -> dt.datetime | None:

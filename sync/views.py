@@ -19,6 +19,7 @@ from inspect_app.accounts.policy import allowed, visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
+from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
 from inspect_app.types import utcnow
 
@@ -106,8 +107,8 @@ def operation(op_id: str):
 @bp.get("/changes")
 def changes():
     """The changes after a cursor to the permits this user may see, one page at a time."""
-    cursor = request.args.get("cursor", 0, type=int)
-    limit = min(max(request.args.get("limit", services.PAGE_SIZE, type=int), 1), services.PAGE_SIZE)
+    cursor = query_int("cursor", 0, 0, 2**63 - 1)
+    limit = query_int("limit", services.PAGE_SIZE, 1, services.PAGE_SIZE)
     return jsonify(services.changes(current_user, cursor, limit))
 
 
@@ -144,8 +145,9 @@ def blob_status(sha: str):
 @bp.put("/blobs/<sha>")
 def blob_chunk(sha: str):
     """Add a chunk at the offset given in the `Upload-Offset` header."""
-    offset = request.headers.get("Upload-Offset", type=int)
-    if offset is None or offset < 0:
+    offset = request.headers.get("Upload-Offset", "")
+    offset = int(offset) if offset.isascii() and offset.isdigit() and len(offset) < 19 else None
+    if offset is None:
         return _error(400, "Send the chunk's starting byte in the Upload-Offset header.")
     chunk = _body(services.setting("SYNC_MAX_CHUNK_BYTES", services.MAX_CHUNK_BYTES))
     store = services.blob_store()
