@@ -5,14 +5,17 @@ requests routed to it).
 """
 from __future__ import annotations
 
+import time
+
 from flask import Flask, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from inspect_app.extensions import db
+from inspect_app.extensions import db, limiter
 from inspect_app.inputs import NulRefused
 
-TEMPLATES = {400: "errors/400.html", 403: "errors/403.html", 404: "errors/404.html", 500: "errors/500.html"}
+TEMPLATES = {400: "errors/400.html", 403: "errors/403.html", 404: "errors/404.html", 429: "errors/429.html",
+             500: "errors/500.html"}
 
 
 def _wants_json() -> bool:
@@ -40,6 +43,14 @@ def register(app: Flask) -> None:
     @app.errorhandler(NulRefused)
     def nul_refused(error: NulRefused):
         return _page(422, str(error), error)
+
+    @app.errorhandler(429)
+    def too_many(error):
+        reset = getattr(limiter.current_limit, "reset_at", None)
+        minutes = max(1, round((reset - time.time()) / 60)) if reset else 15
+        message = (f"Too many failed sign-ins from here or for this account. Try again in {minutes} "
+                   f"minute{'s' if minutes != 1 else ''}.")
+        return _page(429, message, error)
 
     @app.errorhandler(500)
     def server_error(error):
