@@ -48,6 +48,32 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
     return user
 
 
+def end_sessions(user: User) -> None:
+    """Sign the user out everywhere: every session and remember-me cookie stops working."""
+    user.end_sessions()
+    db.session.flush()
+
+
+def change_password(actor, user: User, password: str) -> User:
+    """A new password; every session of the user ends (whoever held an old cookie must sign in again)."""
+    if len(password) < 8:
+        raise AccountError("password: at least 8 characters")
+    user.set_password(password)
+    user.end_sessions()
+    audit.record(actor, "user.password_change", user)
+    return user
+
+
+def set_enabled(actor, user: User, enabled: bool) -> User:
+    """Enable or disable an account; disabling ends every session and remember-me cookie at once."""
+    before = audit.snapshot(user)
+    user.is_enabled = enabled
+    if not enabled:
+        user.end_sessions()
+    audit.record(actor, "user.enable" if enabled else "user.disable", user, before)
+    return user
+
+
 def authenticate(email: str, password: str) -> User | None:
     """The enabled user with this email and password, or None.
 

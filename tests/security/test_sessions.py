@@ -80,3 +80,50 @@ def test_every_kind_of_response_carries_the_security_headers(app, make, signed_i
         assert response.headers["X-Frame-Options"] == "DENY"
         assert response.headers["Referrer-Policy"] == "same-origin"
         response.close()
+
+
+def _copied(app, client):
+    """A second browser holding copies of `client`'s session and remember-me cookies."""
+    thief = app.test_client()
+    for name in ("session", "remember_token"):
+        cookie = client.get_cookie(name)
+        if cookie is not None:
+            thief.set_cookie(name, cookie.value)
+    return thief
+
+
+def _remember_only(app, client):
+    """A browser holding only the remember-me cookie (its session long expired)."""
+    later = app.test_client()
+    later.set_cookie("remember_token", client.get_cookie("remember_token").value)
+    return later
+
+
+def _signed_in_page(browser) -> bool:
+    return browser.get("/permits/").status_code == 200
+
+
+def test_logging_out_ends_every_session_and_remember_cookie(app, make, client):
+    user = make.user("agent")
+    browser = SignedIn(client, user)
+    thief, later = _copied(app, client), _remember_only(app, client)
+    assert _signed_in_page(thief) and _signed_in_page(later)
+    assert browser.post("/logout").status_code == 303
+    assert not _signed_in_page(thief) and not _signed_in_page(later)
+    assert not _signed_in_page(_remember_only(app, thief))
+
+
+def test_a_new_password_or_a_disabled_account_ends_its_sessions(app, make, client, runner):
+    user = make.user("agent")
+    SignedIn(client, user)
+    thief, later = _copied(app, client), _remember_only(app, client)
+    assert _signed_in_page(thief)
+    result = runner.invoke(args=["users", "password", "--email", user.email],
+                           input="another good password\nanother good password\n")
+    assert result.exit_code == 0, result.output
+    assert not _signed_in_page(thief) and not _signed_in_page(later) and not _signed_in_page(client)
+    other = app.test_client()
+    SignedIn(other, user, password="another good password")
+    assert _signed_in_page(other)
+    assert runner.invoke(args=["users", "disable", "--email", user.email]).exit_code == 0
+    assert not _signed_in_page(other)
