@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import secrets
 import time
 import uuid
@@ -22,7 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import visible_permits
+from inspect_app.accounts.policy import allowed, visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
@@ -52,6 +53,7 @@ CONFLICT_ENTITIES: dict[str, tuple[type, str]] = {
     "disturbed_areas": (DisturbedArea, "area.edit"),
     "corrective_actions": (CorrectiveAction, "action.close"),
 }
+_SHA_IN_TEXT = re.compile(r"\b[0-9a-f]{64}\b")
 _OP_FIELDS = {"op_id", "kind", "record_id", "base_revision", "device_time", "payload"}
 
 
@@ -492,17 +494,113 @@ def person(user: User) -> dict[str, Any]:
 
 # --- blobs ---------------------------------------------------------------------------------------
 
-def complete_blob(sha: str, content_type: str) -> int:
-    """Verify an upload and record its Blob row; retries the operations that waited for it."""
+# What a device may upload: photos (and a drawn signature, a PNG) and PDFs, told by their first bytes.
+UPLOAD_TYPES = {"image/jpeg": (b"\xff\xd8\xff",), "image/png": (b"\x89PNG\r\n\x1a\n",),
+                "image/webp": (b"RIFF",), "application/pdf": (b"%PDF-",)}
+# Who uploads: the people who add photos, sign certifications or submit completion documents.
+UPLOAD_ACTIONS = ("photo.add", "completion.submit", "om.certify")
+BLOB_QUOTA_BYTES = 5 * 1024**3
+GC_GRACE = dt.timedelta(hours=24)
+
+
+class UploadRefused(ValueError):
+    """An upload this user may not make; `status` is the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def may_upload(user) -> bool:
+    return any(allowed(user, action) for action in UPLOAD_ACTIONS)
+
+
+def check_quota(user, sha: str, adding: int) -> None:
+    """UploadRefused (413) if this upload would take the user past `SYNC_BLOB_QUOTA_BYTES`."""
+    quota = int(setting("SYNC_BLOB_QUOTA_BYTES", BLOB_QUOTA_BYTES))
+    used = db.session.scalar(select(func.coalesce(func.sum(Blob.size), 0))
+                             .where(Blob.uploaded_by_id == user.id)) or 0
+    if used + blob_store().received(sha) + adding > quota:
+        raise UploadRefused(413, f"Your uploads would pass your quota of {quota // 1024**2} MiB; "
+                                 "ask an admin to raise it.")
+
+
+def upload_type(sha: str, declared: str) -> str:
+    """The content type of the upload `sha`, from its first bytes; UploadRefused (415) if not allowed
+    or not what was declared (an empty or generic declaration takes what the bytes say)."""
+    head = blob_store().head(sha)
+    found = next((kind for kind, starts in UPLOAD_TYPES.items()
+                  if head.startswith(starts) and (kind != "image/webp" or head[8:12] == b"WEBP")), None)
+    if found is None:
+        raise UploadRefused(415, "Only photos (JPEG, PNG, WebP) and PDF files may be uploaded.")
+    declared = declared.split(";")[0].strip().lower()
+    if declared not in ("", "application/octet-stream", found):
+        raise UploadRefused(415, f"The file was declared {declared[:60]} but its bytes are {found}.")
+    return found
+
+
+def complete_blob(user, sha: str, declared_type: str) -> int:
+    """Verify an upload (its hash, then its type) and record its Blob row; retries the operations that
+    waited for it. Bytes of a type not allowed are removed again, like bytes with the wrong hash."""
     store = blob_store()
     store.complete(sha)  # HashMismatch discards the bytes
     if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type))
+        try:
+            content_type = upload_type(sha, declared_type)
+        except UploadRefused:
+            store.remove(sha)
+            raise
+        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type,
+                            uploaded_by_id=getattr(user, "id", None)))
         try:
             db.session.commit()
         except IntegrityError:  # completed twice at once: one row is enough
             db.session.rollback()
     return retry_waiting(blob=sha)
+
+
+def referenced_blobs() -> set[str]:
+    """Every blob a record points to: any *sha256 column of any table, and what waiting operations name."""
+    found: set[str] = set()
+    for table in db.metadata.sorted_tables:
+        if table.name == Blob.__tablename__:
+            continue
+        for column in table.columns:
+            if column.name.endswith("sha256"):
+                found |= set(db.session.scalars(select(column).where(column.is_not(None)).distinct()))
+    for payload in db.session.scalars(select(SyncOperation.payload).where(SyncOperation.status == "waiting")):
+        found |= set(_SHA_IN_TEXT.findall(json.dumps(payload)))
+    return found
+
+
+def collect_garbage(grace: dt.timedelta = GC_GRACE, now: dt.datetime | None = None) -> dict[str, int]:
+    """Remove blobs no record points to and abandoned uploads, all older than `grace`.
+
+    Safe to run at any time (from cron): a blob is removed only if no record points to it, both when
+    the list is made and again, under the row's lock, just before; and only once it is older than the
+    grace period, so an upload whose operation has not come yet, or a file stored a moment before its
+    record, is kept.
+    """
+    now = now or utcnow()
+    cutoff = now - grace
+    store, counts = blob_store(), {"blobs": 0, "files": 0, "uploads": 0}
+    referenced = referenced_blobs()
+    for sha in db.session.scalars(select(Blob.sha256).where(Blob.created_at < cutoff)):
+        if sha in referenced:
+            continue
+        blob = db.session.scalar(select(Blob).where(Blob.sha256 == sha).with_for_update())
+        if blob is None or sha in referenced_blobs():
+            db.session.rollback()
+            continue
+        db.session.delete(blob)
+        db.session.commit()
+        counts["blobs"] += store.remove(sha)
+    rows = set(db.session.scalars(select(Blob.sha256)))
+    for sha, stored_at in list(store.stored()):
+        if sha not in rows and sha not in referenced and stored_at < cutoff.timestamp():
+            counts["files"] += store.remove(sha)
+    counts["uploads"] = store.remove_abandoned(cutoff.timestamp())
+    return counts
 
 
 # --- conflicts -----------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ bp = Blueprint("sync", __name__, url_prefix="/sync", cli_group="sync")
 csrf.exempt(bp)
 for _command in cli.COMMANDS:
     bp.cli.add_command(_command)
+bp.record_once(lambda state: [state.app.cli.add_command(group) for group in cli.APP_COMMANDS])
 PUBLIC_ENDPOINTS = {"sync.openapi", "sync.session"}
 
 
@@ -132,6 +133,7 @@ def snapshot(permit_id: str):
 @bp.route("/blobs/<sha>", methods=["GET", "HEAD"])
 def blob_status(sha: str):
     """How many bytes of a blob the server holds, so an upload resumes from there."""
+    _require_uploader()
     store = services.blob_store()
     try:
         received, complete = store.received(sha), store.exists(sha)
@@ -149,13 +151,17 @@ def blob_chunk(sha: str):
     offset = int(offset) if offset.isascii() and offset.isdigit() and len(offset) < 19 else None
     if offset is None:
         return _error(400, "Send the chunk's starting byte in the Upload-Offset header.")
+    _require_uploader()
     chunk = _body(services.setting("SYNC_MAX_CHUNK_BYTES", services.MAX_CHUNK_BYTES))
     store = services.blob_store()
     try:
+        services.check_quota(current_user, sha, len(chunk))
         store.begin(sha)
         received = store.append(sha, offset, chunk)
     except OffsetMismatch as error:
         return _error(409, str(error), received=error.offset, headers={"Upload-Offset": str(error.offset)})
+    except services.UploadRefused as error:
+        return _error(error.status, str(error))
     except BlobError as error:
         return _error(400, str(error))
     return jsonify({"sha256": sha, "received": received}), 200, {"Upload-Offset": str(received)}
@@ -163,10 +169,14 @@ def blob_chunk(sha: str):
 
 @bp.post("/blobs/<sha>/complete")
 def blob_complete(sha: str):
-    """Check the uploaded bytes against their SHA-256 and keep them; a mismatch discards them."""
-    content_type = str((request.get_json(silent=True) or {}).get("content_type") or "application/octet-stream")
+    """Check the uploaded bytes against their SHA-256 and their declared type, and keep them."""
+    _require_uploader()
+    body = request.get_json(silent=True)
+    content_type = body.get("content_type") if isinstance(body, dict) else None
     try:
-        settled = services.complete_blob(sha, content_type[:100])
+        settled = services.complete_blob(current_user, sha, content_type if isinstance(content_type, str) else "")
+    except services.UploadRefused as error:
+        return _error(error.status, str(error))
     except HashMismatch as error:
         return _error(422, str(error), received=0)
     except BlobError as error:
@@ -227,6 +237,13 @@ def resolve_conflict(conflict_id: str):
     services.resolve_conflict(current_user, conflict, record)
     db.session.commit()
     return jsonify(audit.snapshot(conflict))
+
+
+def _require_uploader() -> None:
+    # Photos, signatures and PDFs come from field roles (the permit is checked by the operation that
+    # uses the blob); admins configure, they upload nothing.
+    if not services.may_upload(current_user):
+        abort(403, "Your role does not upload files.")
 
 
 def _require_session(action: str) -> None:
