@@ -18,7 +18,7 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import JSON, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -494,9 +494,19 @@ def person(user: User) -> dict[str, Any]:
 
 # --- blobs ---------------------------------------------------------------------------------------
 
-# What a device may upload: photos (and a drawn signature, a PNG) and PDFs, told by their first bytes.
-UPLOAD_TYPES = {"image/jpeg": (b"\xff\xd8\xff",), "image/png": (b"\x89PNG\r\n\x1a\n",),
-                "image/webp": (b"RIFF",), "application/pdf": (b"%PDF-",)}
+# What a device may upload, told by the first bytes: photos (a drawn signature is a PNG) and PDFs;
+# inspectors and agents also the pipe-run videos a final report names (§380-16 C(4)(e)).
+_SIGNATURES = {
+    "image/jpeg": lambda h: h.startswith(b"\xff\xd8\xff"),
+    "image/png": lambda h: h.startswith(b"\x89PNG\r\n\x1a\n"),
+    "image/webp": lambda h: h.startswith(b"RIFF") and h[8:12] == b"WEBP",
+    "application/pdf": lambda h: h.startswith(b"%PDF-"),
+    "video/mp4": lambda h: h[4:8] == b"ftyp" and h[8:10] != b"qt",
+    "video/quicktime": lambda h: h[4:10] == b"ftypqt",
+    "video/webm": lambda h: h.startswith(b"\x1a\x45\xdf\xa3"),
+}
+_DOCUMENTS = ("image/jpeg", "image/png", "image/webp", "application/pdf")
+UPLOAD_TYPES = {"permittee": _DOCUMENTS, "inspector": tuple(_SIGNATURES), "agent": tuple(_SIGNATURES)}
 # Who uploads: the people who add photos, sign certifications or submit completion documents.
 UPLOAD_ACTIONS = ("photo.add", "completion.submit", "om.certify")
 BLOB_QUOTA_BYTES = 5 * 1024**3
@@ -512,7 +522,8 @@ class UploadRefused(ValueError):
 
 
 def may_upload(user) -> bool:
-    return any(allowed(user, action) for action in UPLOAD_ACTIONS)
+    role_types = UPLOAD_TYPES.get(getattr(user, "role", None))
+    return bool(role_types) and any(allowed(user, action) for action in UPLOAD_ACTIONS)
 
 
 def check_quota(user, sha: str, adding: int) -> None:
@@ -525,14 +536,15 @@ def check_quota(user, sha: str, adding: int) -> None:
                                  "ask an admin to raise it.")
 
 
-def upload_type(sha: str, declared: str) -> str:
-    """The content type of the upload `sha`, from its first bytes; UploadRefused (415) if not allowed
-    or not what was declared (an empty or generic declaration takes what the bytes say)."""
+def upload_type(user, sha: str, declared: str) -> str:
+    """The content type of the upload `sha`, from its first bytes; UploadRefused (415) unless it is one
+    the user's role may upload and what was declared (an empty or generic declaration takes the bytes')."""
     head = blob_store().head(sha)
-    found = next((kind for kind, starts in UPLOAD_TYPES.items()
-                  if head.startswith(starts) and (kind != "image/webp" or head[8:12] == b"WEBP")), None)
-    if found is None:
-        raise UploadRefused(415, "Only photos (JPEG, PNG, WebP) and PDF files may be uploaded.")
+    found = next((kind for kind, matches in _SIGNATURES.items() if matches(head)), None)
+    allowed_types = UPLOAD_TYPES.get(user.role, ())
+    if found not in allowed_types:
+        videos = " and videos (MP4, MOV, WebM)" if "video/mp4" in allowed_types else ""
+        raise UploadRefused(415, f"You may upload only photos (JPEG, PNG, WebP), PDF files{videos}.")
     declared = declared.split(";")[0].strip().lower()
     if declared not in ("", "application/octet-stream", found):
         raise UploadRefused(415, f"The file was declared {declared[:60]} but its bytes are {found}.")
@@ -546,7 +558,7 @@ def complete_blob(user, sha: str, declared_type: str) -> int:
     store.complete(sha)  # HashMismatch discards the bytes
     if db.session.get(Blob, sha) is None:
         try:
-            content_type = upload_type(sha, declared_type)
+            content_type = upload_type(user, sha, declared_type)
         except UploadRefused:
             store.remove(sha)
             raise
@@ -560,7 +572,8 @@ def complete_blob(user, sha: str, declared_type: str) -> int:
 
 
 def referenced_blobs() -> set[str]:
-    """Every blob a record points to: any *sha256 column of any table, and what waiting operations name."""
+    """Every blob a record points to or ever pointed to: any *sha256 column, and any SHA-256 inside a
+    JSON column (a report's pipe videos, a waiting operation's photos, the audit log's snapshots)."""
     found: set[str] = set()
     for table in db.metadata.sorted_tables:
         if table.name == Blob.__tablename__:
@@ -568,8 +581,10 @@ def referenced_blobs() -> set[str]:
         for column in table.columns:
             if column.name.endswith("sha256"):
                 found |= set(db.session.scalars(select(column).where(column.is_not(None)).distinct()))
-    for payload in db.session.scalars(select(SyncOperation.payload).where(SyncOperation.status == "waiting")):
-        found |= set(_SHA_IN_TEXT.findall(json.dumps(payload)))
+            elif isinstance(column.type, JSON):
+                for value in db.session.scalars(select(column).where(column.is_not(None))
+                                                .execution_options(yield_per=1000)):
+                    found |= set(_SHA_IN_TEXT.findall(json.dumps(value)))
     return found
 
 

@@ -91,9 +91,12 @@ def test_gc_removes_unreferenced_old_blobs_and_abandoned_uploads_only(app, clien
     auth = _auth(make.user("inspector"))
     orphan, _ = _upload(client, auth, _jpeg(shade=5), "image/jpeg")
     fresh, _ = _upload(client, auth, _jpeg(shade=6), "image/jpeg")
+    video, _ = _upload(client, auth, b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 400, "video/mp4")
+    # A final report names its pipe video inside its details (JSON), not in a column of its own.
+    make.inspection(permit, "final", details={"videos": {"run-1": {"blob_sha256": video, "reference": None}}})
     store = blob_store()
     old = utcnow() - dt.timedelta(days=3)
-    for sha in (orphan, photo.original_sha256, photo.thumb_sha256):
+    for sha in (orphan, video, photo.original_sha256, photo.thumb_sha256):
         db.session.get(Blob, sha).created_at = old
         _age(store.path(sha), 3)
     db.session.commit()
@@ -113,9 +116,16 @@ def test_gc_removes_unreferenced_old_blobs_and_abandoned_uploads_only(app, clien
     assert "blobs_removed=1 files_removed=1 uploads_removed=1" in result.output
     db.session.expire_all()
     assert db.session.get(Blob, orphan) is None and not store.exists(orphan)
-    for sha in (photo.original_sha256, photo.display_sha256, photo.thumb_sha256, fresh):
+    for sha in (photo.original_sha256, photo.display_sha256, photo.thumb_sha256, fresh, video):
         assert db.session.get(Blob, sha) is not None and store.exists(sha)
     assert store.received(abandoned) == 0 and (store.root / ".partial" / ongoing).exists()
     assert client.get(f"/photos/{photo.id}/thumb").status_code in (200, 302, 401)  # still served or gated
     again = runner.invoke(args=["blobs", "gc"])
     assert "blobs_removed=0 files_removed=0 uploads_removed=0" in again.output
+
+
+def test_an_inspector_uploads_a_pipe_video_a_permittee_does_not(client, make):
+    video = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 400
+    assert _upload(client, _auth(make.user("inspector")), video, "video/mp4")[1].status_code == 200
+    refused = _upload(client, _auth(make.user("permittee")), video + b"\x01", "video/mp4")[1]
+    assert refused.status_code == 415 and "PDF" in refused.json["error"]
