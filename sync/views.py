@@ -109,7 +109,8 @@ def operation(op_id: str):
 def changes():
     """The changes after a cursor to the permits this user may see, one page at a time."""
     cursor = query_int("cursor", 0, 0, 2**63 - 1)
-    limit = query_int("limit", services.PAGE_SIZE, 1, services.PAGE_SIZE)
+    # Any whole number is taken and brought within 1..PAGE_SIZE; anything else is a 400.
+    limit = min(max(query_int("limit", services.PAGE_SIZE, 0, 10**9), 1), services.PAGE_SIZE)
     return jsonify(services.changes(current_user, cursor, limit))
 
 
