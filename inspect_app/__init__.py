@@ -7,9 +7,10 @@ from pathlib import Path
 
 from flask import Flask, redirect, url_for
 from flask_login import current_user
+from werkzeug.middleware.proxy_fix import ProxyFix
 
-from inspect_app import config
-from inspect_app.extensions import csrf, db, htmx, login_manager, migrate
+from inspect_app import config, security
+from inspect_app.extensions import csrf, db, htmx, limiter, login_manager, migrate
 
 __version__ = "0.1.0"
 
@@ -35,14 +36,21 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from inspect_app import models  # noqa: F401  (every table, for SQLAlchemy and Alembic)
 
+    # First: after-request hooks run last-registered first, so this one sees the cookies every other
+    # hook (Flask-Login's remember cookie) has set.
+    security.register(app)
     db.init_app(app)
     migrate.init_app(app, db, directory=str(Path(__file__).parent.parent / "migrations"),
                      render_as_batch=True, compare_type=True)
     login_manager.init_app(app)
     csrf.init_app(app)
     htmx.init_app(app)
+    limiter.init_app(app)
+    if app.config.get("TRUSTED_PROXY_COUNT"):
+        proxies = int(app.config["TRUSTED_PROXY_COUNT"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
-    from inspect_app import cli, errors, templating
+    from inspect_app import cli, errors, inputs, templating
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
@@ -52,6 +60,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.register_blueprint(sync_bp)
     app.register_blueprint(cli.bp)
+    inputs.register(app)
     errors.register(app)
     templating.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups

@@ -14,6 +14,7 @@ import io
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -173,6 +174,42 @@ class BlobStore:
             return sha
         finally:
             tmp.unlink(missing_ok=True)  # gone already if it was moved into place
+
+    def head(self, sha: str, size: int = 16) -> bytes:
+        """The first bytes of the upload of ``sha`` so far (or of the stored blob), to tell its type."""
+        path = self.path(sha) if self.exists(sha) else self._partial_path(sha)
+        try:
+            with open(path, "rb") as f:
+                return f.read(size)
+        except FileNotFoundError:
+            return b""
+
+    def remove(self, sha: str) -> bool:
+        """Delete the stored blob ``sha`` (garbage collection only); False if it was not stored."""
+        try:
+            self.path(sha).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def stored(self) -> Iterator[tuple[str, float]]:
+        """Each stored blob's SHA-256 and the time it was stored (its file's mtime)."""
+        for path in self.root.glob("[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*"):
+            if _SHA256_HEX.fullmatch(path.name) and path.is_file():
+                yield path.name, path.stat().st_mtime
+
+    def remove_abandoned(self, before: float) -> int:
+        """Delete unfinished uploads and temporary files untouched since ``before`` (a timestamp)."""
+        removed = 0
+        for folder in (self._partial, self._tmp):
+            for path in folder.iterdir():
+                try:
+                    if path.stat().st_mtime < before:
+                        path.unlink()
+                        removed += 1
+                except FileNotFoundError:
+                    continue
+        return removed
 
     def _move_into_place(self, source: Path, sha: str) -> None:
         """Atomically give the flushed file ``source`` its final name, read-only."""

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import click
 from flask import Blueprint
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from inspect_app.accounts.services import AccountError, create_user
+from inspect_app.accounts.models import User
+from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction
 
@@ -42,6 +43,44 @@ def users_create(email, name, role, town, pe_number, certification, password) ->
         raise click.ClickException(str(error)) from None
     db.session.commit()
     click.echo(f"Created {user.role} {user.email}")
+
+
+def _user(email: str) -> User:
+    user = db.session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
+    if user is None:
+        raise click.BadParameter(f"no account with the email {email!r}", param_hint="--email")
+    return user
+
+
+@users.command("password")
+@click.option("--email", required=True)
+@click.password_option()
+def users_password(email, password) -> None:
+    """Set a new password; every session of the account ends."""
+    try:
+        change_password(None, _user(email), password)
+    except AccountError as error:
+        raise click.ClickException(str(error)) from None
+    db.session.commit()
+    click.echo(f"New password set for {email}; its sessions have ended.")
+
+
+@users.command("disable")
+@click.option("--email", required=True)
+def users_disable(email) -> None:
+    """Disable an account: it cannot sign in, and every session and device of it stops working."""
+    set_enabled(None, _user(email), False)
+    db.session.commit()
+    click.echo(f"Disabled {email}; its sessions have ended.")
+
+
+@users.command("enable")
+@click.option("--email", required=True)
+def users_enable(email) -> None:
+    """Enable a disabled account again."""
+    set_enabled(None, _user(email), True)
+    db.session.commit()
+    click.echo(f"Enabled {email}.")
 
 
 @bp.cli.group("towns")

@@ -1,6 +1,7 @@
 """Settings: defaults for the embedded (SQLite, local disk) mode, overridden by environment variables."""
 from __future__ import annotations
 
+import datetime as dt
 import os
 import secrets
 from pathlib import Path
@@ -34,6 +35,18 @@ def from_environment(instance_path: Path) -> dict:
         "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
         "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
         "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_HTTPONLY": True,
+        # "Remember me" lasts two weeks, not Flask-Login's year; never readable by scripts.
+        "REMEMBER_COOKIE_DURATION": dt.timedelta(days=14),
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        # How many proxies in front of the app set X-Forwarded-For/-Proto (0: trust none). Behind one
+        # TLS proxy, set 1: requests it forwarded as https get Secure cookies.
+        "TRUSTED_PROXY_COUNT": int(os.environ.get("TRUSTED_PROXY_COUNT", "0")),
+        # Sign-in throttle: failures allowed per account and per address in the window.
+        "SIGNIN_FAILURE_LIMIT": os.environ.get("SIGNIN_FAILURE_LIMIT", "5 per 15 minutes"),
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        "RATELIMIT_HEADERS_ENABLED": True,
         "WTF_CSRF_TIME_LIMIT": None,
         "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
     }

@@ -1,27 +1,60 @@
-"""Error pages in plain words; a refused request never shows a stack trace."""
+"""Error pages in plain words; a refused request never shows a stack trace.
+
+Under /sync/ every answer is JSON, an unknown path included (the blueprint's own handlers only see
+requests routed to it).
+"""
 from __future__ import annotations
 
-from flask import Flask, render_template
+import time
+
+from flask import Flask, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from inspect_app.extensions import db, limiter
+from inspect_app.inputs import NulRefused
+
+TEMPLATES = {400: "errors/400.html", 403: "errors/403.html", 404: "errors/404.html", 429: "errors/429.html",
+             500: "errors/500.html"}
+
+
+def _wants_json() -> bool:
+    return request.path == "/sync" or request.path.startswith("/sync/")
+
+
+def _page(status: int, description: str | None, error=None):
+    if _wants_json():
+        return jsonify({"error": description or "The request was refused."}), status
+    template = TEMPLATES.get(status, TEMPLATES[400] if status < 500 else TEMPLATES[500])
+    return render_template(template, error=error, description=description), status
 
 
 def register(app: Flask) -> None:
-    @app.errorhandler(400)
-    def bad_request(error):
-        return render_template("errors/400.html", error=error, description=getattr(error, "description", None)), 400
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        if error.code is None or error.code < 400 or (error.code not in TEMPLATES and not _wants_json()):
+            return error  # Werkzeug's own plain page
+        return _page(error.code, error.description, error)
 
     @app.errorhandler(CSRFError)
     def csrf_error(error):
-        return render_template("errors/400.html", error=error, description=getattr(error, "description", None)), 400
+        return _page(400, getattr(error, "description", None), error)
 
-    @app.errorhandler(403)
-    def forbidden(error):
-        return render_template("errors/403.html", error=error, description=getattr(error, "description", None)), 403
+    @app.errorhandler(NulRefused)
+    def nul_refused(error: NulRefused):
+        return _page(422, str(error), error)
 
-    @app.errorhandler(404)
-    def not_found(error):
-        return render_template("errors/404.html", error=error, description=getattr(error, "description", None)), 404
+    @app.errorhandler(429)
+    def too_many(error):
+        reset = getattr(limiter.current_limit, "reset_at", None)
+        minutes = max(1, round((reset - time.time()) / 60)) if reset else 15
+        message = (f"Too many failed sign-ins from here or for this account. Try again in {minutes} "
+                   f"minute{'s' if minutes != 1 else ''}.")
+        return _page(429, message, error)
 
     @app.errorhandler(500)
     def server_error(error):
-        return render_template("errors/500.html", error=error, description=getattr(error, "description", None)), 500
+        # The failed transaction must not break the page that says so (it shows who is signed in).
+        db.session.rollback()
+        return _page(500, "The server failed on this request; nothing of it was lost: send it again."
+                     if _wants_json() else getattr(error, "description", None), error)

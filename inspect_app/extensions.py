@@ -1,5 +1,7 @@
 """Extensions made at module level and bound to the app in `create_app` with `init_app`."""
 from flask_htmx import HTMX
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
@@ -27,6 +29,8 @@ migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
 htmx = HTMX()
+# Only sign-in is limited (accounts/views.py); storage is RATELIMIT_STORAGE_URI (in memory by default).
+limiter = Limiter(key_func=get_remote_address, default_limits=[])
 
 
 @event.listens_for(Engine, "connect")

@@ -16,6 +16,19 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+def canonical_uuid(value: object) -> str:
+    """A UUID in its one text form (lower case, hyphenated), so an id sent in upper case is the same id.
+
+    ValueError unless `value` is a UUID written as 36 characters (8-4-4-4-12 hex digits).
+    """
+    if not isinstance(value, str) or len(value) != 36 or value.count("-") != 4:
+        raise ValueError("Must be a UUID, as text.")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise ValueError("Must be a UUID, as text.") from None
+
+
 def utcnow() -> dt.datetime:
     """The current time, timezone-aware in UTC."""
     return dt.datetime.now(dt.UTC)

@@ -1,6 +1,8 @@
 """`flask sync push|pull --server URL --token T`, and device tokens: `flask sync token create|revoke`."""
 from __future__ import annotations
 
+import datetime as dt
+
 import click
 from flask import current_app
 from flask.cli import with_appcontext
@@ -82,3 +84,22 @@ def token_revoke(device_id: str) -> None:
 
 
 COMMANDS = (push_command, pull_command, token_group)
+
+
+@click.group("blobs")
+def blobs_group() -> None:
+    """The blob store (`flask blobs gc`)."""
+
+
+@blobs_group.command("gc")
+@click.option("--grace-hours", type=click.FloatRange(min=1), default=24, show_default=True,
+              help="Keep anything younger than this: an upload whose operation has not come yet.")
+@with_appcontext
+def blobs_gc(grace_hours: float) -> None:
+    """Remove blobs no record points to and abandoned partial uploads (safe to run from cron)."""
+    counts = services.collect_garbage(dt.timedelta(hours=grace_hours))
+    click.echo(" ".join(f"{name}_removed={count}" for name, count in counts.items()))
+
+
+# Top-level groups (`flask blobs ...`), added to the app by the blueprint.
+APP_COMMANDS = (blobs_group,)

@@ -153,3 +153,9 @@ OPENAPI: dict[str, Any] = {
             "responses": {"200": {"description": "Resolved."}}}},
     },
 }
+
+# Any request may be refused (bad input, not signed in, not allowed, too large, too many): always
+# with an Error object, never a page. Documented once for every operation.
+for _path in OPENAPI["paths"].values():
+    for _operation in _path.values():
+        _operation["responses"].setdefault("4XX", ERROR)

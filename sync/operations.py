@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
@@ -34,12 +34,13 @@ from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.stabilization.models import AREA_STATUSES, DisturbedArea
+from inspect_app.types import canonical_uuid
 
 from sync.models import SyncConflict, SyncOperation
 
 SHA256 = r"^[0-9a-f]{64}$"
-UUID = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-RecordId = Field(min_length=1, max_length=36)
+# Ids are compared as text: each is brought to its one form on the way in (upper case resent = same id).
+Uuid = Annotated[str, AfterValidator(canonical_uuid)]
 # A device clock this far off is wrong, not just slow: its times are moved by the measured offset.
 CLOCK_TOLERANCE = dt.timedelta(minutes=5)
 # Report form fields the payload carries itself: its `performed_at` (with its offset) and
@@ -87,6 +88,8 @@ class Op:
     device_time: str
     payload: dict[str, Any]
     model: Any = field(default=None, compare=False)
+    # Reasons it is refused before it is tried (a NUL character): answered, never stored or applied.
+    refused: dict[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -115,10 +118,10 @@ class Payload(BaseModel):
 class PhotoIn(Payload):
     """A photo made on the device: its id, the SHA-256 of its uploaded bytes, caption, finding."""
 
-    id: str = Field(pattern=UUID)
+    id: Uuid
     sha256: str = Field(pattern=SHA256)
     caption: str | None = Field(default=None, max_length=2000)
-    finding_id: str | None = Field(default=None, pattern=UUID)
+    finding_id: Uuid | None = None
 
 
 # --- area.status ---------------------------------------------------------------------------------
@@ -127,7 +130,7 @@ class AreaStatus(Payload):
     status: Literal[AREA_STATUSES]  # type: ignore[valid-type]
     at: AwareDatetime
     note: str | None = Field(default=None, max_length=4000)
-    inspection_id: str | None = Field(default=None, max_length=36)
+    inspection_id: Uuid | None = None
 
 
 def prefetch_areas(ctx: Context, ops: list[Op]) -> None:
@@ -164,36 +167,36 @@ def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, d
 # --- inspection.submit ---------------------------------------------------------------------------
 
 class ActionIn(Payload):
-    id: str = Field(pattern=UUID)
+    id: Uuid
     kind: Literal[ACTION_KINDS]  # type: ignore[valid-type]
     description: str = Field(max_length=5000)
     owner_name: str = Field(max_length=200)
 
 
 class FindingIn(Payload):
-    id: str = Field(pattern=UUID)
+    id: Uuid
     description: str = Field(max_length=5000)
     location: str | None = Field(default=None, max_length=300)
     severity: Literal[SEVERITIES] = "minor"  # type: ignore[valid-type]
     is_violation: bool = False
     citation: str | None = Field(default=None, max_length=120)
-    area_id: str | None = Field(default=None, max_length=36)
-    structure_id: str | None = Field(default=None, max_length=36)
+    area_id: Uuid | None = None
+    structure_id: Uuid | None = None
     actions: list[ActionIn] = Field(default_factory=list, max_length=50)
 
 
 class PunchItemIn(Payload):
-    id: str = Field(pattern=UUID)
+    id: Uuid
     description: str = Field(max_length=2000)
 
 
 class ControlIn(Payload):
-    id: str = Field(pattern=UUID)
+    id: Uuid
     name: str = Field(max_length=120)
 
 
 class InspectionSubmit(Payload):
-    permit_id: str = RecordId
+    permit_id: Uuid
     type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
     performed_at: AwareDatetime
     latitude: float | None = Field(default=None, ge=-90, le=90)
@@ -378,7 +381,7 @@ def _add_photos(ctx: Context, permit: Permit, items: list[PhotoIn], where: str,
 # --- action.close --------------------------------------------------------------------------------
 
 class EvidencePhoto(Payload):
-    id: str = Field(pattern=UUID)
+    id: Uuid
     sha256: str = Field(pattern=SHA256)
     caption: str | None = Field(default=None, max_length=2000)
 
@@ -423,13 +426,13 @@ def apply_action_close(ctx: Context, op: Op, payload: ActionClose) -> tuple[str,
 # --- om.log --------------------------------------------------------------------------------------
 
 class OMLog(Payload):
-    permit_id: str = RecordId
+    permit_id: Uuid
     # Checked by the O&M service, so a wrong value is `rejected` beside its field like on the form.
     kind: str = Field(default="", max_length=40)
     performed_on: str | None = Field(default=None, max_length=40)
     description: str = Field(default="", max_length=4000)
     performed_by: str = Field(default="", max_length=200)
-    structure_id: str | None = Field(default=None, max_length=36)
+    structure_id: Uuid | None = None
     material_type: str | None = Field(default=None, max_length=200)
     disposal_location: str | None = Field(default=None, max_length=300)
     photos: list[PhotoIn] = Field(default_factory=list, max_length=50)
@@ -461,7 +464,7 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
 # --- om.certify ----------------------------------------------------------------------------------
 
 class OMCertify(Payload):
-    permit_id: str = RecordId
+    permit_id: Uuid
     period_start: dt.date
     signer_name: str = Field(default="", max_length=200)
     signature_sha256: str | None = Field(default=None, pattern=SHA256)
@@ -485,7 +488,7 @@ def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dic
 # --- notice.give ---------------------------------------------------------------------------------
 
 class NoticeGive(Payload):
-    permit_id: str = RecordId
+    permit_id: Uuid
     inspection_type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
     planned_for: AwareDatetime
     note: str | None = Field(default=None, max_length=4000)
@@ -509,14 +512,14 @@ def apply_notice_give(ctx: Context, op: Op, payload: NoticeGive) -> tuple[str, d
 # --- photo.attach --------------------------------------------------------------------------------
 
 class PhotoAttach(Payload):
-    permit_id: str = RecordId
+    permit_id: Uuid
     original_sha256: str = Field(pattern=SHA256)
     caption: str | None = Field(default=None, max_length=2000)
-    inspection_id: str | None = Field(default=None, max_length=36)
-    finding_id: str | None = Field(default=None, max_length=36)
-    corrective_action_id: str | None = Field(default=None, max_length=36)
-    log_entry_id: str | None = Field(default=None, max_length=36)
-    structure_id: str | None = Field(default=None, max_length=36)
+    inspection_id: Uuid | None = None
+    finding_id: Uuid | None = None
+    corrective_action_id: Uuid | None = None
+    log_entry_id: Uuid | None = None
+    structure_id: Uuid | None = None
 
 
 def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str, dict[str, Any]]:

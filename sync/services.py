@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import secrets
 import time
 import uuid
@@ -17,15 +18,16 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import and_, bindparam, func, or_, select, update
+from sqlalchemy import JSON, and_, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import hidden_draft_parts, shown, visible_permits
+from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, visible_permits
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
+from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
@@ -33,7 +35,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import utcnow
+from inspect_app.types import canonical_uuid, utcnow
 
 from sync.models import SyncConflict, SyncDevice, SyncOperation
 from sync.operations import KINDS, Context, Duplicate, Op, Rejected, Waiting
@@ -43,6 +45,7 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_CHUNK_BYTES = 8 * 1024 * 1024
 MAX_BLOB_BYTES = 512 * 1024 * 1024
 PAGE_SIZE = 500
+MAX_REVISION = 2**31 - 1  # revisions are 32-bit integer columns
 COMMIT_EVERY = 200
 BACKFILL_LIMIT = 3
 # Records that can conflict, by table: their model and who may reconcile them.
@@ -50,6 +53,7 @@ CONFLICT_ENTITIES: dict[str, tuple[type, str]] = {
     "disturbed_areas": (DisturbedArea, "area.edit"),
     "corrective_actions": (CorrectiveAction, "action.close"),
 }
+_SHA_IN_TEXT = re.compile(r"\b[0-9a-f]{64}\b")
 _OP_FIELDS = {"op_id", "kind", "record_id", "base_revision", "device_time", "payload"}
 
 
@@ -76,7 +80,7 @@ def blob_store() -> BlobStore:
 def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
     """The operations of a push body and the device clock's offset; BatchError if anything is wrong."""
     try:
-        batch = json.loads(body)
+        batch = inputs.loads(body)
     except (UnicodeDecodeError, ValueError) as error:
         raise BatchError(400, f"The body is not valid JSON: {error}.") from None
     if not isinstance(batch, dict) or not isinstance(batch.get("ops"), list):
@@ -110,25 +114,29 @@ def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
 
 
 def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
-    """One operation checked for shape and types, with field-level reasons when it is wrong."""
+    """One operation checked for shape and types, with field-level reasons when it is wrong.
+
+    Ids come out in their one text form (`canonical_uuid`), so an id resent in upper case is the same.
+    An operation whose only fault is a NUL character somewhere is not malformed: it is answered
+    `rejected` on its own (`Op.refused`), so the rest of the batch is applied and the outbox moves on.
+    """
     if not isinstance(raw, dict):
         return None, {"": "An operation must be a JSON object."}
     reasons = {f: "Unknown field." for f in set(raw) - _OP_FIELDS}
     reasons |= {f: "Required." for f in _OP_FIELDS - set(raw) - {"base_revision"}}
-    op_id, kind, record_id = raw.get("op_id"), raw.get("kind"), raw.get("record_id")
-    if "op_id" in raw and not _is_uuid(op_id):
+    op_id, kind, record_id = _uuid(raw.get("op_id")), raw.get("kind"), _uuid(raw.get("record_id"))
+    if "op_id" in raw and op_id is None:
         reasons["op_id"] = "Must be a UUID made on the device, as text."
-    if "kind" in raw and kind not in KINDS:
-        reasons["kind"] = f"Unknown kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}."
-    if "record_id" in raw and not (isinstance(record_id, str) and 1 <= len(record_id) <= 36):
-        reasons["record_id"] = "Must be text of 1 to 36 characters."
+    if "kind" in raw and not (isinstance(kind, str) and kind in KINDS):
+        reasons["kind"] = f"Unknown kind {str(kind)[:40]!r}; known kinds: {', '.join(sorted(KINDS))}."
+        kind = None
+    if "record_id" in raw and record_id is None:
+        reasons["record_id"] = "Must be the record's id: a UUID, as text."
     base = raw.get("base_revision")
-    if base is not None and (type(base) is not int or base < 1):
-        reasons["base_revision"] = "Must be a whole number from 1, or null."
+    if base is not None and (type(base) is not int or not 1 <= base <= MAX_REVISION):
+        reasons["base_revision"] = f"Must be a whole number from 1 to {MAX_REVISION}, or null."
     if "device_time" in raw and _aware_time(raw["device_time"]) is None:
         reasons["device_time"] = "Must be an ISO 8601 time with its UTC offset."
-    if kind in KINDS and KINDS[kind].creates and "record_id" in raw and not _is_uuid(record_id):
-        reasons["record_id"] = "Must be the new record's id: a UUID made on the device, as text."
     payload, model = raw.get("payload"), None
     if "payload" in raw and not isinstance(payload, dict):
         reasons["payload"] = "Must be a JSON object."
@@ -139,9 +147,21 @@ def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
             for problem in error.errors():
                 where = ".".join(str(p) for p in problem["loc"])
                 reasons[f"payload.{where}" if where else "payload"] = problem["msg"]
+    nul = inputs.nul_fields(payload, "payload") if isinstance(payload, dict) else []
     if reasons:
-        return None, reasons
-    return Op(op_id, kind, record_id, base, raw["device_time"], payload, model), {}
+        if nul and op_id is not None and set(reasons) <= set(nul):
+            reasons = {}  # the NUL is the fault: answered on its own below
+        else:
+            return None, reasons
+    refused = {path: "Contains a NUL character (\\0), which cannot be stored." for path in nul}
+    return Op(op_id, kind, record_id, base, raw["device_time"], payload, model, refused=refused or None), {}
+
+
+def _uuid(value: Any) -> str | None:
+    try:
+        return canonical_uuid(value)
+    except ValueError:
+        return None
 
 
 def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta) -> list[dict[str, Any]]:
@@ -169,7 +189,10 @@ def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta)
             _prefetch(ctx, [op for op in ops[start:start + every] if op.op_id not in stored])
             for op in ops[start:start + every]:
                 row = stored.get(op.op_id)
-                if row is None:
+                if row is None and op.refused:
+                    answers.append({"op_id": op.op_id, "status": "rejected", "record_id": op.record_id,
+                                    "reasons": op.refused})  # not stored: it can hold no NUL
+                elif row is None:
                     answers.append(_apply_new(ctx, op))
                 elif row.status == "waiting":
                     answers.append(_retry_one(op.op_id) or _answer_stored(op.op_id))
@@ -482,17 +505,128 @@ def person(user: User) -> dict[str, Any]:
 
 # --- blobs ---------------------------------------------------------------------------------------
 
-def complete_blob(sha: str, content_type: str) -> int:
-    """Verify an upload and record its Blob row; retries the operations that waited for it."""
+# What a device may upload, told by the first bytes: photos (a drawn signature is a PNG) and PDFs;
+# inspectors and agents also the pipe-run videos a final report names (§380-16 C(4)(e)).
+_SIGNATURES = {
+    "image/jpeg": lambda h: h.startswith(b"\xff\xd8\xff"),
+    "image/png": lambda h: h.startswith(b"\x89PNG\r\n\x1a\n"),
+    "image/webp": lambda h: h.startswith(b"RIFF") and h[8:12] == b"WEBP",
+    "application/pdf": lambda h: h.startswith(b"%PDF-"),
+    "video/mp4": lambda h: h[4:8] == b"ftyp" and h[8:10] != b"qt",
+    "video/quicktime": lambda h: h[4:10] == b"ftypqt",
+    "video/webm": lambda h: h.startswith(b"\x1a\x45\xdf\xa3"),
+}
+_DOCUMENTS = ("image/jpeg", "image/png", "image/webp", "application/pdf")
+UPLOAD_TYPES = {"permittee": _DOCUMENTS, "inspector": tuple(_SIGNATURES), "agent": tuple(_SIGNATURES)}
+# Who uploads: the people who add photos, sign certifications or submit completion documents.
+UPLOAD_ACTIONS = ("photo.add", "completion.submit", "om.certify")
+BLOB_QUOTA_BYTES = 5 * 1024**3
+GC_GRACE = dt.timedelta(hours=24)
+
+
+class UploadRefused(ValueError):
+    """An upload this user may not make; `status` is the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def may_upload(user) -> bool:
+    role_types = UPLOAD_TYPES.get(getattr(user, "role", None))
+    return bool(role_types) and any(allowed(user, action) for action in UPLOAD_ACTIONS)
+
+
+def check_quota(user, sha: str, adding: int) -> None:
+    """UploadRefused (413) if this upload would take the user past `SYNC_BLOB_QUOTA_BYTES`."""
+    quota = int(setting("SYNC_BLOB_QUOTA_BYTES", BLOB_QUOTA_BYTES))
+    used = db.session.scalar(select(func.coalesce(func.sum(Blob.size), 0))
+                             .where(Blob.uploaded_by_id == user.id)) or 0
+    if used + blob_store().received(sha) + adding > quota:
+        raise UploadRefused(413, f"Your uploads would pass your quota of {quota // 1024**2} MiB; "
+                                 "ask an admin to raise it.")
+
+
+def upload_type(user, sha: str, declared: str) -> str:
+    """The content type of the upload `sha`, from its first bytes; UploadRefused (415) unless it is one
+    the user's role may upload and what was declared (an empty or generic declaration takes the bytes')."""
+    head = blob_store().head(sha)
+    found = next((kind for kind, matches in _SIGNATURES.items() if matches(head)), None)
+    allowed_types = UPLOAD_TYPES.get(user.role, ())
+    if found not in allowed_types:
+        videos = " and videos (MP4, MOV, WebM)" if "video/mp4" in allowed_types else ""
+        raise UploadRefused(415, f"You may upload only photos (JPEG, PNG, WebP), PDF files{videos}.")
+    declared = declared.split(";")[0].strip().lower()
+    if declared not in ("", "application/octet-stream", found):
+        raise UploadRefused(415, f"The file was declared {declared[:60]} but its bytes are {found}.")
+    return found
+
+
+def complete_blob(user, sha: str, declared_type: str) -> int:
+    """Verify an upload (its hash, then its type) and record its Blob row; retries the operations that
+    waited for it. Bytes of a type not allowed are removed again, like bytes with the wrong hash."""
     store = blob_store()
     store.complete(sha)  # HashMismatch discards the bytes
     if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type))
+        try:
+            content_type = upload_type(user, sha, declared_type)
+        except UploadRefused:
+            store.remove(sha)
+            raise
+        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type,
+                            uploaded_by_id=getattr(user, "id", None)))
         try:
             db.session.commit()
         except IntegrityError:  # completed twice at once: one row is enough
             db.session.rollback()
     return retry_waiting(blob=sha)
+
+
+def referenced_blobs() -> set[str]:
+    """Every blob a record points to or ever pointed to: any *sha256 column, and any SHA-256 inside a
+    JSON column (a report's pipe videos, a waiting operation's photos, the audit log's snapshots)."""
+    found: set[str] = set()
+    for table in db.metadata.sorted_tables:
+        if table.name == Blob.__tablename__:
+            continue
+        for column in table.columns:
+            if column.name.endswith("sha256"):
+                found |= set(db.session.scalars(select(column).where(column.is_not(None)).distinct()))
+            elif isinstance(column.type, JSON):
+                for value in db.session.scalars(select(column).where(column.is_not(None))
+                                                .execution_options(yield_per=1000)):
+                    found |= set(_SHA_IN_TEXT.findall(json.dumps(value)))
+    return found
+
+
+def collect_garbage(grace: dt.timedelta = GC_GRACE, now: dt.datetime | None = None) -> dict[str, int]:
+    """Remove blobs no record points to and abandoned uploads, all older than `grace`.
+
+    Safe to run at any time (from cron): a blob is removed only if no record points to it, both when
+    the list is made and again, under the row's lock, just before; and only once it is older than the
+    grace period, so an upload whose operation has not come yet, or a file stored a moment before its
+    record, is kept.
+    """
+    now = now or utcnow()
+    cutoff = now - grace
+    store, counts = blob_store(), {"blobs": 0, "files": 0, "uploads": 0}
+    referenced = referenced_blobs()
+    for sha in db.session.scalars(select(Blob.sha256).where(Blob.created_at < cutoff)):
+        if sha in referenced:
+            continue
+        blob = db.session.scalar(select(Blob).where(Blob.sha256 == sha).with_for_update())
+        if blob is None or sha in referenced_blobs():
+            db.session.rollback()
+            continue
+        db.session.delete(blob)
+        db.session.commit()
+        counts["blobs"] += store.remove(sha)
+    rows = set(db.session.scalars(select(Blob.sha256)))
+    for sha, stored_at in list(store.stored()):
+        if sha not in rows and sha not in referenced and stored_at < cutoff.timestamp():
+            counts["files"] += store.remove(sha)
+    counts["uploads"] = store.remove_abandoned(cutoff.timestamp())
+    return counts
 
 
 # --- conflicts -----------------------------------------------------------------------------------
@@ -554,16 +688,6 @@ def device_for_token(token: str) -> SyncDevice | None:
         return None
     user = db.session.get(User, device.user_id)
     return device if user is not None and user.is_enabled else None
-
-
-def _is_uuid(value: Any) -> bool:
-    if not isinstance(value, str) or len(value) != 36:
-        return False
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _aware_time(value: Any) -> dt.datetime | None:

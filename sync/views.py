@@ -19,6 +19,7 @@ from inspect_app.accounts.policy import allowed, managed_users, manages, visible
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
+from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
 from inspect_app.types import utcnow
 
@@ -31,6 +32,7 @@ bp = Blueprint("sync", __name__, url_prefix="/sync", cli_group="sync")
 csrf.exempt(bp)
 for _command in cli.COMMANDS:
     bp.cli.add_command(_command)
+bp.record_once(lambda state: [state.app.cli.add_command(group) for group in cli.APP_COMMANDS])
 PUBLIC_ENDPOINTS = {"sync.openapi", "sync.session"}
 
 
@@ -106,8 +108,9 @@ def operation(op_id: str):
 @bp.get("/changes")
 def changes():
     """The changes after a cursor to the permits this user may see, one page at a time."""
-    cursor = request.args.get("cursor", 0, type=int)
-    limit = min(max(request.args.get("limit", services.PAGE_SIZE, type=int), 1), services.PAGE_SIZE)
+    cursor = query_int("cursor", 0, 0, 2**63 - 1)
+    # Any whole number is taken and brought within 1..PAGE_SIZE; anything else is a 400.
+    limit = min(max(query_int("limit", services.PAGE_SIZE, 0, 10**9), 1), services.PAGE_SIZE)
     return jsonify(services.changes(current_user, cursor, limit))
 
 
@@ -131,6 +134,7 @@ def snapshot(permit_id: str):
 @bp.route("/blobs/<sha>", methods=["GET", "HEAD"])
 def blob_status(sha: str):
     """How many bytes of a blob the server holds, so an upload resumes from there."""
+    _require_uploader()
     store = services.blob_store()
     try:
         received, complete = store.received(sha), store.exists(sha)
@@ -144,16 +148,21 @@ def blob_status(sha: str):
 @bp.put("/blobs/<sha>")
 def blob_chunk(sha: str):
     """Add a chunk at the offset given in the `Upload-Offset` header."""
-    offset = request.headers.get("Upload-Offset", type=int)
-    if offset is None or offset < 0:
+    offset = request.headers.get("Upload-Offset", "")
+    offset = int(offset) if offset.isascii() and offset.isdigit() and len(offset) < 19 else None
+    if offset is None:
         return _error(400, "Send the chunk's starting byte in the Upload-Offset header.")
+    _require_uploader()
     chunk = _body(services.setting("SYNC_MAX_CHUNK_BYTES", services.MAX_CHUNK_BYTES))
     store = services.blob_store()
     try:
+        services.check_quota(current_user, sha, len(chunk))
         store.begin(sha)
         received = store.append(sha, offset, chunk)
     except OffsetMismatch as error:
         return _error(409, str(error), received=error.offset, headers={"Upload-Offset": str(error.offset)})
+    except services.UploadRefused as error:
+        return _error(error.status, str(error))
     except BlobError as error:
         return _error(400, str(error))
     return jsonify({"sha256": sha, "received": received}), 200, {"Upload-Offset": str(received)}
@@ -161,10 +170,14 @@ def blob_chunk(sha: str):
 
 @bp.post("/blobs/<sha>/complete")
 def blob_complete(sha: str):
-    """Check the uploaded bytes against their SHA-256 and keep them; a mismatch discards them."""
-    content_type = str((request.get_json(silent=True) or {}).get("content_type") or "application/octet-stream")
+    """Check the uploaded bytes against their SHA-256 and their declared type, and keep them."""
+    _require_uploader()
+    body = request.get_json(silent=True)
+    content_type = body.get("content_type") if isinstance(body, dict) else None
     try:
-        settled = services.complete_blob(sha, content_type[:100])
+        settled = services.complete_blob(current_user, sha, content_type if isinstance(content_type, str) else "")
+    except services.UploadRefused as error:
+        return _error(error.status, str(error))
     except HashMismatch as error:
         return _error(422, str(error), received=0)
     except BlobError as error:
@@ -230,6 +243,13 @@ def resolve_conflict(conflict_id: str):
     services.resolve_conflict(current_user, conflict, record)
     db.session.commit()
     return jsonify(audit.snapshot(conflict))
+
+
+def _require_uploader() -> None:
+    # Photos, signatures and PDFs come from field roles (the permit is checked by the operation that
+    # uses the blob); admins configure, they upload nothing.
+    if not services.may_upload(current_user):
+        abort(403, "Your role does not upload files.")
 
 
 def _require_session(action: str) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).parent))
 
 from inspect_app import create_app  # noqa: E402
-from inspect_app.extensions import db  # noqa: E402
+from inspect_app.extensions import db, limiter  # noqa: E402
 
 
 def _database_url(tmp_root: Path) -> str:
@@ -82,6 +82,7 @@ def app(database_url, tmp_path):
         "WEATHER_ENDPOINT": "http://127.0.0.1:9",
     })
     app.test_client_class = IsolatedClient
+    limiter.reset()  # no sign-in failures counted from an earlier test
     with app.app_context():
         _empty_tables()
         yield app

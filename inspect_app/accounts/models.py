@@ -5,7 +5,7 @@ import datetime as dt
 
 from flask import current_app
 from flask_login import UserMixin
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import Boolean, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -35,12 +35,23 @@ class User(UserMixin, db.Model):
     # one replaces it, and the old link stops working.
     calendar_key: Mapped[str | None] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Part of every session and remember-me cookie (`get_id`): raising it (logout, a new password, the
+    # account disabled) ends them all, on every device.
+    session_version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
 
     jurisdiction = relationship("Jurisdiction")
 
     @property
     def is_active(self) -> bool:  # Flask-Login: a disabled account cannot log in
         return self.is_enabled
+
+    def get_id(self) -> str:
+        """What Flask-Login keeps in the session and the remember cookie: the id and the session version."""
+        return f"{self.id}:{self.session_version}"
+
+    def end_sessions(self) -> None:
+        """Every session and remember-me cookie of this user stops working at its next request."""
+        self.session_version = (self.session_version or 1) + 1
 
     @property
     def display_name(self) -> str:

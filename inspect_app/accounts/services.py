@@ -1,8 +1,12 @@
 """Creating accounts and checking sign-ins."""
 from __future__ import annotations
 
+import secrets
+
 from email_validator import EmailNotValidError, validate_email
+from flask import current_app
 from sqlalchemy import func, select
+from werkzeug.security import check_password_hash, generate_password_hash
 
 from inspect_app.accounts.models import ROLES, User
 from inspect_app.audit import services as audit
@@ -44,9 +48,52 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
     return user
 
 
+def end_sessions(user: User) -> None:
+    """Sign the user out everywhere: every session and remember-me cookie stops working."""
+    user.end_sessions()
+    db.session.flush()
+
+
+def change_password(actor, user: User, password: str) -> User:
+    """A new password; every session of the user ends (whoever held an old cookie must sign in again)."""
+    if len(password) < 8:
+        raise AccountError("password: at least 8 characters")
+    user.set_password(password)
+    user.end_sessions()
+    audit.record(actor, "user.password_change", user)
+    return user
+
+
+def set_enabled(actor, user: User, enabled: bool) -> User:
+    """Enable or disable an account; disabling ends every session and remember-me cookie at once."""
+    before = audit.snapshot(user)
+    user.is_enabled = enabled
+    if not enabled:
+        user.end_sessions()
+    audit.record(actor, "user.enable" if enabled else "user.disable", user, before)
+    return user
+
+
 def authenticate(email: str, password: str) -> User | None:
-    """The enabled user with this email and password, or None."""
+    """The enabled user with this email and password, or None.
+
+    An unknown email costs the same password hash as a known one, so the time taken does not tell
+    whether an account exists.
+    """
     user = db.session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
-    if user is None or not user.is_enabled or not user.check_password(password):
+    if user is None:
+        check_password_hash(_dummy_hash(), password)
+        return None
+    if not user.check_password(password) or not user.is_enabled:
         return None
     return user
+
+
+def _dummy_hash() -> str:
+    method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt")
+    if method not in _DUMMY_HASHES:
+        _DUMMY_HASHES[method] = generate_password_hash(secrets.token_hex(16), method=method)
+    return _DUMMY_HASHES[method]
+
+
+_DUMMY_HASHES: dict[str, str] = {}

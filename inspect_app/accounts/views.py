@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, redirect, render_template, request, url_for
-from flask_login import login_required, login_user, logout_user
+from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask_login import current_user, login_required, login_user, logout_user
 
 from inspect_app.accounts.forms import LoginForm
 from inspect_app.accounts.models import User
-from inspect_app.accounts.services import authenticate
-from inspect_app.extensions import db, login_manager
+from inspect_app.accounts.services import authenticate, end_sessions
+from inspect_app.extensions import db, limiter, login_manager
 
 bp = Blueprint("accounts", __name__)
 login_manager.login_view = "accounts.login"
@@ -17,8 +17,13 @@ login_manager.login_message = "Please log in to continue."
 
 
 @login_manager.user_loader
-def load_user(user_id: str) -> User | None:
-    return db.session.get(User, user_id)
+def load_user(session_id: str) -> User | None:
+    """The user of a session or remember cookie, unless its sessions were ended since it was made."""
+    user_id, _, version = session_id.partition(":")
+    user = db.session.get(User, user_id) if version else None
+    if user is None or str(user.session_version) != version or not user.is_enabled:
+        return None
+    return user
 
 
 def _safe_next(target: str | None) -> str:
@@ -28,7 +33,23 @@ def _safe_next(target: str | None) -> str:
     return url_for("home")
 
 
+def _signin_limit() -> str:
+    return current_app.config["SIGNIN_FAILURE_LIMIT"]
+
+
+def _account() -> str:
+    return "account:" + request.form.get("email", "").strip().lower()[:254]
+
+
+def _failed(response) -> bool:
+    return response.status_code == 422
+
+
+# Failed sign-ins only (a 422) count, per address and per account: after a handful, 429 for the
+# rest of the window, then the owner can sign in again (never locked out for good).
 @bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(_signin_limit, methods=["POST"], deduct_when=_failed, scope="signin-address")
+@limiter.limit(_signin_limit, key_func=_account, methods=["POST"], deduct_when=_failed, scope="signin-account")
 def login():
     """Show the sign-in form and sign people in."""
     form = LoginForm()
@@ -45,6 +66,8 @@ def login():
 @bp.post("/logout")
 @login_required
 def logout():
-    """Sign out."""
+    """Sign out, here and on every other device (a copied cookie stops working too)."""
+    end_sessions(current_user)
+    db.session.commit()
     logout_user()
     return redirect(url_for("accounts.login"), code=303)

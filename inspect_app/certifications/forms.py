@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import (
-    BooleanField, DateField, DecimalField, EmailField, HiddenField, IntegerField, RadioField, SelectChoice,
-    SelectField, StringField, TextAreaField,
+    BooleanField, EmailField, HiddenField, RadioField, SelectChoice, SelectField, StringField, TextAreaField,
 )
 from wtforms.validators import DataRequired, Email, InputRequired, Length, NumberRange, Optional
 
 from inspect_app.certifications.models import LOG_KINDS, PARTY_ROLES
+from inspect_app.fields import DateField, DecimalField, IntegerField
 
 PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible (maintenance and repairs)",
                      "operational": "Responsible for operation and maintenance"}

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import BooleanField, DecimalField, RadioField, SelectChoice, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, RadioField, SelectChoice, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
+
+from inspect_app.fields import DecimalField
 
 
 class OMPlanForm(FlaskForm):

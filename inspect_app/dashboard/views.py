@@ -12,6 +12,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
 from inspect_app.dashboard import exports, obligations, services
 from inspect_app.extensions import db
+from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.types import utcnow
 
@@ -38,14 +39,12 @@ def _filters() -> services.Filters:
     """The dashboard's query string, with anything unknown dropped rather than refused."""
     args = request.args
     kind, sort = args.get("kind", ""), args.get("sort", "late")
-    days = args.get("days", "7")
-    page = args.get("page", "1")
     return services.Filters(
         town=args.get("town", ""), inspector=args.get("inspector", ""),
         kind=kind if kind in services.KINDS else "", sort=sort if sort in services.SORTS else "late",
         upcoming=args.get("upcoming") == "1",
-        days=min(int(days), 365) if days.isdigit() and int(days) > 0 else 7,
-        page=int(page) if page.isdigit() and int(page) > 0 else 1,
+        days=query_int("days", 7, 1, 365, refuse=False),
+        page=query_int("page", 1, 1, 100_000, refuse=False),
     )
 
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import BooleanField, DateTimeLocalField, SelectChoice, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
+from inspect_app.fields import DateTimeLocalField
 from inspect_app.findings.models import SEVERITIES
 from inspect_app.permits.models import Permit
 

@@ -12,10 +12,11 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from werkzeug.datastructures import MultiDict
-from wtforms import DateTimeLocalField, FloatField, HiddenField, SelectChoice, SelectField, TextAreaField
+from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
 from inspect_app.extensions import db
+from inspect_app.fields import DateTimeLocalField, FloatField
 from inspect_app.inspections import services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, Inspection
 from inspect_app.photos.models import Blob

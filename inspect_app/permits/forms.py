@@ -3,15 +3,12 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import SelectChoice
-from wtforms import (
-    BooleanField, DateField, DateTimeLocalField, DecimalField, EmailField, FloatField, IntegerField, RadioField, SelectField,
-    StringField,
-    TextAreaField,
-)
+from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField
 from wtforms.validators import (
     DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError,
 )
 
+from inspect_app.fields import DateField, DateTimeLocalField, DecimalField, FloatField, IntegerField
 from inspect_app.permits.models import STRUCTURE_KINDS
 from inspect_app.stabilization.models import AREA_STATUSES
 from inspect_app.templating import humanize

@@ -9,6 +9,7 @@ from wtforms import SelectChoice
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
 from inspect_app.extensions import db, htmx
+from inspect_app.inputs import query_int
 from inspect_app.permits import services
 from inspect_app.permits.forms import (
     AreaForm, AreaStatusForm, AssignmentForm, PermitForm, StatusForm, StructureForm,
@@ -97,7 +98,7 @@ def index():
     if inspector:
         query = query.where(Permit.id.in_(select(PermitAssignment.permit_id)
                                           .where(PermitAssignment.user_id == inspector)))
-    page = db.paginate(query, per_page=50, error_out=False)
+    page = db.paginate(query, page=query_int("page", 1, 1, 100_000, refuse=False), per_page=50, error_out=False)
     inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
     response = render_template("permits/index.html", page=page, towns=_jurisdictions(),
                                statuses=PERMIT_STATUSES, inspectors=list(inspectors),

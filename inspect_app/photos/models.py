@@ -19,6 +19,8 @@ class Blob(db.Model):
     size: Mapped[int] = mapped_column(BigInteger)
     content_type: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Who uploaded it through /sync/blobs (their quota counts it); None when the server stored it.
+    uploaded_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
 
 
 class Photo(db.Model):

@@ -20,6 +20,11 @@ from PIL import ExifTags, Image, ImageFile, UnidentifiedImageError
 
 MAX_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = 50_000_000
+# Beyond any camera (a 50 MP phone is 8160 px long) or panorama (about 4:1): refused from the header.
+MAX_EDGE = 16_384
+MAX_ASPECT = 12
+# A JPEG spends at least one bit on every 8×8 block, even of a blank picture: 512 pixels per byte.
+JPEG_MAX_PIXELS_PER_BYTE = 512
 DISPLAY_LONG_EDGE = 2048
 # JPEG draft mode decodes at 1/2, 1/4 or 1/8 scale. A 12 MP photo (4000 px) decoded at half scale is
 # 2000 px: close enough to 2048 for viewing, at a quarter of the decoding work, so draft may stop here.
@@ -182,10 +187,27 @@ def _open_photo(stream: BinaryIO, max_pixels: int) -> Iterator[ImageFile.ImageFi
                 f"The image has too many pixels: {width}×{height} is {_megapixels(width * height)} MP;"
                 f" the limit is {_megapixels(max_pixels)} MP."
             )
+        _check_dimensions(im, width, height, stream)
         try:
             yield im
         except _DECODER_ERRORS as exc:
             raise PhotoRejected(f"The photo is damaged and cannot be read ({exc}).") from None
+
+
+def _check_dimensions(im: ImageFile.ImageFile, width: int, height: int, stream: BinaryIO) -> None:
+    """Refuse, from the header alone, sizes no photo has and headers the file's bytes cannot back."""
+    if width < 1 or height < 1 or max(width, height) > MAX_EDGE:
+        raise PhotoRejected(f"The image is {width}×{height} pixels; each side may be at most {MAX_EDGE} pixels.")
+    if max(width, height) > MAX_ASPECT * min(width, height):
+        raise PhotoRejected(f"The image is {width}×{height} pixels: longer than {MAX_ASPECT} times its width is "
+                            "not a photo.")
+    if im.format in ("JPEG", "MPO"):
+        position = stream.tell()
+        byte_size = stream.seek(0, io.SEEK_END)
+        stream.seek(position)
+        if width * height > byte_size * JPEG_MAX_PIXELS_PER_BYTE:
+            raise PhotoRejected(f"The photo's header says {width}×{height} pixels, far more than its {byte_size} "
+                                "bytes can hold: the file is damaged or forged.")
 
 
 def _pillow_open(stream: BinaryIO, formats: tuple[str, ...] | None) -> ImageFile.ImageFile:

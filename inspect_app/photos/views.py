@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 
 from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, shown
 from inspect_app.extensions import db, htmx
+from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services
 from inspect_app.photos.forms import CaptionForm, PhotoUploadForm
@@ -156,7 +157,8 @@ def file(photo_id: str, kind: str):
 def index(permit_id: str):
     """Every photo of a permit, newest first, with what each is attached to."""
     permit = permit_or_404(permit_id)
-    page = db.paginate(_permit_photos(permit), per_page=60, error_out=False)
+    page = db.paginate(_permit_photos(permit), page=query_int("page", 1, 1, 100_000, refuse=False),
+                       per_page=60, error_out=False)
     return render_template("photos/index.html", permit=permit, page=page,
                            attached=services.attachments(page.items))
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.blobstore import BlobStore
@@ -90,7 +92,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.fill("#log-performed_by", "Acme Site Services")
     page.fill("#log-performed_on", WORK_DAY.isoformat())  # inside the period that is over
     page.set_input_files("#log-photos", [photo_file("before.jpg", photos[0]), photo_file("after.jpg", photos[1])])
-    page.wait_for_function("document.querySelectorAll('[data-om-photo-list] li').length === 2")
+    expect(page.locator("[data-om-photo-list] li")).to_have_count(2)
     page.wait_for_timeout(400)  # the draft is saved a moment after typing stops
     page.reload()
     _wait_for_om_form(page)
@@ -119,7 +121,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     assert "Tick the box to make the certification." in page.inner_text("#cert-agree-error")
     page.check("#cert-agree")
     _draw(page, "#cert-signature-canvas")
-    page.wait_for_function("document.querySelector('[data-signature-value]').value.startsWith('data:image/png')")
+    expect(page.locator("[data-signature-value]")).to_have_value(re.compile("^data:image/png"))
     page.click("form[data-offline-om] button[type=submit]")
     page.wait_for_selector(f"#om-message:has-text('{SAVED}')")
     page.wait_for_selector("#outbox-badge[data-count='2']")

@@ -11,6 +11,7 @@ import socket
 import threading
 
 from PIL import Image, ImageDraw
+from playwright.sync_api import expect
 
 from factories import PASSWORD
 
@@ -90,14 +91,14 @@ def add_finding(page, description: str, violation: bool = True, action: str | No
         page.fill("#action-owner_name", "Site contractor")
     count = page.locator("[data-findings] article").count()
     page.click("#add-finding")
-    page.wait_for_function(f"document.querySelectorAll('[data-findings] article').length === {count + 1}")
+    expect(page.locator("[data-findings] article")).to_have_count(count + 1)
     return page.locator("[data-findings] article").last.get_attribute("data-finding-id")
 
 
 def add_photos(page, selector: str, files: list[dict]) -> None:
     before = page.locator("[data-photo-list] li").count()
     page.set_input_files(selector, files)
-    page.wait_for_function(f"document.querySelectorAll('[data-photo-list] li').length === {before + len(files)}")
+    expect(page.locator("[data-photo-list] li")).to_have_count(before + len(files))
 
 
 def submit(page) -> None:

@@ -8,6 +8,7 @@ import datetime as dt
 import io
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
@@ -44,7 +45,7 @@ def _add_punch_item(page, description: str, enter: bool = False) -> None:
         page.press("#punch-description", "Enter")
     else:
         page.click("#add-punch")
-    page.wait_for_function(f"document.querySelectorAll('[data-punch-list] li').length === {count + 1}")
+    expect(page.locator("[data-punch-list] li")).to_have_count(count + 1)
 
 
 def _wait_for_draft(page, check: str) -> None:
@@ -75,7 +76,7 @@ def test_a_walk_through_punch_list_made_with_the_server_stopped_arrives_and_is_o
     _add_punch_item(page, "Remove the silt fence at the north edge", enter=True)
     _add_punch_item(page, "Typed by mistake")
     page.click("[data-punch-list] li:has-text('Typed by mistake') button")
-    page.wait_for_function("document.querySelectorAll('[data-punch-list] li').length === 2")
+    expect(page.locator("[data-punch-list] li")).to_have_count(2)
     _wait_for_draft(page, "draft.punch_list.length === 2")
 
     page.reload()  # the punch list is kept in the draft on the device

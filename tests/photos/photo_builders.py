@@ -52,6 +52,16 @@ def png_declaring(width: int, height: int) -> bytes:
             + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b""))
 
 
+def jpeg_declaring(width: int, height: int) -> bytes:
+    """A real JPEG of 16×16 pixels whose frame header (SOF0) is rewritten to declare width x height."""
+    out = io.BytesIO()
+    Image.new("RGB", (16, 16), RED).save(out, "JPEG", quality=50)
+    data = bytearray(out.getvalue())
+    sof = data.index(b"\xff\xc0")  # marker, length (2), precision (1), then height and width
+    data[sof + 5:sof + 9] = struct.pack(">HH", height, width)
+    return bytes(data)
+
+
 def blob_files(app) -> set[Path]:
     """Every file under the blob folder, temporary and partial ones included."""
     root = Path(app.config["BLOB_ROOT"])

@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 from sqlalchemy import func, select
 from tests.photos.photo_builders import (
-    BLUE, RED, blob_files, make_corrective_action, make_finding, make_inspection, make_jpeg, png_declaring,
+    BLUE, RED, blob_files, jpeg_declaring, make_corrective_action, make_finding, make_inspection, make_jpeg,
+    png_declaring,
 )
 
 from inspect_app.audit.models import AuditEntry
@@ -113,6 +114,11 @@ REFUSED = [
                  id="non-image"),
     pytest.param(b"", "empty.jpg", "empty", id="empty-file"),
     pytest.param(make_jpeg()[:2000], "cut.jpg", "damaged", id="truncated-jpeg"),
+    # Refused from the header, before any pixel is decoded.
+    pytest.param(jpeg_declaring(7000, 7000), "forged.jpg", "damaged or forged", id="jpeg-header-lies"),
+    pytest.param(png_declaring(1, 49_000_000), "strip.png", "at most 16384 pixels", id="one-pixel-wide"),
+    pytest.param(png_declaring(1_000, 13_000), "strip.png", "not a photo", id="too-narrow"),
+    pytest.param(png_declaring(17_000, 2_000), "wide.png", "at most 16384 pixels", id="too-wide"),
 ]
 
 

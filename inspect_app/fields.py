@@ -1,0 +1,74 @@
+"""Form fields for numbers and dates that refuse what a column or the calendar cannot hold.
+
+WTForms reads "9" * 400 as an integer, "NaN" and "1e309" as numbers and 9999-12-31 as a date; each then
+fails later (a validator comparing with a float, a database column, a date plus a deadline), as a 500.
+These fields refuse such values while reading them, with a plain message beside the field.
+Use them instead of WTForms' own (same names, same arguments).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+
+from wtforms import fields
+
+# Dates the app has any business with: records from the last century to well past any permit.
+FIRST_YEAR, LAST_YEAR = 1900, 2199
+# Every amount, area and count the app keeps is far below this (and it fits the columns).
+LARGEST = 10**12
+
+
+def _check_year(value: dt.date | None) -> None:
+    if value is not None and not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise ValueError(f"Enter a date between {FIRST_YEAR} and {LAST_YEAR}.")
+
+
+def _check_number(value) -> None:
+    if value is None:
+        return
+    if isinstance(value, (float, decimal.Decimal)) and not math.isfinite(value):
+        raise ValueError("Enter a number.")
+    if abs(value) >= LARGEST:
+        raise ValueError(f"Enter a number smaller than {LARGEST:,}.")
+
+
+class _Bounded:
+    """Runs the field's own parsing, then the check; a refused value leaves `data` empty."""
+
+    check = staticmethod(lambda value: None)
+
+    def process_formdata(self, valuelist):
+        super().process_formdata(valuelist)
+        try:
+            self.check(self.data)
+        except ValueError:
+            self.data = None
+            raise
+
+
+class IntegerField(_Bounded, fields.IntegerField):
+    check = staticmethod(_check_number)
+
+
+class FloatField(_Bounded, fields.FloatField):
+    check = staticmethod(_check_number)
+
+
+class DecimalField(_Bounded, fields.DecimalField):
+    check = staticmethod(_check_number)
+
+    def process_formdata(self, valuelist):
+        try:
+            super().process_formdata(valuelist)
+        except decimal.InvalidOperation:  # "sNaN" and friends
+            self.data = None
+            raise ValueError("Enter a number.") from None
+
+
+class DateField(_Bounded, fields.DateField):
+    check = staticmethod(_check_year)
+
+
+class DateTimeLocalField(_Bounded, fields.DateTimeLocalField):
+    check = staticmethod(_check_year)

@@ -1,0 +1,129 @@
+"""Sign-in throttle, cookies behind a TLS proxy, and the security headers on every response."""
+from __future__ import annotations
+
+import datetime as dt
+import time
+from email.utils import parsedate_to_datetime
+
+from factories import PASSWORD, SignedIn
+
+from inspect_app import create_app
+from inspect_app.extensions import db
+
+
+def _login(client, token, email, password, address="10.0.0.1"):
+    return client.post("/login", data={"csrf_token": token, "email": email, "password": password},
+                       environ_base={"REMOTE_ADDR": address})
+
+
+def test_failed_sign_ins_are_throttled_per_account_then_allowed_again(app, make, client):
+    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 2 seconds"
+    user = make.user("agent")
+    token = SignedIn(client).token
+    for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):  # a different address each time: per account
+        assert _login(client, token, user.email, "wrong password", address).status_code == 422
+    refused = _login(client, token, user.email.upper(), PASSWORD, "10.0.0.4")
+    assert refused.status_code == 429
+    assert "Try again in 1 minute" in refused.text
+    time.sleep(2.1)  # the window has passed: the owner is not locked out for good
+    assert _login(client, token, user.email, PASSWORD, "10.0.0.4").status_code == 303
+
+
+def test_failed_sign_ins_are_throttled_per_address(app, make, client):
+    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 15 minutes"
+    user = make.user("agent")
+    token = SignedIn(client).token
+    for n in range(3):
+        assert _login(client, token, f"guess{n}@example.org", "password1").status_code == 422
+    refused = _login(client, token, user.email, PASSWORD)
+    assert refused.status_code == 429, refused.text
+    assert "Try again in 15 minutes" in refused.text, refused.text[refused.text.find("<main"):][:1500]
+    # Someone else, elsewhere, signs in as usual; successful sign-ins never count.
+    for _ in range(5):
+        assert _login(client, token, user.email, PASSWORD, "10.9.9.9").status_code == 303
+
+
+def _cookies(response) -> dict[str, str]:
+    return {c.split("=", 1)[0]: c for c in response.headers.getlist("Set-Cookie")}
+
+
+def test_remember_cookie_lasts_two_weeks_and_is_secure_only_behind_a_trusted_tls_proxy(app, make, client):
+    user = make.user("agent")
+    token = SignedIn(client).token
+    plain = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+                                 headers={"X-Forwarded-Proto": "https"}))
+    remember = plain["remember_token"]
+    assert "HttpOnly" in remember and "SameSite=Lax" in remember
+    expires = parsedate_to_datetime(remember.split("Expires=")[1].split(";")[0])
+    assert dt.timedelta(days=13.9) < expires - dt.datetime.now(dt.UTC) <= dt.timedelta(days=14)
+    assert "Secure" not in remember and "Secure" not in plain["session"]  # no proxy is trusted by default
+    behind = create_app({**app.config, "TRUSTED_PROXY_COUNT": 1})
+    proxied = behind.test_client()
+    token = SignedIn(proxied).token
+    cookies = _cookies(proxied.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+                                    headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
+                                             "Referer": "https://localhost/login"}))
+    assert "Secure" in cookies["remember_token"] and "Secure" in cookies["session"]
+    db.session.remove()
+
+
+def test_every_kind_of_response_carries_the_security_headers(app, make, signed_in, client):
+    permit = make.permit()
+    browser = signed_in(make.user("agent"))
+    for response in (client.get("/login"), client.get("/sw.js"), client.get("/static/app.js"),
+                     client.get("/nowhere"), client.get("/sync/changes"), browser.get(f"/permits/{permit.id}"),
+                     browser.get("/permits/?page=%00")):
+        csp = response.headers.get("Content-Security-Policy", "")
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, response.request.path
+        assert "unsafe-inline" not in csp
+        assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert response.headers["X-Frame-Options"] == "DENY"
+        assert response.headers["Referrer-Policy"] == "same-origin"
+        response.close()
+
+
+def _copied(app, client):
+    """A second browser holding copies of `client`'s session and remember-me cookies."""
+    thief = app.test_client()
+    for name in ("session", "remember_token"):
+        cookie = client.get_cookie(name)
+        if cookie is not None:
+            thief.set_cookie(name, cookie.value)
+    return thief
+
+
+def _remember_only(app, client):
+    """A browser holding only the remember-me cookie (its session long expired)."""
+    later = app.test_client()
+    later.set_cookie("remember_token", client.get_cookie("remember_token").value)
+    return later
+
+
+def _signed_in_page(browser) -> bool:
+    return browser.get("/permits/").status_code == 200
+
+
+def test_logging_out_ends_every_session_and_remember_cookie(app, make, client):
+    user = make.user("agent")
+    browser = SignedIn(client, user)
+    thief, later = _copied(app, client), _remember_only(app, client)
+    assert _signed_in_page(thief) and _signed_in_page(later)
+    assert browser.post("/logout").status_code == 303
+    assert not _signed_in_page(thief) and not _signed_in_page(later)
+    assert not _signed_in_page(_remember_only(app, thief))
+
+
+def test_a_new_password_or_a_disabled_account_ends_its_sessions(app, make, client, runner):
+    user = make.user("agent")
+    SignedIn(client, user)
+    thief, later = _copied(app, client), _remember_only(app, client)
+    assert _signed_in_page(thief)
+    result = runner.invoke(args=["users", "password", "--email", user.email],
+                           input="another good password\nanother good password\n")
+    assert result.exit_code == 0, result.output
+    assert not _signed_in_page(thief) and not _signed_in_page(later) and not _signed_in_page(client)
+    other = app.test_client()
+    SignedIn(other, user, password="another good password")
+    assert _signed_in_page(other)
+    assert runner.invoke(args=["users", "disable", "--email", user.email]).exit_code == 0
+    assert not _signed_in_page(other)
