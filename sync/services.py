@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import visible_permits
+from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
@@ -31,7 +32,6 @@ from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.photos.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 
@@ -475,12 +475,8 @@ def complete_blob(sha: str, content_type: str) -> int:
     """Verify an upload and record its Blob row; retries the operations that waited for it."""
     store = blob_store()
     store.complete(sha)  # HashMismatch discards the bytes
-    if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type))
-        try:
-            db.session.commit()
-        except IntegrityError:  # completed twice at once: one row is enough
-            db.session.rollback()
+    files.record_blob(sha, store.size(sha), content_type)  # completed twice at once: one row is enough
+    db.session.commit()
     return retry_waiting(blob=sha)
 
 

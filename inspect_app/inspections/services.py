@@ -19,6 +19,7 @@ from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import func, select
 
+from inspect_app import files
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -371,10 +372,7 @@ def _ink_pixels(image: Image.Image) -> int:
 
 
 def _store_signature(png: bytes) -> str:
-    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(png)
-    if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=len(png), content_type="image/png"))
-    return sha
+    return files.store_file(png, "image/png")
 
 
 # -- the 24-hour notice -----------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from typing import Any, BinaryIO
 
 from flask import current_app
 from sqlalchemy import Select, select
-from sqlalchemy.dialects import postgresql, sqlite
 
+from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
@@ -85,11 +85,11 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     display, thumb = make_renditions(stream)
     store = blob_store()
     stream.seek(0)
-    original_sha = _put_blob(store, stream, info.content_type, info.sha256)
+    original_sha = files.store_file(stream, info.content_type, expected_sha=info.sha256, store=store)
     photo = Photo(
         id=photo_id or new_id(), permit_id=permit.id, original_sha256=original_sha,
-        display_sha256=_put_blob(store, io.BytesIO(display), "image/jpeg"),
-        thumb_sha256=_put_blob(store, io.BytesIO(thumb), "image/jpeg"),
+        display_sha256=files.store_file(display, "image/jpeg", store=store),
+        thumb_sha256=files.store_file(thumb, "image/jpeg", store=store),
         width=info.width, height=info.height, taken_at=_utc(info.taken_at),
         latitude=info.latitude, longitude=info.longitude, caption=_caption(caption),
         uploaded_by_id=getattr(actor, "id", None), **links,
@@ -275,16 +275,6 @@ def _attach_evidence(actor, action: CorrectiveAction, photo: Photo) -> None:
     action.evidence_photo_id = photo.id
     action.revision += 1
     audit.record(actor, "corrective_action.evidence", action, before)
-
-
-def _put_blob(store: BlobStore, stream: BinaryIO, content_type: str, expected_sha: str | None = None) -> str:
-    """Store the bytes and make sure a Blob row names them; safe when two uploads race."""
-    sha = store.put_file(stream, expected_sha)
-    values = {"sha256": sha, "size": store.size(sha), "content_type": content_type}
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(Blob).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
-    return sha
 
 
 def _seekable_stream(data: PhotoData) -> BinaryIO:
