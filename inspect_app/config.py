@@ -33,6 +33,8 @@ def from_environment(instance_path: Path) -> dict:
         "SMTP_HOST": os.environ.get("SMTP_HOST"),
         "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
         "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
+        # Where `flask audit anchor` (run daily from cron) mails the audit chain's head, outside the database.
+        "AUDIT_ANCHOR_EMAIL": os.environ.get("AUDIT_ANCHOR_EMAIL"),
         "SESSION_COOKIE_SAMESITE": "Lax",
         "WTF_CSRF_TIME_LIMIT": None,
         "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
