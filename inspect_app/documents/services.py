@@ -62,6 +62,11 @@ def inspection_report_pdf(inspection: Inspection) -> bytes:
     """The inspection report (§380-16 C(4)(f)[1]) as PDF bytes: the frozen document once submitted."""
     if inspection.is_submitted:
         return pdf_bytes(freeze("inspection_report", inspection, "signed and submitted"))
+    return rendered_report_pdf(inspection)
+
+
+def rendered_report_pdf(inspection: Inspection) -> bytes:
+    """The inspection report rendered from the record now (a draft's; what freezing a report costs)."""
     pdf = render(reports.inspection_report(inspection))
     # reportlab leaves the finished document, with every embedded photo, in reference cycles: free them
     # now rather than at some later collection, so two reports in a row never hold both sets of photos.

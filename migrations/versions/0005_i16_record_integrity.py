@@ -42,6 +42,10 @@ def upgrade():
         batch_op.create_index(batch_op.f('ix_documents_permit_id'), ['permit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_documents_subject_id'), ['subject_id'], unique=False)
 
+    with op.batch_alter_table('photos', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('print_sha256', sa.String(length=64), nullable=True))
+        batch_op.create_foreign_key(batch_op.f('fk_photos_print_sha256_blobs'), 'blobs', ['print_sha256'], ['sha256'])
+
     with op.batch_alter_table('audit_entries', schema=None) as batch_op:
         batch_op.add_column(sa.Column('prev_hash', sa.String(length=64), nullable=True))
         batch_op.add_column(sa.Column('hash', sa.String(length=64), nullable=True))
@@ -70,3 +74,7 @@ def downgrade():
         batch_op.drop_index(batch_op.f('ix_documents_permit_id'))
 
     op.drop_table('documents')
+
+    with op.batch_alter_table('photos', schema=None) as batch_op:
+        batch_op.drop_constraint(batch_op.f('fk_photos_print_sha256_blobs'), type_='foreignkey')
+        batch_op.drop_column('print_sha256')
