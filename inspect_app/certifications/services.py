@@ -16,7 +16,6 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError

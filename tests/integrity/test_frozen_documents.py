@@ -16,6 +16,7 @@ from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import reseal_record
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob
@@ -165,3 +166,24 @@ def test_the_permit_history_is_made_on_demand_and_says_when(make, signed_in):
     pdf = signed_in(agent).get(f"/documents/permits/{permit.id}/history.pdf").data
     assert re.search(r"Generated \w{3} \d+, \d{4}", _text(pdf))
     assert _documents("inspection_report") == [] and db.session.scalars(select(FrozenDocument)).all() == []
+
+
+def test_weather_filled_in_after_signing_makes_a_new_version_and_keeps_the_signed_one(make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 2))
+    browser = signed_in(inspector)
+    draft = start(browser, permit, "erosion_control")
+    assert submit(browser, draft).status_code == 303
+    report = db.session.get(Inspection, draft.id)
+    db.session.refresh(report)
+    assert report.weather_status == "pending"
+    (signed,) = _documents("inspection_report")
+    # What the weather backfill does (the database allows exactly these fields on a submitted report).
+    report.weather_status, report.temperature_c, report.precip_24h_mm, report.precip_hours = "complete", 18.5, 3.3, 24
+    reseal_record(None, report)
+    db.session.commit()
+    first, filled = _documents("inspection_report")
+    assert first.id == signed.id and filled.amends_id == signed.id
+    assert (filled.occasion, filled.signed_by) == ("pending weather filled in", "the server (weather filled in)")
+    assert filled.record_sha256 == report.record_sha256 != signed.record_sha256
+    assert browser.get(f"/documents/frozen/{signed.id}.pdf").status_code == 200
