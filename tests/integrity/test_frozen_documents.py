@@ -25,7 +25,8 @@ from tests.inspections.report_helpers import start, submit
 
 
 def _text(pdf: bytes) -> str:
-    return "\n".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages)
+    """The PDF's text with line breaks as spaces (where a cell wraps depends on names and dates)."""
+    return " ".join(" ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages).split())
 
 
 def _documents(kind: str) -> list[FrozenDocument]:
