@@ -1,18 +1,19 @@
 """Time and memory for making the PDF of a stored inspection report with 24 photos.
 
 The report is stored as the app stores it (a temporary SQLite database and blob store; photos through
-the photo service, so the PDF embeds their display renditions); each run is what a download does:
-`documents.services.inspection_report_pdf`, reading the record and the renditions, then rendering.
+the photo service, so the PDF embeds their print renditions); each run is what freezing the report at
+signing does: `documents.services.rendered_report_pdf`, reading the record and the renditions, then
+rendering (a download afterwards only reads the frozen bytes).
 
 Prints, one per line:
-  pdf_24_photos_median_s          median wall time of inspection_report_pdf() over the runs (target <= 1.5 s)
+  pdf_24_photos_median_s          median wall time of rendered_report_pdf() over the runs (target <= 1.5 s)
   pdf_24_photos_peak_rss_mb       the rendering process's peak resident set (resource.getrusage ru_maxrss),
                                   interpreter, app and every run included (target <= 250 MB); the report is
                                   stored by a child process first, as the app stores it before any download
   pdf_24_photos_peak_rss_before_render_mb  the same high-water mark before the first render (app loaded)
   pdf_24_photos_traced_peak_mb    peak of Python-level allocations during one render (tracemalloc)
-  pdf_24_photos_input_mb          total size of the 24 display renditions
-  pdf_24_photos_output_mb         size of the PDF
+  pdf_24_photos_input_mb          total size of the 24 print renditions (<= 1,200 px, quality 80)
+  pdf_24_photos_output_mb         size of the PDF (target <= 5 MB: it is mailed)
   pdf_24_photos_pages             pages in the PDF
 
 Run from the repository root: python -m bench.pdf [runs]
@@ -131,24 +132,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as root:
         child = subprocess.run([sys.executable, "-m", "bench.pdf", "--store", root], check=True,
                                capture_output=True, text=True)
-        from inspect_app.documents.services import inspection_report_pdf
+        from inspect_app.documents.services import rendered_report_pdf
         from inspect_app.extensions import db
         from inspect_app.inspections.models import Inspection
         from inspect_app.photos.models import Blob, Photo
 
         with _app(root).app_context():
             inspection = db.session.get(Inspection, child.stdout.split()[-1])
-            displays = sum(db.session.scalars(db.select(Blob.size).join(Photo, Photo.display_sha256 == Blob.sha256)))
+            displays = sum(db.session.scalars(db.select(Blob.size).join(Photo, Photo.print_sha256 == Blob.sha256)))
             rss_before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
             timings = []
             for _ in range(runs):
                 db.session.expire_all()  # each run reads the record from the database, as a download does
                 start = time.perf_counter()
-                pdf_size = len(inspection_report_pdf(inspection))
+                pdf_size = len(rendered_report_pdf(inspection))
                 timings.append(time.perf_counter() - start)
             peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             tracemalloc.start()
-            pdf = inspection_report_pdf(inspection)
+            pdf = rendered_report_pdf(inspection)
             traced_peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
     print(f"pdf_24_photos_median_s={statistics.median(timings):.3f}")

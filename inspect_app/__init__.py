@@ -61,9 +61,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(sync_bp)
     app.register_blueprint(cli.bp)
     inputs.register(app)
+    app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
     templating.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
+    # Documents signed or issued in a transaction are frozen as it commits, before its audit entries are sealed.
+    import_module("inspect_app.documents.services").install_freezing()
     # Last of the before-commit work (after the dashboard's), so its lock is held for the commit alone.
     import_module("inspect_app.audit.models").install_commit_order()
 

@@ -1,14 +1,18 @@
-"""Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`."""
+"""Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`,
+`flask audit verify|anchor`."""
 from __future__ import annotations
 
 import click
-from flask import Blueprint
+from flask import Blueprint, current_app
 from sqlalchemy import func, select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
+from inspect_app.audit import services as audit
 from inspect_app.extensions import db
+from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
+from inspect_app.types import utcnow
 
 bp = Blueprint("cli", __name__, cli_group=None)
 
@@ -161,3 +165,41 @@ def _demo_logins() -> list[tuple[str, str]]:
     from inspect_app.demo import DEMO_USERS
 
     return [(u["email"], u["role"]) for u in DEMO_USERS]
+
+
+@bp.cli.group("audit")
+def audit_log() -> None:
+    """The audit log's hash chain."""
+
+
+@audit_log.command("verify")
+@click.option("--anchor", "anchor", metavar="ENTRY:HASH",
+              help="Also check the chain against an anchor kept outside the database (from `flask audit anchor`).")
+def audit_verify(anchor: str | None) -> None:
+    """Walk the whole chain in commit order; exit 1 at the first entry whose content or link does not match."""
+    found = audit.verify_chain()
+    if found.broken is not None:
+        raise click.ClickException(f"{found.broken} ({found.verified} entries before it verified)")
+    if anchor:
+        number, _, expected = anchor.partition(":")
+        if not number.strip().isdigit() or len(expected.strip()) != 64:
+            raise click.BadParameter("give the anchor as ENTRY:HASH, e.g. 1234:9f86d0...", param_hint="--anchor")
+        mismatch = audit.anchor_mismatch(int(number), expected)
+        if mismatch:
+            raise click.ClickException(mismatch)
+    click.echo(f"{found.verified} entries verified; head: entry {found.head_commit_seq or 0} hash {found.head_hash}")
+
+
+@audit_log.command("anchor")
+def audit_anchor() -> None:
+    """Print the chain's head (entry number and hash); mail it to AUDIT_ANCHOR_EMAIL where that is set."""
+    line = audit.anchor_text(*audit.chain_head(), utcnow())
+    click.echo(line)
+    to = current_app.config.get("AUDIT_ANCHOR_EMAIL")
+    if to:
+        message = mail.send([to], "Audit chain anchor", line + "\n\nKeep this message: `flask audit verify "
+                            "--anchor ENTRY:HASH` checks the log against it.\n")
+        db.session.commit()
+        if message.sent_at is None:
+            raise click.ClickException(f"the anchor was not mailed to {to}: {message.error or 'SMTP is not set up'}")
+        click.echo(f"Mailed to {to}.")

@@ -34,6 +34,11 @@ def from_environment(instance_path: Path) -> dict:
         "SMTP_HOST": os.environ.get("SMTP_HOST"),
         "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
         "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
+        # The town's public address, printed (and QR-coded) on frozen documents for /verify/<id>; without it,
+        # the address of the request that froze the document (a document frozen by a command gets a path only).
+        "PUBLIC_URL": os.environ.get("PUBLIC_URL"),
+        # Where `flask audit anchor` (run daily from cron) mails the audit chain's head, outside the database.
+        "AUDIT_ANCHOR_EMAIL": os.environ.get("AUDIT_ANCHOR_EMAIL"),
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_HTTPONLY": True,
         # "Remember me" lasts two weeks, not Flask-Login's year; never readable by scripts.

@@ -13,7 +13,6 @@ import json
 import re
 import secrets
 import time
-import uuid
 from typing import Any
 
 from flask import current_app
@@ -24,6 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, visible_permits
+from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
@@ -573,12 +573,9 @@ def complete_blob(user, sha: str, declared_type: str) -> int:
         except UploadRefused:
             store.remove(sha)
             raise
-        db.session.add(Blob(sha256=sha, size=store.size(sha), content_type=content_type,
-                            uploaded_by_id=getattr(user, "id", None)))
-        try:
-            db.session.commit()
-        except IntegrityError:  # completed twice at once: one row is enough
-            db.session.rollback()
+        # completed twice at once: one row is enough
+        files.record_blob(sha, store.size(sha), content_type, uploaded_by_id=getattr(user, "id", None))
+        db.session.commit()
     return retry_waiting(blob=sha)
 
 

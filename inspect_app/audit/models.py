@@ -4,9 +4,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, Sequence, String, event, text
+from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, Sequence, String, bindparam, event, select, text, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from inspect_app.audit import chain, guards
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, utcnow
 
@@ -30,6 +31,13 @@ class AuditEntry(db.Model):
     permit_id: Mapped[str | None] = mapped_column(String(36), index=True)
     before: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     after: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # The hash chain (see chain.py), written with `commit_seq` as the transaction commits.
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    hash: Mapped[str | None] = mapped_column(String(64))
+
+
+# The database refuses to change or delete what is final, whoever connects (guards.py).
+guards.install(db.metadata)
 
 
 class AppendOnlyError(RuntimeError):
@@ -75,10 +83,37 @@ def _stamp_commit_order(session: Session) -> None:
         return
     if session.get_bind().dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
-        session.execute(text("UPDATE audit_entries SET commit_seq = nextval('audit_commit_seq') "
-                             "WHERE commit_seq IS NULL"))
+        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = nextval('audit_commit_seq') "
+                                       "WHERE commit_seq IS NULL RETURNING seq")).scalars().all()
     else:
-        session.execute(text("UPDATE audit_entries SET commit_seq = seq WHERE commit_seq IS NULL"))
+        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = seq WHERE commit_seq IS NULL "
+                                       "RETURNING seq")).scalars().all()
+    _seal(session, stamped)
+
+
+def chain_rows(where=None):
+    """A query of the entries' chained columns in commit order (for sealing and for `flask audit verify`)."""
+    table = AuditEntry.__table__
+    query = select(*(table.c[name] for name in (*chain.CONTENT_COLUMNS, "prev_hash", "hash")))
+    return query.where(where if where is not None else table.c.commit_seq.is_not(None)).order_by(table.c.commit_seq)
+
+
+def _seal(session: Session, seqs: list[int]) -> None:
+    """Chain this transaction's entries after the head, in commit order, still under the commit-order lock.
+
+    The rows are read back from the database, so the hash covers exactly what `flask audit verify` reads.
+    """
+    if not seqs:
+        return
+    table = AuditEntry.__table__
+    head = session.execute(select(table.c.hash).where(table.c.hash.is_not(None))
+                           .order_by(table.c.commit_seq.desc()).limit(1)).scalar()
+    rows = session.execute(chain_rows(table.c.seq.in_(seqs))).mappings().all()
+    sealed = [{"row_seq": row["seq"], "prev_hash": prev, "hash": digest}
+              for row, prev, digest in chain.link(head or chain.GENESIS, rows)]
+    session.execute(update(table).where(table.c.seq == bindparam("row_seq"))
+                    .values(prev_hash=bindparam("prev_hash"), hash=bindparam("hash")),
+                    sealed, execution_options={"synchronize_session": False})
 
 
 @event.listens_for(Session, "after_rollback")

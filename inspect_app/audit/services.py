@@ -6,8 +6,10 @@ import decimal
 from typing import Any
 
 from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import or_, select
 
-from inspect_app.audit.models import AuditEntry
+from inspect_app.audit import chain
+from inspect_app.audit.models import AuditEntry, chain_rows
 from inspect_app.extensions import db
 
 
@@ -47,3 +49,50 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
     )
     db.session.add(entry)
     return entry
+
+
+# -- the hash chain ---------------------------------------------------------------------------------
+
+def verify_chain(batch: int = 2000) -> chain.Walk:
+    """Walk the whole chain in commit order, streamed in batches (constant memory); see chain.walk."""
+    table = AuditEntry.__table__
+    rows = db.session.execute(chain_rows().execution_options(yield_per=batch))
+    try:
+        found = chain.walk(rows.mappings())
+    finally:
+        rows.close()  # a walk that stops at a break leaves the server-side cursor open
+    if found.broken is not None:
+        return found
+    # Entries with no commit number or no hash are outside the chain: a committed entry always has both.
+    unsealed = db.session.execute(select(table.c.seq, table.c.commit_seq)
+                                  .where(or_(table.c.commit_seq.is_(None), table.c.hash.is_(None)))
+                                  .order_by(table.c.seq).limit(1)).first()
+    if unsealed is not None:
+        return chain.Walk(found.verified, found.head_commit_seq, found.head_hash,
+                          chain.Break(unsealed.seq, unsealed.commit_seq, "it is not sealed in the chain"))
+    return found
+
+
+def anchor_mismatch(commit_seq: int, expected_hash: str) -> str | None:
+    """Why the entry `commit_seq` does not match an anchor kept outside the database, or None if it does."""
+    table = AuditEntry.__table__
+    stored = db.session.execute(select(table.c.hash).where(table.c.commit_seq == commit_seq)).first()
+    if stored is None:
+        return f"entry {commit_seq} of the anchor is not in the log (the chain was cut back or rewritten)"
+    if stored.hash != expected_hash.strip().lower():
+        return (f"entry {commit_seq} has hash {stored.hash}, the anchor says {expected_hash}: "
+                "the chain was rewritten from there or before")
+    return None
+
+
+def chain_head() -> tuple[int, str]:
+    """The last sealed entry's commit number and hash ((0, 64 zeros) for an empty log)."""
+    table = AuditEntry.__table__
+    head = db.session.execute(select(table.c.commit_seq, table.c.hash).where(table.c.hash.is_not(None))
+                              .order_by(table.c.commit_seq.desc()).limit(1)).first()
+    return (head.commit_seq, head.hash) if head else (0, chain.GENESIS)
+
+
+def anchor_text(commit_seq: int, head_hash: str, at: dt.datetime) -> str:
+    """The line an anchor keeps outside the database: the head's commit number and hash, and when."""
+    return f"audit chain head: entry {commit_seq} hash {head_hash} at {at.isoformat()}"

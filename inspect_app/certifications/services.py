@@ -16,16 +16,15 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules.trace import implements
+from inspect_app import files
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import (
     LOG_KINDS, PARTY_ROLES, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
     ResponsibleParty,
@@ -37,7 +36,6 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit, StormwaterStructure
-from inspect_app.photos.models import Blob
 from inspect_app.rules.calendar import add_months, days_after, zone
 from inspect_app.types import utcnow
 
@@ -400,10 +398,7 @@ def _store_signature(data_url: str) -> str:
             image.verify()
     except (ValueError, binascii.Error, UnidentifiedImageError, OSError):
         raise OMError({"signature": "The drawn signature could not be read; clear it and sign again."}) from None
-    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(data)
-    if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=len(data), content_type="image/png"))
-    return sha
+    return files.store_file(data, "image/png")
 
 
 def review(actor, certification: OMCertification, *, decision: str, note: str | None) -> OMCertification:

@@ -12,19 +12,18 @@ from sqlalchemy import func, select
 
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
 from inspect_app.completion.models import (
     SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
 from inspect_app.certifications.models import NoticeToCorrect, OMPlan
 from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app import files
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
-from inspect_app.photos.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 
@@ -115,13 +114,6 @@ def check_pdf(data: bytes | None) -> None:
         raise CompletionError("pdf", "This file is not a PDF. Upload the document as a PDF file.")
 
 
-def _store_pdf(data: bytes) -> str:
-    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(data)
-    if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=len(data), content_type="application/pdf"))
-    return sha
-
-
 def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
            registry_reference: str | None = None, pe_certified: bool = False,
            inspection: Inspection | None = None) -> FinalSubmission:
@@ -159,7 +151,7 @@ def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
         fields["inspection_id"] = inspection.id
     else:
         check_pdf(pdf)
-        fields["blob_sha256"] = _store_pdf(pdf)
+        fields["blob_sha256"] = files.store_file(pdf, "application/pdf")
     if permit.status == "active":
         permits.change_status(actor, permit, "final_submissions")
     submission = FinalSubmission(permit_id=permit.id, kind=kind, submitted_by_id=getattr(actor, "id", None),

@@ -19,6 +19,9 @@ from xml.sax.saxutils import escape
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 from reportlab import rl_config
+from reportlab.graphics import renderPDF
+from reportlab.graphics.barcode.qr import QrCodeWidget
+from reportlab.graphics.shapes import Drawing
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_LEFT
 from reportlab.lib.pagesizes import LETTER
@@ -152,6 +155,11 @@ class Document:
     permit_number: str
     record_sha256: str
     blocks: tuple[Block, ...] = field(default_factory=tuple)
+    # A frozen document carries its id and where anyone can verify it (printed, and as a QR code).
+    document_id: str | None = None
+    verify_url: str | None = None
+    # A report of the present says when it was made ("Generated May 3, 2026 10:15 AM EDT").
+    generated_text: str | None = None
 
 
 def render(doc: Document) -> bytes:
@@ -181,6 +189,8 @@ def render(doc: Document) -> bytes:
         title=_plain(f"{doc.title} - Permit {doc.permit_number}"),
         author=_plain(f"{doc.town}, {doc.authority}"),
         subject=f"Record SHA-256: {doc.record_sha256}",
+        keywords=[f"document-id={doc.document_id}", f"record-sha256={doc.record_sha256}",
+                  f"verify={doc.verify_url}"] if doc.document_id else "",
         creator=CREATOR,
         producer=CREATOR,
     )
@@ -476,13 +486,37 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     canvas.line(left, 56, right, 56)
     canvas.setFont("Helvetica", 8)
     page_text = f"Page {page} of {total}"
-    canvas.drawRightString(right, 44, page_text)
+    text_right = right - (QR_SIZE + 8 if doc.verify_url else 0)
+    canvas.drawRightString(text_right, 44, page_text)
     canvas.drawString(left, 44, _fit(_plain(doc.title), "Helvetica", 8,
-                                     FRAME_WIDTH - stringWidth(page_text, "Helvetica", 8) - 12))
+                                     text_right - left - stringWidth(page_text, "Helvetica", 8) - 12))
     if page == total:
         canvas.setFont("Courier", 7.5)
         canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
+    if doc.document_id:
+        # Every page names its document, so a page separated from the others can still be verified.
+        canvas.setFont("Helvetica", 7)
+        canvas.drawString(left, 20, f"Document {doc.document_id} · SHA-256 {doc.record_sha256[:16]}")
+        if doc.verify_url:
+            canvas.drawString(left, 11, _fit(_plain(f"Verify at {doc.verify_url}"), "Helvetica", 7,
+                                             text_right - left))
+            _draw_qr(canvas, doc.verify_url, right - QR_SIZE, 4)
+    elif doc.generated_text:
+        canvas.setFont("Helvetica", 7)
+        canvas.drawString(left, 20, _plain(doc.generated_text))
     canvas.restoreState()
+
+
+QR_SIZE = 48.0
+
+
+def _draw_qr(canvas: Canvas, url: str, x: float, y: float) -> None:
+    """A QR code of `url`, QR_SIZE points square (reportlab's own barcode module)."""
+    widget = QrCodeWidget(url, barLevel="M", barBorder=1)
+    left, bottom, right_, top = widget.getBounds()
+    drawing = Drawing(QR_SIZE, QR_SIZE, transform=[QR_SIZE / (right_ - left), 0, 0, QR_SIZE / (top - bottom), 0, 0])
+    drawing.add(widget)
+    renderPDF.draw(drawing, canvas, x, y)
 
 
 def _fit(text: str, font: str, size: float, width: float) -> str:

@@ -27,6 +27,7 @@ from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Photo as PhotoRecord
+from inspect_app.photos.processing import make_print_rendition
 from inspect_app.profiles.schema import Profile
 from inspect_app.stabilization.models import DisturbedArea
 
@@ -109,7 +110,7 @@ def _signature_png(sha: str | None) -> bytes | None:
 
 
 def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of: str = "") -> list:
-    """The photos' display renditions in a grid, each with its caption and EXIF time.
+    """The photos' print renditions in a grid, each with its caption and EXIF time.
 
     `of` names what they show (e.g. "finding 2") in each caption, so a photo a page break separates from
     its finding still says whose it is.
@@ -117,7 +118,7 @@ def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of
     shown, missing = [], []
     for number, photo in enumerate(photos, first_number):
         caption = f"Photo {number}{f' ({of})' if of else ''}: {photo.caption or 'no caption'}"
-        jpeg = _blob(photo.display_sha256)
+        jpeg = _print_jpeg(photo)
         taken = f"{_when(photo.taken_at, tz)} (EXIF)" if photo.taken_at else ""
         if jpeg is None:
             missing.append(f"{caption} (display rendition {photo.display_sha256} is not in the file store)")
@@ -127,6 +128,15 @@ def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of
     if missing:
         blocks.append(Paragraphs("\n".join(missing)))
     return blocks
+
+
+def _print_jpeg(photo: PhotoRecord) -> bytes | None:
+    """The print rendition; for a photo stored before there was one, made now from its display rendition."""
+    stored = _blob(photo.print_sha256)
+    if stored is not None:
+        return stored
+    display = _blob(photo.display_sha256)
+    return make_print_rendition(display) if display is not None else None
 
 
 # -- 1. inspection report (§380-16 C(4)(f)[1]) --------------------------------------------------------

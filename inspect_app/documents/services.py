@@ -1,29 +1,72 @@
-"""The town's documents as PDF bytes, made from the stored record alone (no clock, no state change).
+"""The town's documents as PDF bytes: frozen once when signed or issued, or (the history) made on demand.
 
-`inspection_report_pdf` is what the submit email attaches; the views send the others for download.
+A signed or issued document (inspection report, notice of violation and stop-work order, certificate of
+completion, O&M certification) is rendered once, in the transaction that signs or issues it: its PDF goes
+to the blob store, a `FrozenDocument` row names it, and every download after serves those bytes, so names,
+owners and parties stay those at signing. What the town does to it later (an amended report, weather
+filled in, an order acknowledged or lifted, a certification reviewed) freezes a new version that amends
+the one before; the old one stays downloadable. The permit history is a report of the present: rendered
+on each download, saying when it was generated.
+
+Freezing follows the audit log: the actions in `FREEZE_ON`, noted as their entries are flushed, freeze
+their document just before the commit (and before the audit entries are sealed), whichever path made them:
+a form, a sync push, a command.
 """
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import gc
+import hashlib
 import re
+import uuid
 from dataclasses import dataclass
 
-from flask import url_for
-from sqlalchemy import select
+from flask import current_app, has_request_context, request, url_for
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
 
-from inspect_app.accounts.policy import sees_report
+from inspect_app import files
+from inspect_app.accounts.policy import sees, sees_report
+from inspect_app.audit import services as audit
+from inspect_app.audit.models import AuditEntry
 from inspect_app.certifications.models import OMCertification
+from inspect_app.completion.models import CertificateOfCompletion
 from inspect_app.documents import records, reports
-from inspect_app.documents.builder import render
-from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.documents.builder import Document, render
+from inspect_app.documents.models import FrozenDocument
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
-from inspect_app.types import local
+from inspect_app.types import local, new_id, utcnow
+
+TITLES = {"inspection_report": "Inspection report", "stop_work_order": "Notice of violation and stop-work order",
+          "certificate_of_completion": "Certificate of completion", "om_certification": "O&M certification"}
+# audit action -> (document kind, what makes this version)
+FREEZE_ON = {
+    "inspection.submit": ("inspection_report", "signed and submitted"),
+    "inspection.reseal": ("inspection_report", "pending weather filled in"),
+    "stop_work.issue": ("stop_work_order", "issued"),
+    "stop_work.acknowledge": ("stop_work_order", "acknowledged"),
+    "stop_work.lift": ("stop_work_order", "lifted"),
+    "violation.notice": ("stop_work_order", "notice of violation added"),
+    "certificate.issue": ("certificate_of_completion", "issued"),
+    "om_certification.submit": ("om_certification", "signed and submitted"),
+    "om_certification.review": ("om_certification", "reviewed"),
+}
+_TO_FREEZE = "documents_to_freeze"
 
 
 def inspection_report_pdf(inspection: Inspection) -> bytes:
-    """The inspection report (§380-16 C(4)(f)[1]) as PDF bytes."""
+    """The inspection report (§380-16 C(4)(f)[1]) as PDF bytes: the frozen document once submitted."""
+    if inspection.is_submitted:
+        return pdf_bytes(freeze("inspection_report", inspection, "signed and submitted"))
+    return rendered_report_pdf(inspection)
+
+
+def rendered_report_pdf(inspection: Inspection) -> bytes:
+    """The inspection report rendered from the record now (a draft's; what freezing a report costs)."""
     pdf = render(reports.inspection_report(inspection))
     # reportlab leaves the finished document, with every embedded photo, in reference cycles: free them
     # now rather than at some later collection, so two reports in a row never hold both sets of photos.
@@ -31,10 +74,145 @@ def inspection_report_pdf(inspection: Inspection) -> bytes:
     return pdf
 
 
+# -- frozen documents --------------------------------------------------------------------------------
+
+def current_document(kind: str, subject_id: str) -> FrozenDocument | None:
+    """The latest frozen version of a record's document (None if it was never frozen)."""
+    query = (select(FrozenDocument).where(FrozenDocument.kind == kind, FrozenDocument.subject_id == subject_id)
+             .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
+    versions = list(db.session.scalars(query))
+    amended = {v.amends_id for v in versions}
+    latest = [v for v in versions if v.id not in amended]
+    return latest[0] if latest else None
+
+
+def amendment_of(document: FrozenDocument) -> FrozenDocument | None:
+    """The version that amends `document`, if there is one."""
+    return db.session.scalar(select(FrozenDocument).where(FrozenDocument.amends_id == document.id).limit(1))
+
+
+def pdf_bytes(document: FrozenDocument) -> bytes:
+    """The frozen PDF, byte for byte as it was stored."""
+    with files.blob_store().open(document.pdf_sha256) as stream:
+        return stream.read()
+
+
+def verify_url(document_id: str) -> str:
+    """Where anyone can verify a document: PUBLIC_URL if set, else this request's host."""
+    base = current_app.config.get("PUBLIC_URL") or (request.url_root if has_request_context() else "")
+    return f"{base.rstrip('/')}/verify/{document_id}"
+
+
+def freeze(kind: str, subject, occasion: str) -> FrozenDocument:
+    """The document of `subject` as it stands, frozen; the current version if its record has not changed."""
+    record_sha, layout = _layout(kind, subject)
+    current = current_document(kind, subject.id)
+    if current is not None and current.record_sha256 == record_sha:
+        return current
+    if current is None and kind == "inspection_report" and subject.amends_id:
+        current = current_document(kind, subject.amends_id)  # an amended report amends the original's document
+    document_id = new_id()
+    pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id)))
+    gc.collect()
+    signed_by, signed_at = _signer(kind, subject, occasion)
+    document = FrozenDocument(
+        id=document_id, kind=kind, subject_id=subject.id, permit_id=subject.permit_id, title=TITLES[kind],
+        pdf_sha256=files.store_file(pdf, "application/pdf"), pdf_size=len(pdf), record_sha256=record_sha,
+        signed_by=signed_by, signed_at=signed_at, occasion=occasion,
+        amends_id=current.id if current is not None else None)
+    db.session.add(document)
+    audit.record(None, "document.freeze", document)
+    return document
+
+
+def _layout(kind: str, subject) -> tuple[str, Document]:
+    """The record's hash and the document laid out from the record as it stands now."""
+    if kind == "inspection_report":
+        layout = reports.inspection_report(subject)
+        return layout.record_sha256, layout
+    if kind == "stop_work_order":
+        record = records.stop_work_record(subject)
+        sha = records.sha256_of(record)
+        return sha, reports.stop_work_order(record, db.session.get(Permit, subject.permit_id), sha)
+    if kind == "certificate_of_completion":
+        record = records.certificate_record(subject)
+        sha = records.sha256_of(record)
+        return sha, reports.certificate_of_completion(record, db.session.get(Permit, subject.permit_id), sha)
+    record = records.certification_record(subject)
+    sha = records.sha256_of(record)
+    return sha, reports.om_certification(record, db.session.get(Permit, subject.permit_id), sha)
+
+
+def _signer(kind: str, subject, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    """Who made this version and when: the signer or issuer, or whoever acknowledged, lifted or reviewed."""
+    name = records.user_name
+    if kind == "inspection_report":
+        if occasion == "pending weather filled in":
+            return "the server (weather filled in)", subject.weather_fetched_at or utcnow()
+        return subject.signer_name or subject.inspector_name, subject.signed_at or subject.submitted_at
+    if kind == "stop_work_order":
+        if subject.lifted_at:
+            return name(subject.lifted_by_id), subject.lifted_at
+        if occasion == "acknowledged" and subject.acknowledged_at:
+            return name(subject.acknowledged_by_id), subject.acknowledged_at
+        return name(subject.issued_by_id), subject.issued_at
+    if kind == "certificate_of_completion":
+        return name(subject.issued_by_id), subject.issued_at
+    if subject.reviewed_at:
+        return name(subject.reviewed_by_id), subject.reviewed_at
+    return subject.signer_name, subject.submitted_at
+
+
+_SUBJECTS = {"inspection_report": Inspection, "stop_work_order": StopWorkOrder,
+             "certificate_of_completion": CertificateOfCompletion, "om_certification": OMCertification}
+
+
+def _final(kind: str, subject) -> bool:
+    """Whether the record is signed or issued (a rolled-back savepoint may have undone the action)."""
+    return subject is not None and (kind != "inspection_report" or subject.is_submitted)
+
+
+def install_freezing() -> None:
+    """Freeze documents at every commit whose audit log signed or issued one (once per process).
+
+    Installed by create_app before the audit log's commit numbering, so the freeze's own entries are sealed.
+    """
+    if not event.contains(Session, "before_commit", _freeze_noted):
+        event.listen(Session, "after_flush", _note_actions)
+        event.listen(Session, "before_commit", _freeze_noted)
+        event.listen(Session, "after_rollback", _forget_noted)
+
+
+def _note_actions(session: Session, flush_context) -> None:
+    for obj in session.new:
+        if isinstance(obj, AuditEntry) and obj.action in FREEZE_ON:
+            session.info.setdefault(_TO_FREEZE, []).append((obj.action, obj.entity_id))
+
+
+def _forget_noted(session: Session) -> None:
+    session.info.pop(_TO_FREEZE, None)
+
+
+def _freeze_noted(session: Session) -> None:
+    if session.in_nested_transaction():
+        return
+    session.flush()
+    for action, entity_id in dict.fromkeys(session.info.pop(_TO_FREEZE, [])):
+        kind, occasion = FREEZE_ON[action]
+        if action == "violation.notice":  # a notice joins its order's document, if it was given under one
+            notice = session.get(NoticeOfViolation, entity_id)
+            entity_id = notice.stop_work_order_id if notice is not None else None
+            if entity_id is None:
+                continue
+        subject = session.get(_SUBJECTS[kind], entity_id)
+        if _final(kind, subject):
+            freeze(kind, subject, occasion)
+    session.flush()
+
+
 def stop_work_order_pdf(order: StopWorkOrder) -> bytes:
     """The notice of violation and stop-work order (§380-16 C(4)(e)[5]) as PDF bytes."""
-    record = records.stop_work_record(order)
-    return render(reports.stop_work_order(record, db.session.get(Permit, order.permit_id), records.sha256_of(record)))
+    return _frozen_or_rendered("stop_work_order", order)
 
 
 def certificate_pdf(permit: Permit) -> bytes | None:
@@ -42,21 +220,36 @@ def certificate_pdf(permit: Permit) -> bytes | None:
     certificate = records.certificate_of(permit)
     if certificate is None:
         return None
-    record = records.certificate_record(certificate)
-    return render(reports.certificate_of_completion(record, permit, records.sha256_of(record)))
+    return _frozen_or_rendered("certificate_of_completion", certificate)
 
 
 def om_certification_pdf(certification: OMCertification) -> bytes:
     """The annual O&M certification (§380-14 C(2)(l)) as PDF bytes."""
-    record = records.certification_record(certification)
-    permit = db.session.get(Permit, certification.permit_id)
-    return render(reports.om_certification(record, permit, records.sha256_of(record)))
+    return _frozen_or_rendered("om_certification", certification)
 
 
-def history_pdf(permit: Permit) -> bytes:
-    """The permit's inspection history as PDF bytes."""
+def report_download_pdf(inspection: Inspection) -> bytes:
+    """The inspection report to download: the frozen one if there is one, else (a draft) rendered now."""
+    return _frozen_or_rendered("inspection_report", inspection)
+
+
+def _frozen_or_rendered(kind: str, subject) -> bytes:
+    """The latest frozen version; a record from before documents were frozen (or a draft) is rendered now."""
+    document = current_document(kind, subject.id)
+    if document is not None:
+        return pdf_bytes(document)
+    pdf = render(_layout(kind, subject)[1])
+    gc.collect()
+    return pdf
+
+
+def history_pdf(permit: Permit, now: dt.datetime | None = None) -> bytes:
+    """The permit's inspection history as PDF bytes: a report of the present, saying when it was generated."""
     record = records.history_record(permit)
-    return render(reports.permit_history(record, permit, records.sha256_of(record)))
+    layout = reports.permit_history(record, permit, records.sha256_of(record))
+    generated = local(now or utcnow())
+    return render(dataclasses.replace(layout, generated_text=f"Generated {generated:%b %-d, %Y %-I:%M %p %Z}; "
+                                                             "a report of the record as it stood then."))
 
 
 def filename(*parts: str) -> str:
@@ -98,4 +291,61 @@ def downloads(user, permit: Permit) -> list[Download]:
                        f"{i.type.replace('_', '-')}, {local(i.performed_at):%Y-%m-%d}",
                        url_for("documents.inspection_report", inspection_id=i.id))
               for i in reports_ if inspection_visible(user, i)]
+    # Versions a later one amends stay downloadable as they were frozen.
+    amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
+    earlier = db.session.scalars(select(FrozenDocument).where(FrozenDocument.permit_id == permit.id,
+                                                              FrozenDocument.id.in_(amended))
+                                 .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
+    found += [Download(f"{d.title} (earlier version)", f"{d.occasion}, {local(d.frozen_at):%Y-%m-%d %H:%M}",
+                       url_for("documents.frozen", document_id=d.id)) for d in earlier]
     return found
+
+
+# -- verification ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verification:
+    """What the public page says of a frozen document, and nothing else of the record."""
+
+    document: FrozenDocument
+    town: str
+    permit_number: str
+    amended_by: FrozenDocument | None
+    amendment_url: str | None  # only for a viewer who may see the permit
+
+
+def verification(document_id: str, viewer) -> Verification | None:
+    """The facts the public verify page shows; None for an id that names no frozen document."""
+    document = db.session.get(FrozenDocument, _canonical_uuid(document_id)) if _canonical_uuid(document_id) else None
+    if document is None:
+        return None
+    permit = db.session.get(Permit, document.permit_id)
+    amended_by = amendment_of(document)
+    url = None
+    if amended_by is not None and getattr(viewer, "is_authenticated", False) and sees(viewer, permit):
+        url = url_for("documents.frozen", document_id=amended_by.id)
+    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url)
+
+
+def visible_document(user, document_id: str) -> FrozenDocument | None:
+    """A frozen document `user` may download: of a permit they see (submitted reports only, as ever)."""
+    key = _canonical_uuid(document_id)
+    document = db.session.get(FrozenDocument, key) if key else None
+    if document is None or not sees(user, db.session.get(Permit, document.permit_id)):
+        return None
+    return document
+
+
+def compare_upload(document: FrozenDocument, stream) -> tuple[bool, str]:
+    """(same bytes?, the upload's SHA-256): a PDF is genuine only if it hashes to what was frozen."""
+    digest = hashlib.sha256()
+    while chunk := stream.read(1024 * 1024):
+        digest.update(chunk)
+    return digest.hexdigest() == document.pdf_sha256, digest.hexdigest()
+
+
+def _canonical_uuid(value: str) -> str | None:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None

@@ -1,14 +1,16 @@
-"""Downloads of the town's documents as PDF (inspection report, stop-work order, certificate, O&M, history)."""
+"""Downloads of the town's documents as PDF (inspection report, stop-work order, certificate, O&M, history),
+and the public page that verifies a frozen document (`/verify/<document id>`, no sign-in)."""
 from __future__ import annotations
 
 import io
 
-from flask import Blueprint, abort, send_file
+from flask import Blueprint, abort, render_template, send_file
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import permit_or_404
 from inspect_app.certifications.models import OMCertification
 from inspect_app.documents import services
+from inspect_app.documents.forms import VerifyUploadForm
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
@@ -44,7 +46,7 @@ def inspection_report(inspection_id: str):
         abort(404)
     name = services.filename("inspection", permit.number, inspection.type.replace("_", "-"),
                              f"{local(inspection.performed_at):%Y%m%d-%H%M}")
-    return _pdf(services.inspection_report_pdf(inspection), name)
+    return _pdf(services.report_download_pdf(inspection), name)
 
 
 @bp.get("/stop-work-orders/<order_id>.pdf")
@@ -80,3 +82,34 @@ def history(permit_id: str):
     """The permit's inspection history as PDF."""
     permit = permit_or_404(permit_id)
     return _pdf(services.history_pdf(permit), services.filename("inspection-history", permit.number))
+
+
+@bp.get("/frozen/<document_id>.pdf")
+def frozen(document_id: str):
+    """One frozen version of a document, byte for byte (earlier versions stay downloadable)."""
+    document = services.visible_document(current_user, document_id)
+    if document is None:
+        abort(404)
+    permit = permit_or_404(document.permit_id)
+    name = services.filename(document.kind.replace("_", "-"), permit.number, f"{local(document.frozen_at):%Y%m%d-%H%M}")
+    return _pdf(services.pdf_bytes(document), name)
+
+
+public = Blueprint("verify", __name__)
+
+
+@public.route("/verify/<document_id>", methods=["GET", "POST"])
+def verify(document_id: str):
+    """Whether a document is genuine: when and by whom signed, whether amended; compares an uploaded PDF."""
+    form = VerifyUploadForm()
+    found = services.verification(document_id, current_user)
+    if found is None:
+        # The same answer for an id never issued and for one the public may not see.
+        return render_template("documents/verify.html", found=None, form=form), 404
+    match, status = None, 200
+    if form.is_submitted():
+        if form.validate():
+            match = services.compare_upload(found.document, form.pdf.data.stream)
+        else:
+            status = 422
+    return render_template("documents/verify.html", found=found, form=form, match=match), status

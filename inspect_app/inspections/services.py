@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
 from inspect_app.rules.trace import implements
+from inspect_app import files
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -393,10 +394,7 @@ def _ink_pixels(image: Image.Image) -> int:
 
 
 def _store_signature(png: bytes) -> str:
-    sha = BlobStore(current_app.config["BLOB_ROOT"]).put_bytes(png)
-    if db.session.get(Blob, sha) is None:
-        db.session.add(Blob(sha256=sha, size=len(png), content_type="image/png"))
-    return sha
+    return files.store_file(png, "image/png")
 
 
 # -- the 24-hour notice -----------------------------------------------------------------------------

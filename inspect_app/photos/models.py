@@ -24,7 +24,7 @@ class Blob(db.Model):
 
 
 class Photo(db.Model):
-    """A photo: the original kept byte for byte, with display and thumbnail renditions."""
+    """A photo: the original kept byte for byte, with display, thumbnail and print renditions."""
 
     __tablename__ = "photos"
 
@@ -33,6 +33,8 @@ class Photo(db.Model):
     original_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
     display_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
     thumb_sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"))
+    # The rendition PDFs embed (photos stored before it existed have none; a PDF makes one as it goes).
+    print_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"))
     width: Mapped[int]
     height: Mapped[int]
     taken_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)

@@ -364,3 +364,19 @@ def _megabytes(n: int) -> str:
 def _megapixels(n: int) -> str:
     """Pixels as megapixels for a message."""
     return f"{n / 1_000_000:.3g}"
+
+
+# -- the print rendition (PDFs) ---------------------------------------------------------------------
+# A report's photo grid prints a photo about 3.3 in wide: 1,200 px is about 300 dpi there (and on a
+# full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
+PRINT_LONG_EDGE = 1200
+PRINT_QUALITY = 80
+
+
+def make_print_rendition(display_jpeg: bytes) -> bytes:
+    """The JPEG a PDF embeds, made from the display rendition (upright, no EXIF): at most 1,200 px long."""
+    with Image.open(io.BytesIO(display_jpeg), formats=["JPEG"]) as im:
+        im.load()
+        printed = _rgb(im)
+        printed.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
+        return _jpeg(printed, PRINT_QUALITY, im.info.get("icc_profile"))

@@ -10,8 +10,8 @@ from typing import Any, BinaryIO
 
 from flask import current_app
 from sqlalchemy import Select, select
-from sqlalchemy.dialects import postgresql, sqlite
 
+from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
@@ -20,7 +20,9 @@ from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Blob, Photo
-from inspect_app.photos.processing import MAX_BYTES, PhotoData, inspect_photo, make_renditions
+from inspect_app.photos.processing import (
+    MAX_BYTES, PhotoData, inspect_photo, make_print_rendition, make_renditions,
+)
 from inspect_app.templating import humanize, local_date
 from inspect_app.types import LOCAL_TZ, local, new_id
 
@@ -49,7 +51,7 @@ def actions_for(target_keys) -> list[str]:
 
 # The Photo columns that say where a photo belongs (a close-out photo is named by its corrective action).
 LINK_COLUMNS = ("inspection_id", "finding_id", "structure_id", "log_entry_id")
-RENDITIONS = ("original", "display", "thumb")
+RENDITIONS = ("original", "display", "thumb", "print")
 
 
 class PhotoRefused(ValueError):
@@ -85,11 +87,12 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     display, thumb = make_renditions(stream)
     store = blob_store()
     stream.seek(0)
-    original_sha = _put_blob(store, stream, info.content_type, info.sha256)
+    original_sha = files.store_file(stream, info.content_type, expected_sha=info.sha256, store=store)
     photo = Photo(
         id=photo_id or new_id(), permit_id=permit.id, original_sha256=original_sha,
-        display_sha256=_put_blob(store, io.BytesIO(display), "image/jpeg"),
-        thumb_sha256=_put_blob(store, io.BytesIO(thumb), "image/jpeg"),
+        display_sha256=files.store_file(display, "image/jpeg", store=store),
+        thumb_sha256=files.store_file(thumb, "image/jpeg", store=store),
+        print_sha256=files.store_file(make_print_rendition(display), "image/jpeg", store=store),
         width=info.width, height=info.height, taken_at=_utc(info.taken_at),
         latitude=info.latitude, longitude=info.longitude, caption=_caption(caption),
         uploaded_by_id=getattr(actor, "id", None), **links,
@@ -206,7 +209,7 @@ def target_locked_reason(target: Mapping[str, Any]) -> str | None:
 def rendition(photo: Photo, kind: str) -> tuple[Path, str, str]:
     """(file path, content type, sha) of the photo's original, display or thumb; KeyError if unknown."""
     sha = {"original": photo.original_sha256, "display": photo.display_sha256,
-           "thumb": photo.thumb_sha256}[kind]
+           "thumb": photo.thumb_sha256, "print": photo.print_sha256 or photo.display_sha256}[kind]
     blob = db.session.get(Blob, sha)
     return blob_store().path(sha), blob.content_type if blob else "application/octet-stream", sha
 
@@ -275,16 +278,6 @@ def _attach_evidence(actor, action: CorrectiveAction, photo: Photo) -> None:
     action.evidence_photo_id = photo.id
     action.revision += 1
     audit.record(actor, "corrective_action.evidence", action, before)
-
-
-def _put_blob(store: BlobStore, stream: BinaryIO, content_type: str, expected_sha: str | None = None) -> str:
-    """Store the bytes and make sure a Blob row names them; safe when two uploads race."""
-    sha = store.put_file(stream, expected_sha)
-    values = {"sha256": sha, "size": store.size(sha), "content_type": content_type}
-    dialect = db.session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    db.session.execute(insert(Blob).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
-    return sha
 
 
 def _seekable_stream(data: PhotoData) -> BinaryIO:

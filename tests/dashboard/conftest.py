@@ -29,11 +29,12 @@ class Record:
         return (self.now.astimezone(LOCAL_TZ) - dt.timedelta(days=days_ago)).date()
 
     def inspection(self, permit, kind: str = "erosion_control", at: dt.datetime | None = None,
-                   status: str = "submitted") -> Inspection:
+                   status: str = "submitted", amends: Inspection | None = None) -> Inspection:
         at = at or self.ago(hours=1)
         inspection = Inspection(permit_id=permit.id, type=kind, status=status, performed_at=at,
                                 inspector_name="Pat Engineer", inspector_credentials="P.E. (MA) No. 40001",
-                                submitted_at=at if status == "submitted" else None)
+                                submitted_at=at if status == "submitted" else None,
+                                amends_id=amends.id if amends else None)
         db.session.add(inspection)
         db.session.commit()
         return inspection

@@ -137,9 +137,8 @@ def test_drafts_and_amendments_are_not_visits(make, record, signed_in):
     permit = make.permit(issued_on=record.local_day(40), construction_started_on=record.local_day(10))
     first = record.inspection(permit, at=record.ago(days=12))
     record.inspection(permit, at=record.ago(days=1), status="draft")  # not submitted: not the record
-    amendment = record.inspection(permit, at=record.ago(days=2))
-    amendment.amends_id = first.id  # restates the report of 12 days ago
-    db.session.commit()
+    # Restates the report of 12 days ago (made so: the database refuses to change a submitted report).
+    record.inspection(permit, at=record.ago(days=2), amends=first)
     page = signed_in(make.user("agent")).get("/dashboard/?kind=inspection").text
     assert "Overdue" in page and "Erosion-control inspection" in page
 

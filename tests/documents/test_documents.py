@@ -397,7 +397,7 @@ def test_downloads_are_attachments_and_the_same_record_gives_the_same_bytes(site
         assert first.data.startswith(b"%PDF-") and first.data == second.data, url
     report_pdf = owner.get(urls[0]).data
     assert f"Record SHA-256: {report.record_sha256}" in read(report_pdf)
-    assert hashlib.sha256(report_pdf).digest() == hashlib.sha256(services.inspection_report_pdf(report)).digest()
+    assert hashlib.sha256(report_pdf).digest() == hashlib.sha256(services.report_download_pdf(report)).digest()
 
 
 def test_downloads_are_refused_to_others_and_to_the_signed_out(site, report, make, app, seal, signed_in, client):

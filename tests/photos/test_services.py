@@ -71,7 +71,7 @@ def test_the_same_file_on_two_records_shares_its_blobs(site):
     db.session.commit()
 
     assert first.id != second.id and first.original_sha256 == second.original_sha256
-    assert (count(Photo), count(Blob)) == (2, 3)
+    assert (count(Photo), count(Blob)) == (2, 4)  # original, display, thumbnail, print
 
 
 def test_the_same_file_sent_again_to_the_same_record_is_one_photo(site):

@@ -89,7 +89,7 @@ def test_photo_on_a_draft_inspection_keeps_the_original_and_shows_upright(site, 
     assert image(thumb).size == (240, 320)
 
     blobs = {blob.sha256: blob for blob in db.session.scalars(select(Blob))}
-    assert set(blobs) == {photo.original_sha256, photo.display_sha256, photo.thumb_sha256}
+    assert set(blobs) == {photo.original_sha256, photo.display_sha256, photo.thumb_sha256, photo.print_sha256}
     assert blobs[photo.original_sha256].size == len(data)
     assert {blob.content_type for blob in blobs.values()} == {"image/jpeg"}
     entry = db.session.scalars(select(AuditEntry).where(AuditEntry.action == "photo.create")).one()

@@ -1,15 +1,15 @@
 """permit clocks (Longmeadow §380-10 K extended start, Southborough §9.7 Town Clerk filing) and one
 O&M certification per permit and period (§380-14 C(2)(l))
 
-Revision ID: 0005_i13
-Revises: 0004
+Revision ID: 0007
+Revises: 0006
 """
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005_i13'
-down_revision = '0004'
+revision = '0007'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 

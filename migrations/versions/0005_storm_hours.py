@@ -1,6 +1,6 @@
 """storm events from hourly data (the moment, the end, multi-day); per-parameter weather stations
 
-Revision ID: 0005_i14
+Revision ID: 0005
 Revises: 0004
 """
 from alembic import op
@@ -9,7 +9,7 @@ import sqlalchemy as sa
 import inspect_app.types
 
 
-revision = '0005_i14'
+revision = '0005'
 down_revision = '0004'
 branch_labels = None
 depends_on = None

@@ -1,15 +1,15 @@
 """a per-user session version: raising it ends every session and remember-me cookie of that user;
 who uploaded each blob (per-user upload quota)
 
-Revision ID: 0005_i15b
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 """
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005_i15b'
-down_revision = '0004'
+revision = '0006'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 

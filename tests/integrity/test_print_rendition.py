@@ -1,0 +1,61 @@
+"""Photos get a print rendition (<= 1,200 px, JPEG quality ~80) made once with the others; PDFs embed it."""
+from __future__ import annotations
+
+import io
+
+import pypdf
+from PIL import Image
+
+from inspect_app.documents import services as documents
+from inspect_app.extensions import db
+from inspect_app.files import blob_store
+from inspect_app.photos.models import Blob
+from inspect_app.photos.services import store_photo
+from tests.photos.photo_builders import make_jpeg
+
+
+def _size(sha: str) -> tuple[int, int]:
+    with Image.open(blob_store().path(sha)) as image:
+        assert image.format == "JPEG"
+        return image.size
+
+
+def test_a_photo_is_stored_with_its_print_rendition_and_the_report_embeds_it(make):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    draft = make.inspection(permit, status="draft", inspector=inspector)
+    photo = make.photo(permit, inspection=draft, size=(4000, 3000))
+    assert max(_size(photo.display_sha256)) > 1200
+    assert _size(photo.print_sha256) == (1200, 900)
+    assert db.session.get(Blob, photo.print_sha256).content_type == "image/jpeg"
+    assert blob_store().size(photo.print_sha256) < blob_store().size(photo.display_sha256)
+
+    rendered = documents.rendered_report_pdf(draft)
+    embedded = [image for page in pypdf.PdfReader(io.BytesIO(rendered)).pages for image in page.images]
+    assert [image.image.size for image in embedded] == [(1200, 900)]
+    assert blob_store().path(photo.print_sha256).read_bytes() in rendered  # embedded as stored, not re-encoded
+
+
+def test_a_photo_stored_before_print_renditions_gets_one_made_for_its_pdf(make):
+    permit = make.permit()
+    draft = make.inspection(permit, status="draft")
+    photo = make.photo(permit, inspection=draft, size=(3000, 2000))
+    db.session.execute(db.text("UPDATE photos SET print_sha256 = NULL"))  # as stored before this rendition
+    db.session.commit()
+    db.session.expire_all()
+    pdf = pypdf.PdfReader(io.BytesIO(documents.rendered_report_pdf(draft)))
+    assert [image.image.size for page in pdf.pages for image in page.images] == [(1200, 800)]
+    assert photo.print_sha256 is None
+
+
+def test_the_print_rendition_of_a_photo_taken_upright_stays_upright(make):
+    permit = make.permit()
+    draft = make.inspection(permit, status="draft")
+    # EXIF orientation 6: the tablet was held upright; the stored pixels lie on their side.
+    photo = store_photo(None, permit, io.BytesIO(make_jpeg((1600, 1200), orientation=6)), inspection=draft)
+    db.session.commit()
+    assert _size(photo.print_sha256) == (900, 1200)
+    with Image.open(blob_store().path(photo.print_sha256)) as printed:
+        right, left = printed.getpixel((850, 600)), printed.getpixel((50, 600))
+    # The stored pixels' red top half is, turned upright, the right half (as on the display rendition).
+    assert right[0] > 150 > right[2] and left[2] > 150 > left[0]
