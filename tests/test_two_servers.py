@@ -109,7 +109,7 @@ def test_one_device_alternating_between_two_servers_one_killed_mid_upload(app, m
     # Eight batches; batch k moves each of the four areas on from revision k + 1.
     batches = [[new_op("area.status", area, {"status": STEPS[k % 2], "at": (since + dt.timedelta(minutes=k + 1)).isoformat()},
                        base_revision=k + 1) for area in areas] for k in range(8)]
-    data = os.urandom(12 * CHUNK + 12345)
+    data = b"\xff\xd8\xff\xe0" + os.urandom(12 * CHUNK + 12345)  # begins as a JPEG, the type the client declares
     sha = hashlib.sha256(data).hexdigest()
     to = {server: SyncClient(server.url, token, backoff_s=0.05) for server in servers}
 

@@ -14,6 +14,8 @@ from typing import Literal, Self
 import holidays as holiday_tables
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+# A citation is stored with each obligation (permit_obligations.citation, 200 characters).
+CITATION_MAX = 200
 INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
 
 
@@ -24,7 +26,7 @@ class Strict(BaseModel):
 class Rule(Strict):
     """A number the rules engine uses, with the citation it comes from."""
 
-    citation: str = Field(min_length=1)
+    citation: str = Field(min_length=1, max_length=CITATION_MAX)
 
 
 class DaysRule(Rule):
@@ -52,10 +54,10 @@ class StabilizationRule(Rule):
 
     days: int | None = Field(default=None, ge=1, le=365)
     initiate_work_days: int = Field(default=1, ge=1, le=30)
-    initiate_citation: str = Field(default="CGP 2022 Part 2.2.14.a.i", min_length=1)
+    initiate_citation: str = Field(default="CGP 2022 Part 2.2.14.a.i", min_length=1, max_length=CITATION_MAX)
     complete_days: int = Field(default=14, ge=1, le=365)
     complete_days_sensitive: int = Field(default=7, ge=1, le=365)
-    complete_citation: str = Field(default="CGP 2022 Part 2.2.14.a.ii", min_length=1)
+    complete_citation: str = Field(default="CGP 2022 Part 2.2.14.a.ii", min_length=1, max_length=CITATION_MAX)
 
     def completion_days(self, sensitive: bool) -> int:
         """Calendar days from initiation to completion under the federal rule."""
@@ -86,9 +88,9 @@ class ReportingRule(Strict):
     Part 5.4: a corrective action documented within `action_record_hours` of discovering the condition."""
 
     report_hours: int = Field(default=24, ge=1, le=720)
-    report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1)
+    report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1, max_length=CITATION_MAX)
     action_record_hours: int = Field(default=24, ge=1, le=720)
-    action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1)
+    action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1, max_length=CITATION_MAX)
 
 
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
@@ -101,7 +103,7 @@ class CompletionRule(Rule):
 
     gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
                          "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
-    easements_citation: str = Field(default="§380-14 D(4)", min_length=1)
+    easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
 
 
 class StormRule(Rule):
@@ -143,7 +145,7 @@ class PermitClock(Rule):
 class ChecklistItem(Strict):
     key: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     text: str = Field(min_length=1)
-    citation: str = Field(min_length=1)
+    citation: str = Field(min_length=1, max_length=CITATION_MAX)
     # What the item is asked about: once per inspection, or once per control, disturbed area,
     # stormwater structure or pipe run of the permit.
     per: Literal["site", "control", "area", "structure", "pipe"] = "site"
@@ -156,7 +158,7 @@ class InspectionType(Strict):
     key: Literal["initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic"]
     name: str = Field(min_length=1)
     when: str = Field(min_length=1)
-    citation: str = Field(min_length=1)
+    citation: str = Field(min_length=1, max_length=CITATION_MAX)
     checklist: tuple[ChecklistItem, ...] = Field(min_length=1)
     # §380-16 C(4)(c), (e): the report must be signed by a registered professional engineer
     # (the signer's account carries a PE number).
