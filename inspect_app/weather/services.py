@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flask import Flask, current_app
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -36,7 +36,8 @@ from inspect_app.weather.models import PermitStation, StormEvent, WeatherObserva
 SWEEP_STATUSES = ("active", "stop_work", "final_submissions")
 MAX_SWEEP_DAYS = 31
 CHART_DAYS = 60
-CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per permit
+CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per station
+STATION_RECHECK = dt.timedelta(days=1)  # the chart asks again which station is nearest with data
 ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 hours of a storm
 # Recent reports that may still change: within meteostat's publication lag, plus the hour being filled.
 _RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
@@ -143,6 +144,47 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
         if source._is_model(stored.source_of(parameter)) and not source._is_model(new.source_of(parameter)):
             return True
     return False
+
+
+def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
+                 now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
+    """The span of a station's hourly labels from `first` to `last` worth asking meteostat for, or None.
+
+    An hour is held once stored with its precipitation. An hour missing when the station was last asked
+    (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
+    than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
+    """
+    last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    if last < first:
+        return None
+    held = set(db.session.scalars(
+        select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
+                                              WeatherObservation.hour >= first, WeatherObservation.hour <= last,
+                                              WeatherObservation.precip_mm.is_not(None))))
+    asked = db.session.scalar(select(func.max(PermitStation.rainfall_fetched_at))
+                              .where(PermitStation.station_id == station_id))
+    missing = []
+    hour = first
+    while hour <= last:
+        known_unpublished = asked is not None and hour <= asked and (
+            now - asked < CHART_REFRESH or hour < asked - source.PUBLICATION_LAG)
+        if hour not in held and not known_unpublished:
+            missing.append(hour)
+        hour += HOUR
+    return (missing[0], missing[-1]) if missing else None
+
+
+def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> dict[str, frozenset[str]]:
+    """Stations of the town's permits whose rain hours from `first` to `last` we hold (none worth asking
+    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch."""
+    held: dict[str, frozenset[str]] = {}
+    for station_id in db.session.scalars(select(PermitStation.station_id).distinct()):
+        if unheld_hours(station_id, first, last, now) is None:
+            has_rain = db.session.scalar(select(WeatherObservation.hour).where(
+                WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+                WeatherObservation.hour <= last, WeatherObservation.precip_mm.is_not(None)).limit(1))
+            held[station_id] = frozenset({"precipitation"}) if has_rain is not None else frozenset()
+    return held
 
 
 def permit_station(permit: Permit) -> tuple[source.Station, dt.datetime | None] | None:
@@ -574,12 +616,17 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
     now = now or utcnow()
     end_day = now.astimezone(source.LOCAL_TZ).date()
     start_day = end_day - dt.timedelta(days=days - 1)
-    known = permit_station(permit)
-    station = known[0] if known else None
+    first_label, last_label = _day_labels(start_day, end_day)
+    known = db.session.execute(
+        select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
+               PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
+    station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
-    if known is None or known[1] is None or now - known[1] >= CHART_REFRESH:
+    if known is None or now - known.found_at >= STATION_RECHECK:
+        # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
         series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
-                                            deadline_s=_deadline_s())
+                                            deadline_s=_deadline_s(),
+                                            held=_held_stations(first_label, last_label, now))
         if series.rows:
             store_observations(series.rows, now=now)
         if series.station is not None:
@@ -587,6 +634,17 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             station = series.station
         if series.status == "pending" or series.station is None:
             status, reason = series.status, series.reason
+    else:
+        # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
+        span = unheld_hours(station.id, first_label, last_label, now)
+        if span is not None:
+            fetched, why = source.station_hours(station.id, *span, deadline_s=_deadline_s())
+            if fetched is None:
+                status, reason = "pending", why
+            else:
+                store_observations(fetched, now=now)
+                db.session.execute(update(PermitStation).where(PermitStation.permit_id == permit.id)
+                                   .values(rainfall_fetched_at=now))
     rows: tuple[source.HourlyObservation, ...] = ()
     fetched_at = None
     if station is not None:
