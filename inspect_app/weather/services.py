@@ -107,6 +107,8 @@ def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.date
             old = existing.get(row.hour)
             if old is None:
                 new.append(_observation_values(row, now))
+            elif _same(row, old):
+                continue  # the hour as we hold it, sent again
             elif _improves(row, old):
                 for name, value in _observation_values(row, now).items():
                     setattr(old, name, value)
@@ -124,6 +126,11 @@ def _observation_values(row: source.HourlyObservation, now: dt.datetime) -> dict
     values = {attribute: getattr(row, attribute) for _, attribute in _PARAMETERS}
     return values | {"station_id": row.station_id, "hour": row.hour, "sources": row.sources[:200],
                      "fetched_at": now}
+
+
+def _same(new: source.HourlyObservation, old: WeatherObservation) -> bool:
+    return (all(getattr(new, attribute) == getattr(old, attribute) for _, attribute in _PARAMETERS)
+            and new.sources[:200] == (old.sources or ""))
 
 
 def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
@@ -161,8 +168,20 @@ def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
         select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
                                               WeatherObservation.hour >= first, WeatherObservation.hour <= last,
                                               WeatherObservation.precip_mm.is_not(None))))
-    asked = db.session.scalar(select(func.max(PermitStation.rainfall_fetched_at))
-                              .where(PermitStation.station_id == station_id))
+    asked = _last_asked(station_id)
+    missing = _missing_hours_of(held, first, last, asked, now)
+    return (missing[0], missing[-1]) if missing else None
+
+
+def _last_asked(station_id: str) -> dt.datetime | None:
+    """When meteostat was last asked for the station's recent hours (by a permit's rainfall chart)."""
+    return db.session.scalar(select(func.max(PermitStation.rainfall_fetched_at))
+                             .where(PermitStation.station_id == station_id))
+
+
+def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
+                      asked: dt.datetime | None, now: dt.datetime) -> list[dt.datetime]:
+    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`)."""
     missing = []
     hour = first
     while hour <= last:
@@ -171,7 +190,22 @@ def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
         if hour not in held and not known_unpublished:
             missing.append(hour)
         hour += HOUR
-    return (missing[0], missing[-1]) if missing else None
+    return missing
+
+
+def _held_windows(first: dt.datetime, last: dt.datetime,
+                  now: dt.datetime) -> dict[str, tuple[source.HourlyObservation, ...]]:
+    """Stations whose every hour from `first` to `last` (up to now) we store or know to be unpublished,
+    with those hours: a report's lookup then walks the nearest stations without fetching these again."""
+    upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    held: dict[str, tuple[source.HourlyObservation, ...]] = {}
+    station_ids = db.session.scalars(select(WeatherObservation.station_id).distinct().where(
+        WeatherObservation.hour >= first, WeatherObservation.hour <= last))
+    for station_id in list(station_ids):
+        rows, _ = stored_observations(station_id, first, last)
+        if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
+            held[station_id] = rows
+    return held
 
 
 def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> dict[str, frozenset[str]]:
@@ -282,8 +316,12 @@ def _plan(inspection: Inspection, now: dt.datetime,
     _, window_end = source.inspection_window(inspection.performed_at)
     key = (permit.latitude, permit.longitude, window_end)
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
+        # A report just started reuses the stations' hours we hold; a later fill asks for them again,
+        # since a published hour may still gain values (or lose a model's) before it is final.
+        held = (_held_windows(*source.inspection_window(inspection.performed_at), now)
+                if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
-                                   deadline_s=_deadline_s())
+                                   deadline_s=_deadline_s(), held=held)
     return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at)
 
 
@@ -308,11 +346,12 @@ def _station_hints(inspection: Inspection) -> list[Stations]:
     elif inspection.station_id and inspection.station_name and inspection.station_distance_m is not None:
         station = source.Station(inspection.station_id, inspection.station_name, inspection.station_distance_m)
         hints.append(dict.fromkeys(source.PARAMETER_GROUPS, station))
-    known = permit_station(_permit_of(inspection))
+    known = permit_station(_permit_of(inspection)) if hints else None
     if known is not None:
-        # The precipitation station the sweep and chart use; the other parameters as recorded, or its own.
-        shared = {**dict.fromkeys(source.PARAMETER_GROUPS, known[0]), **(hints[0] if hints else {}),
-                  "precipitation": known[0]}
+        # The precipitation station the sweep and chart use; the other parameters as recorded. A report
+        # with no station of its own yet walks the nearest stations per parameter (spec "Weather") in
+        # `source.lookup`, which reuses the hours we hold (`_held_windows`) instead of fetching them.
+        shared = {**dict.fromkeys(source.PARAMETER_GROUPS, known[0]), **hints[0], "precipitation": known[0]}
         if shared not in hints:
             hints.append(shared)
     return hints

@@ -502,16 +502,22 @@ def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
 
 
 def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s: float = 3.0,
-           exclude_stations: Iterable[str] = ()) -> WeatherResult:
+           exclude_stations: Iterable[str] = (),
+           held: Mapping[str, tuple[HourlyObservation, ...]] | None = None) -> WeatherResult:
     """Weather at the inspection, each parameter from the nearest station with data for it; pending if
-    it cannot be had now."""
+    it cannot be had now.
+
+    `held`: stations whose hours of the window the caller stores already, with those hours; the
+    nearest-station walk uses them as they are instead of fetching those stations' files again.
+    """
     _check_ready(latitude, longitude, deadline_s)
     start, end = inspection_window(at_utc)
     exclude = frozenset(exclude_stations)
+    memo: FetchMemo = {(station_id, _naive(start), _naive(end)): rows for station_id, rows in (held or {}).items()}
     try:
         fetched = _run_bounded(
             lambda: _fetch_per_parameter(latitude, longitude, _naive(start), _naive(end), exclude,
-                                         tuple(PARAMETER_GROUPS)),
+                                         tuple(PARAMETER_GROUPS), memo),
             deadline_s)
     except TimeoutError:
         return _pending(at_utc, f"the weather service did not answer within {deadline_s:g} s")

@@ -163,6 +163,7 @@ APP_SITES = {
     "provisional": (53.0, -80.0),
     "refill": (31.0, -80.0),
     "split_held": (29.0, -80.0),
+    "start_held": (27.0, -80.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -182,6 +183,7 @@ APP_STATIONS = {
     "RFL1": ("refill", 6.0, "Refill Field"),
     "TMP2": ("split_held", 3.0, "Second Thermometer Airport"),
     "PCP2": ("split_held", 9.0, "Second Rain Mesonet"),
+    "STH1": ("start_held", 5.0, "Start Held Field"),
 }
 
 

@@ -102,8 +102,8 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
         "complete", "SHR1", 2.4, 20.0)
     assert db.session.scalar(select(func.count()).select_from(WeatherObservation)) == 24
 
-    # meteostat's copy changes; another permit on the same site must look it up, but our store keeps
-    # the hours as first fetched, so its report says what the first two say.
+    # meteostat's copy changes; another permit on the same site walks the nearest stations again, finds
+    # the hours of its nearest one held and fetches nothing: its report says what the first two say.
     app_meteostat.publish_hourly("SHR1", hours(dt.datetime(2024, 6, 2, 11, tzinfo=UTC), 24, temp=31.0,
                                                prcp=0.9, wspd=9.0, wdir=90, coco=3))
     neighbour = report(permit_at("shared"), dt.datetime(2024, 6, 3, 10, 15, tzinfo=UTC))
@@ -111,7 +111,7 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
         services.fill_inspection_weather(neighbour)
         db.session.commit()
 
-    assert asked  # a permit with no stored station yet asks which station is nearest
+    assert asked == []
     neighbour, first = reread(neighbour), reread(first)
     assert (neighbour.precip_24h_mm, neighbour.temperature_c) == (2.4, 20.0)
     assert (first.precip_24h_mm, first.temperature_c) == (2.4, 20.0)
