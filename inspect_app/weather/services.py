@@ -322,7 +322,24 @@ def _plan(inspection: Inspection, now: dt.datetime,
                 if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
                                    deadline_s=_deadline_s(), held=held)
+    if asked[key].status == "pending" and not asked[key].provisional:
+        # The service could not be asked: the permit's rain station, if its stored hours are final.
+        fallback = _permit_fallback(inspection, now)
+        if fallback is not None:
+            return _Plan(inspection, fallback, fetched=False, performed_at=inspection.performed_at)
     return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at)
+
+
+def _permit_fallback(inspection: Inspection, now: dt.datetime) -> source.WeatherResult | None:
+    """For a report with no station of its own while meteostat cannot be reached: every value from the
+    permit's rain station (the sweep's and chart's), when its stored hours of the window are final."""
+    if inspection.weather_stations or inspection.station_id:
+        return None  # its own stations were tried from the store already
+    known = permit_station(_permit_of(inspection))
+    if known is None:
+        return None
+    stored = _stored_result(dict.fromkeys(source.PARAMETER_GROUPS, known[0]), inspection.performed_at, now)
+    return stored if stored.status == "complete" and stored.final else None
 
 
 def _permit_of(inspection: Inspection) -> Permit:
