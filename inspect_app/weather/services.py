@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flask import Flask, current_app
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -36,7 +36,8 @@ from inspect_app.weather.models import PermitStation, StormEvent, WeatherObserva
 SWEEP_STATUSES = ("active", "stop_work", "final_submissions")
 MAX_SWEEP_DAYS = 31
 CHART_DAYS = 60
-CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per permit
+CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per station
+STATION_RECHECK = dt.timedelta(days=1)  # the chart asks again which station is nearest with data
 ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 hours of a storm
 # Recent reports that may still change: within meteostat's publication lag, plus the hour being filled.
 _RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
@@ -106,6 +107,8 @@ def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.date
             old = existing.get(row.hour)
             if old is None:
                 new.append(_observation_values(row, now))
+            elif _same(row, old):
+                continue  # the hour as we hold it, sent again
             elif _improves(row, old):
                 for name, value in _observation_values(row, now).items():
                     setattr(old, name, value)
@@ -123,6 +126,11 @@ def _observation_values(row: source.HourlyObservation, now: dt.datetime) -> dict
     values = {attribute: getattr(row, attribute) for _, attribute in _PARAMETERS}
     return values | {"station_id": row.station_id, "hour": row.hour, "sources": row.sources[:200],
                      "fetched_at": now}
+
+
+def _same(new: source.HourlyObservation, old: WeatherObservation) -> bool:
+    return (all(getattr(new, attribute) == getattr(old, attribute) for _, attribute in _PARAMETERS)
+            and new.sources[:200] == (old.sources or ""))
 
 
 def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
@@ -143,6 +151,74 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
         if source._is_model(stored.source_of(parameter)) and not source._is_model(new.source_of(parameter)):
             return True
     return False
+
+
+def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
+                 now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
+    """The span of a station's hourly labels from `first` to `last` worth asking meteostat for, or None.
+
+    An hour is held once stored with its precipitation. An hour missing when the station was last asked
+    (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
+    than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
+    """
+    last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    if last < first:
+        return None
+    held = set(db.session.scalars(
+        select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
+                                              WeatherObservation.hour >= first, WeatherObservation.hour <= last,
+                                              WeatherObservation.precip_mm.is_not(None))))
+    asked = _last_asked(station_id)
+    missing = _missing_hours_of(held, first, last, asked, now)
+    return (missing[0], missing[-1]) if missing else None
+
+
+def _last_asked(station_id: str) -> dt.datetime | None:
+    """When meteostat was last asked for the station's recent hours (by a permit's rainfall chart)."""
+    return db.session.scalar(select(func.max(PermitStation.rainfall_fetched_at))
+                             .where(PermitStation.station_id == station_id))
+
+
+def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
+                      asked: dt.datetime | None, now: dt.datetime) -> list[dt.datetime]:
+    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`)."""
+    missing = []
+    hour = first
+    while hour <= last:
+        known_unpublished = asked is not None and hour <= asked and (
+            now - asked < CHART_REFRESH or hour < asked - source.PUBLICATION_LAG)
+        if hour not in held and not known_unpublished:
+            missing.append(hour)
+        hour += HOUR
+    return missing
+
+
+def _held_windows(first: dt.datetime, last: dt.datetime,
+                  now: dt.datetime) -> dict[str, tuple[source.HourlyObservation, ...]]:
+    """Stations whose every hour from `first` to `last` (up to now) we store or know to be unpublished,
+    with those hours: a report's lookup then walks the nearest stations without fetching these again."""
+    upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    held: dict[str, tuple[source.HourlyObservation, ...]] = {}
+    station_ids = db.session.scalars(select(WeatherObservation.station_id).distinct().where(
+        WeatherObservation.hour >= first, WeatherObservation.hour <= last))
+    for station_id in list(station_ids):
+        rows, _ = stored_observations(station_id, first, last)
+        if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
+            held[station_id] = rows
+    return held
+
+
+def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> dict[str, frozenset[str]]:
+    """Stations of the town's permits whose rain hours from `first` to `last` we hold (none worth asking
+    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch."""
+    held: dict[str, frozenset[str]] = {}
+    for station_id in db.session.scalars(select(PermitStation.station_id).distinct()):
+        if unheld_hours(station_id, first, last, now) is None:
+            has_rain = db.session.scalar(select(WeatherObservation.hour).where(
+                WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+                WeatherObservation.hour <= last, WeatherObservation.precip_mm.is_not(None)).limit(1))
+            held[station_id] = frozenset({"precipitation"}) if has_rain is not None else frozenset()
+    return held
 
 
 def permit_station(permit: Permit) -> tuple[source.Station, dt.datetime | None] | None:
@@ -240,9 +316,30 @@ def _plan(inspection: Inspection, now: dt.datetime,
     _, window_end = source.inspection_window(inspection.performed_at)
     key = (permit.latitude, permit.longitude, window_end)
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
+        # A report just started reuses the stations' hours we hold; a later fill asks for them again,
+        # since a published hour may still gain values (or lose a model's) before it is final.
+        held = (_held_windows(*source.inspection_window(inspection.performed_at), now)
+                if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
-                                   deadline_s=_deadline_s())
+                                   deadline_s=_deadline_s(), held=held)
+    if asked[key].status == "pending" and not asked[key].provisional:
+        # The service could not be asked: the permit's rain station, if its stored hours are final.
+        fallback = _permit_fallback(inspection, now)
+        if fallback is not None:
+            return _Plan(inspection, fallback, fetched=False, performed_at=inspection.performed_at)
     return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at)
+
+
+def _permit_fallback(inspection: Inspection, now: dt.datetime) -> source.WeatherResult | None:
+    """For a report with no station of its own while meteostat cannot be reached: every value from the
+    permit's rain station (the sweep's and chart's), when its stored hours of the window are final."""
+    if inspection.weather_stations or inspection.station_id:
+        return None  # its own stations were tried from the store already
+    known = permit_station(_permit_of(inspection))
+    if known is None:
+        return None
+    stored = _stored_result(dict.fromkeys(source.PARAMETER_GROUPS, known[0]), inspection.performed_at, now)
+    return stored if stored.status == "complete" and stored.final else None
 
 
 def _permit_of(inspection: Inspection) -> Permit:
@@ -266,11 +363,12 @@ def _station_hints(inspection: Inspection) -> list[Stations]:
     elif inspection.station_id and inspection.station_name and inspection.station_distance_m is not None:
         station = source.Station(inspection.station_id, inspection.station_name, inspection.station_distance_m)
         hints.append(dict.fromkeys(source.PARAMETER_GROUPS, station))
-    known = permit_station(_permit_of(inspection))
+    known = permit_station(_permit_of(inspection)) if hints else None
     if known is not None:
-        # The precipitation station the sweep and chart use; the other parameters as recorded, or its own.
-        shared = {**dict.fromkeys(source.PARAMETER_GROUPS, known[0]), **(hints[0] if hints else {}),
-                  "precipitation": known[0]}
+        # The precipitation station the sweep and chart use; the other parameters as recorded. A report
+        # with no station of its own yet walks the nearest stations per parameter (spec "Weather") in
+        # `source.lookup`, which reuses the hours we hold (`_held_windows`) instead of fetching them.
+        shared = {**dict.fromkeys(source.PARAMETER_GROUPS, known[0]), **hints[0], "precipitation": known[0]}
         if shared not in hints:
             hints.append(shared)
     return hints
@@ -574,12 +672,17 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
     now = now or utcnow()
     end_day = now.astimezone(source.LOCAL_TZ).date()
     start_day = end_day - dt.timedelta(days=days - 1)
-    known = permit_station(permit)
-    station = known[0] if known else None
+    first_label, last_label = _day_labels(start_day, end_day)
+    known = db.session.execute(
+        select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
+               PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
+    station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
-    if known is None or known[1] is None or now - known[1] >= CHART_REFRESH:
+    if known is None or now - known.found_at >= STATION_RECHECK:
+        # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
         series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
-                                            deadline_s=_deadline_s())
+                                            deadline_s=_deadline_s(),
+                                            held=_held_stations(first_label, last_label, now))
         if series.rows:
             store_observations(series.rows, now=now)
         if series.station is not None:
@@ -587,6 +690,17 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             station = series.station
         if series.status == "pending" or series.station is None:
             status, reason = series.status, series.reason
+    else:
+        # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
+        span = unheld_hours(station.id, first_label, last_label, now)
+        if span is not None:
+            fetched, why = source.station_hours(station.id, *span, deadline_s=_deadline_s())
+            if fetched is None:
+                status, reason = "pending", why
+            else:
+                store_observations(fetched, now=now)
+                db.session.execute(update(PermitStation).where(PermitStation.permit_id == permit.id)
+                                   .values(rainfall_fetched_at=now))
     rows: tuple[source.HourlyObservation, ...] = ()
     fetched_at = None
     if station is not None:

@@ -400,9 +400,14 @@ FetchMemo = dict[tuple[str, dt.datetime, dt.datetime], tuple[HourlyObservation, 
 
 def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, end: dt.datetime,
                          exclude: frozenset[str], wanted: Sequence[str],
-                         memo: FetchMemo | None = None) -> _Fetched:
+                         memo: FetchMemo | None = None, held: Mapping[str, frozenset[str]] | None = None
+                         ) -> _Fetched:
     """In a worker: for each wanted parameter group, the nearest station with data for it in [start, end]
-    (naive UTC), walking the stations within the radius nearest first."""
+    (naive UTC), walking the stations within the radius nearest first.
+
+    `held`: stations whose hours of the window the caller already stores, with the groups they have
+    data for; such a station is chosen (or passed over) from that, without fetching its file again.
+    """
     loaded = _meteostat()
     ms = loaded["ms"]
     with _station_list_lock:
@@ -417,6 +422,12 @@ def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, 
         if tried == MAX_CANDIDATES or len(chosen) == len(wanted):
             break
         tried += 1
+        if held is not None and str(station_id) in held:
+            found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
+            for group in wanted:
+                if group not in chosen and group in held[str(station_id)]:
+                    chosen[group] = found
+            continue
         key = (str(station_id), start, end)
         fetched = memo.get(key) if memo is not None else None
         if fetched is None:
@@ -491,16 +502,22 @@ def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
 
 
 def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s: float = 3.0,
-           exclude_stations: Iterable[str] = ()) -> WeatherResult:
+           exclude_stations: Iterable[str] = (),
+           held: Mapping[str, tuple[HourlyObservation, ...]] | None = None) -> WeatherResult:
     """Weather at the inspection, each parameter from the nearest station with data for it; pending if
-    it cannot be had now."""
+    it cannot be had now.
+
+    `held`: stations whose hours of the window the caller stores already, with those hours; the
+    nearest-station walk uses them as they are instead of fetching those stations' files again.
+    """
     _check_ready(latitude, longitude, deadline_s)
     start, end = inspection_window(at_utc)
     exclude = frozenset(exclude_stations)
+    memo: FetchMemo = {(station_id, _naive(start), _naive(end)): rows for station_id, rows in (held or {}).items()}
     try:
         fetched = _run_bounded(
             lambda: _fetch_per_parameter(latitude, longitude, _naive(start), _naive(end), exclude,
-                                         tuple(PARAMETER_GROUPS)),
+                                         tuple(PARAMETER_GROUPS), memo),
             deadline_s)
     except TimeoutError:
         return _pending(at_utc, f"the weather service did not answer within {deadline_s:g} s")
@@ -611,10 +628,13 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
 
 def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, end_day: dt.date, *,
                         deadline_s: float = 3.0, exclude_stations: Iterable[str] = (),
-                        memo: FetchMemo | None = None) -> RainfallSeries:
+                        memo: FetchMemo | None = None,
+                        held: Mapping[str, frozenset[str]] | None = None) -> RainfallSeries:
     """Rain per local day from the hourly data of the nearest station with precipitation data.
 
     `memo` (one per run) keeps each station's rows so permits sharing a station fetch its file once.
+    `held`: stations whose hours the caller stores already (see `_fetch_per_parameter`); their rows
+    are not in the result, so its days and status then speak only of the stations fetched.
     """
     # Hourly, not meteostat's daily series: a daily row does not say how many hours it holds (so a
     # day with 3 reported hours would pass for a dry day), and its day is not the town's local day,
@@ -629,7 +649,7 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     try:
         fetched = _run_bounded(
             lambda: _fetch_per_parameter(latitude, longitude, _naive(first), _naive(last), exclude,
-                                         ("precipitation",), memo),
+                                         ("precipitation",), memo, held),
             deadline_s)
     except TimeoutError:
         return _pending_series(start_day, end_day,
@@ -655,6 +675,42 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     return RainfallSeries(status=status, reason=reason, station=station, days=days,
                           attribution=attribution(r.source_of("prcp") for r in fetched.rows),
                           fetched_at=fetched.fetched_at, rows=fetched.rows)
+
+
+def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
+                  deadline_s: float = 3.0) -> tuple[tuple[HourlyObservation, ...] | None, str]:
+    """One known station's hours from `first` to `last` (UTC labels, inclusive), bounded by `deadline_s`.
+
+    For hours missing from the store of a station already chosen (the nearest with data): the choice
+    is not made again. Returns (rows, "") or (None, why) when the service failed or did not answer.
+    """
+    if not _settings.configured:
+        raise RuntimeError("call weather.source.configure() at start-up before looking up weather")
+    if not deadline_s > 0:
+        raise ValueError("deadline_s must be a positive number of seconds")
+    if last < first:
+        return (), ""
+
+    def fetch() -> tuple[HourlyObservation, ...] | None:
+        ms = _meteostat()["ms"]
+        with _station_list_lock:  # meteostat reads the station's metadata from its station list here
+            series = ms.hourly(station_id, _naive(first), _naive(last),
+                               parameters=[ms.Parameter(p) for p in _PARAMETERS])
+        frame = series.fetch(sources=True)
+        rows = _rows_from_frame(station_id, frame)
+        return None if _worker.failures else rows
+
+    try:
+        rows = _run_bounded(fetch, deadline_s)
+    except TimeoutError:
+        return None, f"the weather service did not answer within {deadline_s:g} s"
+    except _Busy:
+        return None, "earlier weather requests are still waiting on the service"
+    except Exception as error:
+        return None, _unreachable("station hours lookup", error)
+    if rows is None:
+        return None, "the weather service failed to send a station's data"
+    return rows, ""
 
 
 def daily_totals(rows: Iterable[HourlyObservation], start_day: dt.date, end_day: dt.date,

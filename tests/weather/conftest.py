@@ -161,6 +161,9 @@ APP_SITES = {
     "split": (49.0, -80.0),
     "final": (51.0, -80.0),
     "provisional": (53.0, -80.0),
+    "refill": (31.0, -80.0),
+    "split_held": (29.0, -80.0),
+    "start_held": (27.0, -80.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -177,6 +180,10 @@ APP_STATIONS = {
     "PCP1": ("split", 9.0, "Rain Gauge Mesonet"),
     "FIN1": ("final", 5.0, "Final Phase Field"),
     "PRV1": ("provisional", 5.0, "Slow Publisher Field"),
+    "RFL1": ("refill", 6.0, "Refill Field"),
+    "TMP2": ("split_held", 3.0, "Second Thermometer Airport"),
+    "PCP2": ("split_held", 9.0, "Second Rain Mesonet"),
+    "STH1": ("start_held", 5.0, "Start Held Field"),
 }
 
 

@@ -8,9 +8,11 @@ import time
 from zoneinfo import ZoneInfo
 
 import pytest
+import sqlalchemy as sa
 
 from inspect_app.extensions import db
 from inspect_app.weather import services
+from inspect_app.weather.models import PermitStation, WeatherObservation
 from weather_fake import Hour, hours
 
 UTC = dt.UTC
@@ -148,3 +150,80 @@ def test_a_hung_weather_server_gives_a_pending_chart_within_the_deadline(
     assert response.status_code == 200
     assert "Latest rainfall pending:</strong> the weather service did not answer within 0.3 s" in response.text
     assert response.text.count('class="rain-missing"') == 60 and "<svg" in response.text
+
+
+# -- the chart serves from stored station-hours (issue 18) -------------------------------------
+
+def hourly_files(fake, since: int) -> list[str]:
+    """The yearly hourly files the fake served after the first `since` requests."""
+    return [path for path in fake.requests[since:] if path.startswith("/hourly/")]
+
+
+def stored_hours(station_id: str) -> tuple[int, dt.datetime | None]:
+    """How many hours of a station we keep, and when the newest of them was stored."""
+    rows = db.session.execute(sa.select(sa.func.count(), sa.func.max(WeatherObservation.fetched_at))
+                              .where(WeatherObservation.station_id == station_id)).one()
+    return rows[0], rows[1]
+
+
+def test_a_second_permit_of_the_same_station_charts_from_stored_hours_without_a_fetch(
+        rainy_permit, app_meteostat, permit_at, make, signed_in):
+    permit, storm_day, *_ = rainy_permit
+    agent = signed_in(make.user("agent"))
+    first = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    neighbour = permit_at("chart")  # the same site: its nearest station with rain is CHT1 too
+    held = stored_hours("CHT1")
+    asked = len(app_meteostat.requests)
+
+    second = agent.get(f"/permits/{neighbour.id}/rainfall", htmx=True)
+
+    assert second.status_code == 200 and "Chart Valley Airport (CHT1)" in second.text
+    assert hourly_files(app_meteostat, asked) == []  # no weather file fetched
+    assert stored_hours("CHT1") == held  # and nothing stored again
+    bars = lambda html: re.findall(r'<rect class="rain-bar[^"]*"[^>]*><title>([^<]+)</title>', html)  # noqa: E731
+    assert bars(second.text) == bars(first.text) and len(bars(second.text)) == 60
+
+
+def test_after_the_hour_the_chart_asks_only_for_the_hours_it_does_not_hold(
+        app_meteostat, permit_at, make, signed_in):
+    now = dt.datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    app_meteostat.publish_hourly("RFL1", hours(now - dt.timedelta(days=70), 70 * 24 - 3, prcp=0.1, temp=9.0))
+    permit, neighbour = permit_at("refill"), permit_at("refill")
+    agent = signed_in(make.user("agent"))
+    agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    count, _ = stored_hours("RFL1")
+    # The last hours are not published yet: another permit of the station does not ask again at once.
+    asked = len(app_meteostat.requests)
+    assert agent.get(f"/permits/{neighbour.id}/rainfall", htmx=True).status_code == 200
+    assert hourly_files(app_meteostat, asked) == []
+
+    # Three more hours published, and the hour since the station was asked gone by.
+    app_meteostat.publish_hourly("RFL1", hours(now - dt.timedelta(hours=3), 3, prcp=5.0, temp=9.0))
+    db.session.execute(sa.update(PermitStation).values(rainfall_fetched_at=now - dt.timedelta(hours=2)))
+    db.session.commit()
+    asked = len(app_meteostat.requests)
+    again = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+
+    assert hourly_files(app_meteostat, asked) == [f"/hourly/{now.year}/RFL1.csv.gz"]  # this year's file only
+    assert stored_hours("RFL1")[0] == count + 3  # just the new hours stored
+    assert again.status_code == 200 and "Refill Field (RFL1)" in again.text
+
+
+def test_a_stored_station_without_rain_is_passed_over_for_the_nearest_with_rain(
+        app_meteostat, permit_at, make, signed_in):
+    now = dt.datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+    app_meteostat.publish_hourly("TMP2", hours(now - dt.timedelta(days=70), 70 * 24, temp=11.0))
+    app_meteostat.publish_hourly("PCP2", hours(now - dt.timedelta(days=70), 70 * 24, prcp=0.3))
+    agent = signed_in(make.user("agent"))
+    first = permit_at("split_held")
+    assert "Second Rain Mesonet (PCP2)" in agent.get(f"/permits/{first.id}/rainfall", htmx=True).text
+    asked = len(app_meteostat.requests)
+
+    second = permit_at("split_held")
+    chart = agent.get(f"/permits/{second.id}/rainfall", htmx=True).text
+
+    # Per parameter, the nearest station with data: the thermometer-only station is still fetched and
+    # passed over; the rain station's hours are held, so its file is not fetched again.
+    assert "Second Rain Mesonet (PCP2)" in chart
+    assert [p for p in hourly_files(app_meteostat, asked) if "PCP2" in p] == []
+    assert db.session.get(PermitStation, second.id).station_id == "PCP2"

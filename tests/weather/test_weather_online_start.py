@@ -31,3 +31,50 @@ def test_an_inspection_started_online_has_its_weather_and_station_on_the_report(
     assert "Report Field" in page and "RPT1" in page
     assert "0.28 in" in page  # 7.2 mm shown in inches
     assert "Meteostat" in page  # the data source's attribution is shown with the weather
+
+
+def hourly_files(fake, since: int) -> list[str]:
+    return [path for path in fake.requests[since:] if path.startswith("/hourly/")]
+
+
+def test_starting_an_inspection_uses_the_hours_the_permit_page_already_stored(
+        app_meteostat, permit_at, make, signed_in):
+    inspector = make.user("inspector")
+    neighbour, permit = permit_at("start_held", inspectors=[inspector]), permit_at("start_held", inspectors=[inspector])
+    now = utcnow().replace(minute=0, second=0, microsecond=0)
+    app_meteostat.publish_hourly("STH1", hours(now - dt.timedelta(days=70), 70 * 24 + 1, temp=10.0, prcp=0.3,
+                                               wspd=12.0, wdir=200, coco=8))
+    browser = signed_in(inspector)
+    # Another permit's page stored the station's hours; this permit has no station of its own yet.
+    assert browser.get(f"/permits/{neighbour.id}/rainfall", htmx=True).status_code == 200
+    asked = len(app_meteostat.requests)
+
+    response = browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"})
+
+    assert response.status_code == 303
+    assert hourly_files(app_meteostat, asked) == []  # nothing fetched again
+    inspection = db.session.scalar(select(Inspection))
+    assert inspection.weather_status == "complete"
+    assert inspection.station_id == "STH1" and inspection.precip_hours == 24
+    assert abs(inspection.precip_24h_mm - 7.2) < 0.01 and inspection.temperature_c == 10.0
+
+
+def test_a_started_inspection_still_takes_each_value_from_the_nearest_station_with_it(
+        app_meteostat, permit_at, make, signed_in):
+    inspector = make.user("inspector")
+    permit = permit_at("split_held", inspectors=[inspector])
+    now = utcnow().replace(minute=0, second=0, microsecond=0)
+    app_meteostat.publish_hourly("TMP2", hours(now - dt.timedelta(days=70), 70 * 24 + 1, temp=11.0))
+    app_meteostat.publish_hourly("PCP2", hours(now - dt.timedelta(days=70), 70 * 24 + 1, prcp=0.3))
+    browser = signed_in(inspector)
+    assert browser.get(f"/permits/{permit.id}/rainfall", htmx=True).status_code == 200
+    asked = len(app_meteostat.requests)
+
+    assert browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"}).status_code == 303
+
+    inspection = db.session.scalar(select(Inspection))
+    stations = {item["parameter"]: item["station_id"] for item in inspection.weather_stations}
+    # The thermometer is nearer and holds no stored hours, so it is fetched; the rain gauge's are held.
+    assert stations["temperature"] == "TMP2" and stations["precipitation"] == "PCP2"
+    assert inspection.temperature_c == 11.0 and abs(inspection.precip_24h_mm - 7.2) < 0.01
+    assert [path for path in hourly_files(app_meteostat, asked) if "PCP2" in path] == []

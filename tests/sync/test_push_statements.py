@@ -1,0 +1,42 @@
+"""A push's SQL statements grow with its operations, not with how many permits they touch (issue 18:
+sync push speed): the areas of a batch are read with their permits' assignments in the prefetch."""
+from __future__ import annotations
+
+from sqlalchemy import event
+
+from inspect_app.extensions import db
+from inspect_app.types import utcnow
+from sync.client import new_op
+
+
+def push_statements(client, token: str, areas) -> int:
+    """The SQL statements one push of an area status change per area runs (every op applied)."""
+    ops = [new_op("area.status", area.id, {"status": "activity_ceased", "at": utcnow().isoformat()}, 1)
+           for area in areas]
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        answer = client.post("/sync/push", json={"ops": ops}, headers={"Authorization": f"Bearer {token}"})
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)
+    assert [r["status"] for r in answer.json["results"]] == ["applied"] * len(areas), answer.json
+    return len(statements)
+
+
+def test_a_push_does_not_query_once_per_permit(client, make, device_token):
+    inspector = make.user("inspector")
+    one_permit = make.permit(inspectors=[inspector], areas=[f"Pad {n}" for n in range(6)]).areas
+    six_permits = [make.permit(inspectors=[inspector], areas=["Pad"]).areas[0] for _ in range(6)]
+    warm = make.permit(inspectors=[inspector], areas=["Pad"]).areas
+    db.session.commit()
+    token = device_token(inspector)
+    push_statements(client, token, warm)  # the first push also reads the device and its user
+    db.session.expire_all()
+
+    counts = (push_statements(client, token, one_permit), push_statements(client, token, six_permits))
+
+    assert counts[0] == counts[1], f"{counts[0]} statements for 6 areas of one permit, {counts[1]} for six permits"
