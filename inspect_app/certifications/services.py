@@ -229,16 +229,24 @@ def _notify_binding(permit: Permit, party: ResponsibleParty, ended: list[Respons
     replaced = f" in place of {', '.join(p.name for p in ended)}" if ended else ""
     body = (f"{party.name},\n\nFrom {party.starts_on:%B %-d, %Y} you are recorded as {what} of the stormwater "
             f"management system of permit {permit.number} at {permit.site_address}{replaced}.\n\n"
-            "The operation and maintenance plan is binding on all subsequent owners (§380-14 A(3)). You must "
-            "follow its inspection and maintenance schedule, keep the maintenance log (inspections, repairs, "
-            "replacement and disposal, §380-14 C(2)(j)) and submit the annual certification "
-            f"(§380-14 C(2)(l)) to the {profile.authority_title}.\n")
+            f"The operation and maintenance plan is binding on all subsequent owners{_paren(profile.cite('om_binding'))}. "
+            "You must follow its inspection and maintenance schedule, keep the maintenance log (inspections, "
+            f"repairs, replacement and disposal{_comma(profile.cite('om_log'))}) and submit the annual certification"
+            f"{_paren(profile.cite('om_certification'))} to the {profile.authority_title}.\n")
     recipients = [party.email] + [p.email for p in ended]
     mail.send(recipients, f"O&M plan responsibility: permit {permit.number}", body, permit_id=permit.id)
 
 
-# -- the maintenance log ---------------------------------------------------------------------------------
+def _paren(clause: str) -> str:
+    """' (§380-14 A(3))', or nothing where the town cites no clause: an email names only its town's sections."""
+    return f" ({clause})" if clause else ""
 
+
+def _comma(clause: str) -> str:
+    return f", {clause}" if clause else ""
+
+
+# -- the maintenance log ---------------------------------------------------------------------------------
 
 def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | None = None) -> list[MaintenanceLogEntry]:
     """The permit's maintenance log, newest first, optionally only `start`..`end` inclusive."""
