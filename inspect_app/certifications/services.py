@@ -244,6 +244,7 @@ def current_parties(permit: Permit, on: dt.date | None = None) -> list[Responsib
     return [p for p in party_history(permit) if is_current(p, on)]
 
 
+@implements("§380-14 F(1)")
 def change_responsible_party(actor, permit: Permit, *, role: str, name: str, email: str | None,
                              address: str | None, starts_on: dt.date, user: User | None = None,
                              replaces_current: bool = True, make_permit_owner: bool = False) -> ResponsibleParty:
@@ -318,6 +319,7 @@ def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | Non
     return list(db.session.scalars(query))
 
 
+@implements("§380-14 C(2)(j)")
 def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
                   performed_by: str, structure_id: str | None = None, material_type: str | None = None,
                   disposal_location: str | None = None, entry_id: str | None = None) -> MaintenanceLogEntry:
@@ -366,6 +368,7 @@ def _windows(period: Period, months: int) -> list[tuple[dt.date, dt.date]]:
     return windows[::-1]
 
 
+@implements("§380-14 C(2)(h)")
 def assemble(permit: Permit, for_period: Period, today: dt.date | None = None) -> Assembly:
     """The log entries of `for_period` and the scheduled tasks with no entry in an interval that has begun."""
     as_of = min(today or today_at(permit), for_period.end)

@@ -275,6 +275,7 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     return certificate
 
 
+@implements("§380-17 B", "§6.3")
 def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
                    is_final: bool = False) -> SuretyRelease:
     """Release part of the surety as a phase completes, or the rest of it after the certificate.
