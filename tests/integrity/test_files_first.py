@@ -18,7 +18,6 @@ from inspect_app.completion.models import FinalSubmission
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Blob, Photo
-from tests.certifications.om_helpers import local_today
 from tests.inspections.report_helpers import start, submit
 from tests.photos.photo_builders import make_inspection, make_jpeg
 
@@ -73,7 +72,7 @@ def test_two_om_certifications_signed_with_two_different_signatures(make, signed
     owner = make.user("permittee")
     browser = signed_in(owner)
     for stroke in (0, 30):
-        permit = completed_permit(owner, local_today() - dt.timedelta(days=30))
+        permit = completed_permit(owner)
         response = browser.post(f"/permits/{permit.id}/om/certify", {
             "cert-signer_name": "Pat Owner", "cert-agree": "y", "cert-signature": _signature(stroke)})
         assert response.status_code == 303, response.text
