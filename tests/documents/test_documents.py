@@ -407,8 +407,9 @@ def test_history_has_a_row_per_inspection_and_the_open_findings_and_actions(site
     db.session.commit()
     text = read(services.history_pdf(site.permit))
     assert "Inspections (2)" in text
+    # §380-16 C(3): advance notice is for the engineer's inspections, so an erosion-control one is not flagged.
     assert ("Jun 17, 2026 10:00 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213 — "
-            "Submitted (no 24-hour notice) Pending") in text
+            "Submitted Pending") in text
     pdf = services.history_pdf(site.permit)
     assert_furniture(pdf, "SWP-2026-014", "Town of Longmeadow", records.sha256_of(records.history_record(site.permit)))
 
