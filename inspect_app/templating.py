@@ -5,6 +5,7 @@ import datetime as dt
 
 from flask import Flask, current_app
 
+from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ
 
 
@@ -37,8 +38,15 @@ def humanize(value: str | None) -> str:
     return text[:1].upper() + text[1:]
 
 
+def cite(permit, purpose: str) -> str:
+    """' (§380-18)': the permit's town's clause for `purpose`, or "" where the town cites none, so a page
+    names only its own town's sections (profile `citations`)."""
+    clause = profile_of(permit).cite(purpose)
+    return f" ({clause})" if clause else ""
+
+
 def register(app: Flask) -> None:
     from inspect_app import __version__
 
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=__version__)
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=__version__, cite=cite)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)

@@ -92,7 +92,7 @@ def load_clauses(path: Path) -> list[Clause]:
 ROOT = Path(__file__).resolve().parent.parent
 # Where the rules live: the engine and the services that enforce a clause at the moment of a change.
 RULE_MODULES = (
-    "inspect_app.rules.engine", "inspect_app.rules.calendar", "inspect_app.enforcement.services",
+    "inspect_app.rules.engine", "inspect_app.rules.calendar", "inspect_app.rules.storms", "inspect_app.enforcement.services",
     "inspect_app.permits.services", "inspect_app.inspections.services", "inspect_app.completion.services",
     "inspect_app.certifications.services",
 )

@@ -75,6 +75,11 @@ class PartyForm(FlaskForm):
     make_permit_owner = BooleanField("Make this account the permit's owner (new owner only)")
 
 
+class SignAmendmentForm(FlaskForm):
+    """§380-14 F(2): one responsible party's signature of a schedule amendment."""
+    party_id = HiddenField(validators=[DataRequired()])
+
+
 class ScheduleForm(FlaskForm):
     maintenance_task = TextAreaField("Task", validators=[Optional(), Length(max=2000)])
     maintenance_interval_months = IntegerField("Every (months)", validators=[Optional(), NumberRange(1, 120)])

@@ -125,3 +125,37 @@ class OMReminder(db.Model):
     kind: Mapped[str] = mapped_column(choice("om_reminder_kind", *REMINDER_KINDS))
     email_id: Mapped[str | None] = mapped_column(ForeignKey("outbound_emails.id"))
     sent_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ScheduleAmendment(db.Model):
+    """A change to a structure's maintenance schedule once the plan binds responsible parties (§380-14 F(2):
+    "Amendments must be in writing and signed by all responsible parties"). Pending until every current
+    responsible party has signed; `in_force_at` is when the last one did and the schedule changed."""
+
+    __tablename__ = "schedule_amendments"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    structure_id: Mapped[str] = mapped_column(ForeignKey("stormwater_structures.id"))
+    task: Mapped[str | None] = mapped_column(Text)
+    interval_months: Mapped[int | None]
+    proposed_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    proposed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    in_force_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    signatures: Mapped[list[ScheduleAmendmentSignature]] = relationship(
+        back_populates="amendment", order_by="ScheduleAmendmentSignature.signed_at")
+
+
+class ScheduleAmendmentSignature(db.Model):
+    """One responsible party's signature of a schedule amendment, by its own account or, for a party with
+    none, the written signature recorded by the town's agent."""
+
+    __tablename__ = "schedule_amendment_signatures"
+    __table_args__ = (UniqueConstraint("amendment_id", "party_id", name="uq_schedule_amendment_party"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    amendment_id: Mapped[str] = mapped_column(ForeignKey("schedule_amendments.id"), index=True)
+    party_id: Mapped[str] = mapped_column(ForeignKey("responsible_parties.id"))
+    signed_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    signed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    amendment: Mapped[ScheduleAmendment] = relationship(back_populates="signatures")

@@ -27,7 +27,7 @@ from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (
     LOG_KINDS, PARTY_ROLES, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
-    ResponsibleParty,
+    ResponsibleParty, ScheduleAmendment, ScheduleAmendmentSignature,
 )
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
@@ -154,17 +154,76 @@ def save_plan(actor, permit: Permit, *, easements: str | None, estimated_annual_
     return plan
 
 
+@implements("§380-14 F(2)")
 def set_maintenance_schedule(actor, structure: StormwaterStructure, task: str | None,
-                             interval_months: int | None) -> StormwaterStructure:
-    """Set a structure's inspection and maintenance task and interval (§380-14 C(2)(h))."""
+                             interval_months: int | None) -> ScheduleAmendment | None:
+    """Set a structure's inspection and maintenance task and interval (§380-14 C(2)(h)).
+
+    §380-14 F(2) (Southborough §7.6, Changes to O&M Plans b)): once the plan binds responsible parties,
+    the schedule "may be amended ... by mutual agreement of the DPW Director and the responsible parties.
+    Amendments must be in writing and signed by all responsible parties." The agent's change is then a
+    pending amendment, returned, in force only when every current party has signed it (`sign_amendment`).
+    With no party bound yet, the schedule is the plan's own and is set at once (None is returned)."""
     if bool(task) != bool(interval_months):
         field = "maintenance_interval_months" if task else "maintenance_task"
         raise OMError({field: "Give both the task and how often it is done, or neither."})
+    permit = db.session.get(Permit, structure.permit_id)
+    if current_parties(permit):
+        amendment = ScheduleAmendment(permit_id=permit.id, structure_id=structure.id, task=task,
+                                      interval_months=interval_months, proposed_by_id=getattr(actor, "id", None))
+        db.session.add(amendment)
+        db.session.flush()
+        audit.record(actor, "schedule_amendment.propose", amendment)
+        return amendment
+    _apply_schedule(actor, structure, task, interval_months)
+    return None
+
+
+def _apply_schedule(actor, structure: StormwaterStructure, task: str | None, interval_months: int | None) -> None:
     before = audit.snapshot(structure)
     structure.maintenance_task, structure.maintenance_interval_months = task, interval_months
     structure.revision += 1
     audit.record(actor, "structure.schedule", structure, before)
-    return structure
+
+
+def pending_amendments(permit: Permit) -> list[ScheduleAmendment]:
+    """The schedule amendments still waiting for a responsible party's signature (§380-14 F(2))."""
+    return list(db.session.scalars(select(ScheduleAmendment).where(
+        ScheduleAmendment.permit_id == permit.id, ScheduleAmendment.in_force_at.is_(None))
+        .order_by(ScheduleAmendment.proposed_at)))
+
+
+def unsigned_parties(amendment: ScheduleAmendment) -> list[ResponsibleParty]:
+    """The current responsible parties who have not signed `amendment` yet."""
+    signed = {s.party_id for s in amendment.signatures}
+    return [p for p in current_parties(db.session.get(Permit, amendment.permit_id)) if p.id not in signed]
+
+
+@implements("§380-14 F(2)")
+def sign_amendment(actor, amendment: ScheduleAmendment, party: ResponsibleParty) -> ScheduleAmendment:
+    """`party` signs `amendment`: by its own account, or the agent records its signature given in writing.
+    The last signature puts the amendment in force and changes the schedule (§380-14 F(2))."""
+    if amendment.in_force_at is not None:
+        raise OMError({"party_id": "This amendment is already in force."})
+    if party not in unsigned_parties(amendment):
+        raise OMError({"party_id": "That party is not a current responsible party who still has to sign."})
+    own = party.user_id is not None and party.user_id == getattr(actor, "id", None)
+    if not own and getattr(actor, "role", None) not in ("agent", "admin"):
+        raise OMError({"party_id": "Only the party itself, or the town's agent recording its written "
+                                   "signature, can sign for it."})
+    signature = ScheduleAmendmentSignature(amendment_id=amendment.id, party_id=party.id,
+                                           signed_by_id=getattr(actor, "id", None))
+    db.session.add(signature)
+    db.session.flush()
+    db.session.refresh(amendment)
+    audit.record(actor, "schedule_amendment.sign", signature, permit_id=amendment.permit_id)
+    if not unsigned_parties(amendment):
+        before = audit.snapshot(amendment)
+        amendment.in_force_at = utcnow()
+        audit.record(actor, "schedule_amendment.in_force", amendment, before)
+        _apply_schedule(actor, db.session.get(StormwaterStructure, amendment.structure_id), amendment.task,
+                        amendment.interval_months)
+    return amendment
 
 
 def is_current(party: ResponsibleParty, on: dt.date) -> bool:
@@ -185,6 +244,7 @@ def current_parties(permit: Permit, on: dt.date | None = None) -> list[Responsib
     return [p for p in party_history(permit) if is_current(p, on)]
 
 
+@implements("§380-14 F(1)")
 def change_responsible_party(actor, permit: Permit, *, role: str, name: str, email: str | None,
                              address: str | None, starts_on: dt.date, user: User | None = None,
                              replaces_current: bool = True, make_permit_owner: bool = False) -> ResponsibleParty:
@@ -229,16 +289,24 @@ def _notify_binding(permit: Permit, party: ResponsibleParty, ended: list[Respons
     replaced = f" in place of {', '.join(p.name for p in ended)}" if ended else ""
     body = (f"{party.name},\n\nFrom {party.starts_on:%B %-d, %Y} you are recorded as {what} of the stormwater "
             f"management system of permit {permit.number} at {permit.site_address}{replaced}.\n\n"
-            "The operation and maintenance plan is binding on all subsequent owners (§380-14 A(3)). You must "
-            "follow its inspection and maintenance schedule, keep the maintenance log (inspections, repairs, "
-            "replacement and disposal, §380-14 C(2)(j)) and submit the annual certification "
-            f"(§380-14 C(2)(l)) to the {profile.authority_title}.\n")
+            f"The operation and maintenance plan is binding on all subsequent owners{_paren(profile.cite('om_binding'))}. "
+            "You must follow its inspection and maintenance schedule, keep the maintenance log (inspections, "
+            f"repairs, replacement and disposal{_comma(profile.cite('om_log'))}) and submit the annual certification"
+            f"{_paren(profile.cite('om_certification'))} to the {profile.authority_title}.\n")
     recipients = [party.email] + [p.email for p in ended]
     mail.send(recipients, f"O&M plan responsibility: permit {permit.number}", body, permit_id=permit.id)
 
 
-# -- the maintenance log ---------------------------------------------------------------------------------
+def _paren(clause: str) -> str:
+    """' (§380-14 A(3))', or nothing where the town cites no clause: an email names only its town's sections."""
+    return f" ({clause})" if clause else ""
 
+
+def _comma(clause: str) -> str:
+    return f", {clause}" if clause else ""
+
+
+# -- the maintenance log ---------------------------------------------------------------------------------
 
 def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | None = None) -> list[MaintenanceLogEntry]:
     """The permit's maintenance log, newest first, optionally only `start`..`end` inclusive."""
@@ -251,6 +319,7 @@ def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | Non
     return list(db.session.scalars(query))
 
 
+@implements("§380-14 C(2)(j)")
 def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
                   performed_by: str, structure_id: str | None = None, material_type: str | None = None,
                   disposal_location: str | None = None, entry_id: str | None = None) -> MaintenanceLogEntry:
@@ -299,6 +368,7 @@ def _windows(period: Period, months: int) -> list[tuple[dt.date, dt.date]]:
     return windows[::-1]
 
 
+@implements("§380-14 C(2)(h)")
 def assemble(permit: Permit, for_period: Period, today: dt.date | None = None) -> Assembly:
     """The log entries of `for_period` and the scheduled tasks with no entry in an interval that has begun."""
     as_of = min(today or today_at(permit), for_period.end)

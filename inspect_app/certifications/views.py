@@ -16,9 +16,11 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, visible_permits
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
-    CertifyForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
+    CertifyForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm, SignAmendmentForm,
 )
-from inspect_app.certifications.models import MaintenanceLogEntry, NoticeToCorrect, OMCertification
+from inspect_app.certifications.models import (
+    MaintenanceLogEntry, NoticeToCorrect, OMCertification, ResponsibleParty, ScheduleAmendment,
+)
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Photo
@@ -83,7 +85,8 @@ def _plan_page(permit: Permit, status_code: int = 200, **forms):
     return render_template(
         "certifications/plan.html", permit=permit, plan=plan, parties=services.party_history(permit),
         today=services.today_at(permit), certifications=services.certifications(permit),
-        notices=services.notices(permit), summary=services.summary(permit), **context,
+        notices=services.notices(permit), summary=services.summary(permit),
+        amendments=services.pending_amendments(permit), unsigned=services.unsigned_parties, **context,
     ), status_code
 
 
@@ -131,6 +134,26 @@ def schedule(permit_id: str, structure_id: str):
             db.session.commit()
             return redirect(url_for("certifications.plan", permit_id=permit.id) + "#schedule", code=303)
     return _plan_page(permit, 422, schedule_forms={structure.id: form})
+
+
+@bp.post("/permits/<permit_id>/om/amendments/<amendment_id>/sign")
+@login_required
+def sign_amendment(permit_id: str, amendment_id: str):
+    """A responsible party signs a schedule amendment, or the agent records its written signature (§380-14 F(2))."""
+    permit = permit_or_404(permit_id)
+    amendment = _child(ScheduleAmendment, amendment_id, permit)
+    form = SignAmendmentForm()
+    if form.validate_on_submit():
+        party = db.session.get(ResponsibleParty, form.party_id.data)
+        if party is None or party.permit_id != permit.id:
+            abort(404)
+        try:
+            services.sign_amendment(current_user, amendment, party)
+        except services.OMError as error:
+            return _plan_page(permit, 422, amendment_error=next(iter(error.errors.values())))
+        db.session.commit()
+        return redirect(url_for("certifications.plan", permit_id=permit.id) + "#schedule", code=303)
+    return _plan_page(permit, 422, amendment_error="Choose the party who signs.")
 
 
 @bp.post("/permits/<permit_id>/om/parties")

@@ -11,6 +11,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from inspect_app.rules.trace import implements
+from inspect_app.profiles.schema import Profile
 from inspect_app.audit import services as audit
 from inspect_app.completion.models import (
     SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
@@ -32,9 +33,11 @@ KIND_NAMES = {
     "as_built": "As-built drawings",
     "final_report": "Final inspection report",
 }
-# §380-18 A-C: the three final submissions, in the order the regulation lists them.
-KIND_CITATIONS = {"om_plan": "§380-18 A, §380-14 B", "as_built": "§380-18 B, §380-15",
-                  "final_report": "§380-18 C, §380-16 C(4)(e)"}
+
+
+def kind_citations(profile: Profile) -> dict[str, str]:
+    """Each final submission's clause in the town's regulation (§380-18 A-C in Longmeadow), "" where none."""
+    return {kind: profile.cite(f"{kind}_submission") for kind in KIND_NAMES}
 DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024
 PDF_MAGIC = b"%PDF-"
 OPEN_FOR_SUBMISSIONS = ("active", "final_submissions")
@@ -272,6 +275,7 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     return certificate
 
 
+@implements("§380-17 B", "§6.3")
 def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
                    is_final: bool = False) -> SuretyRelease:
     """Release part of the surety as a phase completes, or the rest of it after the certificate.

@@ -56,9 +56,10 @@ def _page(permit: Permit, status_code: int = 200, **forms):
                 "certificate_form": CertificateForm(prefix="certificate"),
                 "surety_form": SuretyReleaseForm(prefix="surety")}
     context |= forms
+    profile = profile_of(permit)
     return render_template("completion/page.html", permit=permit, record=services.completion_record(permit),
-                           registry=profile_of(permit).registry_of_deeds, kinds=SUBMISSION_KINDS,
-                           names=services.KIND_NAMES, citations=services.KIND_CITATIONS,
+                           registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
+                           names=services.KIND_NAMES, citations=services.kind_citations(profile),
                            **context), status_code
 
 

@@ -41,11 +41,9 @@ ACTION_KINDS = {
     "new_or_replacement_control": "New or replacement control (within 7 calendar days)",
     "significant_repair": "Significant repair (within 7 calendar days)",
 }
-SUBMISSION_KINDS = {
-    "om_plan": ("Final operation and maintenance plan", "§380-18 A; §380-14"),
-    "as_built": ("As-built drawings", "§380-18 B; §380-15"),
-    "final_report": ("Final inspection report", "§380-18 C; §380-16 C(4)(e)"),
-}
+# The final submissions; each one's clause is the town's (profile `citations`, `<kind>_submission`).
+SUBMISSION_KINDS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
+                    "final_report": "Final inspection report"}
 LOG_KINDS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement", "disposal": "Disposal"}
 PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible"}
 CERTIFICATION_STATUSES = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
@@ -283,6 +281,22 @@ def _cited(label: str, citation: str | None) -> str:
     return f"{label} ({short})" if short else label
 
 
+def _paren(clause: str) -> str:
+    """' (§380-19)', or nothing where the town cites no clause."""
+    return f" ({clause})" if clause else ""
+
+
+def _of(clause: str) -> str:
+    """'§380-18 of the ' or 'the ': the clause of the regulation that follows, where the town cites one."""
+    return f"{clause} of the " if clause else "the "
+
+
+def _under(profile: Profile, *purposes: str) -> str:
+    """'Under §380-16 C(4)(e)[5] and §380-19 of the <regulation>', or 'Under the <regulation>'."""
+    clauses = [c for c in (profile.cite(p) for p in purposes) if c]
+    return f"Under {_of(' and '.join(clauses))}{profile.regulation}"
+
+
 def _type_citation(permit: Permit, key: str) -> str:
     return profile_of(permit).inspection_type(key).citation
 
@@ -477,7 +491,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
              if record["acknowledged_at"] else "Not yet acknowledged"),
         )),
         Heading("Stop-work order"),
-        Paragraphs(f"Under §380-16 C(4)(e)[5] and §380-19 of the {profile.regulation}, the {authority} orders that "
+        Paragraphs(f"{_under(profile, 'stop_work', 'violation')}, the {authority} orders that "
                    f"all construction and land-disturbing activity at {record['permit']['site_address']} stop, "
                    "except the work needed to correct the violations below and to keep erosion and sediment "
                    "controls working, until the order is lifted in writing."),
@@ -498,10 +512,10 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     blocks += [
         Heading("How to have the order lifted"),
         Paragraphs(f"The order stands until every violation above is corrected and all work previously completed "
-                   f"has been approved by the {authority} (§380-16 C(4)(e)[5]). Correct each finding, record the "
-                   f"corrective actions, and ask the {authority} for a re-inspection. The order is lifted in writing "
-                   f"once the corrections are verified or a compliant inspection approves the work; until then any "
-                   f"further work on the site is a violation (§380-19)."),
+                   f"has been approved by the {authority}{_paren(profile.cite('stop_work'))}. Correct each finding, "
+                   f"record the corrective actions, and ask the {authority} for a re-inspection. The order is lifted "
+                   f"in writing once the corrections are verified or a compliant inspection approves the work; until "
+                   f"then any further work on the site is a violation{_paren(profile.cite('violation'))}."),
         SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
                        statement=f"Issued by the {authority} under the {profile.regulation}.",
                        signed_at_text=_when(record["issued_at"], tz)),
@@ -526,16 +540,15 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     p = record["permit"]
     rows = []
     for s in record["submissions"]:
-        name, citation = SUBMISSION_KINDS[s["kind"]]
-        rows.append((name, citation, _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
+        rows.append((SUBMISSION_KINDS[s["kind"]], profile.cite(f"{s['kind']}_submission") or "—", _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
                      _day(s["reviewed_at"], tz)))
     blocks: list = [
         Paragraphs(f"{_day(record['issued_at'], tz)}\n\n{p['owner_name']}\n{p['site_address']}\n\n"
                    f"Re: Permit {p['number']}, {p['site_address']}"),
         Paragraphs(f"The {authority} certifies that all work of permit {p['number']} at {p['site_address']} has been "
                    f"satisfactorily completed in conformance with the {record['regulation']}, upon receipt and "
-                   f"approval of the final submissions required by §380-18, listed below."),
-        Heading("Final submissions accepted (§380-18)"),
+                   f"approval of the final submissions it requires{_paren(profile.cite('completion'))}, listed below."),
+        Heading(profile.cited("Final submissions accepted", "completion")),
         Table(("Submission", "Citation", "Details", "Submitted", "Accepted"), tuple(rows)
               or (("None accepted", "", "", "", ""),), (2, 1.5, 3.8, 1.2, 1.2)),
     ]
@@ -546,12 +559,12 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
         Heading("Continuing obligations"),
         Paragraphs(f"The operation and maintenance plan binds the owner and every later owner of the site. The "
                    f"responsible party keeps the maintenance log and submits to the {authority} a certification of "
-                   f"the work done to operate and maintain the stormwater control measures every {months} months "
-                   f"(§380-14 C(2)(l))."),
+                   f"the work done to operate and maintain the stormwater control measures every {months} months"
+                   f"{_paren(profile.cite('om_certification'))}."),
         Fields((("Permit", p["number"]), ("Site", p["site_address"]), ("Owner", p["owner_name"]),
                 ("Completed on", _day(p["completed_on"])), ("Certificate issued", _when(record["issued_at"], tz)))),
         SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
-                       statement=f"Issued by the {authority} under §380-18 of the {record['regulation']}.",
+                       statement=f"Issued by the {authority} under {_of(profile.cite('completion'))}{record['regulation']}.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
     return _document("Certificate of Completion", p, profile, sha, blocks)
@@ -597,16 +610,16 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
              + (f" (log as of {_day(period['as_of'])})" if period.get("as_of") not in (None, period["end"]) else "")),
             ("Status and review", review),
         )),
-        Heading("Responsible parties (§380-14 C(2))"),
+        Heading(profile.cited("Responsible parties", "om_parties")),
         Table(("Role", "Name", "Address", "Since"), tuple(
             (PARTY_ROLES.get(r["role"], r["role"]), r["name"], r["address"] or r["email"] or "—", _day(r["starts_on"]))
             for r in record["parties"]) or (("", "None recorded", "", ""),), (1.6, 2, 3, 1.2)),
-        Heading("Maintenance log, this period (§380-14 C(2)(j))"),
+        Heading(profile.cited("Maintenance log, this period", "om_log")),
         Table(("Date", "Type", "Structure", "Description", "Disposal material", "Disposal location", "By"), tuple(
             (_day(e["performed_on"]), LOG_KINDS.get(e["kind"], e["kind"]), e["structure"] or "Site", e["description"],
              e["material_type"] or "—", e["disposal_location"] or "—", e["performed_by"]) for e in record["entries"])
             or (("", "", "", "No log entries in this period", "", "", ""),), (1.1, 1.3, 1.4, 2.8, 1.4, 1.5, 1.2)),
-        Heading("Scheduled tasks with no log entry (§380-14 C(2)(h))"),
+        Heading(profile.cited("Scheduled tasks with no log entry", "om_schedule")),
         Table(("Structure", "Task", "Every", "Due within"), tuple(
             (m["structure"], m["task"], f"{m['interval_months']} months",
              f"{_day(m['window_start'])} to {_day(m['window_end'])}") for m in record["missing"])
@@ -615,12 +628,12 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
     notice = record.get("notice")
     if notice:
         cured = f"; corrected {_when(notice['cured_at'], tz)}" if notice["cured_at"] else ""
-        blocks += [Heading("Notice to correct (§380-14 E)"),
+        blocks += [Heading(profile.cited("Notice to correct", "notice_to_correct")),
                    Fields((("Issued", _when(notice["issued_at"], tz)),
                            ("Corrections due", _when(notice["cure_due_at"], tz) + cured))),
                    Paragraphs(notice["text"])]
     blocks += [
-        SignatureBlock(name=record["signer_name"], credentials="Responsible party (§380-14 C(2)(l))",
+        SignatureBlock(name=record["signer_name"], credentials=profile.cited("Responsible party", "om_certification"),
                        statement=record["statement"], signed_at_text=_when(record["submitted_at"], tz),
                        signature_png=_signature_png(record["signature_sha256"])),
     ]

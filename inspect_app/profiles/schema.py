@@ -17,6 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 # A citation is stored with each obligation (permit_obligations.citation, 200 characters).
 CITATION_MAX = 200
 INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
+# What a document, page or email cites a town clause for. A purpose the town does not list is printed with
+# no clause, so a document names only its own town's sections (issue 13: towns are data).
+CitationPurpose = Literal[
+    "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
+    "stop_work", "violation", "completion", "om_plan_submission", "as_built_submission",
+    "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
+    "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct",
+]
 
 
 class Strict(BaseModel):
@@ -194,8 +202,8 @@ class Profile(Strict):
     # What the signer certifies the inspection was performed under, in the report's statement.
     inspection_program: str = Field(default="the town's stormwater rules and regulations", min_length=1)
     # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",
-    # "final_certification"); a purpose the town does not cite is printed without a clause.
-    citations: dict[str, str] = Field(default_factory=dict)
+    # "final_certification", ...); a purpose the town does not cite is printed without a clause.
+    citations: dict[CitationPurpose, str] = Field(default_factory=dict)
     cure_period: DaysRule
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.
@@ -247,6 +255,15 @@ class Profile(Strict):
         if problems:
             raise ValueError("each of the six inspection types must appear once; " + "; ".join(problems))
         return kinds
+
+    def cite(self, purpose: CitationPurpose) -> str:
+        """The town's clause for `purpose` ("§380-18"), or "" where the town cites none."""
+        return self.citations.get(purpose, "")
+
+    def cited(self, label: str, purpose: CitationPurpose) -> str:
+        """`label (clause)` with the town's own clause, or the label alone where the town cites none."""
+        clause = self.cite(purpose)
+        return f"{label} ({clause})" if clause else label
 
     def inspection_type(self, key: str) -> InspectionType:
         for kind in self.inspection_types:

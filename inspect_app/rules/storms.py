@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inspect_app.rules.facts import Storm
+from inspect_app.rules.trace import implements
 
 HOUR = dt.timedelta(hours=1)
 PERIOD_HOURS = 24  # CGP 2022 Part 4.2: "within a 24-hour period"
@@ -60,6 +61,7 @@ class FoundStorm:
                      multi_day=self.multi_day)
 
 
+@implements("CGP 2022 Part 4.2")
 def gauge_storm(read_at: dt.datetime, depth_mm: float) -> Storm:
     """An on-site rain-gauge reading of the last 24 hours as a storm (CGP 2022 Part 4.2 lets a gauge
     stand for a station); the engine counts it only at or above the threshold.
@@ -87,6 +89,7 @@ class StormScan:
         return tuple(spans)
 
 
+@implements("CGP 2022 Part 4.2")
 def find_storms(rain_mm: Mapping[dt.datetime, float | None], first: dt.datetime, last: dt.datetime,
                 threshold_mm: float) -> StormScan:
     """The storm events of the hourly labels `first` … `last` (aware, on the hour, inclusive).

@@ -48,6 +48,7 @@ def test_an_active_permit_cannot_be_certified(make, signed_in, owner):
 
 
 def test_certification_lists_the_entries_and_the_scheduled_tasks_with_none(make, signed_in, owner, completed_permit):
+    """§380-14 C(2)(h): each scheduled task with no log entry in its interval is listed as missing."""
     completed_on = add_months(local_today(), -12) - dt.timedelta(days=10)
     permit = completed_permit(owner, completed_on)
     forebay = _structure(permit, "Forebay F-1")  # every 12 months

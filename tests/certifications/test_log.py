@@ -23,6 +23,7 @@ def _error_beside(html: str, field: str) -> str:
 
 
 def test_disposal_without_location_is_refused_beside_the_field(make, signed_in, owner, completed_permit):
+    """§380-14 C(2)(j): a disposal is logged with the type of material and the disposal location."""
     permit = completed_permit(owner)
     browser = signed_in(owner)
     response = browser.post(f"/permits/{permit.id}/om/log", {

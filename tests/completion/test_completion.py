@@ -170,6 +170,7 @@ def test_certificate_refused_until_all_three_are_accepted_then_issued(app, site,
 
 
 def test_surety_partial_releases_final_only_after_the_certificate_never_over(app, site, make, signed_in):
+    """§380-17 B, Southborough §6.3: part released as a phase completes, the rest only after the certificate."""
     agent = signed_in(site["agent"])
 
     def release(amount: str, phase: str = "Phase 1: roadway", final: bool = False):

@@ -267,12 +267,14 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
         "The Conservation Commission certifies that all work of permit SMP-2026-07 at 21 Highland Street, "
         "Southborough, MA has been satisfactorily completed in conformance with the Town of Southborough "
         "Conservation Commission Stormwater and Erosion Control Regulations",
-        "Final operation and maintenance plan §380-18 A; §380-14 Recorded at the Worcester County Registry of "
+        # Southborough's own clause (§9.6: as-built drawings) where it has one, none where it is silent.
+        "Final operation and maintenance plan — Recorded at the Worcester County Registry of "
         "Deeds, Book 25170, Page 88, on Oct 8, 2026 Oct 7, 2026 Oct 9, 2026",
-        "As-built drawings §380-18 B; §380-15 Certified by the project design engineer, a Massachusetts "
+        "As-built drawings §9.6 Certified by the project design engineer, a Massachusetts "
         "registered professional engineer",
-        "Final inspection report §380-18 C; §380-16 C(4)(e) Final inspection of Oct 5, 2026 10:00 AM EDT; "
+        "Final inspection report — Final inspection of Oct 5, 2026 10:00 AM EDT; "
         "record SHA-256",
+        "Issued by the Conservation Commission under §9.6 of the Town of Southborough",
         "Completed on Oct 12, 2026",
         "Commission Agent Oct 12, 2026 11:00 AM EDT For the Conservation Commission, Town of Southborough",
     ):
@@ -280,6 +282,51 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
     assert final.record_sha256 in text.replace(" ", "")  # a long hash wraps inside its cell
     assert_furniture(pdf, "SMP-2026-07", "Town of Southborough",
                      records.sha256_of(records.certificate_record(certificate)))
+
+
+# -- each town's own clauses ---------------------------------------------------------------------------
+
+def _order_certificate_and_certification(town: str, make, seal) -> list[bytes]:
+    """A stop-work order, a certificate of completion and an O&M certification of one permit in `town`."""
+    agent = make.user("agent", town=town, name="Town Agent")
+    permit = make.permit(town, owner=make.user("permittee", town=town))
+    order = StopWorkOrder(permit_id=permit.id, reason="Silt fence down at the east line.", issued_by_id=agent.id,
+                          issued_at=dt.datetime(2026, 9, 6, 13, 0, tzinfo=UTC))
+    db.session.add(order)
+    db.session.commit()
+    complete(permit, make, seal)
+    db.session.add(ResponsibleParty(permit_id=permit.id, name="Owner LLC", role="owner", address="1 Main Street",
+                                    starts_on=dt.date(2026, 10, 12)))
+    certification = OMCertification(
+        permit_id=permit.id, period_start=dt.date(2026, 10, 12), period_end=dt.date(2027, 10, 11),
+        signer_name="Owner LLC", statement="I certify the system was operated and maintained.",
+        submitted_at=dt.datetime(2027, 10, 15, 16, 0, tzinfo=UTC), status="submitted",
+        contents={"as_of": "2027-10-11", "entry_ids": [], "missing": []})
+    db.session.add(certification)
+    db.session.commit()
+    return [services.stop_work_order_pdf(order), services.certificate_pdf(permit),
+            services.om_certification_pdf(certification)]
+
+
+def test_documents_cite_only_their_own_towns_clauses(make, seal):
+    """Issue 13: Longmeadow's section numbers must not appear in a Southborough or CGP-only document."""
+    for town in ("cgp_baseline", "southborough"):
+        order, certificate, certification = (read(pdf) for pdf in _order_certificate_and_certification(town, make, seal))
+        for text in (order, certificate, certification):
+            assert "§380" not in text
+        assert "How to have the order lifted" in order and "Certificate of Completion" in certificate
+    assert "Under §5.0 of the Town of Southborough" in order
+    assert "Responsible parties (§7.6 d)(1)-(2))" in certification
+
+    order, certificate, certification = (read(pdf) for pdf in _order_certificate_and_certification("longmeadow", make, seal))
+    assert "Under §380-16 C(4)(e)[5] and §380-19 of the" in order
+    assert "until then any further work on the site is a violation (§380-19)" in order
+    assert "Final submissions accepted (§380-18)" in certificate
+    assert "Final operation and maintenance plan §380-18 A; §380-14" in certificate
+    assert "every 12 months (§380-14 C(2)(l))" in certificate
+    for heading in ("Responsible parties (§380-14 C(2))", "Maintenance log, this period (§380-14 C(2)(j))",
+                    "Scheduled tasks with no log entry (§380-14 C(2)(h))", "Responsible party (§380-14 C(2)(l))"):
+        assert heading in certification, heading
 
 
 # -- 4. annual O&M certification -----------------------------------------------------------------------
@@ -360,8 +407,9 @@ def test_history_has_a_row_per_inspection_and_the_open_findings_and_actions(site
     db.session.commit()
     text = read(services.history_pdf(site.permit))
     assert "Inspections (2)" in text
+    # §380-16 C(3): advance notice is for the engineer's inspections, so an erosion-control one is not flagged.
     assert ("Jun 17, 2026 10:00 AM EDT Erosion control inspection Design Engineer, P.E. (MA) No. 48213 — "
-            "Submitted Pending") in text  # erosion control needs no advance notice (§380-16 C(3))
+            "Submitted Pending") in text
     pdf = services.history_pdf(site.permit)
     assert_furniture(pdf, "SWP-2026-014", "Town of Longmeadow", records.sha256_of(records.history_record(site.permit)))
 

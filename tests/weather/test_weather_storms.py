@@ -65,6 +65,7 @@ def stored_storm_obligations(permit) -> list[tuple[dt.datetime | None, dt.dateti
 
 def test_a_storm_straddling_local_midnight_is_one_storm_due_24_hours_after_it_reached_the_threshold(
         app_meteostat, permit_at):
+    """CGP 2022 Part 4.2: 0.25 in within a 24-hour period is a storm event, whatever the calendar day."""
     # 3.2 mm in the 4 hours before local midnight of 10 June 2024 (labels 01:00-04:00 UTC on the 11th,
     # EDT = UTC-4) and 3.2 mm in the 4 hours after it: each calendar day holds 0.13 in, the 8 hours 0.25 in.
     app_meteostat.publish_hourly("STM1", dry(utc(2024, 6, 8), utc(2024, 6, 13))
@@ -99,6 +100,7 @@ def test_a_storm_straddling_local_midnight_is_one_storm_due_24_hours_after_it_re
 
 def test_a_multi_day_storm_needs_an_inspection_after_it_reached_and_another_after_its_end(
         app_meteostat, permit_at):
+    """CGP 2022 Part 4.2: a storm over several days, each producing 0.25 in or more."""
     # 0.5 mm an hour for 40 hours from the hour ending 10:00 UTC on 13 August 2024: 6.5 mm after 13 hours,
     # then 12 mm in the next 24 hours (a second day of 0.25 in or more), then 3 more hours of rain.
     app_meteostat.publish_hourly("STM1", dry(utc(2024, 8, 12), utc(2024, 8, 17)) + rain(utc(2024, 8, 13, 10), 40, 0.5))
