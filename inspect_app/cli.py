@@ -12,6 +12,8 @@ from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
+from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
+from inspect_app.traceability import ROOT, render
 from inspect_app.types import utcnow
 
 bp = Blueprint("cli", __name__, cli_group=None)
@@ -32,7 +34,6 @@ def users() -> None:
 @click.password_option()
 def users_create(email, name, role, town, pe_number, certification, password) -> None:
     """Create an account."""
-    from inspect_app.permits.services import ensure_jurisdictions
 
     jurisdiction = None
     if town:
@@ -95,7 +96,6 @@ def towns() -> None:
 @towns.command("sync")
 def towns_sync() -> None:
     """Make a jurisdiction for every town profile that has none."""
-    from inspect_app.permits.services import ensure_jurisdictions
 
     for town in ensure_jurisdictions():
         click.echo(f"{town.profile_key}: {town.name}")
@@ -110,7 +110,6 @@ def permits_cli() -> None:
 @permits_cli.command("lapse")
 def permits_lapse() -> None:
     """Mark lapsed every issued permit past its lapse date with no work begun (Southborough §9.7)."""
-    from inspect_app.permits.services import lapse_due_permits
 
     lapsed = lapse_due_permits(None)
     db.session.commit()
@@ -128,7 +127,6 @@ def rules_cli() -> None:
 @click.option("--check", is_flag=True, help="Fail if docs/traceability.md is not what would be written.")
 def rules_trace(check: bool) -> None:
     """Write docs/traceability.md: clause | requirement | rule | tests."""
-    from inspect_app.traceability import ROOT, render
 
     text, path = render(), ROOT / "docs" / "traceability.md"
     if check:
