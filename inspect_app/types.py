@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import json
 import uuid
 from zoneinfo import ZoneInfo
 
@@ -68,3 +70,24 @@ def choice(name: str, *values: str):
 
     return Enum(*values, name=name, native_enum=False, create_constraint=True, validate_strings=True,
                 length=max(len(v) for v in values))
+
+
+def canonical_json(record: object) -> bytes:
+    """One byte-exact JSON text for what is hashed (a record, an audit entry): sorted keys, no spaces,
+    UTF-8, times in UTC ISO 8601."""
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=json_value).encode("utf-8")
+
+
+def json_value(value: object) -> str:
+    """The canonical JSON form of a value json cannot write, for records and audit entries that are hashed:
+    datetimes in UTC ISO form (a naive one is UTC, as SQLite stores it), dates ISO, decimals exact."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} has no canonical JSON form")

@@ -12,13 +12,12 @@ This module reads no clock and no database: the same columns always give the sam
 """
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import hashlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from inspect_app.types import canonical_json
 
 GENESIS = "0" * 64
 # The columns the hash covers: everything but the chain's own two.
@@ -29,25 +28,12 @@ CONTENT_COLUMNS = ("seq", "commit_seq", "at", "actor_id", "action", "entity", "e
 def canonical_entry(row: Mapping[str, Any]) -> bytes:
     """One byte-exact JSON text of an entry's content columns."""
     content = {name: row[name] for name in CONTENT_COLUMNS}
-    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
-                      default=_json_value).encode("utf-8")
+    return canonical_json(content)
 
 
 def entry_hash(prev_hash: str, row: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of the previous hash's 64 hex digits followed by the canonical entry."""
     return hashlib.sha256(prev_hash.encode("ascii") + canonical_entry(row)).hexdigest()
-
-
-def _json_value(value: object) -> str:
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:  # stored naive on SQLite, always UTC
-            value = value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC).isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} has no canonical JSON form")
 
 
 def link(prev_hash: str, rows: Iterable[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], str, str]]:

@@ -8,10 +8,7 @@ so the same stored record gives the same hash and the same PDF.
 """
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import hashlib
-import json
 from typing import Any
 
 from sqlalchemy import select
@@ -28,27 +25,13 @@ from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-
-
-def canonical_json(record: dict[str, Any]) -> bytes:
-    """One byte-exact JSON text for a record: sorted keys, no spaces, UTF-8, times in UTC ISO 8601."""
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
-                      default=_json_value).encode("utf-8")
+from inspect_app.types import canonical_json
 
 
 def sha256_of(record: dict[str, Any]) -> str:
     """SHA-256 (hex) of a record's canonical JSON."""
     return hashlib.sha256(canonical_json(record)).hexdigest()
 
-
-def _json_value(value: object) -> str:
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} has no canonical JSON form")
 
 
 def user_name(user_id: str | None) -> str | None:

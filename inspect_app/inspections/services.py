@@ -39,7 +39,7 @@ from inspect_app import rules
 from inspect_app.rules import calendar, stabilization
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
-from inspect_app.types import utcnow
+from inspect_app.types import canonical_json, utcnow
 
 # Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
 CERTIFICATION_STATEMENT = (
@@ -898,12 +898,6 @@ def _resolved_record(inspection: Inspection) -> list[dict[str, Any]]:
     query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
     return [{"id": p.id, "description": p.description, "resolution": p.resolution, "resolved_at": _iso(p.resolved_at)}
             for p in sorted(db.session.scalars(query), key=lambda p: p.id)]
-
-
-def canonical_json(record: dict[str, Any]) -> bytes:
-    """One byte-exact JSON text for a record: sorted keys, no spaces, UTF-8."""
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False).encode("utf-8")
 
 
 def record_hash(inspection: Inspection) -> str:
