@@ -63,7 +63,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     inputs.register(app)
     app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
-    templating.register(app)
+    templating.register(app, __version__)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
     # Documents signed or issued in a transaction are frozen as it commits, before its audit entries are sealed.
     import_module("inspect_app.documents.services").install_freezing()

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from inspect_app.extensions import db
 from inspect_app.findings import services
 from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections import canonical
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.services import profiles
@@ -120,7 +121,7 @@ def test_close_out_verify_and_the_finding_is_corrected(site, signed_in):
     assert db.session.get(Finding, finding.id).status == "corrected"
     # Follow-up does not change the submitted record.
     report = db.session.get(Inspection, inspection.id)
-    assert inspections.record_hash(report) == report.record_sha256
+    assert canonical.record_hash(report) == report.record_sha256
 
 
 def test_an_agent_sends_a_finding_back_to_the_field(site, signed_in):
