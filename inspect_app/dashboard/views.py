@@ -17,8 +17,6 @@ from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.types import utcnow
 
 bp = Blueprint("dashboard", __name__)
-# Every transaction that changes a permit's record stores its open obligations again (see obligations).
-bp.record_once(lambda state: obligations.install())
 # Where one URL serves the page and its htmx fragment, caches must keep the two apart.
 VARY = {"Vary": "HX-Request, HX-Target"}
 
