@@ -93,7 +93,7 @@ def install_database_hooks() -> None:
     1. the guards: whenever `create_all` makes the tables, the triggers that refuse to change what is
        final are made with them (audit/guards.py);
     2. the schedule: before commit, the open obligations of every permit the transaction changed are
-       stored again (dashboard/obligations.py);
+       stored again (schedule/obligations.py);
     3. documents: before commit, what the transaction signed or issued is frozen, with audit entries of
        its own (documents/services.py);
     4. the audit log: no entry may change; last before commit, the transaction's entries are numbered
@@ -101,7 +101,7 @@ def install_database_hooks() -> None:
     """
     from inspect_app.audit import guards
     from inspect_app.audit import models as audit_log
-    from inspect_app.dashboard import obligations
+    from inspect_app.schedule import obligations
     from inspect_app.documents import services as documents
 
     guards.install(db.metadata)

@@ -618,7 +618,7 @@ def _record_storm(permit: Permit, found: FoundStorm, station_id: str, known: lis
                  and e.started_at < found.ended_at and found.start < e.ended_at), None)
     if same is None:
         # Added through the session, so the permit's obligations are worked out again in this same
-        # transaction (dashboard.obligations); the savepoint makes a concurrent sweep's equal row harmless.
+        # transaction (schedule.obligations); the savepoint makes a concurrent sweep's equal row harmless.
         event = StormEvent(id=new_id(), permit_id=permit.id, detected_at=now, **values)
         try:
             with db.session.begin_nested():

@@ -10,13 +10,13 @@ from html import unescape
 from sqlalchemy import select
 
 from inspect_app.dashboard import services
-from inspect_app.dashboard.facts import load_records
-from inspect_app.dashboard.models import PermitObligation
-from inspect_app.dashboard.obligations import refresh_permits
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Jurisdiction, Permit
 from inspect_app.rules import obligations
+from inspect_app.schedule.facts import load_records
+from inspect_app.schedule.models import PermitObligation
+from inspect_app.schedule.obligations import refresh_permits
 from inspect_app.types import LOCAL_TZ
 from tests.dashboard.test_facts import _random_history
 
