@@ -23,11 +23,15 @@ def _signed_in() -> None:
     """Every findings page needs a signed-in user."""
 
 
-def _answer(inspection: Inspection, template: str = "findings/_findings.html", status: int = 200, **overrides):
-    """The changed part for htmx, else the whole report page (303 back to it on success)."""
-    if htmx:
+# The report page's parts these forms replace in place, by the id htmx sends as HX-Target.
+FRAGMENTS = {"findings": "findings/_findings.html", "punch-list": "findings/_punch.html"}
+
+
+def _answer(inspection: Inspection, target: str = "findings", status: int = 200, **overrides):
+    """The part of the report page htmx asked for (HX-Target), else the whole page (303 back on success)."""
+    if htmx.target == target:
         context = {"inspection": inspection, "permit": inspection.permit} | page_context(inspection, **overrides)
-        return render_template(template, **context), status
+        return render_template(FRAGMENTS[target], **context), status
     if status == 200:
         return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="findings"), code=303)
     return render_page(inspection, status=status, extra=page_context(inspection, **overrides))
@@ -157,8 +161,8 @@ def add_punch(inspection_id: str):
             form.description.errors.append(str(error))
         else:
             db.session.commit()
-            return _answer(inspection, "findings/_punch.html")
-    return _answer(inspection, "findings/_punch.html", 422, punch_form=form)
+            return _answer(inspection, "punch-list")
+    return _answer(inspection, "punch-list", 422, punch_form=form)
 
 
 @bp.post("/punch/<item_id>/delete")
@@ -170,4 +174,4 @@ def remove_punch(item_id: str):
         return locked(inspection, str(ReportLocked(inspection)))
     services.remove_punch_item(current_user, item)
     db.session.commit()
-    return _answer(inspection, "findings/_punch.html")
+    return _answer(inspection, "punch-list")

@@ -56,11 +56,6 @@ def section(permit: Permit, notice_form=None) -> dict:
             "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
 
 
-@bp.app_context_processor
-def _helpers() -> dict:
-    return {"inspection_section": section}
-
-
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
                 errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
@@ -109,11 +104,12 @@ def give_notice(permit_id: str):
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
-            if not htmx:
+            if htmx.target != "inspections":
                 return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
             form = None
     status = 422 if form is not None else 200
-    template = "inspections/_permit_section.html" if htmx else "inspections/notice.html"
+    # The permit page's Inspections section when htmx asked for it, else the notice page around it.
+    template = "inspections/_permit_section.html" if htmx.target == "inspections" else "inspections/notice.html"
     return render_template(template, permit=permit, section_data=section(permit, form)), status
 
 

@@ -34,7 +34,7 @@ def test_scheduling_an_inspection_records_the_notice_and_emails_the_authority(si
     planned = utcnow() + dt.timedelta(hours=30)
     response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
         "notice-inspection_type": "pre_bury", "notice-planned_for": _local(planned),
-        "notice-note": "Chambers IS-1 ready for backfill"}, htmx=True)
+        "notice-note": "Chambers IS-1 ready for backfill"}, htmx="inspections")
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section class="card" id="inspections">')
     notice = db.session.scalar(select(InspectionNotice))
@@ -56,7 +56,7 @@ def test_the_town_notice_address_wins_over_its_agents(site, signed_in):
 def test_a_notice_for_the_past_is_refused_and_nothing_is_sent(site, signed_in):
     client = signed_in(site.inspector)
     response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
-        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() - dt.timedelta(hours=1))}, htmx=True)
+        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() - dt.timedelta(hours=1))}, htmx="inspections")
     assert response.status_code == 422 and "The planned time must be in the future." in response.text
     assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
     assert mail_to(site.agent.email) == []

@@ -42,7 +42,7 @@ def site(make):
 def _walk_through_with(client, permit, *items: str) -> Inspection:
     walk = start(client, permit, "walk_through")
     for item in items:
-        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": item}, htmx=True)
+        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": item}, htmx="punch-list")
         assert response.status_code == 200 and item in response.text
     assert submit(client, walk).status_code == 303
     return walk
@@ -269,7 +269,7 @@ def test_findings_are_part_of_the_record(site, signed_in):
     inspection = start(client, site.permit, "periodic")
     response = client.post(f"/inspections/{inspection.id}/findings", {
         "finding-description": "Sediment past the silt fence", "finding-location": "North edge",
-        "finding-severity": "major", "finding-is_violation": "y", "finding-citation": "§380-11 C(3)(d)"}, htmx=True)
+        "finding-severity": "major", "finding-is_violation": "y", "finding-citation": "§380-11 C(3)(d)"}, htmx="findings")
     assert response.status_code == 200 and "Sediment past the silt fence" in response.text
     assert response.text.lstrip().startswith('<section class="card" id="findings">')
     # a recorded violation cannot sit under "in compliance"
