@@ -63,12 +63,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     inputs.register(app)
     app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
-    templating.register(app)
+    templating.register(app, __version__)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
-    # Documents signed or issued in a transaction are frozen as it commits, before its audit entries are sealed.
-    import_module("inspect_app.documents.services").install_freezing()
-    # Last of the before-commit work (after the dashboard's), so its lock is held for the commit alone.
-    import_module("inspect_app.audit.models").install_commit_order()
+    install_database_hooks()
 
     @app.get("/")
     def home():
@@ -85,3 +82,28 @@ def create_app(test_config: dict | None = None) -> Flask:
         return {"ok": True, "version": __version__}
 
     return app
+
+
+def install_database_hooks() -> None:
+    """The database hooks, all installed here and in this order (each once per process).
+
+    SQLAlchemy runs the listeners of one event in the order they were added, and each before-commit step
+    needs the ones before it:
+
+    1. the guards: whenever `create_all` makes the tables, the triggers that refuse to change what is
+       final are made with them (audit/guards.py);
+    2. the schedule: before commit, the open obligations of every permit the transaction changed are
+       stored again (schedule/obligations.py);
+    3. documents: before commit, what the transaction signed or issued is frozen, with audit entries of
+       its own (documents/services.py);
+    4. the audit log: no entry may change; last before commit, the transaction's entries are numbered
+       and sealed under the commit-order lock, held for the commit alone (audit/models.py).
+    """
+    from inspect_app.audit import guards
+    from inspect_app.audit import models as audit_log
+    from inspect_app.schedule import obligations
+    from inspect_app.documents import services as documents
+
+    guards.install(db.metadata)
+    for install in (obligations.install, documents.install_freezing, audit_log.install_session_hooks):
+        install()

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
+from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
@@ -146,8 +147,6 @@ def demo() -> None:
 @demo.command("load")
 def demo_load() -> None:
     """Load the demo towns, permits and one user per role, once."""
-    from inspect_app.demo import DEMO_PASSWORD, load_demo
-
     created = load_demo()
     db.session.commit()
     if created:
@@ -160,8 +159,6 @@ def demo_load() -> None:
 
 
 def _demo_logins() -> list[tuple[str, str]]:
-    from inspect_app.demo import DEMO_USERS
-
     return [(u["email"], u["role"]) for u in DEMO_USERS]
 
 

@@ -7,7 +7,6 @@ from inspect_app.certifications.models import (  # noqa: F401
 from inspect_app.completion.models import (  # noqa: F401
     CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
-from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem  # noqa: F401
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder  # noqa: F401
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem  # noqa: F401
 from inspect_app.inspections.models import (  # noqa: F401
@@ -18,6 +17,7 @@ from inspect_app.permits.models import (  # noqa: F401
     Jurisdiction, Permit, PermitAssignment, StormwaterStructure,
 )
 from inspect_app.photos.models import Blob, Photo  # noqa: F401
+from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem  # noqa: F401
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401
 from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation  # noqa: F401
 from inspect_app.documents.models import FrozenDocument  # noqa: F401

@@ -45,8 +45,6 @@ def cite(permit, purpose: str) -> str:
     return f" ({clause})" if clause else ""
 
 
-def register(app: Flask) -> None:
-    from inspect_app import __version__
-
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=__version__, cite=cite)
+def register(app: Flask, version: str) -> None:
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=version, cite=cite)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)

@@ -29,7 +29,9 @@ def collect_rules(modules: Iterable[ModuleType]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for module in modules:
         short = module.__name__.removeprefix("inspect_app.")
-        members = list(inspect.getmembers(module, inspect.isfunction))
+        # A module's own functions: one imported from another rule module is listed under its home.
+        members = [(name, function) for name, function in inspect.getmembers(module, inspect.isfunction)
+                   if function.__module__ == module.__name__]
         for name, cls in inspect.getmembers(module, inspect.isclass):
             if cls.__module__ == module.__name__:
                 members += [(f"{name}.{m}", f) for m, f in inspect.getmembers(cls, inspect.isfunction)]
@@ -93,7 +95,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Where the rules live: the engine and the services that enforce a clause at the moment of a change.
 RULE_MODULES = (
     "inspect_app.rules.engine", "inspect_app.rules.calendar", "inspect_app.rules.storms", "inspect_app.enforcement.services",
-    "inspect_app.permits.services", "inspect_app.inspections.services", "inspect_app.completion.services",
+    "inspect_app.permits.services", "inspect_app.inspections.services", "inspect_app.inspections.queries",
+    "inspect_app.inspections.notification", "inspect_app.completion.services",
     "inspect_app.certifications.services",
 )
 

@@ -27,6 +27,7 @@ from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections import forms as report_forms
+from inspect_app.inspections import notification, queries
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
@@ -223,7 +224,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
     `rejected` with every problem, and the SAVEPOINT it ran in leaves nothing behind. A report already
     submitted under this id is never made twice.
     """
-    permit = _visible_permit(ctx.user, payload.permit_id, inspections.action_for(payload.type))
+    permit = _visible_permit(ctx.user, payload.permit_id, queries.action_for(payload.type))
     inspection = db.session.get(Inspection, op.record_id)
     if inspection is not None:
         # Someone else's draft is not theirs to fill in or submit (nor to learn of): the same words.
@@ -255,6 +256,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
         raise Rejected(_report_reasons(incomplete.problems)) from None
     except inspections.InspectionError as error:
         raise Rejected(_report_reasons({error.field: str(error)})) from None
+    notification.send_report(inspection)
     return "applied", {"revision": 1, "id": inspection.id, "record_sha256": inspection.record_sha256,
                        "weather_status": inspection.weather_status}
 

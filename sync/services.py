@@ -36,6 +36,7 @@ from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import canonical_uuid, utcnow
+from inspect_app.weather import services as weather
 
 from sync.models import SyncConflict, SyncDevice, SyncOperation
 from sync.operations import KINDS, Context, Duplicate, Op, Rejected, Waiting
@@ -407,8 +408,6 @@ def fill_weather(app, inspection_ids: list[str]) -> None:
     is bounded by WEATHER_DEADLINE_S; at most `SYNC_BACKFILL_LIMIT` (3) older reports are tried, so the
     worker is soon free again. A report whose weather cannot be had now stays pending for the next try.
     """
-    from inspect_app.weather import services as weather
-
     with app.app_context():
         try:
             for inspection_id in inspection_ids:

@@ -131,11 +131,16 @@ class SignedIn:
         assert match, "page has no CSRF token"
         return match.group(1)
 
-    def get(self, url: str, htmx: bool = False, **kwargs):
-        headers = {"HX-Request": "true"} if htmx else {}
-        return self.client.get(url, headers=headers, **kwargs)
+    def get(self, url: str, htmx: str | None = None, **kwargs):
+        """GET `url`; with `htmx`, as htmx asks for the element of that id (HX-Request, HX-Target)."""
+        return self.client.get(url, headers=_htmx_headers(htmx), **kwargs)
 
-    def post(self, url: str, data: dict | None = None, htmx: bool = False, **kwargs):
+    def post(self, url: str, data: dict | None = None, htmx: str | None = None, **kwargs):
+        """POST `data` with the CSRF token; with `htmx`, as an htmx form whose hx-target is that id."""
         data = {"csrf_token": self.token, **(data or {})}
-        headers = {"HX-Request": "true"} if htmx else {}
-        return self.client.post(url, data=data, headers=headers, **kwargs)
+        return self.client.post(url, data=data, headers=_htmx_headers(htmx), **kwargs)
+
+
+def _htmx_headers(target: str | None) -> dict[str, str]:
+    """The headers htmx sends when an element swaps the element with id `target` (none without one)."""
+    return {"HX-Request": "true", "HX-Target": target} if target else {}

@@ -67,12 +67,12 @@ def signature() -> bytes:
 def seal(inspection, when: dt.datetime) -> None:
     """Submit a draft the way the inspections domain does: signed, submitted, its record hashed."""
     from inspect_app.extensions import db
-    from inspect_app.inspections import services as inspections
+    from inspect_app.inspections import canonical
 
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", when, when
-    inspection.certification_statement = inspections.CERTIFICATION_STATEMENT
+    inspection.certification_statement = canonical.CERTIFICATION_STATEMENT
     db.session.flush()
-    inspection.record_sha256 = inspections.record_hash(inspection)
+    inspection.record_sha256 = canonical.record_hash(inspection)
 
 
 def build_records() -> dict:

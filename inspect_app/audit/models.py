@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, Sequence, String, bindparam, event, select, text, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from inspect_app.audit import chain, guards
+from inspect_app.audit import chain
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, utcnow
 
@@ -36,10 +36,6 @@ class AuditEntry(db.Model):
     hash: Mapped[str | None] = mapped_column(String(64))
 
 
-# The database refuses to change or delete what is final, whoever connects (guards.py).
-guards.install(db.metadata)
-
-
 class AppendOnlyError(RuntimeError):
     """Raised when code tries to change or delete an audit entry."""
 
@@ -51,20 +47,22 @@ _COMMIT_ORDER_LOCK = 380_014
 _UNSTAMPED = "audit_entries_to_stamp"
 
 
-@event.listens_for(Session, "after_flush")
 def _note_new_entries(session: Session, flush_context) -> None:
     if any(isinstance(obj, AuditEntry) for obj in session.new):
         session.info[_UNSTAMPED] = True
 
 
-def install_commit_order() -> None:
-    """Number audit entries at every commit (once per process), after the other before-commit work.
+def install_session_hooks() -> None:
+    """Refuse changes to entries, and number and seal them at every commit (once per process).
 
-    Installed last, by create_app, so the lock it takes is held for the commit itself and nothing more:
-    the dashboard's recompute, which locks permits, runs before it.
+    Installed last, by create_app, so the commit-order lock is held for the commit itself and nothing
+    more: the schedule's recompute, which locks permits, and the documents' freezing, which writes
+    entries of its own, run before it.
     """
-    if not event.contains(Session, "before_commit", _stamp_commit_order):
-        event.listen(Session, "before_commit", _stamp_commit_order)
+    for name, listener in (("before_flush", _refuse_audit_changes), ("after_flush", _note_new_entries),
+                           ("before_commit", _stamp_commit_order), ("after_rollback", _forget_unstamped)):
+        if not event.contains(Session, name, listener):
+            event.listen(Session, name, listener)
 
 
 def _stamp_commit_order(session: Session) -> None:
@@ -116,12 +114,10 @@ def _seal(session: Session, seqs: list[int]) -> None:
                     sealed, execution_options={"synchronize_session": False})
 
 
-@event.listens_for(Session, "after_rollback")
 def _forget_unstamped(session: Session) -> None:
     session.info.pop(_UNSTAMPED, None)
 
 
-@event.listens_for(Session, "before_flush")
 def _refuse_audit_changes(session: Session, flush_context, instances) -> None:
     for obj in list(session.dirty) + list(session.deleted):
         if isinstance(obj, AuditEntry):

@@ -28,10 +28,9 @@ from inspect_app.photos.models import Photo
 bp = Blueprint("certifications", __name__, cli_group="om")
 
 
-@bp.app_template_global("om_summary")
-def _om_summary(permit: Permit) -> dict:
-    """The O&M section of the permit page (next certification, cure clocks)."""
-    return services.summary(permit)
+def section(permit: Permit) -> dict:
+    """What the permit page shows of O&M: next certification, cure clocks (_permit_section.html)."""
+    return {"summary": services.summary(permit)}
 
 
 

@@ -19,11 +19,13 @@ from inspect_app.permits.services import profile_of
 from inspect_app.templating import local_time
 
 bp = Blueprint("completion", __name__, url_prefix="/permits/<permit_id>/completion")
-# The permit page shows the submissions, certificate and surety through this (completion/_section.html).
-bp.add_app_template_global(services.completion_record, "completion_record")
-bp.add_app_template_global(services.KIND_NAMES, "final_submission_names")
 
 SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": FinalReportForm}
+
+
+def section(permit: Permit) -> dict:
+    """What the permit page shows of completion: submissions, certificate and surety (_section.html)."""
+    return {"record": services.completion_record(permit), "submission_names": services.KIND_NAMES}
 
 
 @bp.before_request

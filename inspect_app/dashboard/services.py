@@ -1,19 +1,16 @@
 """What the dashboard, *my day*, the timeline and the exports show.
 
 The dashboard, *my day*, the calendar and the exports read each permit's open obligations from
-`permit_obligations` (kept current by `dashboard.obligations`), with the filters, the status as of
+`permit_obligations` (kept current by `schedule.obligations`), with the filters, the status as of
 `now`, the order and the page all worked out by the database: a fixed number of queries, and no engine
 run per request. The timeline of one permit runs the engine over its whole history.
 """
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import math
 import secrets
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from flask import current_app
@@ -21,12 +18,12 @@ from sqlalchemy import ColumnElement, Select, case, func, literal, select
 
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
-from inspect_app.dashboard.facts import PermitSummary, Record, load_records
-from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
+from inspect_app.schedule.facts import PermitSummary, Record, load_records
+from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
 from inspect_app.types import UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
@@ -67,40 +64,6 @@ class Row:
     permit: PermitSummary
     obligation: Obligation
     subject: str
-
-
-def subject_label(subject: str, record: Record) -> str:
-    """What an obligation is about, in words: the area's or structure's name, the storm's day..."""
-    if subject in record.labels:
-        return record.labels[subject]
-    facts = record.facts
-    thing, _, key = subject.partition(":")
-    if facts is None:
-        return subject
-    if thing == "permit":
-        return "Whole site"
-    if thing == "area":
-        return next((f"Area {a.name}" for a in facts.areas if str(a.id) == key), "An area")
-    if thing == "structure":
-        return next((s.name for s in facts.structures if str(s.id) == key), "A structure")
-    if thing == "storm":
-        day = key.removesuffix(":end")
-        try:
-            start = dt.datetime.fromisoformat(day)
-        except ValueError:
-            return "Storm"
-        return f"{'End of storm' if key.endswith(':end') else 'Storm'} of {start.date().isoformat()}"
-    if thing == "om_certification":
-        return f"Year {key}"
-    if thing == "corrective_action":
-        return "Corrective action"
-    if thing == "notice_to_correct":
-        return "Notice to correct"
-    if thing == "inspection":
-        return "Inspection report"
-    if thing == "finding":
-        return "Violation found"
-    return subject
 
 
 @dataclass
@@ -157,22 +120,6 @@ def _span(delta: dt.timedelta) -> str:
         return f"{whole} hour{'s' if whole != 1 else ''}"
     days = math.floor(hours / 24)
     return f"{days} days"
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while many permits' facts are built and evaluated.
-
-    The facts are some 100,000 small acyclic objects, freed by reference counting; left on, the
-    collector runs over them again and again, measured at about a third of the load time.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def scoped(scope: Select, *, town: str = "", inspector: str = "") -> Select:

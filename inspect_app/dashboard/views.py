@@ -10,15 +10,15 @@ from sqlalchemy import select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
-from inspect_app.dashboard import exports, obligations, services
+from inspect_app.dashboard import exports, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
+from inspect_app.schedule import obligations
+from inspect_app.schedule.facts import subject_label
 from inspect_app.types import utcnow
 
 bp = Blueprint("dashboard", __name__)
-# Every transaction that changes a permit's record stores its open obligations again (see obligations).
-bp.record_once(lambda state: obligations.install())
 # Where one URL serves the page and its htmx fragment, caches must keep the two apart.
 VARY = {"Vary": "HX-Request, HX-Target"}
 
@@ -88,7 +88,7 @@ def timeline(permit_id: str):
     record, items = services.timeline(select(Permit).where(Permit.id == permit.id), utcnow())
     return render_template("dashboard/timeline.html", permit=permit, record=record, items=items,
                            now=utcnow(), kinds=services.KINDS, describe_late=services.describe_late,
-                           subject_label=services.subject_label)
+                           subject_label=subject_label)
 
 
 @bp.get("/dashboard/inspectors/<user_id>/calendar.ics")

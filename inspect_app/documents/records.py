@@ -21,7 +21,7 @@ from inspect_app.completion.models import CertificateOfCompletion, FinalSubmissi
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections import services as inspections
+from inspect_app.inspections import canonical
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -56,7 +56,7 @@ def _finding_part(finding: Finding) -> dict[str, Any]:
 
 def inspection_sha256(inspection: Inspection) -> str:
     """The report's record hash: the one sealed on submit, else (a draft) computed from its record now."""
-    return inspection.record_sha256 or inspections.record_hash(inspection)
+    return inspection.record_sha256 or canonical.record_hash(inspection)
 
 
 # -- notice of violation and stop-work order ---------------------------------------------------------

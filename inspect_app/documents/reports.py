@@ -22,7 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import services as inspections
+from inspect_app.inspections import canonical, queries
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
@@ -439,7 +439,7 @@ def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
     else:
         resolutions = (inspection.details or {}).get("punch_resolutions", {})
         rows = [(p.description, resolutions.get(p.id) or "Not yet resolved")
-                for p in inspections.open_punch_items(inspection.permit)]
+                for p in queries.open_punch_items(inspection.permit)]
     return [Heading(_cited("Walk-through punch list, resolved", _type_citation(inspection.permit, "walk_through"))),
             Table(("Item", "Resolution"), tuple(rows) or (("No items", ""),), (1, 1))]
 
@@ -461,7 +461,8 @@ def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBloc
     return SignatureBlock(
         name=inspection.signer_name or inspection.inspector_name,
         credentials=inspection.signer_credentials or inspection.inspector_credentials,
-        statement=inspection.certification_statement or inspections.certification_statement(profile_of(inspection.permit)),
+        statement=(inspection.certification_statement
+                   or canonical.certification_statement(profile_of(inspection.permit))),
         signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
         signature_png=_signature_png(inspection.signature_sha256),
     )

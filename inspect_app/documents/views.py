@@ -14,6 +14,7 @@ from inspect_app.documents.forms import VerifyUploadForm
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
 from inspect_app.types import local
 
 bp = Blueprint("documents", __name__, url_prefix="/documents")
@@ -25,10 +26,9 @@ def _signed_in() -> None:
     """Every document needs a signed-in user."""
 
 
-@bp.app_context_processor
-def _permit_documents() -> dict:
-    """`permit_downloads(permit)` for the permit page's Documents section."""
-    return {"permit_downloads": lambda permit: services.downloads(current_user, permit)}
+def section(permit: Permit) -> dict:
+    """What the permit page shows of documents: a download for each the current user may see."""
+    return {"downloads": services.downloads(current_user, permit)}
 
 
 def _pdf(data: bytes, name: str):

@@ -16,9 +16,13 @@ from inspect_app.permits.models import Permit
 from inspect_app.templating import humanize, local_time
 
 bp = Blueprint("enforcement", __name__, url_prefix="/permits/<permit_id>/stop-work")
-# The permit page shows the standing order and the history through these (enforcement/_banner.html, _section.html).
-bp.add_app_template_global(services.enforcement_record, "enforcement_record")
-bp.add_app_template_global(services.standing_order, "standing_stop_work")
+
+
+def section(permit: Permit) -> dict:
+    """What the permit page shows of enforcement: the orders and notices (_section.html) and, under a
+    stop-work order, the standing order in the red banner (_banner.html)."""
+    return {"record": services.enforcement_record(permit),
+            "standing_order": services.standing_order(permit) if permit.is_under_stop_work else None}
 
 
 @bp.before_request

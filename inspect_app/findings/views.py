@@ -4,13 +4,14 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, url_for
 from flask_login import current_user, login_required
 
-from inspect_app.accounts.policy import allowed, require
+from inspect_app.accounts.policy import require
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import forms, services
+from inspect_app.findings.pages import page_context
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.services import ReportLocked, punch_items_of
-from inspect_app.inspections.views import load_inspection, locked, may_edit
+from inspect_app.inspections.services import ReportLocked
+from inspect_app.inspections.views import load_inspection, locked, render_page
 from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("findings", __name__)
@@ -22,36 +23,17 @@ def _signed_in() -> None:
     """Every findings page needs a signed-in user."""
 
 
-def page_context(inspection: Inspection, **overrides) -> dict:
-    """What the findings and punch-list parts of a report page show to the current user."""
-    permit, draft = inspection.permit, not inspection.is_submitted
-    editable = draft and may_edit(current_user, inspection)
-    picked = overrides.pop("forms_for", {})
-    return {
-        "findings": list(inspection.findings), "findings_editable": editable,
-        "finding_form": overrides.pop("finding_form", None) or forms.finding_form(permit),
-        "action_form": lambda f: picked.get(f"action-{f.id}") or forms.action_form(permit, f.id, formdata=None),
-        "close_form": lambda a: picked.get(f"close-{a.id}")
-        or forms.CloseOutForm(prefix=f"close-{a.id}", formdata=None),
-        "return_form": lambda f: picked.get(f"return-{f.id}")
-        or forms.ReturnForm(prefix=f"return-{f.id}", formdata=None),
-        "may_open_action": (editable or not draft) and allowed(current_user, "inspection.perform", permit),
-        "may_close": not draft and allowed(current_user, "action.close", permit),
-        "may_review": not draft and allowed(current_user, "finding.review", permit),
-        "punch_items": punch_items_of(inspection) if inspection.type == "walk_through" else [],
-        "punch_form": overrides.pop("punch_form", None) or forms.PunchForm(prefix="newpunch", formdata=None),
-    } | overrides
+# The report page's parts these forms replace in place, by the id htmx sends as HX-Target.
+FRAGMENTS = {"findings": "findings/_findings.html", "punch-list": "findings/_punch.html"}
 
 
-def _answer(inspection: Inspection, template: str = "findings/_findings.html", status: int = 200, **overrides):
-    """The changed part for htmx, else the whole report page (303 back to it on success)."""
-    if htmx:
+def _answer(inspection: Inspection, target: str = "findings", status: int = 200, **overrides):
+    """The part of the report page htmx asked for (HX-Target), else the whole page (303 back on success)."""
+    if htmx.target == target:
         context = {"inspection": inspection, "permit": inspection.permit} | page_context(inspection, **overrides)
-        return render_template(template, **context), status
+        return render_template(FRAGMENTS[target], **context), status
     if status == 200:
         return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="findings"), code=303)
-    from inspect_app.inspections.views import render_page
-
     return render_page(inspection, status=status, extra=page_context(inspection, **overrides))
 
 
@@ -179,8 +161,8 @@ def add_punch(inspection_id: str):
             form.description.errors.append(str(error))
         else:
             db.session.commit()
-            return _answer(inspection, "findings/_punch.html")
-    return _answer(inspection, "findings/_punch.html", 422, punch_form=form)
+            return _answer(inspection, "punch-list")
+    return _answer(inspection, "punch-list", 422, punch_form=form)
 
 
 @bp.post("/punch/<item_id>/delete")
@@ -192,4 +174,4 @@ def remove_punch(item_id: str):
         return locked(inspection, str(ReportLocked(inspection)))
     services.remove_punch_item(current_user, item)
     db.session.commit()
-    return _answer(inspection, "findings/_punch.html")
+    return _answer(inspection, "punch-list")

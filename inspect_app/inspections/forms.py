@@ -17,7 +17,7 @@ from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField
-from inspect_app.inspections import services
+from inspect_app.inspections import queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, Inspection
 from inspect_app.photos.models import Blob
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
@@ -114,7 +114,7 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
     data.details = _details(inspection, form, errors)
     if inspection.type == "final":
         data.videos = _videos(inspection, form, errors)
-    for item, found in services.checklist(inspection, data.details):
+    for item, found in queries.checklist(inspection, data.details):
         for subject in found:
             name = services.answer_field(item.key, subject.id)
             answer = form.get(name) or None
@@ -165,7 +165,7 @@ def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
 
 def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
     parts = {}
-    for s in services.underground_structures(inspection.permit):
+    for s in queries.underground_structures(inspection.permit):
         key = f"pb-{s.id}"
         as_designed = form.get(f"{key}-as_designed") or None
         if as_designed not in (None, "yes", "no"):
@@ -181,7 +181,7 @@ def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
 
 def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
     resolutions = {item.id: _text(form, f"punch-{item.id}", errors, 2000)
-                   for item in services.open_punch_items(inspection.permit)}
+                   for item in queries.open_punch_items(inspection.permit)}
     storm_date = _date(form, "storm_date", errors)
     depth_in = _number(form, "storm_depth_in", errors, 0.01, 30)
     return {
@@ -196,7 +196,7 @@ def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> d
 
 def _videos(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
     videos = {}
-    for s in services.pipe_runs(inspection.permit):
+    for s in queries.pipe_runs(inspection.permit):
         key = f"video-{s.id}"
         sha = (form.get(f"{key}-blob_sha256") or "").strip().lower() or None
         if sha and not (_SHA256.fullmatch(sha) and db.session.get(Blob, sha)):

@@ -1,8 +1,10 @@
-"""Every change to an inspection report (§380-16 C(4)); each writes the audit log and only flushes.
+"""Every change to an inspection report (§380-16 C(4)): start, save, submit, amend, and the 24-hour
+notice; each writes the audit log and only flushes.
 
 A report is a draft until it is signed and submitted; then it is the legal record and never changes
 (`ReportLocked`). A correction is an amendment: a new draft that points at the report it corrects.
-`report_record` / `record_hash` give the canonical form of a report that PDFs and sync reuse.
+What the pages show is in `queries`, the canonical record and its hash in `canonical`, and the message that
+sends a submitted report in `notification` (the caller sends it; `submit` does not).
 """
 from __future__ import annotations
 
@@ -17,46 +19,35 @@ from typing import Any
 
 from flask import current_app
 from PIL import Image, UnidentifiedImageError
-from sqlalchemy import func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy import select
 
-from inspect_app.rules.trace import implements
 from inspect_app import files
-from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
+from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
+from inspect_app.inspections.canonical import certification_statement, record_hash
+from inspect_app.inspections.queries import (
+    AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
+    matching_notice, open_punch_items, pipe_runs, short_citation, type_of, underground_structures, videos_of,
+)
 from inspect_app.mail import services as mail
-from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.photos.models import Blob, Photo
-from inspect_app.profiles.schema import ChecklistItem, Profile
-from inspect_app import rules
-from inspect_app.rules import calendar, stabilization
+from inspect_app.photos.models import Blob
+from inspect_app.profiles.schema import Profile
+from inspect_app.rules import calendar
+from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
-from inspect_app.types import canonical_json, utcnow
+from inspect_app.types import utcnow
+from inspect_app.weather import services as weather
+from inspect_app.weather.source import MIN_PRECIP_HOURS
 
-# Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
-CERTIFICATION_STATEMENT = (
-    "I certify under penalty of law that this report and all attachments were prepared under my "
-    "direction or supervision by qualified personnel who properly gathered and evaluated the information "
-    "it contains; that the inspection it records was performed as §380-16 C of the Town's stormwater "
-    "rules and regulations requires; and that, to the best of my knowledge and belief, the information "
-    "submitted is true, accurate and complete. I am aware that there are significant penalties for "
-    "submitting false information."
-)
-
-
-def certification_statement(profile: Profile) -> str:
-    """The signer's statement in the town's own words: it names the town's inspection program, never
-    another town's section (`inspection_program` in the profile)."""
-    return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
-                                           profile.inspection_program)
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
     "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
@@ -116,190 +107,6 @@ class ReportInput:
     videos: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Subject:
-    """What a checklist item is asked about: the site, or one control, area, structure or pipe run."""
-
-    id: str
-    name: str
-
-
-@dataclass(frozen=True)
-class AreaClock:
-    """A disturbed area's §380-11 C(3)(a) clock as of one moment."""
-
-    area: DisturbedArea
-    status: str
-    ceased_at: dt.datetime | None
-    deadline: dt.datetime | None
-    overdue: bool
-    initiate_by: dt.datetime | None = None
-    complete_by: dt.datetime | None = None
-    initiated_at: dt.datetime | None = None
-    breach: str | None = None  # "initiate" or "complete": which duty is past its deadline
-
-
-# -- facts the forms and pages show ------------------------------------------------------------------
-
-def action_for(inspection_type: str) -> str:
-    """The policy action needed to perform (and edit) an inspection of this type."""
-    # §380-16 C(4)(f): periodic/random inspections by the engineer's PE representative or the authority;
-    # the others by the engineer or the erosion-control inspector (§380-16 C(2)-(3)).
-    return "inspection.perform" if inspection_type == "periodic" else "inspection.regulatory"
-
-
-def type_of(inspection: Inspection):
-    """The profile's definition of the inspection's type (name, citation, checklist)."""
-    return profile_of(inspection.permit).inspection_type(inspection.type)
-
-
-def controls(permit: Permit, details: dict[str, Any]) -> list[Subject]:
-    """Erosion controls: the permit's BMP structures, then those listed on the report itself."""
-    listed = [Subject(c["id"], c["name"]) for c in details.get("controls", [])]
-    return [Subject(s.id, s.name) for s in permit.structures if s.kind == "bmp"] + listed
-
-
-def underground_structures(permit: Permit) -> list[StormwaterStructure]:
-    """Structures that need a pre-bury inspection before backfill (§380-16 C(4)(c))."""
-    return [s for s in permit.structures if s.is_underground]
-
-
-def pipe_runs(permit: Permit) -> list[StormwaterStructure]:
-    """Stormwater pipes, each of which needs a dated video at the final inspection (§380-16 C(4)(e)[1])."""
-    return [s for s in permit.structures if s.kind == "pipe"]
-
-
-def covered_structures(permit: Permit, details: dict[str, Any]) -> list[StormwaterStructure]:
-    """The underground structures a pre-bury report covers."""
-    chosen = details.get("structures", {})
-    return [s for s in underground_structures(permit) if chosen.get(s.id, {}).get("covered")]
-
-
-def subjects(inspection: Inspection, item: ChecklistItem, details: dict[str, Any]) -> list[Subject]:
-    """Each subject `item` must be answered for on this report."""
-    permit = inspection.permit
-    if item.per == "control":
-        return controls(permit, details)
-    if item.per == "area":
-        return [Subject(a.id, a.name) for a in permit.areas]
-    if item.per == "structure":
-        chosen = covered_structures(permit, details) if inspection.type == "pre_bury" else permit.structures
-        return [Subject(s.id, s.name) for s in chosen]
-    if item.per == "pipe":
-        return [Subject(s.id, s.name) for s in pipe_runs(permit)]
-    return [Subject("", "Site")]
-
-
-def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[ChecklistItem, list[Subject]]]:
-    """The type's checklist from the town profile, each item with the subjects it is asked for."""
-    return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
-
-
-@implements("§380-11 C(3)(a)")
-def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
-    """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline
-    (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
-    tz, holidays = calendar.zone(profile.timezone), calendar.holidays_of(profile)
-    clocks = []
-    # The areas with every timeline in two queries (selectin), not one query per area.
-    areas = db.session.scalars(select(DisturbedArea).where(DisturbedArea.permit_id == permit.id)
-                               .order_by(DisturbedArea.name).options(selectinload(DisturbedArea.events)))
-    for area in areas:
-        events = [rules.AreaEvent(e.status, e.at) for e in area.events]
-        status = next((e.status for e in sorted(area.events, key=lambda e: e.at, reverse=True) if e.at <= at),
-                      "disturbed")
-        found = stabilization.episodes(events, profile.stabilization, tz, holidays, permit.sensitive_waters, at)
-        episode = found[-1] if found and found[-1].closed_at is None else None
-        if episode is None:
-            clocks.append(AreaClock(area, status, None, None, False))
-            continue
-        # The clause broken, if any: completion past due outranks a late start.
-        breach = ("complete" if at > episode.complete_due else
-                  "initiate" if episode.initiated is None and at > episode.initiate_due else None)
-        clocks.append(AreaClock(area, status, episode.ceased, episode.pending_deadline(), episode.overdue(at),
-                                episode.initiate_due, episode.complete_due, episode.initiated, breach))
-    return clocks
-
-
-def open_punch_items(permit: Permit) -> list[PunchListItem]:
-    """Punch-list items from submitted walk-throughs not yet resolved by a final inspection."""
-    query = (select(PunchListItem).join(Inspection, PunchListItem.walk_through_id == Inspection.id)
-             .where(PunchListItem.permit_id == permit.id, PunchListItem.resolved_in_id.is_(None),
-                    Inspection.status == "submitted")
-             .order_by(Inspection.performed_at, PunchListItem.description))
-    return list(db.session.scalars(query))
-
-
-def punch_items_of(inspection: Inspection) -> list[PunchListItem]:
-    """The punch-list items a walk-through recorded."""
-    query = select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
-    return list(db.session.scalars(query.order_by(PunchListItem.description)))
-
-
-def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
-    """The final inspection's pipe videos, by pipe-run structure id."""
-    query = select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)
-    return {v.structure_id: v for v in db.session.scalars(query)}
-
-
-def inspections_of(permit: Permit) -> list[Inspection]:
-    """Every inspection of `permit`, newest first."""
-    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc())))
-
-
-def amendments_of(inspection: Inspection) -> list[Inspection]:
-    """The amendments that correct `inspection`, oldest first."""
-    query = select(Inspection).where(Inspection.amends_id == inspection.id)
-    return list(db.session.scalars(query.order_by(Inspection.created_at)))
-
-
-def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:
-    """(d) The time of the permit's latest submitted inspection before `at`."""
-    query = select(func.max(Inspection.performed_at)).where(
-        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.performed_at < at)
-    if exclude_id:
-        query = query.where(Inspection.id != exclude_id)
-    return db.session.scalar(query)
-
-
-def notices_of(permit: Permit) -> list[InspectionNotice]:
-    """The permit's 24-hour notices, newest first."""
-    query = select(InspectionNotice).where(InspectionNotice.permit_id == permit.id)
-    return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
-
-
-@implements("§380-16 C(3)")
-def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datetime,
-                    inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
-    """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
-
-    Notices already used by another report do not count twice. The newest notice given in time wins;
-    with none in time, the newest notice given before the inspection is linked and flagged late.
-    """
-    hours = profile_of(permit).advance_notice.hours
-    used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
-    if inspection_id:
-        used = used.where(Inspection.id != inspection_id)
-    query = (select(InspectionNotice)
-             .where(InspectionNotice.permit_id == permit.id, InspectionNotice.inspection_type == inspection_type,
-                    InspectionNotice.given_at <= performed_at, InspectionNotice.id.not_in(used))
-             .order_by(InspectionNotice.given_at.desc()))
-    candidates = list(db.session.scalars(query))
-    in_time = [n for n in candidates if n.given_at <= performed_at - dt.timedelta(hours=hours)]
-    if in_time:
-        return in_time[0], True
-    return (candidates[0] if candidates else None), False
-
-
-def authority_addresses(permit: Permit) -> list[str]:
-    """Where reports and notices for the authority go: the town's notice address, else its agents."""
-    if permit.jurisdiction.notice_email:
-        return [permit.jurisdiction.notice_email]
-    agents = select(User.email).where(User.role == "agent", User.is_enabled.is_(True),
-                                      User.jurisdiction_id == permit.jurisdiction_id)
-    return list(db.session.scalars(agents.order_by(User.email)))
-
-
 def values_of(inspection: Inspection) -> ReportInput:
     """The report's stored values, in the shape the form posts them."""
     videos = {sid: {"recorded_on": v.recorded_on, "reference": v.reference, "blob_sha256": v.blob_sha256}
@@ -332,17 +139,11 @@ def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:
     if gauge_mm_value is not None:
         inspection.weather_status = "gauge"
     elif inspection.weather_status == "gauge":  # reading taken back: the station's total stands again
-        from inspect_app.weather.source import MIN_PRECIP_HOURS
-
         inspection.weather_status = ("pending" if inspection.weather_fetched_at is None else
                                      "complete" if (inspection.precip_hours or 0) >= MIN_PRECIP_HOURS
                                      else "incomplete")
 
 
-def weather_pending(inspection: Inspection) -> bool:
-    """Whether (e) the weather at the time is still to come from the station (a gauge gives only (f))."""
-    return inspection.weather_status == "pending" or (inspection.weather_status == "gauge"
-                                                      and inspection.weather_fetched_at is None)
 
 
 # -- signature --------------------------------------------------------------------------------------
@@ -466,15 +267,11 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
 def _look_up_weather(inspection: Inspection):
     """Weather at the time and the last 24 h of rain, bounded in time, looked up before this request
     writes anything: SQLite's write lock is then never held while meteostat answers."""
-    from inspect_app.weather import services as weather
-
     return weather.look_up_inspection_weather(inspection)
 
 
 def _fill_weather(inspection: Inspection, looked_up) -> None:
     """The report's weather from the earlier lookup (again if its time changed); offline it stays pending."""
-    from inspect_app.weather import services as weather
-
     weather.apply_looked_up(looked_up, inspection)
 
 
@@ -627,7 +424,7 @@ def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | No
             if data.answers.get((item.key, subject.id), (None, None))[0] == "no":
                 noes.append(item.text if subject.id == "" else f"{item.text} ({subject.name})")
     if noes:
-        return (f"Answered “no”: {'; '.join(noes)} ({_short(type_of(inspection).citation)}). "
+        return (f"Answered “no”: {'; '.join(noes)} ({short_citation(type_of(inspection).citation)}). "
                 "The evaluation must be “violations”.")
     return None
 
@@ -667,7 +464,8 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
 
 @implements("§380-16 C(4)(c)", "§380-16 C(4)(e)")
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
-    """Sign and submit the report: it becomes the immutable record and goes to applicant and authority.
+    """Sign and submit the report: it becomes the immutable record. The caller then sends it to the
+    applicant and the authority (`notification.send_report`), in the same transaction.
 
     ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
     """
@@ -680,7 +478,8 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     if kind.signed_by_pe and not (getattr(actor, "pe_number", None) or "").strip():
         # §380-16 C(4)(c), (e): these inspections are the registered professional engineer's.
         problems["signer_credentials"] = (f"A {kind.name.lower()} must be signed by a registered professional "
-                                          f"engineer, and your account has no PE number ({_short(kind.citation)}). "
+                                          "engineer, and your account has no PE number "
+                                          f"({short_citation(kind.citation)}). "
                                           "Ask an administrator to record it, or have the project's PE sign.")
     if problems:
         raise ReportIncomplete(problems)
@@ -700,24 +499,11 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     audit.record(actor, "inspection.submit", inspection, before)
     if inspection.type == "final" and inspection.evaluation == "violations":
         _enforce_failed_final(actor, inspection)
-    _send_report(inspection)
     return inspection
 
 
-def _send_report(inspection: Inspection) -> None:
-    """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached."""
-    from inspect_app.documents.services import inspection_report_pdf
-
-    pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{inspection.performed_at:%Y%m%d}.pdf",
-                          inspection_report_pdf(inspection))
-    mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
-              f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
-              f"{local_time(inspection.performed_at)}", report_text(inspection), [pdf],
-              permit_id=inspection.permit_id)
 
 
-def _short(citation: str) -> str:
-    return citation.split(": ", 1)[0].strip()[:120]
 
 
 def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> list[Finding]:
@@ -745,12 +531,12 @@ def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) ->
     """The clause a late area breaks: CGP 2.2.14.a.i (not initiated), else the completion rule."""
     rule = profile.stabilization
     if clock is not None and clock.breach == "initiate":
-        return _short(rule.initiate_citation)
+        return short_citation(rule.initiate_citation)
     if rule.days is not None and (clock is None or clock.complete_by is None or clock.ceased_at is None
                                   or clock.complete_by <= calendar.days_after(
                                       clock.ceased_at, rule.days, calendar.zone(profile.timezone))):
-        return _short(rule.citation)
-    return _short(rule.complete_citation)
+        return short_citation(rule.citation)
+    return short_citation(rule.complete_citation)
 
 
 def _open_automatic_finding(area: DisturbedArea) -> bool:
@@ -770,8 +556,6 @@ def _resolve_punch_items(actor, inspection: Inspection, now: dt.datetime) -> Non
 
 def _enforce_failed_final(actor, inspection: Inspection) -> None:
     """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
-    from inspect_app.enforcement import services as enforcement
-
     permit = inspection.permit
     findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
     text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
@@ -808,146 +592,3 @@ def amend(actor, original: Inspection) -> Inspection:
                                  blob_sha256=video.blob_sha256))
     audit.record(actor, "inspection.amend", amendment)
     return amendment
-
-
-def reseal_record(actor, inspection: Inspection) -> str:
-    """Recompute a submitted report's hash after the server filled its pending weather (and audit it)."""
-    before = audit.snapshot(inspection)
-    inspection.record_sha256 = record_hash(inspection)
-    audit.record(actor, "inspection.reseal", inspection, before)
-    return inspection.record_sha256
-
-
-# -- the canonical record ---------------------------------------------------------------------------
-
-def _iso(value: dt.datetime | dt.date | None) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).isoformat()
-    return value.isoformat()
-
-
-def report_record(inspection: Inspection) -> dict[str, Any]:
-    """The report as plain JSON data: fields (a)-(h), the type's part, answers, findings, photos, signature.
-
-    Only what the report says is included; later follow-up (a finding's review status, a corrective
-    action's close-out, actions opened after submission) is not, so the record of a submitted report
-    never changes.
-    """
-    permit, kind = inspection.permit, type_of(inspection)
-    cutoff = inspection.submitted_at
-    photos = select(Photo.original_sha256).where(Photo.inspection_id == inspection.id)
-    return {
-        "id": inspection.id,
-        "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
-                   "town": permit.jurisdiction.name},
-        "amends_id": inspection.amends_id,
-        "a_date_and_location": {"performed_at": _iso(inspection.performed_at), "latitude": inspection.latitude,
-                                "longitude": inspection.longitude, "location_source": inspection.location_source},
-        "b_inspector": {"id": inspection.inspector_id, "name": inspection.inspector_name,
-                        "credentials": inspection.inspector_credentials},
-        "c_type": {"key": inspection.type, "name": kind.name, "citation": kind.citation},
-        "d_last_inspection_at": _iso(inspection.last_inspection_at),
-        "e_weather": {"status": inspection.weather_status, "temperature_c": inspection.temperature_c,
-                      "conditions": inspection.conditions, "wind_kmh": inspection.wind_kmh,
-                      "wind_direction_deg": inspection.wind_direction_deg, "station_id": inspection.station_id,
-                      "station_name": inspection.station_name, "station_distance_m": inspection.station_distance_m,
-                      "sources": inspection.weather_sources, "attribution": inspection.weather_attribution,
-                      "fetched_at": _iso(inspection.weather_fetched_at)},
-        "f_precipitation_24h": {"station_mm": inspection.precip_24h_mm, "hours": inspection.precip_hours,
-                                "gauge_mm": inspection.gauge_precip_mm, "used_mm": inspection.precipitation_mm},
-        "g_evaluation": inspection.evaluation,
-        "h_corrective_steps": inspection.corrective_steps,
-        "notes": inspection.notes,
-        "details": inspection.details or {},
-        "notice": {"id": inspection.notice_id, "given": inspection.notice_given,
-                   "given_at": _iso(inspection.notice.given_at) if inspection.notice else None,
-                   "planned_for": _iso(inspection.notice.planned_for) if inspection.notice else None},
-        "under_stop_work": inspection.under_stop_work,
-        "storm_event_id": inspection.storm_event_id,
-        "answers": sorted(({"item": a.item_key, "subject": a.subject_id, "answer": a.answer, "note": a.note}
-                           for a in inspection.answers), key=lambda a: (a["item"], a["subject"])),
-        "findings": [_finding_record(f, cutoff) for f in sorted(inspection.findings, key=lambda f: f.id)],
-        "punch_list": [{"id": p.id, "description": p.description} for p in punch_items_of(inspection)],
-        "punch_resolved": _resolved_record(inspection),
-        "pipe_videos": [{"structure_id": v.structure_id, "recorded_on": _iso(v.recorded_on),
-                         "reference": v.reference, "blob_sha256": v.blob_sha256}
-                        for v in sorted(videos_of(inspection).values(), key=lambda v: v.structure_id)],
-        "photos": sorted(db.session.scalars(photos)),
-        "signature": {"sha256": inspection.signature_sha256, "signer_name": inspection.signer_name,
-                      "signer_credentials": inspection.signer_credentials,
-                      "statement": inspection.certification_statement, "signed_at": _iso(inspection.signed_at)},
-        "submitted_at": _iso(inspection.submitted_at),
-    }
-
-
-def _finding_record(finding: Finding, cutoff: dt.datetime | None) -> dict[str, Any]:
-    actions = [a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff]
-    return {
-        "id": finding.id, "description": finding.description, "location": finding.location,
-        "severity": finding.severity, "is_violation": finding.is_violation, "citation": finding.citation,
-        "area_id": finding.area_id, "structure_id": finding.structure_id, "is_automatic": finding.is_automatic,
-        "actions": [{"id": a.id, "kind": a.kind, "description": a.description, "owner_id": a.owner_id,
-                     "owner_name": a.owner_name, "discovered_at": _iso(a.discovered_at), "due_at": _iso(a.due_at)}
-                    for a in sorted(actions, key=lambda a: a.id)],
-    }
-
-
-def _resolved_record(inspection: Inspection) -> list[dict[str, Any]]:
-    query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
-    return [{"id": p.id, "description": p.description, "resolution": p.resolution, "resolved_at": _iso(p.resolved_at)}
-            for p in sorted(db.session.scalars(query), key=lambda p: p.id)]
-
-
-def record_hash(inspection: Inspection) -> str:
-    """SHA-256 (hex) of the report's canonical JSON."""
-    return hashlib.sha256(canonical_json(report_record(inspection))).hexdigest()
-
-
-def report_text(inspection: Inspection) -> str:
-    """The report as plain text for email: every item (a)-(h) of §380-16 C(4)(f)[1], then the rest."""
-    permit, kind = inspection.permit, type_of(inspection)
-    precip = inspection.precipitation_mm
-    weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
-               else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
-    lines = [
-        f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
-        "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
-        f"(a) Date and location: {local_time(inspection.performed_at)}; "
-        f"{inspection.latitude:.5f}, {inspection.longitude:.5f} ({inspection.location_source})",
-        f"(b) Inspector: {inspection.inspector_name}, {inspection.inspector_credentials}",
-        f"(c) Type: {kind.name} ({kind.citation})",
-        "(d) Date of last inspection: "
-        + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
-        f"(e) Weather: {weather}",
-        "(f) Precipitation in the previous 24 hours: "
-        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in")
-        + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
-        f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
-        f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
-        "Advance notice: " + _notice_line(inspection, profile_of(permit)),
-    ]
-    if inspection.findings:
-        lines += ["", "Findings:"] + [f"- {'VIOLATION: ' if f.is_violation else ''}{f.description}"
-                                      + (f" ({f.location})" if f.location else "") for f in inspection.findings]
-    signed = f"Signed: {inspection.signer_name}, {inspection.signer_credentials}, {local_time(inspection.signed_at)}"
-    lines += ["", signed,
-              inspection.certification_statement or "", "", f"Record SHA-256: {inspection.record_sha256}"]
-    return "\n".join(lines)
-
-
-@implements("§380-16 C(3)")
-def _notice_line(inspection: Inspection, profile: Profile) -> str:
-    """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
-    rule = _short(profile.advance_notice.citation)
-    if not profile.advance_notice.required_for(inspection.type):
-        return f"not required for this type of inspection ({rule})"
-    if inspection.notice_given:
-        return "given"
-    return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
-
-
-def _fahrenheit(celsius: float | None) -> str:
-    return "—" if celsius is None else f"{celsius * 9 / 5 + 32:.0f} °F"
-

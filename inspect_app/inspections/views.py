@@ -9,7 +9,8 @@ from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections import forms, services
+from inspect_app.findings.pages import page_context
+from inspect_app.inspections import canonical, forms, notification, queries, services
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -24,11 +25,6 @@ def _signed_in() -> None:
     """Every inspection page needs a signed-in user."""
 
 
-def may_edit(user, inspection: Inspection) -> bool:
-    """Whether `user` may fill in this draft: whoever may perform its type on its permit."""
-    return allowed(user, services.action_for(inspection.type), inspection.permit)
-
-
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     """The inspection, if the current user may see it (a draft: its author alone, see the policy)."""
     inspection = db.get_or_404(Inspection, inspection_id)
@@ -36,7 +32,7 @@ def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     if not sees_report(current_user, inspection):
         abort(404)
     if edit:
-        require(services.action_for(inspection.type), inspection.permit)
+        require(queries.action_for(inspection.type), inspection.permit)
     return inspection
 
 
@@ -48,39 +44,32 @@ def locked(inspection: Inspection, message: str):
 def section(permit: Permit, notice_form=None) -> dict:
     """What the permit page's Inspections section shows to the current user."""
     profile = profile_of(permit)
-    startable = [k for k in profile.inspection_types if allowed(current_user, services.action_for(k.key), permit)]
+    startable = [k for k in profile.inspection_types if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     # Someone else's draft's actions, in one query (not one per action).
     hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
                                             .where(CorrectiveAction.permit_id == permit.id)))
     return {"profile": profile, "startable": startable,
-            "inspections": [i for i in services.inspections_of(permit) if sees_report(current_user, i)],
-            "notices": services.notices_of(permit) if may_notice or current_user.role == "agent" else [],
+            "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
+            "notices": queries.notices_of(permit) if may_notice or current_user.role == "agent" else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
-
-
-@bp.app_context_processor
-def _helpers() -> dict:
-    return {"inspection_section": section}
 
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
                 errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
-    from inspect_app.findings.views import page_context
-
     values = values or services.values_of(inspection)
     permit, profile = inspection.permit, profile_of(inspection.permit)
     context = {
-        "inspection": inspection, "permit": permit, "profile": profile, "kind": services.type_of(inspection),
+        "inspection": inspection, "permit": permit, "profile": profile, "kind": queries.type_of(inspection),
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
-        "checklist": services.checklist(inspection, values.details),
-        "clocks": services.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
-        "underground": services.underground_structures(permit), "pipes": services.pipe_runs(permit),
-        "open_punch": services.open_punch_items(permit) if inspection.type == "final" else [],
-        "resolved_punch": findings.resolved_in(inspection), "amendments": services.amendments_of(inspection),
-        "statement": inspection.certification_statement or services.certification_statement(profile),
+        "checklist": queries.checklist(inspection, values.details),
+        "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
+        "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
+        "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
+        "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
+        "statement": inspection.certification_statement or canonical.certification_statement(profile),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
@@ -92,7 +81,7 @@ def start(permit_id: str):
     form = forms.StartForm()
     if form.type.data not in INSPECTION_TYPES:
         abort(400, description="Choose one of the six inspection types.")
-    require(services.action_for(form.type.data), permit)
+    require(queries.action_for(form.type.data), permit)
     if not form.validate_on_submit():
         abort(400, description="The device location could not be read; start again without it.")
     inspection = services.start_inspection(current_user, permit, form.type.data,
@@ -115,11 +104,12 @@ def give_notice(permit_id: str):
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
-            if not htmx:
+            if htmx.target != "inspections":
                 return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
             form = None
     status = 422 if form is not None else 200
-    template = "inspections/_permit_section.html" if htmx else "inspections/notice.html"
+    # The permit page's Inspections section when htmx asked for it, else the notice page around it.
+    template = "inspections/_permit_section.html" if htmx.target == "inspections" else "inspections/notice.html"
     return render_template(template, permit=permit, section_data=section(permit, form)), status
 
 
@@ -158,6 +148,7 @@ def submit(inspection_id: str):
     if errors:
         db.session.rollback()  # nothing of a refused submission is kept
         return render_page(db.session.get(Inspection, inspection_id), data, errors, 422)
+    notification.send_report(inspection)  # stored with the submission, in the same commit
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)
 

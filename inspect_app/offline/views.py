@@ -15,6 +15,7 @@ from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.extensions import db
 from inspect_app.findings.forms import KIND_CHOICES
 from inspect_app.findings.models import SEVERITIES, CorrectiveAction, Finding
+from inspect_app.inspections import canonical, queries
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES
 from inspect_app.permits.models import Permit
@@ -112,7 +113,7 @@ def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
     the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
     forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
              for k in profile_of(permit).inspection_types
-             if allowed(current_user, inspections.action_for(k.key), permit)]
+             if allowed(current_user, queries.action_for(k.key), permit)]
     reports = {url_for("inspections.detail", inspection_id=i) for i in open_action_reports}
     om = [url_for("certifications.plan", permit_id=permit.id)]
     if allowed(current_user, "om.log", permit):
@@ -130,23 +131,23 @@ def inspection_form(permit_id: str, inspection_type: str):
     permit = db.get_or_404(Permit, permit_id)
     if inspection_type not in INSPECTION_TYPES or not allowed(current_user, "permit.view", permit):
         abort(404)
-    if not allowed(current_user, inspections.action_for(inspection_type), permit):
+    if not allowed(current_user, queries.action_for(inspection_type), permit):
         abort(403)
     profile = profile_of(permit)
     planned = PlannedInspection(permit, inspection_type)
     now = utcnow()
-    underground = inspections.underground_structures(permit)
+    underground = queries.underground_structures(permit)
     # Offline nobody can save the draft to grow the checklist, so every underground structure gets its
     # rows; only those marked inspected need answers (§380-16 C(4)(c)).
     details = {"structures": {s.id: {"covered": True} for s in underground}} if inspection_type == "pre_bury" else {}
     return render_template(
         "offline/inspection_form.html", permit=permit, profile=profile,
         kind=profile.inspection_type(inspection_type), planned=planned,
-        checklist=inspections.checklist(planned, details),
-        clocks=inspections.area_clocks(permit, profile, now),
-        underground=underground, pipes=inspections.pipe_runs(permit),
-        open_punch=inspections.open_punch_items(permit) if inspection_type == "final" else [],
-        last_inspection_at=inspections.last_inspection_before(permit, now),
+        checklist=queries.checklist(planned, details),
+        clocks=queries.area_clocks(permit, profile, now),
+        underground=underground, pipes=queries.pipe_runs(permit),
+        open_punch=queries.open_punch_items(permit) if inspection_type == "final" else [],
+        last_inspection_at=queries.last_inspection_before(permit, now),
         certification=inspections.DEFAULT_ENGINEER_CERTIFICATION,
-        statement=inspections.certification_statement(profile), severities=SEVERITIES, action_kinds=KIND_CHOICES,
+        statement=canonical.certification_statement(profile), severities=SEVERITIES, action_kinds=KIND_CHOICES,
     )

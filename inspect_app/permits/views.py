@@ -8,13 +8,19 @@ from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
+from inspect_app.certifications import views as certifications
+from inspect_app.completion import views as completion
+from inspect_app.documents import views as documents
+from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
+from inspect_app.inspections import views as inspections
 from inspect_app.permits import services
 from inspect_app.permits.forms import (
     AreaForm, AreaStatusForm, AssignmentForm, PermitForm, StatusForm, StructureForm,
 )
 from inspect_app.permits.models import PERMIT_STATUSES, Jurisdiction, Permit, PermitAssignment
+from inspect_app.photos import views as photos
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import humanize
 from inspect_app.types import LOCAL_TZ
@@ -71,15 +77,27 @@ def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
     return AreaStatusForm(prefix=f"area-{area.id}", formdata=None)
 
 
+def _sections(permit: Permit) -> dict:
+    """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
+    return {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
+            "photos": photos.section(permit), "certifications": certifications.section(permit),
+            "completion": completion.section(permit), "documents": documents.section(permit)}
+
+
 def _detail(permit: Permit, status_code: int = 200, **forms):
     context = _detail_forms(permit) | forms
-    return render_template("permits/detail.html", permit=permit, **context), status_code
+    return render_template("permits/detail.html", permit=permit, sections=_sections(permit), **context), status_code
 
 
-def _fragment(template: str, permit: Permit, status_code: int = 200, **forms):
-    """The in-page part for htmx, or the whole page (303 on success) without it."""
-    if htmx:
-        return render_template(template, permit=permit, **(_detail_forms(permit) | forms)), status_code
+# The permit page's parts its forms replace in place, by the id htmx sends as HX-Target.
+FRAGMENTS = {"assignments": "permits/_assignments.html", "areas": "permits/_areas.html",
+             "structures": "permits/_structures.html"}
+
+
+def _fragment(target: str, permit: Permit, status_code: int = 200, **forms):
+    """The part of the page htmx asked for (HX-Target), or the whole page (303 on success) otherwise."""
+    if htmx.target == target:
+        return render_template(FRAGMENTS[target], permit=permit, **(_detail_forms(permit) | forms)), status_code
     if status_code == 200:
         return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
     return _detail(permit, status_code, **forms)
@@ -170,8 +188,8 @@ def assign(permit_id: str):
             form.user_id.errors.append(str(error))
         else:
             db.session.commit()
-            return _fragment("permits/_assignments.html", permit)
-    return _fragment("permits/_assignments.html", permit, 422, assign_form=form)
+            return _fragment("assignments", permit)
+    return _fragment("assignments", permit, 422, assign_form=form)
 
 
 @bp.post("/<permit_id>/assignments/<assignment_id>/delete")
@@ -183,7 +201,7 @@ def unassign(permit_id: str, assignment_id: str):
         abort(404)
     services.unassign(current_user, permit, assignment)
     db.session.commit()
-    return _fragment("permits/_assignments.html", permit)
+    return _fragment("assignments", permit)
 
 
 @bp.post("/<permit_id>/areas")
@@ -198,8 +216,8 @@ def add_area(permit_id: str):
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
-            return _fragment("permits/_areas.html", permit)
-    return _fragment("permits/_areas.html", permit, 422, area_form=form)
+            return _fragment("areas", permit)
+    return _fragment("areas", permit, 422, area_form=form)
 
 
 @bp.post("/<permit_id>/areas/<area_id>/status")
@@ -218,8 +236,8 @@ def area_status(permit_id: str, area_id: str):
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
-            return _fragment("permits/_areas.html", permit)
-    return _fragment("permits/_areas.html", permit, 422, status_forms={area.id: form})
+            return _fragment("areas", permit)
+    return _fragment("areas", permit, 422, status_forms={area.id: form})
 
 
 @bp.post("/<permit_id>/structures")
@@ -235,5 +253,5 @@ def add_structure(permit_id: str):
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
-            return _fragment("permits/_structures.html", permit)
-    return _fragment("permits/_structures.html", permit, 422, structure_form=form)
+            return _fragment("structures", permit)
+    return _fragment("structures", permit, 422, structure_form=form)

@@ -53,7 +53,7 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
     """The picker for ``photo_target`` (e.g. {"inspection_id": id}) of ``permit``, for the partial."""
     target_ids = {key: value for key, value in photo_target.items() if value}
     target = services.resolve_target(permit, target_ids)
-    picker_id = "photos-" + "-".join(f"{key.removesuffix('_id')}-{value}" for key, value in target_ids.items())
+    picker_id = _picker_id(target_ids)
     if form is None:
         form = PhotoUploadForm(formdata=None)
     form.photo.id, form.caption.id = f"{picker_id}-photo", f"{picker_id}-caption"
@@ -68,10 +68,9 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
     )
 
 
-@bp.app_template_global()
-def permit_photo_count(permit: Permit) -> int:
-    """How many photos of a permit the current user may see, for its page."""
-    return db.session.scalar(select(func.count()).select_from(_permit_photos(permit).subquery()))
+def section(permit: Permit) -> dict:
+    """What the permit page shows of photos: how many the current user may see (_permit_photos.html)."""
+    return {"count": db.session.scalar(select(func.count()).select_from(_permit_photos(permit).subquery()))}
 
 
 @bp.app_template_global()
@@ -106,7 +105,7 @@ def upload(permit_id: str):
             form.photo.errors.append(str(refusal))  # beside the file input
         else:
             db.session.commit()
-            if not htmx:
+            if htmx.target != _picker_id(target_ids):
                 return redirect(url_for("photos.index", permit_id=permit.id), code=303)
             return _picker(permit, target_ids)
     return _picker(permit, target_ids, form, 422)
@@ -129,7 +128,7 @@ def caption(photo_id: str):
         else:
             db.session.commit()
             status, form = 200, None
-    if not htmx and status == 200:
+    if htmx.target != f"photo-{photo.id}" and status == 200:
         return redirect(url_for("photos.index", permit_id=photo.permit_id), code=303)
     return render_template("photos/_photo_tile.html", photo=photo, caption_form=form, editable=True), status
 
@@ -174,10 +173,15 @@ def too_large(error):
 
 def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | None = None,
             status: int = 200):
-    """The picker partial for htmx, or the upload page around it for a plain form post."""
-    template = "photos/_photo_picker.html" if htmx else "photos/upload.html"
+    """The picker htmx asked for (HX-Target), or the upload page around it for any other post."""
+    template = "photos/_photo_picker.html" if htmx.target == _picker_id(target_ids) else "photos/upload.html"
     return render_template(template, permit=permit, photo_target=target_ids, photo_form=form,
-                           editable=True), status, {"Vary": "HX-Request"}
+                           editable=True), status, {"Vary": "HX-Target"}
+
+
+def _picker_id(target_ids: dict[str, str]) -> str:
+    """The id of the picker of one record, e.g. "photos-inspection-<id>" (what htmx sends as HX-Target)."""
+    return "photos-" + "-".join(f"{key.removesuffix('_id')}-{value}" for key, value in target_ids.items())
 
 
 def _photo_or_404(photo_id: str) -> Photo:

@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
+from inspect_app.inspections.canonical import reseal_record
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -445,8 +446,6 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
     audit.record(None, action, inspection, before)
     if inspection.is_submitted:
         # The record's hash covers its weather: seal it again, on record, with the filled values.
-        from inspect_app.inspections.services import reseal_record
-
         reseal_record(None, inspection)
 
 
@@ -619,7 +618,7 @@ def _record_storm(permit: Permit, found: FoundStorm, station_id: str, known: lis
                  and e.started_at < found.ended_at and found.start < e.ended_at), None)
     if same is None:
         # Added through the session, so the permit's obligations are worked out again in this same
-        # transaction (dashboard.obligations); the savepoint makes a concurrent sweep's equal row harmless.
+        # transaction (schedule.obligations); the savepoint makes a concurrent sweep's equal row harmless.
         event = StormEvent(id=new_id(), permit_id=permit.id, detected_at=now, **values)
         try:
             with db.session.begin_nested():

@@ -86,10 +86,10 @@ def rainfall(permit_id: str):
     permit = permit_or_404(permit_id)
     rain = services.permit_rainfall(permit)
     db.session.commit()  # keep the station-hours just fetched
-    # The permit page loads the fragment with htmx; a boosted or plain visit gets a whole page.
-    template = "weather/_rainfall.html" if htmx and not htmx.boosted else "weather/rainfall.html"
+    # The permit page's #rainfall section loads the fragment (HX-Target); any other visit gets a whole page.
+    template = "weather/_rainfall.html" if htmx.target == "rainfall" else "weather/rainfall.html"
     return (render_template(template, permit=permit, rain=rain, svg=_svg(permit, rain)), 200,
-            {"Vary": "HX-Request"})
+            {"Vary": "HX-Target"})
 
 
 def _svg(permit: Permit, rain: services.Rainfall) -> Markup:

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry, NoticeToCorrect, OMCertification
-from inspect_app.dashboard.models import PermitObligation
+from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db
 from inspect_app.photos.models import Photo
 from inspect_app.rules.calendar import add_months

@@ -9,13 +9,13 @@ from sqlalchemy import select
 
 from inspect_app.certifications.models import NoticeToCorrect, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion
-from inspect_app.dashboard.facts import load_records
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.rules import obligations
+from inspect_app.schedule.facts import load_records
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.weather.models import StormEvent
 

@@ -10,13 +10,13 @@ from html import unescape
 from sqlalchemy import select
 
 from inspect_app.dashboard import services
-from inspect_app.dashboard.facts import load_records
-from inspect_app.dashboard.models import PermitObligation
-from inspect_app.dashboard.obligations import refresh_permits
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Jurisdiction, Permit
 from inspect_app.rules import obligations
+from inspect_app.schedule.facts import load_records
+from inspect_app.schedule.models import PermitObligation
+from inspect_app.schedule.obligations import refresh_permits
 from inspect_app.types import LOCAL_TZ
 from tests.dashboard.test_facts import _random_history
 
@@ -59,7 +59,7 @@ def test_an_area_marked_ceased_on_the_permit_page_is_on_the_dashboard_at_once(ma
     ceased = record.ago(days=8).astimezone(LOCAL_TZ)
     response = client.post(f"/permits/{permit.id}/areas/{area.id}/status", {
         f"area-{area.id}-status": "activity_ceased", f"area-{area.id}-at": f"{ceased:%Y-%m-%dT%H:%M}",
-        f"area-{area.id}-note": "Grading stopped"}, htmx=True)
+        f"area-{area.id}-note": "Grading stopped"}, htmx="areas")
     assert response.status_code == 200, response.text
 
     [row] = [r for r in rows(client.get("/dashboard/").text) if "Stabilization completed" in r]
@@ -75,7 +75,7 @@ def test_a_corrective_action_opened_in_the_app_is_on_the_dashboard_at_once(make,
     response = signed_in(inspector).post(f"/findings/{finding.id}/actions", {
         f"action-{finding.id}-kind": "routine_maintenance",
         f"action-{finding.id}-description": "Re-stake the silt fence at the east line",
-        f"action-{finding.id}-owner_name": "Site contractor"}, htmx=True)
+        f"action-{finding.id}-owner_name": "Site contractor"}, htmx="findings")
     assert response.status_code == 200, response.text
 
     page = signed_in(make.user("agent")).get("/dashboard/?kind=corrective_action").text

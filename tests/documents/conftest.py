@@ -11,7 +11,7 @@ from PIL import Image, ImageDraw
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections import services as inspections
+from inspect_app.inspections import canonical
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 
 UTC = dt.UTC
@@ -30,9 +30,9 @@ def signature_png() -> bytes:
 def _submit(inspection: Inspection, at: dt.datetime) -> Inspection:
     """Seal a draft the way the inspections domain does on submit: signed, submitted, hashed."""
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", at, at
-    inspection.certification_statement = inspections.CERTIFICATION_STATEMENT
+    inspection.certification_statement = canonical.CERTIFICATION_STATEMENT
     db.session.flush()
-    inspection.record_sha256 = inspections.record_hash(inspection)
+    inspection.record_sha256 = canonical.record_hash(inspection)
     db.session.commit()
     return inspection
 

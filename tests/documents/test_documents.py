@@ -14,7 +14,7 @@ from inspect_app.documents import records, services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
-from inspect_app.inspections import services as inspections
+from inspect_app.inspections import canonical
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import StormwaterStructure
@@ -114,7 +114,7 @@ def test_a_draft_with_pending_weather_no_notice_under_stop_work_is_flagged(site,
     assert "Stop-work order In effect when this inspection was made" in text
     assert "Not yet signed" in text
     # A draft has no sealed hash: the page carries the hash of its record as it stands.
-    assert f"Record SHA-256: {inspections.record_hash(draft)}" in text
+    assert f"Record SHA-256: {canonical.record_hash(draft)}" in text
 
 
 def test_walk_through_punch_list_and_final_pipe_videos_storm_and_certification(site, seal):

@@ -227,7 +227,7 @@ def test_a_standing_order_stops_construction_changes_with_a_clear_message(site, 
     _issue(agent, site)
     response = agent.post(f"/permits/{site['permit'].id}/areas/{area.id}/status", {
         f"area-{area.id}-status": "disturbed", f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")},
-        htmx=True)
+        htmx="areas")
     assert response.status_code == 422
     assert "A stop-work order stands on permit" in response.text and "§380-16 C(4)(e)[5]" in response.text
     db.session.expire_all()
@@ -235,7 +235,7 @@ def test_a_standing_order_stops_construction_changes_with_a_clear_message(site, 
     # Stabilizing is what the order wants: still allowed.
     ok = agent.post(f"/permits/{site['permit'].id}/areas/{area.id}/status", {
         f"area-{area.id}-status": "stabilization_initiated",
-        f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")}, htmx=True)
+        f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")}, htmx="areas")
     assert ok.status_code == 200
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from inspect_app.extensions import db
 from inspect_app.findings import services
 from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections import canonical
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.services import profiles
@@ -30,7 +31,7 @@ def site(make):
 
 def _finding(client, inspection, text="Silt fence down at the north edge", **extra) -> Finding:
     response = client.post(f"/inspections/{inspection.id}/findings", {
-        "finding-description": text, "finding-severity": "minor", **extra}, htmx=True)
+        "finding-description": text, "finding-severity": "minor", **extra}, htmx="findings")
     assert response.status_code == 200, response.text
     return db.session.scalar(select(Finding).where(Finding.description == text))
 
@@ -38,7 +39,7 @@ def _finding(client, inspection, text="Silt fence down at the north edge", **ext
 def _open_action(client, finding, kind="routine_maintenance", **extra):
     return client.post(f"/findings/{finding.id}/actions", {
         f"action-{finding.id}-kind": kind, f"action-{finding.id}-description": "Re-trench and re-stake",
-        f"action-{finding.id}-owner_name": "Site contractor", **extra}, htmx=True)
+        f"action-{finding.id}-owner_name": "Site contractor", **extra}, htmx="findings")
 
 
 def test_routine_maintenance_found_on_the_friday_before_a_monday_holiday_is_due_tuesday_at_five(app):
@@ -105,34 +106,34 @@ def test_close_out_verify_and_the_finding_is_corrected(site, signed_in):
     client, inspection, finding, action = _submitted_with_action(site, signed_in)
     done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
     bad = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done,
-                                                     f"close-{action.id}-evidence_photo_id": "no-such-photo"}, htmx=True)
+                                                     f"close-{action.id}-evidence_photo_id": "no-such-photo"}, htmx="findings")
     assert bad.status_code == 422 and "No photo of this permit has that id." in bad.text
     response = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done,
-                                                          f"close-{action.id}-note": "Fence re-trenched"}, htmx=True)
+                                                          f"close-{action.id}-note": "Fence re-trenched"}, htmx="findings")
     assert response.status_code == 200 and "Fence re-trenched" in response.text
-    assert client.post(f"/actions/{action.id}/verify", htmx=True).status_code == 403  # inspectors do not verify
+    assert client.post(f"/actions/{action.id}/verify", htmx="findings").status_code == 403  # inspectors do not verify
 
     agent = signed_in(site.agent)
-    assert agent.post(f"/actions/{action.id}/verify", htmx=True).status_code == 200
+    assert agent.post(f"/actions/{action.id}/verify", htmx="findings").status_code == 200
     db.session.expire_all()
     action = db.session.get(CorrectiveAction, action.id)
     assert (action.status, action.verified_by_id) == ("verified", site.agent.id) and action.verified_at
     assert db.session.get(Finding, finding.id).status == "corrected"
     # Follow-up does not change the submitted record.
     report = db.session.get(Inspection, inspection.id)
-    assert inspections.record_hash(report) == report.record_sha256
+    assert canonical.record_hash(report) == report.record_sha256
 
 
 def test_an_agent_sends_a_finding_back_to_the_field(site, signed_in):
     client, inspection, finding, action = _submitted_with_action(site, signed_in)
     done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
-    client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done}, htmx=True)
+    client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done}, htmx="findings")
 
     agent = signed_in(site.agent)
-    empty = agent.post(f"/findings/{finding.id}/return", {f"return-{finding.id}-comment": ""}, htmx=True)
+    empty = agent.post(f"/findings/{finding.id}/return", {f"return-{finding.id}-comment": ""}, htmx="findings")
     assert empty.status_code == 422 and "Say what must still be done." in empty.text
     response = agent.post(f"/findings/{finding.id}/return", {
-        f"return-{finding.id}-comment": "Fence still undermined at station 2+50"}, htmx=True)
+        f"return-{finding.id}-comment": "Fence still undermined at station 2+50"}, htmx="findings")
     assert response.status_code == 200
     db.session.expire_all()
     finding, action = db.session.get(Finding, finding.id), db.session.get(CorrectiveAction, action.id)
@@ -155,12 +156,12 @@ def test_only_a_draft_takes_findings_off(site, signed_in):
     inspection = start(client, site.permit, "periodic")
     finding = _finding(client, inspection)
     _open_action(client, finding)
-    assert client.post(f"/findings/{finding.id}/delete", htmx=True).status_code == 200
+    assert client.post(f"/findings/{finding.id}/delete", htmx="findings").status_code == 200
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 0
     assert db.session.scalar(select(func.count()).select_from(CorrectiveAction)) == 0
     kept = _finding(client, inspection, "Kept")
     assert submit(client, inspection).status_code == 303
-    response = client.post(f"/findings/{kept.id}/delete", htmx=True)
+    response = client.post(f"/findings/{kept.id}/delete", htmx="findings")
     assert response.status_code == 403 and "cannot be changed" in response.text
     assert db.session.get(Finding, kept.id) is not None
 
@@ -170,6 +171,6 @@ def test_a_finding_must_name_the_permits_own_area(site, signed_in, make):
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "periodic")
     response = client.post(f"/inspections/{inspection.id}/findings", {
-        "finding-description": "Bare soil", "finding-severity": "minor", "finding-area_id": other.areas[0].id}, htmx=True)
+        "finding-description": "Bare soil", "finding-severity": "minor", "finding-area_id": other.areas[0].id}, htmx="findings")
     assert response.status_code == 422 and "Not a valid choice" in response.text
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 0

@@ -22,11 +22,11 @@ def world(make, signed_in):
     draft = start(client, permit, "erosion_control")
     report = start(client, permit, "periodic")
     client.post(f"/inspections/{report.id}/findings", {"finding-description": "Rill on slope",
-                                                       "finding-severity": "minor"}, htmx=True)
+                                                       "finding-severity": "minor"}, htmx="findings")
     finding = db.session.scalar(select(Finding))
     client.post(f"/findings/{finding.id}/actions", {f"action-{finding.id}-kind": "routine_maintenance",
                                                     f"action-{finding.id}-description": "Regrade",
-                                                    f"action-{finding.id}-owner_name": "Contractor"}, htmx=True)
+                                                    f"action-{finding.id}-owner_name": "Contractor"}, htmx="findings")
     assert submit(client, report).status_code == 303
     client.client.post("/logout", data={"csrf_token": client.token})
     return SimpleNamespace(
@@ -64,7 +64,7 @@ def test_the_owner_reads_the_submitted_report_but_cannot_start_or_review(world, 
 def test_the_owner_may_close_out_an_action(world, signed_in):
     client = signed_in(world.owner)
     done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
-    response = client.post(f"/actions/{world.action.id}/close", {f"close-{world.action.id}-completed_at": done}, htmx=True)
+    response = client.post(f"/actions/{world.action.id}/close", {f"close-{world.action.id}-completed_at": done}, htmx="findings")
     assert response.status_code == 200
     db.session.expire_all()
     assert db.session.get(CorrectiveAction, world.action.id).status == "completed"

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
-from inspect_app.inspections import services
+from inspect_app.inspections import canonical, notification, services
 from inspect_app.inspections.models import Inspection, InspectionNotice
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import mail_to, start, submit
@@ -34,7 +34,7 @@ def test_scheduling_an_inspection_records_the_notice_and_emails_the_authority(si
     planned = utcnow() + dt.timedelta(hours=30)
     response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
         "notice-inspection_type": "pre_bury", "notice-planned_for": _local(planned),
-        "notice-note": "Chambers IS-1 ready for backfill"}, htmx=True)
+        "notice-note": "Chambers IS-1 ready for backfill"}, htmx="inspections")
     assert response.status_code == 200
     assert response.text.lstrip().startswith('<section class="card" id="inspections">')
     notice = db.session.scalar(select(InspectionNotice))
@@ -56,7 +56,7 @@ def test_the_town_notice_address_wins_over_its_agents(site, signed_in):
 def test_a_notice_for_the_past_is_refused_and_nothing_is_sent(site, signed_in):
     client = signed_in(site.inspector)
     response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
-        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() - dt.timedelta(hours=1))}, htmx=True)
+        "notice-inspection_type": "final", "notice-planned_for": _local(utcnow() - dt.timedelta(hours=1))}, htmx="inspections")
     assert response.status_code == 422 and "The planned time must be in the future." in response.text
     assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
     assert mail_to(site.agent.email) == []
@@ -75,7 +75,7 @@ def test_a_notice_given_in_time_or_not_is_shown_on_the_report(hours_ahead, given
 
     db.session.expire_all()
     report = db.session.get(Inspection, inspection.id)
-    assert report.notice_given is given and services.report_record(report)["notice"]["given"] is given
+    assert report.notice_given is given and canonical.report_record(report)["notice"]["given"] is given
     page = client.get(f"/inspections/{report.id}").text
     assert ('id="notice-flag"' in page) is not given
     if not given:
@@ -121,7 +121,7 @@ def test_an_erosion_control_inspection_needs_no_advance_notice_on_screen_or_in_t
     page = client.get(f"/inspections/{report.id}").text
     assert 'id="notice-flag"' not in page and "Not required for this type of inspection" in page
     assert "Not given" not in client.get(f"/permits/{site.permit.id}").text
-    assert "NOT GIVEN" not in services.report_text(report)
+    assert "NOT GIVEN" not in notification.report_text(report)
     text = " ".join("".join(page.extract_text() for page in PdfReader(io.BytesIO(inspection_report_pdf(report))).pages).split())
     assert "NOT GIVEN" not in text and "Not required for this type of inspection" in text
 

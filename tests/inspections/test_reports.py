@@ -14,7 +14,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import services
+from inspect_app.inspections import canonical, queries, services
 from inspect_app.inspections.models import INSPECTION_TYPES, ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob
@@ -42,7 +42,7 @@ def site(make):
 def _walk_through_with(client, permit, *items: str) -> Inspection:
     walk = start(client, permit, "walk_through")
     for item in items:
-        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": item}, htmx=True)
+        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": item}, htmx="punch-list")
         assert response.status_code == 200 and item in response.text
     assert submit(client, walk).status_code == 303
     return walk
@@ -75,7 +75,7 @@ def test_each_type_is_completed_signed_and_submitted_with_every_field_a_to_h(kin
     # (g), (h) evaluation and the steps to correct
     assert (report.evaluation, report.corrective_steps) == ("violations", "Repair the silt fence by Friday.")
     # every checklist item of the town profile answered, per subject
-    expected = sum(len(found) for _, found in services.checklist(report, report.details))
+    expected = sum(len(found) for _, found in queries.checklist(report, report.details))
     assert len(report.answers) == expected > 0 and {a.answer for a in report.answers} == {"yes"}
     # signature: a real PNG kept in the blob store, served from the report
     assert report.signer_name == site.inspector.name and "under penalty of law" in report.certification_statement
@@ -84,8 +84,8 @@ def test_each_type_is_completed_signed_and_submitted_with_every_field_a_to_h(kin
     assert hashlib.sha256(png.data).hexdigest() == report.signature_sha256
     assert db.session.get(Blob, report.signature_sha256).content_type == "image/png"
     # the record's hash is the hash of its canonical form, and the audit log has the submission
-    assert report.record_sha256 == services.record_hash(report)
-    record = services.report_record(report)
+    assert report.record_sha256 == canonical.record_hash(report)
+    record = canonical.report_record(report)
     for key in ("a_date_and_location", "b_inspector", "c_type", "d_last_inspection_at", "e_weather",
                 "f_precipitation_24h", "g_evaluation", "h_corrective_steps"):
         assert key in record
@@ -190,7 +190,7 @@ def test_a_submitted_report_cannot_be_edited(site, signed_in):
     inspection = start(client, site.permit, "periodic")
     assert submit(client, inspection).status_code == 303
     db.session.expire_all()
-    before = services.record_hash(db.session.get(Inspection, inspection.id))
+    before = canonical.record_hash(db.session.get(Inspection, inspection.id))
 
     for url, data in [(f"/inspections/{inspection.id}", {"notes": "changed"}),
                       (f"/inspections/{inspection.id}/submit", {"notes": "changed"}),
@@ -201,7 +201,7 @@ def test_a_submitted_report_cannot_be_edited(site, signed_in):
 
     db.session.expire_all()
     report = db.session.get(Inspection, inspection.id)
-    assert report.notes is None and services.record_hash(report) == before == report.record_sha256
+    assert report.notes is None and canonical.record_hash(report) == before == report.record_sha256
     with pytest.raises(services.ReportLocked):
         services.save_draft(site.inspector, report, services.values_of(report))
 
@@ -224,7 +224,7 @@ def test_an_amendment_points_at_the_original(site, signed_in):
     assert "This report amends the report of" in amendment_page and f"/inspections/{original.id}" in amendment_page
     db.session.expire_all()
     assert db.session.get(Inspection, original.id).notes == "Silt fence OK"
-    assert services.report_record(db.session.get(Inspection, amendment.id))["amends_id"] == original.id
+    assert canonical.report_record(db.session.get(Inspection, amendment.id))["amends_id"] == original.id
 
 
 def test_the_permit_page_lists_inspections_and_start_buttons(site, signed_in):
@@ -269,7 +269,7 @@ def test_findings_are_part_of_the_record(site, signed_in):
     inspection = start(client, site.permit, "periodic")
     response = client.post(f"/inspections/{inspection.id}/findings", {
         "finding-description": "Sediment past the silt fence", "finding-location": "North edge",
-        "finding-severity": "major", "finding-is_violation": "y", "finding-citation": "§380-11 C(3)(d)"}, htmx=True)
+        "finding-severity": "major", "finding-is_violation": "y", "finding-citation": "§380-11 C(3)(d)"}, htmx="findings")
     assert response.status_code == 200 and "Sediment past the silt fence" in response.text
     assert response.text.lstrip().startswith('<section class="card" id="findings">')
     # a recorded violation cannot sit under "in compliance"
@@ -278,6 +278,6 @@ def test_findings_are_part_of_the_record(site, signed_in):
     assert submit(client, inspection, evaluation="violations", corrective_steps="Clean out and re-trench").status_code == 303
     db.session.expire_all()
     report = db.session.get(Inspection, inspection.id)
-    assert services.report_record(report)["findings"][0]["description"] == "Sediment past the silt fence"
+    assert canonical.report_record(report)["findings"][0]["description"] == "Sediment past the silt fence"
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 1
     assert db.session.scalar(select(func.count()).select_from(PunchListItem)) == 0

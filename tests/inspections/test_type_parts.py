@@ -127,11 +127,11 @@ def test_the_walk_through_punch_list_is_resolved_item_by_item_at_the_final(site,
     client = signed_in(site.inspector)
     walk = start(client, site.permit, "walk_through")
     for text in ("Loam and seed the swale", "Clean catch basin CB-2", "Mistake"):
-        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": text}, htmx=True)
+        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": text}, htmx="punch-list")
         assert response.status_code == 200 and response.text.lstrip().startswith('<section class="card" id="punch-list">')
     mistake = db.session.scalar(select(PunchListItem).where(PunchListItem.description == "Mistake"))
-    assert client.post(f"/punch/{mistake.id}/delete", htmx=True).status_code == 200
-    empty = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": " "}, htmx=True)
+    assert client.post(f"/punch/{mistake.id}/delete", htmx="punch-list").status_code == 200
+    empty = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": " "}, htmx="punch-list")
     assert empty.status_code == 422 and "Describe the remaining work" in empty.text
 
     # A draft walk-through's list is not carried yet.
@@ -181,7 +181,7 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
     final = start(client, site.permit, "final")
     client.post(f"/inspections/{final.id}/findings", {
         "finding-description": "Basin outlet built 1 ft higher than the plan", "finding-severity": "critical",
-        "finding-is_violation": "y", "finding-citation": "§380-16 C(4)(e)[5]"}, htmx=True)
+        "finding-is_violation": "y", "finding-citation": "§380-16 C(4)(e)[5]"}, htmx="findings")
     response = submit(client, final, evaluation="violations", certified=None,
                       corrective_steps="Rebuild the outlet control structure to the approved elevation.")
     assert response.status_code == 303

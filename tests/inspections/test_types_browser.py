@@ -13,7 +13,7 @@ from sqlalchemy import select
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import PunchListItem
-from inspect_app.inspections import services
+from inspect_app.inspections import queries, services
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.templating import local_time
@@ -102,7 +102,7 @@ def assert_report_a_to_h(page, report: Inspection, type_name: str, last: str = "
     assert shown["(h) Steps to correct violations"] == (report.corrective_steps or "—")
     assert report.status == "submitted" and report.signature_sha256 and report.record_sha256
     assert page.evaluate("document.querySelector('#signature-image').naturalWidth") > 0
-    expected = sum(len(found) for _, found in services.checklist(report, report.details))
+    expected = sum(len(found) for _, found in queries.checklist(report, report.details))
     assert len(report.answers) == expected > 0
 
 
@@ -194,7 +194,7 @@ def _submitted_walk_through(inspector, permit, *items: str) -> Inspection:
     db.session.flush()
     for item in items:
         findings.add_punch_item(inspector, walk, item)
-    answers = {(item.key, s.id): ("yes", None) for item, found in services.checklist(walk, {}) for s in found}
+    answers = {(item.key, s.id): ("yes", None) for item, found in queries.checklist(walk, {}) for s in found}
     data = services.values_of(walk)
     data.answers, data.evaluation = answers, "compliant"
     data.signature_png = services.signature_png(signature_data_url())
@@ -207,9 +207,9 @@ def test_a_final_inspection_resolves_the_punch_list_and_records_videos_storm_and
         make, live_server, page, sign_in):
     inspector = make.user("inspector")
     permit = make.permit(inspectors=[inspector], structures=["Pipe run P-1", "Pipe run P-2"])
-    pipes = sorted(services.pipe_runs(permit), key=lambda s: s.name)
+    pipes = sorted(queries.pipe_runs(permit), key=lambda s: s.name)
     walk = _submitted_walk_through(inspector, permit, "Loam and seed the swale", "Reset the outlet riprap")
-    punch = {p.description: p for p in services.open_punch_items(permit)}
+    punch = {p.description: p for p in queries.open_punch_items(permit)}
     sign_in(page, inspector)
     draft = start_from_permit_page(page, live_server, permit, "final", "Final inspection")
 

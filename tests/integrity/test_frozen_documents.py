@@ -16,7 +16,7 @@ from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.services import reseal_record
+from inspect_app.inspections.canonical import reseal_record
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob

@@ -229,11 +229,11 @@ def test_a_close_out_whose_file_is_no_photo_is_refused_beside_it_and_nothing_cha
     done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
     refused = client.post(f"/actions/{open_action.id}/close", {
         f"{prefix}-completed_at": done, f"{prefix}-evidence_photo": (io.BytesIO(b"not a photo"), "notes.txt")},
-        htmx=True)
+        htmx="findings")
     assert refused.status_code == 422 and f'id="{prefix}-evidence_photo-error"' in refused.text
     both = client.post(f"/actions/{open_action.id}/close", {
         f"{prefix}-completed_at": done, f"{prefix}-evidence_photo": (io.BytesIO(jpeg(71)), "fence.jpg"),
-        f"{prefix}-evidence_photo_id": "some-photo-id"}, htmx=True)
+        f"{prefix}-evidence_photo_id": "some-photo-id"}, htmx="findings")
     assert both.status_code == 422 and "not both" in both.text
     action = _stored(CorrectiveAction, open_action.id)
     assert (action.status, action.evidence_photo_id, action.revision) == ("open", None, 1)

@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import select
 
-from inspect_app.dashboard.models import PermitObligation
+from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit

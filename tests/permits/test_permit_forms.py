@@ -119,18 +119,31 @@ def test_impossible_status_change_is_refused(agent_browser, make):
 def test_htmx_area_form_returns_the_fragment_with_the_error(agent_browser, make):
     browser, _ = agent_browser
     permit = make.permit()
-    response = browser.post(f"/permits/{permit.id}/areas", {"area-name": "", "area-acres": "x"}, htmx=True)
+    response = browser.post(f"/permits/{permit.id}/areas", {"area-name": "", "area-acres": "x"}, htmx="areas")
     assert response.status_code == 422
     assert response.text.lstrip().startswith('<section class="card" id="areas">')
     assert "<html" not in response.text
     assert 'id="area-name-error"' in response.text and 'id="area-acres-error"' in response.text
 
 
+def test_a_boosted_area_form_gets_the_whole_page_not_the_fragment(agent_browser, make):
+    # hx-boost sends HX-Request for every form; only the element htmx swaps (HX-Target) gets a fragment.
+    browser, _ = agent_browser
+    permit = make.permit()
+    boosted = {"HX-Request": "true", "HX-Boosted": "true"}
+    refused = browser.client.post(f"/permits/{permit.id}/areas", data={
+        "csrf_token": browser.token, "area-name": "", "area-acres": "x"}, headers=boosted)
+    assert refused.status_code == 422 and "<html" in refused.text and 'id="area-name-error"' in refused.text
+    added = browser.client.post(f"/permits/{permit.id}/areas", data={
+        "csrf_token": browser.token, "area-name": "Pad A", "area-acres": "0.4"}, headers=boosted)
+    assert added.status_code == 303 and added.headers["Location"].endswith(f"/permits/{permit.id}")
+
+
 def test_htmx_area_added(agent_browser, make):
     browser, _ = agent_browser
     permit = make.permit()
     response = browser.post(f"/permits/{permit.id}/areas", {"area-name": "Pad A", "area-acres": "0.4"},
-                            htmx=True)
+                            htmx="areas")
     assert response.status_code == 200 and "Pad A" in response.text
     assert [a.name for a in db.session.get(Permit, permit.id).areas] == ["Pad A"]
 
@@ -143,7 +156,7 @@ def test_htmx_area_status_recorded(agent_browser, make):
     db.session.commit()
     response = browser.post(f"/permits/{permit.id}/areas/{area.id}/status",
                             {f"area-{area.id}-status": "activity_ceased",
-                             f"area-{area.id}-at": "2026-11-20T15:30"}, htmx=True)
+                             f"area-{area.id}-at": "2026-11-20T15:30"}, htmx="areas")
     assert response.status_code == 200 and "Activity ceased" in response.text
     db.session.expire_all()
     area = db.session.get(Permit, permit.id).areas[0]
@@ -158,7 +171,7 @@ def test_area_status_before_its_current_status_is_refused(agent_browser, make):
     area = permit.areas[0]
     response = browser.post(f"/permits/{permit.id}/areas/{area.id}/status",
                             {f"area-{area.id}-status": "stabilized", f"area-{area.id}-at": "2020-01-01T08:00"},
-                            htmx=True)
+                            htmx="areas")
     assert response.status_code == 422 and "give a later time" in response.text
 
 
@@ -168,7 +181,7 @@ def test_area_status_in_the_future_is_refused(agent_browser, make):
     area = permit.areas[0]
     response = browser.post(f"/permits/{permit.id}/areas/{area.id}/status",
                             {f"area-{area.id}-status": "stabilized", f"area-{area.id}-at": "2099-01-01T08:00"},
-                            htmx=True)
+                            htmx="areas")
     assert response.status_code == 422 and "cannot be in the future" in response.text
     db.session.expire_all()
     assert db.session.get(Permit, permit.id).areas[0].status == "disturbed"
@@ -179,7 +192,7 @@ def test_only_inspectors_can_be_assigned(agent_browser, make):
     permit = make.permit()
     owner = make.user("permittee")
     response = browser.post(f"/permits/{permit.id}/assignments",
-                            {"assign-user_id": owner.id, "assign-capacity": "design_engineer"}, htmx=True)
+                            {"assign-user_id": owner.id, "assign-capacity": "design_engineer"}, htmx="assignments")
     assert response.status_code == 422
     assert permit.assignments == []
 
@@ -188,7 +201,7 @@ def test_structure_with_a_duplicate_name_is_refused(agent_browser, make):
     browser, _ = agent_browser
     permit = make.permit(structures=["P-1"])
     response = browser.post(f"/permits/{permit.id}/structures",
-                            {"structure-name": "p-1", "structure-kind": "pipe"}, htmx=True)
+                            {"structure-name": "p-1", "structure-kind": "pipe"}, htmx="structures")
     assert response.status_code == 422 and "already has a structure with that name" in response.text
 
 

@@ -18,12 +18,17 @@ from inspect_app.extensions import db
 from inspect_app.photos.models import Blob, Photo
 
 
+def picker(**target) -> str:
+    """The id of the picker of one record, as the page renders it and htmx sends it (HX-Target)."""
+    return "photos-" + "-".join(f"{key.removesuffix('_id')}-{value}" for key, value in target.items())
+
+
 def upload(as_user, permit, data: bytes, *, caption: str = "", filename: str = "site.jpg", htmx=True,
            **target):
     """POST a photo the way the picker does: the target in the URL, the file and caption in the body."""
     query = "&".join(f"{key}={value}" for key, value in target.items())
-    return as_user.post(f"/permits/{permit.id}/photos?{query}",
-                        {"photo": (io.BytesIO(data), filename), "caption": caption}, htmx=htmx)
+    return as_user.post(f"/permits/{permit.id}/photos?{query}", {"photo": (io.BytesIO(data), filename),
+                        "caption": caption}, htmx=picker(**target) if htmx else None)
 
 
 def fetch(as_user, url: str, **kwargs):
@@ -142,7 +147,7 @@ def test_a_bad_file_is_refused_beside_the_input_and_nothing_is_stored(site, logi
 def test_no_file_chosen_says_so(site, login):
     response = login(site["inspector"]).post(
         f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}", {"caption": "x"},
-        htmx=True)
+        htmx=picker(inspection_id=site["inspection"].id))
 
     assert response.status_code == 422
     assert "Choose a photo, or take one with the camera." in response.text
@@ -193,13 +198,13 @@ def test_the_owner_sees_the_photos_but_does_not_add_or_caption_an_inspections(si
     assert fetch(owner, f"/photos/{photo.id}/display").status_code == 404
     response = upload(owner, site["permit"], make_jpeg(shade=30), inspection_id=site["inspection"].id)
     assert response.status_code == 403
-    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 404
+    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=f"photo-{photo.id}").status_code == 404
     db.session.expire_all()
     assert count(Photo) == 1 and db.session.get(Photo, photo.id).caption is None
     site["inspection"].status, site["inspection"].submitted_at = "submitted", site["inspection"].performed_at
     db.session.commit()
     assert fetch(owner, f"/photos/{photo.id}/display").status_code == 200
-    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=True).status_code == 403
+    assert owner.post(f"/photos/{photo.id}/caption", {"caption": "Mine now"}, htmx=f"photo-{photo.id}").status_code == 403
 
 
 def test_the_same_photo_id_sent_twice_makes_one_photo(site, login):
@@ -209,10 +214,11 @@ def test_the_same_photo_id_sent_twice_makes_one_photo(site, login):
     url = f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}"
 
     for _ in range(2):
-        response = inspector.post(url, {"photo": (io.BytesIO(data), "a.jpg"), "photo_id": photo_id}, htmx=True)
+        response = inspector.post(url, {"photo": (io.BytesIO(data), "a.jpg"), "photo_id": photo_id},
+                                  htmx=picker(inspection_id=site["inspection"].id))
         assert response.status_code == 200
     other = inspector.post(url, {"photo": (io.BytesIO(make_jpeg(shade=30)), "b.jpg"), "photo_id": photo_id},
-                           htmx=True)
+                           htmx=picker(inspection_id=site["inspection"].id))
 
     assert db.session.scalars(select(Photo.id)).all() == [photo_id]
     assert photo_audit() == ["photo.create"]
@@ -274,7 +280,7 @@ def test_captions_change_while_the_report_is_a_draft_only(site, login):
     upload(inspector, site["permit"], make_jpeg(), caption="Frist", inspection_id=site["inspection"].id)
     photo = db.session.scalars(select(Photo)).one()
 
-    edited = inspector.post(f"/photos/{photo.id}/caption", {"caption": "First inlet protection"}, htmx=True)
+    edited = inspector.post(f"/photos/{photo.id}/caption", {"caption": "First inlet protection"}, htmx=f"photo-{photo.id}")
 
     assert edited.status_code == 200 and "First inlet protection" in edited.text
     db.session.expire_all()  # read what the request stored, not what this session loaded before
@@ -282,7 +288,7 @@ def test_captions_change_while_the_report_is_a_draft_only(site, login):
 
     site["inspection"].status, site["inspection"].submitted_at = "submitted", dt.datetime.now(dt.UTC)
     db.session.commit()
-    refused = inspector.post(f"/photos/{photo.id}/caption", {"caption": "Changed later"}, htmx=True)
+    refused = inspector.post(f"/photos/{photo.id}/caption", {"caption": "Changed later"}, htmx=f"photo-{photo.id}")
 
     assert refused.status_code == 422 and "can no longer change" in refused.text
     db.session.expire_all()

@@ -11,7 +11,7 @@ from pypdf import PdfReader
 from sqlalchemy import select
 
 from inspect_app import create_app
-from inspect_app.dashboard.models import PermitObligation
+from inspect_app.schedule.models import PermitObligation
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import services as inspections
+from inspect_app.inspections import queries
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
@@ -90,11 +90,11 @@ def test_a_walk_through_punch_list_arrives_under_the_device_ids_once(site):
 
     walk_through = db.session.get(Inspection, op["record_id"])
     assert walk_through.status == "submitted"
-    stored = {i.id: i for i in inspections.punch_items_of(walk_through)}
+    stored = {i.id: i for i in queries.punch_items_of(walk_through)}
     assert {k: v.description for k, v in stored.items()} == {i["id"]: i["description"] for i in items}
     assert count(AuditEntry, AuditEntry.action == "punch.create") == 2
     # The final inspection has them to resolve.
-    assert {i.id for i in inspections.open_punch_items(permit)} == {i["id"] for i in items}
+    assert {i.id for i in queries.open_punch_items(permit)} == {i["id"] for i in items}
 
     # The answer was lost: the same operation again, then as a new operation for the same report.
     assert tablet.push([op])[0]["status"] == "duplicate"
@@ -119,7 +119,7 @@ def test_typed_controls_keep_the_device_ids_and_their_answers(site):
     assert kept[("control_effective", wattle)] == ("no", "Undercut at the toe")
     assert kept[("control_installed", controls[0]["id"])] == ("yes", None)
     # The report shows each control by name in its checklist rows.
-    rows = dict(inspections.checklist(inspection, inspection.details))
+    rows = dict(queries.checklist(inspection, inspection.details))
     assert [s.name for s in next(found for item, found in rows.items() if item.key == "control_effective")] == [
         "Inlet protection CB-2", "Wattle, west slope"]
 

@@ -56,10 +56,10 @@ def test_the_chart_draws_the_threshold_the_storm_and_the_inspection_that_answere
     permit, storm_day, wet_day, answered = rainy_permit
     agent = signed_in(make.user("agent"))
 
-    response = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    response = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
 
     assert response.status_code == 200
-    assert "HX-Request" in response.headers["Vary"]
+    assert "HX-Target" in response.headers["Vary"]
     html = response.text
     assert "<html" not in html  # the fragment the permit page swaps in
     svg = html[html.index("<svg"):html.index("</svg>")]
@@ -87,10 +87,10 @@ def test_the_chart_uses_stored_hours_and_asks_meteostat_at_most_hourly(
         rainy_permit, app_meteostat, make, signed_in):
     permit, *_ = rainy_permit
     agent = signed_in(make.user("agent"))
-    agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
     asked = len(app_meteostat.requests)
 
-    again = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    again = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
 
     assert again.status_code == 200 and again.text.count('class="rain-bar') == 60
     assert len(app_meteostat.requests) == asked
@@ -122,10 +122,10 @@ def test_only_people_who_may_see_the_permit_get_its_chart(app_meteostat, permit_
 
     assert client.get(url).status_code == 302  # to the login page
     for user in (stranger, other_inspector, other_town_agent):
-        assert signed_in(user).get(url, htmx=True).status_code == 404
+        assert signed_in(user).get(url, htmx="rainfall").status_code == 404
     assert len(app_meteostat.requests) == asked  # refused before anything is fetched
     for user in (owner, assigned):
-        assert signed_in(user).get(url, htmx=True).status_code == 200
+        assert signed_in(user).get(url, htmx="rainfall").status_code == 200
     assert signed_in(make.user("agent")).get("/permits/no-such-permit/rainfall").status_code == 404
 
 
@@ -140,7 +140,7 @@ def test_a_hung_weather_server_gives_a_pending_chart_within_the_deadline(
     app.config["WEATHER_DEADLINE_S"] = 0.3
     try:
         started = time.monotonic()
-        response = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+        response = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
         elapsed = time.monotonic() - started
     finally:
         for path in paths:
@@ -170,12 +170,12 @@ def test_a_second_permit_of_the_same_station_charts_from_stored_hours_without_a_
         rainy_permit, app_meteostat, permit_at, make, signed_in):
     permit, storm_day, *_ = rainy_permit
     agent = signed_in(make.user("agent"))
-    first = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    first = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
     neighbour = permit_at("chart")  # the same site: its nearest station with rain is CHT1 too
     held = stored_hours("CHT1")
     asked = len(app_meteostat.requests)
 
-    second = agent.get(f"/permits/{neighbour.id}/rainfall", htmx=True)
+    second = agent.get(f"/permits/{neighbour.id}/rainfall", htmx="rainfall")
 
     assert second.status_code == 200 and "Chart Valley Airport (CHT1)" in second.text
     assert hourly_files(app_meteostat, asked) == []  # no weather file fetched
@@ -190,11 +190,11 @@ def test_after_the_hour_the_chart_asks_only_for_the_hours_it_does_not_hold(
     app_meteostat.publish_hourly("RFL1", hours(now - dt.timedelta(days=70), 70 * 24 - 3, prcp=0.1, temp=9.0))
     permit, neighbour = permit_at("refill"), permit_at("refill")
     agent = signed_in(make.user("agent"))
-    agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
     count, _ = stored_hours("RFL1")
     # The last hours are not published yet: another permit of the station does not ask again at once.
     asked = len(app_meteostat.requests)
-    assert agent.get(f"/permits/{neighbour.id}/rainfall", htmx=True).status_code == 200
+    assert agent.get(f"/permits/{neighbour.id}/rainfall", htmx="rainfall").status_code == 200
     assert hourly_files(app_meteostat, asked) == []
 
     # Three more hours published, and the hour since the station was asked gone by.
@@ -202,7 +202,7 @@ def test_after_the_hour_the_chart_asks_only_for_the_hours_it_does_not_hold(
     db.session.execute(sa.update(PermitStation).values(rainfall_fetched_at=now - dt.timedelta(hours=2)))
     db.session.commit()
     asked = len(app_meteostat.requests)
-    again = agent.get(f"/permits/{permit.id}/rainfall", htmx=True)
+    again = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
 
     assert hourly_files(app_meteostat, asked) == [f"/hourly/{now.year}/RFL1.csv.gz"]  # this year's file only
     assert stored_hours("RFL1")[0] == count + 3  # just the new hours stored
@@ -216,11 +216,11 @@ def test_a_stored_station_without_rain_is_passed_over_for_the_nearest_with_rain(
     app_meteostat.publish_hourly("PCP2", hours(now - dt.timedelta(days=70), 70 * 24, prcp=0.3))
     agent = signed_in(make.user("agent"))
     first = permit_at("split_held")
-    assert "Second Rain Mesonet (PCP2)" in agent.get(f"/permits/{first.id}/rainfall", htmx=True).text
+    assert "Second Rain Mesonet (PCP2)" in agent.get(f"/permits/{first.id}/rainfall", htmx="rainfall").text
     asked = len(app_meteostat.requests)
 
     second = permit_at("split_held")
-    chart = agent.get(f"/permits/{second.id}/rainfall", htmx=True).text
+    chart = agent.get(f"/permits/{second.id}/rainfall", htmx="rainfall").text
 
     # Per parameter, the nearest station with data: the thermometer-only station is still fetched and
     # passed over; the rain station's hours are held, so its file is not fetched again.

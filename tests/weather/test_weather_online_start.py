@@ -46,7 +46,7 @@ def test_starting_an_inspection_uses_the_hours_the_permit_page_already_stored(
                                                wspd=12.0, wdir=200, coco=8))
     browser = signed_in(inspector)
     # Another permit's page stored the station's hours; this permit has no station of its own yet.
-    assert browser.get(f"/permits/{neighbour.id}/rainfall", htmx=True).status_code == 200
+    assert browser.get(f"/permits/{neighbour.id}/rainfall", htmx="rainfall").status_code == 200
     asked = len(app_meteostat.requests)
 
     response = browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"})
@@ -67,7 +67,7 @@ def test_a_started_inspection_still_takes_each_value_from_the_nearest_station_wi
     app_meteostat.publish_hourly("TMP2", hours(now - dt.timedelta(days=70), 70 * 24 + 1, temp=11.0))
     app_meteostat.publish_hourly("PCP2", hours(now - dt.timedelta(days=70), 70 * 24 + 1, prcp=0.3))
     browser = signed_in(inspector)
-    assert browser.get(f"/permits/{permit.id}/rainfall", htmx=True).status_code == 200
+    assert browser.get(f"/permits/{permit.id}/rainfall", htmx="rainfall").status_code == 200
     asked = len(app_meteostat.requests)
 
     assert browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"}).status_code == 303

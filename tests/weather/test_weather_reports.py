@@ -15,7 +15,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.audit.services import snapshot
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.services import record_hash
+from inspect_app.inspections.canonical import record_hash
 from inspect_app.weather import services, source
 from inspect_app.weather.models import WeatherObservation
 from weather_fake import hours, recent_hour

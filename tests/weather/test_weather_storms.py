@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.dashboard.models import PermitObligation
+from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit

@@ -24,13 +24,12 @@ from sqlalchemy import Select, delete, event, insert, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session, SessionTransaction
 
-from inspect_app.dashboard.facts import READS, Record, load_records
-from inspect_app.dashboard.models import PermitObligation, PermitScheduleProblem
-from inspect_app.dashboard.services import collector_paused, subject_label
 from inspect_app.extensions import db
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.rules import FactsError, obligations
+from inspect_app.schedule.facts import READS, Record, collector_paused, load_records, subject_label
+from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import utcnow
 

@@ -1,6 +1,6 @@
 """Each permit's open obligations as the schedule engine last worked them out, found by query.
 
-The rows are written by `dashboard.obligations` in the same transaction as every change to a permit's
+The rows are written by `schedule.obligations` in the same transaction as every change to a permit's
 record, and again by the periodic `flask dashboard refresh` for what the passage of time alone brings
 (the next routine inspection after a missed one, a new O&M period). Their status is not stored: it
 follows from the time of the query (`status_at`), so a stored row never shows a stale status.

@@ -1,0 +1,131 @@
+"""The canonical record of a report and its hash: what PDFs, sync and the integrity checks reuse.
+
+Only what the report says is in it, so the record (and the hash) of a submitted report never changes;
+the one exception is the server filling the weather that was pending at submission (`reseal_record`).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from typing import Any
+
+from sqlalchemy import select
+
+from inspect_app.audit import services as audit
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.queries import punch_items_of, type_of, videos_of
+from inspect_app.photos.models import Photo
+from inspect_app.profiles.schema import Profile
+from inspect_app.types import canonical_json
+
+# Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
+CERTIFICATION_STATEMENT = (
+    "I certify under penalty of law that this report and all attachments were prepared under my "
+    "direction or supervision by qualified personnel who properly gathered and evaluated the information "
+    "it contains; that the inspection it records was performed as §380-16 C of the Town's stormwater "
+    "rules and regulations requires; and that, to the best of my knowledge and belief, the information "
+    "submitted is true, accurate and complete. I am aware that there are significant penalties for "
+    "submitting false information."
+)
+
+
+def certification_statement(profile: Profile) -> str:
+    """The signer's statement in the town's own words: it names the town's inspection program, never
+    another town's section (`inspection_program` in the profile)."""
+    return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
+                                           profile.inspection_program)
+
+
+def _iso(value: dt.datetime | dt.date | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat()
+    return value.isoformat()
+
+
+def report_record(inspection: Inspection) -> dict[str, Any]:
+    """The report as plain JSON data: fields (a)-(h), the type's part, answers, findings, photos, signature.
+
+    Only what the report says is included; later follow-up (a finding's review status, a corrective
+    action's close-out, actions opened after submission) is not, so the record of a submitted report
+    never changes.
+    """
+    permit, kind = inspection.permit, type_of(inspection)
+    cutoff = inspection.submitted_at
+    photos = select(Photo.original_sha256).where(Photo.inspection_id == inspection.id)
+    return {
+        "id": inspection.id,
+        "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
+                   "town": permit.jurisdiction.name},
+        "amends_id": inspection.amends_id,
+        "a_date_and_location": {"performed_at": _iso(inspection.performed_at), "latitude": inspection.latitude,
+                                "longitude": inspection.longitude, "location_source": inspection.location_source},
+        "b_inspector": {"id": inspection.inspector_id, "name": inspection.inspector_name,
+                        "credentials": inspection.inspector_credentials},
+        "c_type": {"key": inspection.type, "name": kind.name, "citation": kind.citation},
+        "d_last_inspection_at": _iso(inspection.last_inspection_at),
+        "e_weather": {"status": inspection.weather_status, "temperature_c": inspection.temperature_c,
+                      "conditions": inspection.conditions, "wind_kmh": inspection.wind_kmh,
+                      "wind_direction_deg": inspection.wind_direction_deg, "station_id": inspection.station_id,
+                      "station_name": inspection.station_name, "station_distance_m": inspection.station_distance_m,
+                      "sources": inspection.weather_sources, "attribution": inspection.weather_attribution,
+                      "fetched_at": _iso(inspection.weather_fetched_at)},
+        "f_precipitation_24h": {"station_mm": inspection.precip_24h_mm, "hours": inspection.precip_hours,
+                                "gauge_mm": inspection.gauge_precip_mm, "used_mm": inspection.precipitation_mm},
+        "g_evaluation": inspection.evaluation,
+        "h_corrective_steps": inspection.corrective_steps,
+        "notes": inspection.notes,
+        "details": inspection.details or {},
+        "notice": {"id": inspection.notice_id, "given": inspection.notice_given,
+                   "given_at": _iso(inspection.notice.given_at) if inspection.notice else None,
+                   "planned_for": _iso(inspection.notice.planned_for) if inspection.notice else None},
+        "under_stop_work": inspection.under_stop_work,
+        "storm_event_id": inspection.storm_event_id,
+        "answers": sorted(({"item": a.item_key, "subject": a.subject_id, "answer": a.answer, "note": a.note}
+                           for a in inspection.answers), key=lambda a: (a["item"], a["subject"])),
+        "findings": [_finding_record(f, cutoff) for f in sorted(inspection.findings, key=lambda f: f.id)],
+        "punch_list": [{"id": p.id, "description": p.description} for p in punch_items_of(inspection)],
+        "punch_resolved": _resolved_record(inspection),
+        "pipe_videos": [{"structure_id": v.structure_id, "recorded_on": _iso(v.recorded_on),
+                         "reference": v.reference, "blob_sha256": v.blob_sha256}
+                        for v in sorted(videos_of(inspection).values(), key=lambda v: v.structure_id)],
+        "photos": sorted(db.session.scalars(photos)),
+        "signature": {"sha256": inspection.signature_sha256, "signer_name": inspection.signer_name,
+                      "signer_credentials": inspection.signer_credentials,
+                      "statement": inspection.certification_statement, "signed_at": _iso(inspection.signed_at)},
+        "submitted_at": _iso(inspection.submitted_at),
+    }
+
+
+def _finding_record(finding: Finding, cutoff: dt.datetime | None) -> dict[str, Any]:
+    actions = [a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff]
+    return {
+        "id": finding.id, "description": finding.description, "location": finding.location,
+        "severity": finding.severity, "is_violation": finding.is_violation, "citation": finding.citation,
+        "area_id": finding.area_id, "structure_id": finding.structure_id, "is_automatic": finding.is_automatic,
+        "actions": [{"id": a.id, "kind": a.kind, "description": a.description, "owner_id": a.owner_id,
+                     "owner_name": a.owner_name, "discovered_at": _iso(a.discovered_at), "due_at": _iso(a.due_at)}
+                    for a in sorted(actions, key=lambda a: a.id)],
+    }
+
+
+def _resolved_record(inspection: Inspection) -> list[dict[str, Any]]:
+    query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
+    return [{"id": p.id, "description": p.description, "resolution": p.resolution, "resolved_at": _iso(p.resolved_at)}
+            for p in sorted(db.session.scalars(query), key=lambda p: p.id)]
+
+
+def record_hash(inspection: Inspection) -> str:
+    """SHA-256 (hex) of the report's canonical JSON."""
+    return hashlib.sha256(canonical_json(report_record(inspection))).hexdigest()
+
+
+def reseal_record(actor, inspection: Inspection) -> str:
+    """Recompute a submitted report's hash after the server filled its pending weather (and audit it)."""
+    before = audit.snapshot(inspection)
+    inspection.record_sha256 = record_hash(inspection)
+    audit.record(actor, "inspection.reseal", inspection, before)
+    return inspection.record_sha256

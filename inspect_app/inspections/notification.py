@@ -1,0 +1,73 @@
+"""The submitted report sent to the applicant and the authority (§380-16 C(4)(f)), its PDF attached.
+
+Called by whoever submits (the report view, the sync operation) after `services.submit`, in the same
+transaction, so the message is stored exactly once, with the submission or not at all.
+"""
+from __future__ import annotations
+
+from inspect_app.documents.services import inspection_report_pdf
+from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.queries import authority_addresses, short_citation, type_of, weather_pending
+from inspect_app.inspections.services import MM_PER_INCH
+from inspect_app.mail import services as mail
+from inspect_app.permits.services import profile_of
+from inspect_app.profiles.schema import Profile
+from inspect_app.rules.trace import implements
+from inspect_app.templating import local_time
+
+
+def send_report(inspection: Inspection) -> None:
+    """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached."""
+    pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{inspection.performed_at:%Y%m%d}.pdf",
+                          inspection_report_pdf(inspection))
+    mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
+              f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
+              f"{local_time(inspection.performed_at)}", report_text(inspection), [pdf],
+              permit_id=inspection.permit_id)
+
+
+def report_text(inspection: Inspection) -> str:
+    """The report as plain text for email: every item (a)-(h) of §380-16 C(4)(f)[1], then the rest."""
+    permit, kind = inspection.permit, type_of(inspection)
+    precip = inspection.precipitation_mm
+    weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
+               else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
+    lines = [
+        f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
+        "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
+        f"(a) Date and location: {local_time(inspection.performed_at)}; "
+        f"{inspection.latitude:.5f}, {inspection.longitude:.5f} ({inspection.location_source})",
+        f"(b) Inspector: {inspection.inspector_name}, {inspection.inspector_credentials}",
+        f"(c) Type: {kind.name} ({kind.citation})",
+        "(d) Date of last inspection: "
+        + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
+        f"(e) Weather: {weather}",
+        "(f) Precipitation in the previous 24 hours: "
+        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in")
+        + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
+        f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
+        f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
+        "Advance notice: " + _notice_line(inspection, profile_of(permit)),
+    ]
+    if inspection.findings:
+        lines += ["", "Findings:"] + [f"- {'VIOLATION: ' if f.is_violation else ''}{f.description}"
+                                      + (f" ({f.location})" if f.location else "") for f in inspection.findings]
+    signed = f"Signed: {inspection.signer_name}, {inspection.signer_credentials}, {local_time(inspection.signed_at)}"
+    lines += ["", signed,
+              inspection.certification_statement or "", "", f"Record SHA-256: {inspection.record_sha256}"]
+    return "\n".join(lines)
+
+
+@implements("§380-16 C(3)")
+def _notice_line(inspection: Inspection, profile: Profile) -> str:
+    """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
+    rule = short_citation(profile.advance_notice.citation)
+    if not profile.advance_notice.required_for(inspection.type):
+        return f"not required for this type of inspection ({rule})"
+    if inspection.notice_given:
+        return "given"
+    return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
+
+
+def _fahrenheit(celsius: float | None) -> str:
+    return "—" if celsius is None else f"{celsius * 9 / 5 + 32:.0f} °F"

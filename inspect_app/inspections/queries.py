@@ -1,0 +1,222 @@
+"""What the report forms and pages show about inspections: the checklist and its subjects, the areas'
+stabilization clocks, punch lists, pipe videos, notices and who receives reports. Reads only; never writes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
+
+from inspect_app import rules
+from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import allowed
+from inspect_app.extensions import db
+from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo
+from inspect_app.permits.models import Permit, StormwaterStructure
+from inspect_app.permits.services import profile_of
+from inspect_app.profiles.schema import ChecklistItem, Profile
+from inspect_app.rules import calendar, stabilization
+from inspect_app.rules.trace import implements
+from inspect_app.stabilization.models import DisturbedArea
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a checklist item is asked about: the site, or one control, area, structure or pipe run."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class AreaClock:
+    """A disturbed area's §380-11 C(3)(a) clock as of one moment."""
+
+    area: DisturbedArea
+    status: str
+    ceased_at: dt.datetime | None
+    deadline: dt.datetime | None
+    overdue: bool
+    initiate_by: dt.datetime | None = None
+    complete_by: dt.datetime | None = None
+    initiated_at: dt.datetime | None = None
+    breach: str | None = None  # "initiate" or "complete": which duty is past its deadline
+
+
+def action_for(inspection_type: str) -> str:
+    """The policy action needed to perform (and edit) an inspection of this type."""
+    # §380-16 C(4)(f): periodic/random inspections by the engineer's PE representative or the authority;
+    # the others by the engineer or the erosion-control inspector (§380-16 C(2)-(3)).
+    return "inspection.perform" if inspection_type == "periodic" else "inspection.regulatory"
+
+
+def may_edit(user, inspection: Inspection) -> bool:
+    """Whether `user` may fill in this draft: whoever may perform its type on its permit."""
+    return allowed(user, action_for(inspection.type), inspection.permit)
+
+
+def type_of(inspection: Inspection):
+    """The profile's definition of the inspection's type (name, citation, checklist)."""
+    return profile_of(inspection.permit).inspection_type(inspection.type)
+
+
+def controls(permit: Permit, details: dict[str, Any]) -> list[Subject]:
+    """Erosion controls: the permit's BMP structures, then those listed on the report itself."""
+    listed = [Subject(c["id"], c["name"]) for c in details.get("controls", [])]
+    return [Subject(s.id, s.name) for s in permit.structures if s.kind == "bmp"] + listed
+
+
+def underground_structures(permit: Permit) -> list[StormwaterStructure]:
+    """Structures that need a pre-bury inspection before backfill (§380-16 C(4)(c))."""
+    return [s for s in permit.structures if s.is_underground]
+
+
+def pipe_runs(permit: Permit) -> list[StormwaterStructure]:
+    """Stormwater pipes, each of which needs a dated video at the final inspection (§380-16 C(4)(e)[1])."""
+    return [s for s in permit.structures if s.kind == "pipe"]
+
+
+def covered_structures(permit: Permit, details: dict[str, Any]) -> list[StormwaterStructure]:
+    """The underground structures a pre-bury report covers."""
+    chosen = details.get("structures", {})
+    return [s for s in underground_structures(permit) if chosen.get(s.id, {}).get("covered")]
+
+
+def subjects(inspection: Inspection, item: ChecklistItem, details: dict[str, Any]) -> list[Subject]:
+    """Each subject `item` must be answered for on this report."""
+    permit = inspection.permit
+    if item.per == "control":
+        return controls(permit, details)
+    if item.per == "area":
+        return [Subject(a.id, a.name) for a in permit.areas]
+    if item.per == "structure":
+        chosen = covered_structures(permit, details) if inspection.type == "pre_bury" else permit.structures
+        return [Subject(s.id, s.name) for s in chosen]
+    if item.per == "pipe":
+        return [Subject(s.id, s.name) for s in pipe_runs(permit)]
+    return [Subject("", "Site")]
+
+
+def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[ChecklistItem, list[Subject]]]:
+    """The type's checklist from the town profile, each item with the subjects it is asked for."""
+    return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
+
+
+@implements("§380-11 C(3)(a)")
+def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
+    """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline
+    (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
+    tz, holidays = calendar.zone(profile.timezone), calendar.holidays_of(profile)
+    clocks = []
+    # The areas with every timeline in two queries (selectin), not one query per area.
+    areas = db.session.scalars(select(DisturbedArea).where(DisturbedArea.permit_id == permit.id)
+                               .order_by(DisturbedArea.name).options(selectinload(DisturbedArea.events)))
+    for area in areas:
+        events = [rules.AreaEvent(e.status, e.at) for e in area.events]
+        status = next((e.status for e in sorted(area.events, key=lambda e: e.at, reverse=True) if e.at <= at),
+                      "disturbed")
+        found = stabilization.episodes(events, profile.stabilization, tz, holidays, permit.sensitive_waters, at)
+        episode = found[-1] if found and found[-1].closed_at is None else None
+        if episode is None:
+            clocks.append(AreaClock(area, status, None, None, False))
+            continue
+        # The clause broken, if any: completion past due outranks a late start.
+        breach = ("complete" if at > episode.complete_due else
+                  "initiate" if episode.initiated is None and at > episode.initiate_due else None)
+        clocks.append(AreaClock(area, status, episode.ceased, episode.pending_deadline(), episode.overdue(at),
+                                episode.initiate_due, episode.complete_due, episode.initiated, breach))
+    return clocks
+
+
+def open_punch_items(permit: Permit) -> list[PunchListItem]:
+    """Punch-list items from submitted walk-throughs not yet resolved by a final inspection."""
+    query = (select(PunchListItem).join(Inspection, PunchListItem.walk_through_id == Inspection.id)
+             .where(PunchListItem.permit_id == permit.id, PunchListItem.resolved_in_id.is_(None),
+                    Inspection.status == "submitted")
+             .order_by(Inspection.performed_at, PunchListItem.description))
+    return list(db.session.scalars(query))
+
+
+def punch_items_of(inspection: Inspection) -> list[PunchListItem]:
+    """The punch-list items a walk-through recorded."""
+    query = select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
+    return list(db.session.scalars(query.order_by(PunchListItem.description)))
+
+
+def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
+    """The final inspection's pipe videos, by pipe-run structure id."""
+    query = select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)
+    return {v.structure_id: v for v in db.session.scalars(query)}
+
+
+def inspections_of(permit: Permit) -> list[Inspection]:
+    """Every inspection of `permit`, newest first."""
+    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc())))
+
+
+def amendments_of(inspection: Inspection) -> list[Inspection]:
+    """The amendments that correct `inspection`, oldest first."""
+    query = select(Inspection).where(Inspection.amends_id == inspection.id)
+    return list(db.session.scalars(query.order_by(Inspection.created_at)))
+
+
+def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:
+    """(d) The time of the permit's latest submitted inspection before `at`."""
+    query = select(func.max(Inspection.performed_at)).where(
+        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.performed_at < at)
+    if exclude_id:
+        query = query.where(Inspection.id != exclude_id)
+    return db.session.scalar(query)
+
+
+def notices_of(permit: Permit) -> list[InspectionNotice]:
+    """The permit's 24-hour notices, newest first."""
+    query = select(InspectionNotice).where(InspectionNotice.permit_id == permit.id)
+    return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
+
+
+@implements("§380-16 C(3)")
+def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datetime,
+                    inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
+    """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
+
+    Notices already used by another report do not count twice. The newest notice given in time wins;
+    with none in time, the newest notice given before the inspection is linked and flagged late.
+    """
+    hours = profile_of(permit).advance_notice.hours
+    used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
+    if inspection_id:
+        used = used.where(Inspection.id != inspection_id)
+    query = (select(InspectionNotice)
+             .where(InspectionNotice.permit_id == permit.id, InspectionNotice.inspection_type == inspection_type,
+                    InspectionNotice.given_at <= performed_at, InspectionNotice.id.not_in(used))
+             .order_by(InspectionNotice.given_at.desc()))
+    candidates = list(db.session.scalars(query))
+    in_time = [n for n in candidates if n.given_at <= performed_at - dt.timedelta(hours=hours)]
+    if in_time:
+        return in_time[0], True
+    return (candidates[0] if candidates else None), False
+
+
+def authority_addresses(permit: Permit) -> list[str]:
+    """Where reports and notices for the authority go: the town's notice address, else its agents."""
+    if permit.jurisdiction.notice_email:
+        return [permit.jurisdiction.notice_email]
+    agents = select(User.email).where(User.role == "agent", User.is_enabled.is_(True),
+                                      User.jurisdiction_id == permit.jurisdiction_id)
+    return list(db.session.scalars(agents.order_by(User.email)))
+
+
+def weather_pending(inspection: Inspection) -> bool:
+    """Whether (e) the weather at the time is still to come from the station (a gauge gives only (f))."""
+    return inspection.weather_status == "pending" or (inspection.weather_status == "gauge"
+                                                      and inspection.weather_fetched_at is None)
+
+
+def short_citation(citation: str) -> str:
+    """The clause a citation names, without its text ("§380-16 C(3): notice…" → "§380-16 C(3)")."""
+    return citation.split(": ", 1)[0].strip()[:120]
