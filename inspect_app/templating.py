@@ -4,6 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 from flask import Flask, current_app
+from flask_login import current_user
+
+from inspect_app.accounts import policy
 
 from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ
@@ -12,6 +15,11 @@ from inspect_app.types import LOCAL_TZ
 def has_endpoint(name: str) -> bool:
     """Whether a view exists, so shared navigation never links to a missing page."""
     return name in current_app.view_functions
+
+
+def allowed(action: str, permit=None) -> bool:
+    """Whether the signed-in user may do `action` (on `permit`): the policy table, for showing a control."""
+    return policy.allowed(current_user, action, permit)
 
 
 def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> str:
@@ -48,5 +56,5 @@ def cite(permit, purpose: str) -> str:
 def register(app: Flask) -> None:
     from inspect_app import __version__
 
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=__version__, cite=cite)
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, app_version=__version__, cite=cite)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)
