@@ -10,7 +10,6 @@ from flask_login import current_user
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from inspect_app import config, security
-from inspect_app.accounts import policy
 from inspect_app.extensions import csrf, db, htmx, limiter, login_manager, migrate
 
 __version__ = "0.1.0"
@@ -76,7 +75,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         """Send people to their permits, or to the login page."""
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
-        if policy.allowed(current_user, "permit.list_mine"):
+        if templating.allowed("permit.list_mine"):
             return redirect(url_for("certifications.my_permits"))
         return redirect(url_for("permits.index"))
 

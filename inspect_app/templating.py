@@ -10,6 +10,7 @@ from inspect_app.accounts import policy
 
 from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ
+from inspect_app.units import FILTERS as UNIT_FILTERS
 
 
 def has_endpoint(name: str) -> bool:
@@ -58,3 +59,4 @@ def register(app: Flask) -> None:
 
     app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, app_version=__version__, cite=cite)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)
+    app.jinja_env.filters.update(UNIT_FILTERS)

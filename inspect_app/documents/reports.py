@@ -30,9 +30,8 @@ from inspect_app.photos.models import Photo as PhotoRecord
 from inspect_app.photos.processing import make_print_rendition
 from inspect_app.profiles.schema import Profile
 from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.units import compass_point, fahrenheit, inches, inches_and_mm, kilometres, miles, mph
 
-MM_PER_INCH = 25.4
-KM_PER_MILE = 1.609344
 ANSWERS = {"yes": "Yes", "no": "No", "na": "N/A"}
 SEVERITIES = {"observation": "Observation", "minor": "Minor", "major": "Major", "critical": "Critical"}
 # CGP 2022 Part 5.2: when each kind of corrective action must be finished.
@@ -48,7 +47,6 @@ LOG_KINDS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Rep
 PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible"}
 CERTIFICATION_STATUSES = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
                           "deficient": "Found deficient"}
-_COMPASS = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW")
 
 
 # -- shared formatting --------------------------------------------------------------------------------
@@ -64,10 +62,6 @@ def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missin
     if isinstance(value, dt.datetime):
         value = value.astimezone(tz).date() if tz else value.date()
     return value.strftime("%b %-d, %Y")
-
-
-def _inches(mm: float) -> str:
-    return f"{mm / MM_PER_INCH:.2f} in ({mm:.1f} mm)"
 
 
 def _town(profile: Profile) -> str:
@@ -222,18 +216,17 @@ def _weather(inspection: Inspection, tz: ZoneInfo) -> str:
     if i.conditions:
         observed.append(i.conditions)
     if i.temperature_c is not None:
-        observed.append(f"{i.temperature_c * 9 / 5 + 32:.0f} °F ({i.temperature_c:.1f} °C)")
+        observed.append(f"{fahrenheit(i.temperature_c)} ({i.temperature_c:.1f} °C)")
     if i.wind_kmh is not None:
-        wind = f"wind {i.wind_kmh / KM_PER_MILE:.0f} mph ({i.wind_kmh:.0f} km/h)"
+        wind = f"wind {mph(i.wind_kmh)} ({i.wind_kmh:.0f} km/h)"
         if i.wind_direction_deg is not None:
-            wind += f" from {_COMPASS[round(i.wind_direction_deg / 22.5) % 16]}"
+            wind += f" from {compass_point(i.wind_direction_deg, points=16)}"
         observed.append(wind)
     lines = [", ".join(observed) or "No observations reported"]
     if i.station_name or i.station_id:
         station = f"Station: {i.station_name or i.station_id}" + (f" ({i.station_id})" if i.station_name else "")
         if i.station_distance_m is not None:
-            km = i.station_distance_m / 1000
-            station += f", {km / KM_PER_MILE:.1f} mi ({km:.1f} km) from the site"
+            station += f", {miles(i.station_distance_m)} ({kilometres(i.station_distance_m)}) from the site"
         lines.append(station)
     if i.weather_sources:
         lines.append(f"Source: {i.weather_sources}")
@@ -250,9 +243,9 @@ def _precipitation(inspection: Inspection) -> str:
     station = None
     if i.precip_24h_mm is not None:
         hours = f", {i.precip_hours} of 24 hours reported" if i.precip_hours is not None else ""
-        station = f"{_inches(i.precip_24h_mm)} at the weather station{hours}"
+        station = f"{inches_and_mm(i.precip_24h_mm)} at the weather station{hours}"
     if i.gauge_precip_mm is not None:
-        text = f"{_inches(i.gauge_precip_mm)}: on-site rain gauge reading (overrides the station)"
+        text = f"{inches_and_mm(i.gauge_precip_mm)}: on-site rain gauge reading (overrides the station)"
         return text + (f"\nStation: {station}" if station else "")
     if station:
         return station + (" (incomplete)" if i.weather_status == "incomplete" else "")
@@ -365,7 +358,7 @@ def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
         return [Heading(_cited("Final inspection", _type_citation(permit, "final")), 2), Fields((
             (_cited("Storm the system was seen in", profile.citations.get("final_storm")),
              f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
-             f"{_inches(float(depth)) if depth else 'depth not given'}"),
+             f"{inches_and_mm(float(depth)) if depth else 'depth not given'}"),
             (_cited("Engineer's certification", profile.citations.get("final_certification")),
              (certification.get("text") or "") if certified else "Not certified"),
         ))]
@@ -688,9 +681,9 @@ def _history_weather(i: dict[str, Any]) -> str:
         return "Pending"
     parts = [i["conditions"]] if i["conditions"] else []
     if i["temperature_c"] is not None:
-        parts.append(f"{i['temperature_c'] * 9 / 5 + 32:.0f} °F")
+        parts.append(fahrenheit(i['temperature_c']))
     if i["gauge_precip_mm"] is not None:
-        parts.append(f"{i['gauge_precip_mm'] / MM_PER_INCH:.2f} in (gauge)")
+        parts.append(f"{inches(i['gauge_precip_mm'])} (gauge)")
     elif i["precip_24h_mm"] is not None:
-        parts.append(f"{i['precip_24h_mm'] / MM_PER_INCH:.2f} in ({i['precip_hours']} h)")
+        parts.append(f"{inches(i['precip_24h_mm'])} ({i['precip_hours']} h)")
     return ", ".join(parts) or "—"

@@ -39,6 +39,7 @@ from inspect_app import rules
 from inspect_app.rules import calendar, stabilization
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
+from inspect_app import units
 from inspect_app.types import canonical_json, utcnow
 
 # Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
@@ -65,7 +66,6 @@ SIGNATURE_MAX_BYTES = 512 * 1024
 SIGNATURE_MAX_SIDE = 4000
 # A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
 SIGNATURE_MIN_INK_PIXELS = 30
-MM_PER_INCH = 25.4
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -321,7 +321,7 @@ def gauge_mm(inches: float) -> float:
         raise InspectionError("gauge_precip_in", "A rain-gauge reading cannot be negative." if inches < 0 else
                               f"Enter the reading in inches (at most {GAUGE_MAX_INCHES:g} in for 24 hours).")
     # Stored in SI units, shown in inches (SPEC *Weather*).
-    return round(inches * MM_PER_INCH, 2)
+    return units.in_to_mm(inches)
 
 
 def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:
@@ -910,7 +910,7 @@ def report_text(inspection: Inspection) -> str:
     permit, kind = inspection.permit, type_of(inspection)
     precip = inspection.precipitation_mm
     weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
-               else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
+               else f"{inspection.conditions or '—'}, {units.fahrenheit(inspection.temperature_c)}")
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
         "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
@@ -922,7 +922,7 @@ def report_text(inspection: Inspection) -> str:
         + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
         f"(e) Weather: {weather}",
         "(f) Precipitation in the previous 24 hours: "
-        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in")
+        + ("pending" if precip is None else units.inches(precip))
         + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
         f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
         f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
@@ -946,8 +946,3 @@ def _notice_line(inspection: Inspection, profile: Profile) -> str:
     if inspection.notice_given:
         return "given"
     return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
-
-
-def _fahrenheit(celsius: float | None) -> str:
-    return "—" if celsius is None else f"{celsius * 9 / 5 + 32:.0f} °F"
-
