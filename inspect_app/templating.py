@@ -9,6 +9,8 @@ from flask_login import current_user
 from inspect_app.accounts import policy
 
 from inspect_app.permits.services import profile_of
+from inspect_app.labels import choices as label_choices
+from inspect_app.labels import label
 from inspect_app.types import LOCAL_TZ
 from inspect_app.units import FILTERS as UNIT_FILTERS
 
@@ -57,6 +59,6 @@ def cite(permit, purpose: str) -> str:
 def register(app: Flask) -> None:
     from inspect_app import __version__
 
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, app_version=__version__, cite=cite)
-    app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, label_choices=label_choices, app_version=__version__, cite=cite)
+    app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

@@ -14,6 +14,7 @@ from inspect_app.completion.forms import (
 from inspect_app.completion.models import SUBMISSION_KINDS, FinalSubmission
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.templating import local_time
@@ -21,7 +22,7 @@ from inspect_app.templating import local_time
 bp = Blueprint("completion", __name__, url_prefix="/permits/<permit_id>/completion")
 # The permit page shows the submissions, certificate and surety through this (completion/_section.html).
 bp.add_app_template_global(services.completion_record, "completion_record")
-bp.add_app_template_global(services.KIND_NAMES, "final_submission_names")
+bp.add_app_template_global(SUBMISSION_KIND_LABELS, "final_submission_names")
 
 SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": FinalReportForm}
 
@@ -59,7 +60,7 @@ def _page(permit: Permit, status_code: int = 200, **forms):
     profile = profile_of(permit)
     return render_template("completion/page.html", permit=permit, record=services.completion_record(permit),
                            registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
-                           names=services.KIND_NAMES, citations=services.kind_citations(profile),
+                           names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
                            **context), status_code
 
 
