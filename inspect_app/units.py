@@ -51,14 +51,18 @@ def compass_point(degrees: float, points: int = 8) -> str:
 
 # -- how a measure is written ("—" where there is none) ------------------------------------------------------
 
+def _written(value: float | None, template: str, missing: str = "—") -> str:
+    return missing if value is None else template.format(value)
+
+
 def inches(mm: float | None) -> str:
     """Millimetres shown as inches to two decimals: 6.35 → "0.25 in"."""
-    return "—" if mm is None else f"{mm_to_in(mm):.2f} in"
+    return _written(mm_to_in(mm), "{:.2f} in")
 
 
 def inches_figure(mm: float | None) -> str:
     """Millimetres as the figure a form's inches field holds: 12.7 → "0.50"; nothing → ""."""
-    return "" if mm is None else f"{mm_to_in(mm):.2f}"
+    return _written(mm_to_in(mm), "{:.2f}", missing="")
 
 
 def inches_and_mm(mm: float | None) -> str:
@@ -68,27 +72,31 @@ def inches_and_mm(mm: float | None) -> str:
 
 def fahrenheit(celsius: float | None) -> str:
     """Degrees Celsius shown as whole degrees Fahrenheit: 17.5 → "64 °F"."""
-    return "—" if celsius is None else f"{round(c_to_f(celsius)):d} °F"
+    return _written(_whole(c_to_f(celsius)), "{:d} °F")
 
 
 def mph(kmh: float | None) -> str:
     """Kilometres per hour shown as whole miles per hour: 18 → "11 mph"."""
-    return "—" if kmh is None else f"{round(kmh_to_mph(kmh)):d} mph"
+    return _written(_whole(kmh_to_mph(kmh)), "{:d} mph")
 
 
 def miles(metres: float | None) -> str:
     """Metres shown as miles to one decimal: 5000 → "3.1 mi"."""
-    return "—" if metres is None else f"{m_to_mi(metres):.1f} mi"
+    return _written(m_to_mi(metres), "{:.1f} mi")
 
 
 def kilometres(metres: float | None) -> str:
     """Metres shown as kilometres to one decimal: 5000 → "5.0 km"."""
-    return "—" if metres is None else f"{metres / 1000:.1f} km"
+    return _written(None if metres is None else metres / 1000, "{:.1f} km")
 
 
 def compass(degrees: float | None) -> str:
     """A wind direction as one of 8 compass points, or "" where there is none."""
     return "" if degrees is None else compass_point(degrees)
+
+
+def _whole(value: float | None) -> int | None:
+    return None if value is None else round(value)
 
 
 # The Jinja filters (registered by `templating`): `{{ inspection.precip_24h_mm|inches }}`.
