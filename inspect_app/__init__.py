@@ -72,7 +72,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         """Send people to their permits, or to the login page."""
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
-        if current_user.role == "permittee":
+        if templating.allowed("permit.list_mine"):
             return redirect(url_for("certifications.my_permits"))
         return redirect(url_for("permits.index"))
 

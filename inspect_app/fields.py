@@ -11,12 +11,19 @@ import datetime as dt
 import decimal
 import math
 
-from wtforms import fields
+from wtforms import SelectChoice, fields
+
+from inspect_app import labels
 
 # Dates the app has any business with: records from the last century to well past any permit.
 FIRST_YEAR, LAST_YEAR = 1900, 2199
 # Every amount, area and count the app keeps is far below this (and it fits the columns).
 LARGEST = 10**12
+
+
+def label_choices(of: str) -> list[SelectChoice]:
+    """A select's or radio group's choices: the label set `of` (see `inspect_app.labels`), in order."""
+    return [SelectChoice(value, words) for value, words in labels.choices(of)]
 
 
 def _check_year(value: dt.date | None) -> None:

@@ -4,14 +4,25 @@ from __future__ import annotations
 import datetime as dt
 
 from flask import Flask, current_app
+from flask_login import current_user
+
+from inspect_app.accounts import policy
 
 from inspect_app.permits.services import profile_of
+from inspect_app.labels import choices as label_choices
+from inspect_app.labels import label
 from inspect_app.types import LOCAL_TZ
+from inspect_app.units import FILTERS as UNIT_FILTERS
 
 
 def has_endpoint(name: str) -> bool:
     """Whether a view exists, so shared navigation never links to a missing page."""
     return name in current_app.view_functions
+
+
+def allowed(action: str, permit=None) -> bool:
+    """Whether the signed-in user may do `action` (on `permit`): the policy table, for showing a control."""
+    return policy.allowed(current_user, action, permit)
 
 
 def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> str:
@@ -46,5 +57,7 @@ def cite(permit, purpose: str) -> str:
 
 
 def register(app: Flask, version: str) -> None:
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, app_version=version, cite=cite)
-    app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize)
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, label_choices=label_choices,
+                                 app_version=version, cite=cite)
+    app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
+    app.jinja_env.filters.update(UNIT_FILTERS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -18,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from inspect_app import create_app  # noqa: E402
 from inspect_app.audit import guards  # noqa: E402
 from inspect_app.extensions import db, limiter  # noqa: E402
+from inspect_app.weather import source  # noqa: E402
+from tests import builders  # noqa: E402
 
 
 def _database_url(tmp_root: Path) -> str:
@@ -220,25 +223,18 @@ def server(app):
 
 
 @pytest.fixture
-def smtp_server():
-    """A real SMTP server (aiosmtpd) on a free loopback port; stops at the end of the test."""
-    import socket
+def weather_offline(app, tmp_path):
+    """The weather service is a closed port on 127.0.0.1: lookups fail at once and weather stays pending."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    app.config["WEATHER_ENDPOINT"] = closed
+    source.configure(closed, tmp_path / "meteostat-cache", timeout_s=0.5)
 
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
 
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
-    controller.start()
-    try:
-        yield port, received
-    finally:
-        controller.stop()
+@pytest.fixture
+def smtp_server(app):
+    """A real SMTP server on a free loopback port that the app sends to: the messages it received."""
+    with builders.smtp_server() as (port, received):
+        app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
+        yield received

@@ -29,6 +29,10 @@ from inspect_app.photos.models import Photo
 # action → roles that may do it, before the per-permit check below.
 ACTIONS: dict[str, frozenset[str]] = {
     "permit.view": frozenset({"inspector", "agent", "permittee", "admin"}),
+    # A permittee's home page: their permits, reports, orders and deadlines on one page.
+    "permit.list_mine": frozenset({"permittee"}),
+    # The permit list's filter by assigned inspector: for those who assign them.
+    "permit.filter_by_inspector": frozenset({"agent", "admin"}),
     "permit.create": frozenset({"agent", "admin"}),
     "permit.edit": frozenset({"agent", "admin"}),
     "permit.assign": frozenset({"agent", "admin"}),

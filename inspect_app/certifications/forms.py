@@ -7,15 +7,10 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, Email, InputRequired, Length, NumberRange, Optional
 
-from inspect_app.certifications.models import LOG_KINDS, PARTY_ROLES
-from inspect_app.fields import DateField, DecimalField, IntegerField
-
-PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible (maintenance and repairs)",
-                     "operational": "Responsible for operation and maintenance"}
-
+from inspect_app.fields import DateField, DecimalField, IntegerField, label_choices
 
 class LogEntryForm(FlaskForm):
-    kind = RadioField("What was done", choices=[SelectChoice(k, k.capitalize()) for k in LOG_KINDS],
+    kind = RadioField("What was done", choices=label_choices("log_kind"),
                       validators=[InputRequired(message="Choose what was done.")])
     performed_on = DateField("Date", validators=[InputRequired(message="Give the date the work was done.")])
     structure_id = SelectField("Structure", validators=[Optional()],
@@ -62,7 +57,7 @@ class PlanForm(FlaskForm):
 
 
 class PartyForm(FlaskForm):
-    role = SelectField("Responsibility", choices=[SelectChoice(r, PARTY_ROLE_LABELS[r]) for r in PARTY_ROLES],
+    role = SelectField("Responsibility", choices=label_choices("party_role"),
                        validators=[DataRequired()])
     name = StringField("Name", validators=[DataRequired(message="Give the responsible party's name."),
                                            Length(max=200)])

@@ -10,11 +10,12 @@ from sqlalchemy import JSON, Date, ForeignKey, Index, Numeric, String, Text, Uni
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.labels import CERTIFICATION_STATUS_LABELS, LOG_KIND_LABELS, PARTY_ROLE_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-PARTY_ROLES = ("owner", "financial", "operational")
-LOG_KINDS = ("inspection", "repair", "replacement", "disposal")
-CERTIFICATION_STATUSES = ("submitted", "accepted", "deficient")
+PARTY_ROLES = tuple(PARTY_ROLE_LABELS)
+LOG_KINDS = tuple(LOG_KIND_LABELS)
+CERTIFICATION_STATUSES = tuple(CERTIFICATION_STATUS_LABELS)
 REMINDER_KINDS = ("upcoming", "late")
 
 

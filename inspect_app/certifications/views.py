@@ -56,7 +56,7 @@ def _fail(form, error: services.OMError) -> None:
 @login_required
 def my_permits():
     """A permittee's home: their permits, reports, orders, actions assigned to them, and deadlines."""
-    if current_user.role != "permittee":
+    if not allowed(current_user, "permit.list_mine"):
         return redirect(url_for("permits.index"))
     permits = db.session.scalars(visible_permits(current_user).order_by(Permit.number)).all()
     return render_template("certifications/my_permits.html",

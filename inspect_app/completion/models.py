@@ -8,9 +8,10 @@ from sqlalchemy import Boolean, ForeignKey, Numeric, String, Text, UniqueConstra
 from sqlalchemy.orm import Mapped, mapped_column
 
 from inspect_app.extensions import db
+from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-SUBMISSION_KINDS = ("om_plan", "as_built", "final_report")
+SUBMISSION_KINDS = tuple(SUBMISSION_KIND_LABELS)
 SUBMISSION_STATUSES = ("pending", "accepted", "rejected")
 
 

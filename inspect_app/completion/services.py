@@ -22,22 +22,18 @@ from inspect_app import files
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 
-KIND_NAMES = {
-    "om_plan": "Final operation and maintenance plan",
-    "as_built": "As-built drawings",
-    "final_report": "Final inspection report",
-}
 
 
 def kind_citations(profile: Profile) -> dict[str, str]:
     """Each final submission's clause in the town's regulation (§380-18 A-C in Longmeadow), "" where none."""
-    return {kind: profile.cite(f"{kind}_submission") for kind in KIND_NAMES}
+    return {kind: profile.cite(f"{kind}_submission") for kind in SUBMISSION_KIND_LABELS}
 DEFAULT_MAX_PDF_BYTES = 50 * 1024 * 1024
 PDF_MAGIC = b"%PDF-"
 OPEN_FOR_SUBMISSIONS = ("active", "final_submissions")
@@ -128,7 +124,7 @@ def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
                                       "submissions; it must be active or in final submissions.")
     taken = [s for s in completion_record(permit).submissions[kind] if s.status != "rejected"]
     if taken:
-        raise CompletionError("kind", f"{KIND_NAMES[kind]} is already {taken[0].status}; a new one can be "
+        raise CompletionError("kind", f"{SUBMISSION_KIND_LABELS[kind]} is already {taken[0].status}; a new one can be "
                                       "filed only after a rejection.")
     fields: dict = {}
     if kind == "om_plan":
@@ -243,7 +239,7 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     if record.certificate is not None:
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
-        listed = ", ".join(KIND_NAMES[k].lower() for k in record.missing)
+        listed = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in record.missing)
         rule = _short(permits.profile_of(permit).completion.citation)
         raise CompletionError("note", f"Not yet accepted: {listed}. {rule} requires all three final "
                                       "submissions before the certificate of completion.")

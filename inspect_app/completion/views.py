@@ -14,6 +14,7 @@ from inspect_app.completion.forms import (
 from inspect_app.completion.models import SUBMISSION_KINDS, FinalSubmission
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.templating import local_time
@@ -25,7 +26,7 @@ SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": 
 
 def section(permit: Permit) -> dict:
     """What the permit page shows of completion: submissions, certificate and surety (_section.html)."""
-    return {"record": services.completion_record(permit), "submission_names": services.KIND_NAMES}
+    return {"record": services.completion_record(permit), "submission_names": SUBMISSION_KIND_LABELS}
 
 
 @bp.before_request
@@ -61,7 +62,7 @@ def _page(permit: Permit, status_code: int = 200, **forms):
     profile = profile_of(permit)
     return render_template("completion/page.html", permit=permit, record=services.completion_record(permit),
                            registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
-                           names=services.KIND_NAMES, citations=services.kind_citations(profile),
+                           names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
                            **context), status_code
 
 

@@ -24,32 +24,14 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections import canonical, queries
 from inspect_app.inspections.models import Inspection, PipeVideo
+from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Photo as PhotoRecord
 from inspect_app.photos.processing import make_print_rendition
 from inspect_app.profiles.schema import Profile
 from inspect_app.stabilization.models import DisturbedArea
-
-MM_PER_INCH = 25.4
-KM_PER_MILE = 1.609344
-ANSWERS = {"yes": "Yes", "no": "No", "na": "N/A"}
-SEVERITIES = {"observation": "Observation", "minor": "Minor", "major": "Major", "critical": "Critical"}
-# CGP 2022 Part 5.2: when each kind of corrective action must be finished.
-ACTION_KINDS = {
-    "routine_maintenance": "Routine maintenance (by the close of the next business day)",
-    "new_or_replacement_control": "New or replacement control (within 7 calendar days)",
-    "significant_repair": "Significant repair (within 7 calendar days)",
-}
-# The final submissions; each one's clause is the town's (profile `citations`, `<kind>_submission`).
-SUBMISSION_KINDS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
-                    "final_report": "Final inspection report"}
-LOG_KINDS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement", "disposal": "Disposal"}
-PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible"}
-CERTIFICATION_STATUSES = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
-                          "deficient": "Found deficient"}
-_COMPASS = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW")
-
+from inspect_app.units import compass_point, fahrenheit, inches, inches_and_mm, kilometres, miles, mph
 
 # -- shared formatting --------------------------------------------------------------------------------
 
@@ -64,10 +46,6 @@ def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missin
     if isinstance(value, dt.datetime):
         value = value.astimezone(tz).date() if tz else value.date()
     return value.strftime("%b %-d, %Y")
-
-
-def _inches(mm: float) -> str:
-    return f"{mm / MM_PER_INCH:.2f} in ({mm:.1f} mm)"
 
 
 def _town(profile: Profile) -> str:
@@ -222,18 +200,17 @@ def _weather(inspection: Inspection, tz: ZoneInfo) -> str:
     if i.conditions:
         observed.append(i.conditions)
     if i.temperature_c is not None:
-        observed.append(f"{i.temperature_c * 9 / 5 + 32:.0f} °F ({i.temperature_c:.1f} °C)")
+        observed.append(f"{fahrenheit(i.temperature_c)} ({i.temperature_c:.1f} °C)")
     if i.wind_kmh is not None:
-        wind = f"wind {i.wind_kmh / KM_PER_MILE:.0f} mph ({i.wind_kmh:.0f} km/h)"
+        wind = f"wind {mph(i.wind_kmh)} ({i.wind_kmh:.0f} km/h)"
         if i.wind_direction_deg is not None:
-            wind += f" from {_COMPASS[round(i.wind_direction_deg / 22.5) % 16]}"
+            wind += f" from {compass_point(i.wind_direction_deg, points=16)}"
         observed.append(wind)
     lines = [", ".join(observed) or "No observations reported"]
     if i.station_name or i.station_id:
         station = f"Station: {i.station_name or i.station_id}" + (f" ({i.station_id})" if i.station_name else "")
         if i.station_distance_m is not None:
-            km = i.station_distance_m / 1000
-            station += f", {km / KM_PER_MILE:.1f} mi ({km:.1f} km) from the site"
+            station += f", {miles(i.station_distance_m)} ({kilometres(i.station_distance_m)}) from the site"
         lines.append(station)
     if i.weather_sources:
         lines.append(f"Source: {i.weather_sources}")
@@ -250,9 +227,9 @@ def _precipitation(inspection: Inspection) -> str:
     station = None
     if i.precip_24h_mm is not None:
         hours = f", {i.precip_hours} of 24 hours reported" if i.precip_hours is not None else ""
-        station = f"{_inches(i.precip_24h_mm)} at the weather station{hours}"
+        station = f"{inches_and_mm(i.precip_24h_mm)} at the weather station{hours}"
     if i.gauge_precip_mm is not None:
-        text = f"{_inches(i.gauge_precip_mm)}: on-site rain gauge reading (overrides the station)"
+        text = f"{inches_and_mm(i.gauge_precip_mm)}: on-site rain gauge reading (overrides the station)"
         return text + (f"\nStation: {station}" if station else "")
     if station:
         return station + (" (incomplete)" if i.weather_status == "incomplete" else "")
@@ -338,7 +315,7 @@ def _checklist(inspection: Inspection, permit: Permit, profile: Profile) -> Tabl
     for a in answers:
         item = texts.get(a.item_key)
         rows.append((item.text if item else a.item_key, item.citation if item else "",
-                     names.get(a.subject_id, a.subject_id or "Site"), ANSWERS.get(a.answer, a.answer), a.note or ""))
+                     names.get(a.subject_id, a.subject_id or "Site"), label(a.answer, "answer"), a.note or ""))
     answered = {a.item_key for a in answers}
     # A site-wide item with no answer still shows, so a reader sees it was not answered.
     rows += [(item.text, item.citation, "Site", "Not answered", "") for item in items
@@ -365,7 +342,7 @@ def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
         return [Heading(_cited("Final inspection", _type_citation(permit, "final")), 2), Fields((
             (_cited("Storm the system was seen in", profile.citations.get("final_storm")),
              f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
-             f"{_inches(float(depth)) if depth else 'depth not given'}"),
+             f"{inches_and_mm(float(depth)) if depth else 'depth not given'}"),
             (_cited("Engineer's certification", profile.citations.get("final_certification")),
              (certification.get("text") or "") if certified else "Not certified"),
         ))]
@@ -383,7 +360,7 @@ def _pre_bury(details: dict[str, Any], permit: Permit) -> list:
         s = structures.get(sid)
         design = (lambda name: f" (design: {getattr(s, name)})" if s is not None and getattr(s, name) else "")
         separation = part.get("groundwater_separation_ft")
-        rows.append((s.name if s else sid, ANSWERS.get(part.get("as_designed") or "", "—"),
+        rows.append((s.name if s else sid, label(part.get("as_designed"), "answer"),
                      f"{part.get('size') or '—'}{design('design_size')}",
                      f"{part.get('invert') or '—'}{design('design_invert')}",
                      f"{part.get('material') or '—'}{design('material')}",
@@ -405,7 +382,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
         blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
             ("Description", finding.description),
             ("Location", finding.location or "—"),
-            ("Severity", SEVERITIES.get(finding.severity, finding.severity)),
+            ("Severity", label(finding.severity, "severity")),
             ("Citation", finding.citation or "—"),
             ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else "The inspector"),
         ))]
@@ -414,7 +391,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
                          key=lambda a: (a.due_at, a.id))
         if actions:
             blocks.append(Table(("Corrective action", "Kind", "Owner", "Discovered", "Deadline"), tuple(
-                (a.description, ACTION_KINDS.get(a.kind, a.kind), a.owner_name, _when(a.discovered_at, tz),
+                (a.description, label(a.kind, "action_kind"), a.owner_name, _when(a.discovered_at, tz),
                  _when(a.due_at, tz)) for a in actions), (3.2, 2.2, 1.6, 1.5, 1.5)))
         mine = [p for p in photos if p.finding_id == finding.id]
         blocks += _photo_blocks(mine, tz, number, f"finding {n}")
@@ -501,7 +478,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
         Heading("Findings", 2),
         Table(("Found", "Finding", "Location", "Severity", "Citation"), tuple(
             (_day(f["created_at"], tz), f["description"], f["location"] or "—",
-             SEVERITIES.get(f["severity"], f["severity"]), f["citation"] or "—") for f in record["findings"]) or (("", "No findings linked", "", "", ""),),
+             label(f["severity"], "severity"), f["citation"] or "—") for f in record["findings"]) or (("", "No findings linked", "", "", ""),),
             (1.2, 4, 1.8, 1, 1.6)),
     ]
     for n, notice in enumerate(record["notices"], 1):
@@ -541,7 +518,7 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     p = record["permit"]
     rows = []
     for s in record["submissions"]:
-        rows.append((SUBMISSION_KINDS[s["kind"]], profile.cite(f"{s['kind']}_submission") or "—", _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
+        rows.append((label(s["kind"], "submission_kind"), profile.cite(f"{s['kind']}_submission") or "—", _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
                      _day(s["reviewed_at"], tz)))
     blocks: list = [
         Paragraphs(f"{_day(record['issued_at'], tz)}\n\n{p['owner_name']}\n{p['site_address']}\n\n"
@@ -595,7 +572,7 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
     profile = profile_of(permit)
     tz = ZoneInfo(profile.timezone)
     p, plan, period = record["permit"], record["plan"] or {}, record["period"]
-    review = CERTIFICATION_STATUSES.get(record["status"], record["status"])
+    review = label(record["status"], "certification_status")
     if record["reviewed_at"]:
         review += f", {_when(record['reviewed_at'], tz)} by {record['reviewed_by'] or '—'}"
         if record["review_note"]:
@@ -613,11 +590,11 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
         )),
         Heading(profile.cited("Responsible parties", "om_parties")),
         Table(("Role", "Name", "Address", "Since"), tuple(
-            (PARTY_ROLES.get(r["role"], r["role"]), r["name"], r["address"] or r["email"] or "—", _day(r["starts_on"]))
+            (label(r["role"], "party_role"), r["name"], r["address"] or r["email"] or "—", _day(r["starts_on"]))
             for r in record["parties"]) or (("", "None recorded", "", ""),), (1.6, 2, 3, 1.2)),
         Heading(profile.cited("Maintenance log, this period", "om_log")),
         Table(("Date", "Type", "Structure", "Description", "Disposal material", "Disposal location", "By"), tuple(
-            (_day(e["performed_on"]), LOG_KINDS.get(e["kind"], e["kind"]), e["structure"] or "Site", e["description"],
+            (_day(e["performed_on"]), label(e["kind"], "log_kind"), e["structure"] or "Site", e["description"],
              e["material_type"] or "—", e["disposal_location"] or "—", e["performed_by"]) for e in record["entries"])
             or (("", "", "", "No log entries in this period", "", "", ""),), (1.1, 1.3, 1.4, 2.8, 1.4, 1.5, 1.2)),
         Heading(profile.cited("Scheduled tasks with no log entry", "om_schedule")),
@@ -672,12 +649,12 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
         Heading(f"Open findings ({len(findings)})"),
         Table(("#", "Found", "Finding", "Location", "Severity", "Status"), tuple(
             (str(findings[f["id"]]), _day(f["created_at"], tz), ("Violation: " if f["is_violation"] else "")
-             + f["description"], f["location"] or "—", SEVERITIES.get(f["severity"], f["severity"]),
+             + f["description"], f["location"] or "—", label(f["severity"], "severity"),
              f["status"].capitalize()) for f in record["open_findings"]) or (("", "", "None", "", "", ""),),
             (0.4, 1.1, 4, 1.7, 1, 1)),
         Heading(f"Open corrective actions ({len(record['open_actions'])})"),
         Table(("Corrective action", "Kind", "Owner", "Deadline", "Status"), tuple(
-            (a["description"], ACTION_KINDS.get(a["kind"], a["kind"]), a["owner_name"], _when(a["due_at"], tz),
+            (a["description"], label(a["kind"], "action_kind"), a["owner_name"], _when(a["due_at"], tz),
              a["status"].capitalize()) for a in record["open_actions"]) or (("None", "", "", "", ""),),
             (3.4, 2.2, 1.6, 1.5, 1)),
     ]
@@ -689,9 +666,9 @@ def _history_weather(i: dict[str, Any]) -> str:
         return "Pending"
     parts = [i["conditions"]] if i["conditions"] else []
     if i["temperature_c"] is not None:
-        parts.append(f"{i['temperature_c'] * 9 / 5 + 32:.0f} °F")
+        parts.append(fahrenheit(i['temperature_c']))
     if i["gauge_precip_mm"] is not None:
-        parts.append(f"{i['gauge_precip_mm'] / MM_PER_INCH:.2f} in (gauge)")
+        parts.append(f"{inches(i['gauge_precip_mm'])} (gauge)")
     elif i["precip_24h_mm"] is not None:
-        parts.append(f"{i['precip_24h_mm'] / MM_PER_INCH:.2f} in ({i['precip_hours']} h)")
+        parts.append(f"{inches(i['precip_24h_mm'])} ({i['precip_hours']} h)")
     return ", ".join(parts) or "—"

@@ -6,22 +6,14 @@ from flask_wtf.file import FileField
 from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional
 
-from inspect_app.fields import DateTimeLocalField
-from inspect_app.findings.models import SEVERITIES
+from inspect_app.fields import DateTimeLocalField, label_choices
 from inspect_app.permits.models import Permit
-
-KIND_CHOICES = [
-    SelectChoice("routine_maintenance", "Routine maintenance (by close of the next business day)"),
-    SelectChoice("new_or_replacement_control", "New or replacement control (within 7 days)"),
-    SelectChoice("significant_repair", "Significant repair (within 7 days)"),
-]
-
 
 class FindingForm(FlaskForm):
     description = TextAreaField("What was found", validators=[DataRequired(message="Describe what was found."),
                                                               Length(max=5000)])
     location = StringField("Where", validators=[Optional(), Length(max=300)])
-    severity = SelectField("Severity", choices=[SelectChoice(s, s.capitalize()) for s in SEVERITIES],
+    severity = SelectField("Severity", choices=label_choices("severity"),
                            default="minor", validators=[DataRequired()])
     is_violation = BooleanField("This is a violation of the permit or the approved plan")
     citation = StringField("Citation", validators=[Optional(), Length(max=120)],
@@ -40,7 +32,7 @@ def finding_form(permit: Permit, **kwargs) -> FindingForm:
 
 
 class ActionForm(FlaskForm):
-    kind = SelectField("Kind", choices=KIND_CHOICES, validators=[DataRequired()],
+    kind = SelectField("Kind", choices=label_choices("action_kind"), validators=[DataRequired()],
                        description="CGP 2022 Part 5.2 sets the deadline from the kind.")
     description = TextAreaField("What must be done", validators=[DataRequired(message="Say what must be done."),
                                                                  Length(max=5000)])

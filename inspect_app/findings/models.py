@@ -7,11 +7,12 @@ from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.labels import ACTION_KIND_LABELS, SEVERITY_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-SEVERITIES = ("observation", "minor", "major", "critical")
+SEVERITIES = tuple(SEVERITY_LABELS)
 FINDING_STATUSES = ("open", "corrected", "returned")
-ACTION_KINDS = ("routine_maintenance", "new_or_replacement_control", "significant_repair")
+ACTION_KINDS = tuple(ACTION_KIND_LABELS)
 ACTION_STATUSES = ("open", "completed", "verified")
 
 

@@ -15,6 +15,7 @@ from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
+from inspect_app import units
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField
 from inspect_app.inspections import queries, services
@@ -188,7 +189,7 @@ def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> d
         "punch_resolutions": {k: v for k, v in resolutions.items() if v},
         # Stored in SI units, shown in inches (SPEC *Weather*).
         "storm": {"date": storm_date.isoformat() if storm_date else None,
-                  "depth_mm": round(depth_in * services.MM_PER_INCH, 2) if depth_in else None},
+                  "depth_mm": units.in_to_mm(depth_in) if depth_in else None},
         "certification": {"certified": form.get("certified") == "1",
                           "text": _text(form, "certification_text", errors, 2000)},
     }

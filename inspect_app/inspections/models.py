@@ -10,13 +10,14 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.labels import ANSWER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 INSPECTION_TYPES = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
 INSPECTION_STATUSES = ("draft", "submitted")
 EVALUATIONS = ("compliant", "violations")
 WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
-ANSWERS = ("yes", "no", "na")
+ANSWERS = tuple(ANSWER_LABELS)
 
 
 class Inspection(db.Model):

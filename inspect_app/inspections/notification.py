@@ -5,10 +5,10 @@ transaction, so the message is stored exactly once, with the submission or not a
 """
 from __future__ import annotations
 
+from inspect_app import units
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import authority_addresses, short_citation, type_of, weather_pending
-from inspect_app.inspections.services import MM_PER_INCH
 from inspect_app.mail import services as mail
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import Profile
@@ -31,7 +31,7 @@ def report_text(inspection: Inspection) -> str:
     permit, kind = inspection.permit, type_of(inspection)
     precip = inspection.precipitation_mm
     weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
-               else f"{inspection.conditions or '—'}, {_fahrenheit(inspection.temperature_c)}")
+               else f"{inspection.conditions or '—'}, {units.fahrenheit(inspection.temperature_c)}")
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
         "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
@@ -43,7 +43,7 @@ def report_text(inspection: Inspection) -> str:
         + (local_time(inspection.last_inspection_at) if inspection.last_inspection_at else "none before this one"),
         f"(e) Weather: {weather}",
         "(f) Precipitation in the previous 24 hours: "
-        + ("pending" if precip is None else f"{precip / MM_PER_INCH:.2f} in")
+        + ("pending" if precip is None else units.inches(precip))
         + (", on-site rain gauge" if inspection.gauge_precip_mm is not None else ""),
         f"(g) Evaluation: {'in compliance' if inspection.evaluation == 'compliant' else 'violations'}",
         f"(h) Steps to correct violations: {inspection.corrective_steps or '—'}",
@@ -68,6 +68,3 @@ def _notice_line(inspection: Inspection, profile: Profile) -> str:
         return "given"
     return f"NOT GIVEN at least {profile.advance_notice.hours} hours ahead ({rule})"
 
-
-def _fahrenheit(celsius: float | None) -> str:
-    return "—" if celsius is None else f"{celsius * 9 / 5 + 32:.0f} °F"

@@ -47,6 +47,7 @@ from inspect_app.templating import local_time
 from inspect_app.types import utcnow
 from inspect_app.weather import services as weather
 from inspect_app.weather.source import MIN_PRECIP_HOURS
+from inspect_app import units
 
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
@@ -56,7 +57,6 @@ SIGNATURE_MAX_BYTES = 512 * 1024
 SIGNATURE_MAX_SIDE = 4000
 # A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
 SIGNATURE_MIN_INK_PIXELS = 30
-MM_PER_INCH = 25.4
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -128,7 +128,7 @@ def gauge_mm(inches: float) -> float:
         raise InspectionError("gauge_precip_in", "A rain-gauge reading cannot be negative." if inches < 0 else
                               f"Enter the reading in inches (at most {GAUGE_MAX_INCHES:g} in for 24 hours).")
     # Stored in SI units, shown in inches (SPEC *Weather*).
-    return round(inches * MM_PER_INCH, 2)
+    return units.in_to_mm(inches)
 
 
 def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:

@@ -13,11 +13,11 @@ from sqlalchemy import select
 
 from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.extensions import db
-from inspect_app.findings.forms import KIND_CHOICES
 from inspect_app.findings.models import SEVERITIES, CorrectiveAction, Finding
 from inspect_app.inspections import canonical, queries
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES
+from inspect_app.labels import choices
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.types import utcnow
@@ -149,5 +149,5 @@ def inspection_form(permit_id: str, inspection_type: str):
         open_punch=queries.open_punch_items(permit) if inspection_type == "final" else [],
         last_inspection_at=queries.last_inspection_before(permit, now),
         certification=inspections.DEFAULT_ENGINEER_CERTIFICATION,
-        statement=canonical.certification_statement(profile), severities=SEVERITIES, action_kinds=KIND_CHOICES,
+        statement=canonical.certification_statement(profile), severities=SEVERITIES, action_kinds=choices("action_kind"),
     )

@@ -80,6 +80,7 @@ from inspect_app.rules.calendar import (
 from inspect_app.rules.facts import FactsError, Id, PermitFacts, Storm
 from inspect_app.rules.stabilization import Episode as StabilizationEpisode
 from inspect_app.rules.stabilization import episodes as stabilization_episodes
+from inspect_app.units import inches
 
 Status = Literal["upcoming", "due", "overdue", "met"]
 Kind = Literal[
@@ -209,10 +210,6 @@ def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: 
     extra = (clock.extension_years or 0) if extension_granted_at is not None else 0
     years = clock.years + extra
     return months_after(decision_filed_at or issued_at, 12 * years, zone(profile.timezone))
-
-
-def _inches(mm: float) -> str:
-    return f"{mm / 25.4:.2f} in"
 
 
 def _reached(storm: Storm) -> dt.datetime:
@@ -538,7 +535,7 @@ class _Evaluation:
                                    lambda: self._storm_reason(storm, closing=True))
 
     def _storm_reason(self, storm: Storm, *, closing: bool) -> str:
-        rain = f"{_inches(storm.depth_mm)} of rain"
+        rain = f"{inches(storm.depth_mm)} of rain"
         if closing:
             return (f"The storm of several days ({rain}) ended {_when(storm.end, self.tz)}, so another "
                     f"erosion-control inspection is required within 24 hours of its end{self._stop_work_clause(storm)}.")

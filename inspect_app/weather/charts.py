@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from inspect_app.weather.source import DayRainfall, mm_to_in
+from inspect_app.units import mm_to_in
+from inspect_app.weather.source import DayRainfall
 
 WIDTH, HEIGHT = 760, 270
 LEFT, RIGHT, TOP, BOTTOM = 56, 18, 22, 78  # the plot area's margins

@@ -40,6 +40,8 @@ from zoneinfo import ZoneInfo
 
 import requests
 
+from inspect_app.units import compass_point
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -62,35 +64,6 @@ PARAMETER_GROUPS = {"temperature": "temp", "conditions": "coco", "wind": "wspd",
 _ATTRIBUTE = {"temp": "temperature_c", "prcp": "precip_mm", "wspd": "wind_kmh", "wdir": "wind_direction_deg",
               "coco": "condition_code"}
 _MODEL_GRADES = ("FORECAST", "ANALYSIS")  # meteostat.enumerations.Grade names of model data
-MM_PER_INCH = 25.4
-KM_PER_MILE = 1.609344
-
-
-# -- display units (store SI, show inches, °F and mph: spec "Weather") ------------------------
-
-def mm_to_in(mm: float | None) -> float | None:
-    """Millimetres to inches (None stays None)."""
-    return None if mm is None else mm / MM_PER_INCH
-
-
-def c_to_f(celsius: float | None) -> float | None:
-    """Degrees Celsius to degrees Fahrenheit (None stays None)."""
-    return None if celsius is None else celsius * 9 / 5 + 32
-
-
-def kmh_to_mph(kmh: float | None) -> float | None:
-    """Kilometres per hour to miles per hour (None stays None)."""
-    return None if kmh is None else kmh / KM_PER_MILE
-
-
-_COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
-
-
-def compass_point(degrees: float) -> str:
-    """A wind direction in degrees as one of 8 compass points: 225 → "SW" (as meteostat's to_direction)."""
-    # Each point covers 45° around it, at whole degrees: N is 337°–23°, NE 24°–68°, and so on.
-    whole = round(degrees) % 360
-    return "N" if whole >= 337 or whole <= 23 else _COMPASS[(whole - 24) // 45 + 1]
 
 
 def provider_name(provider_id: str) -> str:

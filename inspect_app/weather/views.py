@@ -1,4 +1,4 @@
-"""Weather pages and commands: the rainfall chart, display filters, `flask weather backfill`,
+"""Weather pages and commands: the rainfall chart, the weather display filters, `flask weather backfill`,
 `flask compliance sweep`."""
 from __future__ import annotations
 
@@ -13,42 +13,11 @@ from inspect_app.accounts.policy import permit_or_404
 from inspect_app.extensions import db, htmx
 from inspect_app.permits.models import Permit
 from inspect_app.templating import local_time
+from inspect_app.units import inches, inches_and_mm
 from inspect_app.weather import charts, services, source
 
 # The commands are grouped by what they are for (weather, compliance), not by blueprint.
 bp = Blueprint("weather", __name__, cli_group=None)
-
-
-# -- display: the record keeps SI units, people read inches, °F and mph (spec "Weather") ---------
-
-@bp.app_template_filter("inches")
-def inches(mm: float | None) -> str:
-    """Millimetres shown as inches to two decimals: 6.35 → "0.25 in"."""
-    return "—" if mm is None else f"{source.mm_to_in(mm):.2f} in"
-
-
-@bp.app_template_filter("fahrenheit")
-def fahrenheit(celsius: float | None) -> str:
-    """Degrees Celsius shown as whole degrees Fahrenheit: 17.5 → "64 °F"."""
-    return "—" if celsius is None else f"{round(source.c_to_f(celsius)):d} °F"
-
-
-@bp.app_template_filter("mph")
-def mph(kmh: float | None) -> str:
-    """Kilometres per hour shown as whole miles per hour: 18 → "11 mph"."""
-    return "—" if kmh is None else f"{round(source.kmh_to_mph(kmh)):d} mph"
-
-
-@bp.app_template_filter("miles")
-def miles(metres: float | None) -> str:
-    """Metres shown as miles to one decimal: 5000 → "3.1 mi"."""
-    return "—" if metres is None else f"{metres / 1000 / source.KM_PER_MILE:.1f} mi"
-
-
-@bp.app_template_filter("compass")
-def compass(degrees: float | None) -> str:
-    """A wind direction in degrees as a compass point: 225 → "SW"."""
-    return "" if degrees is None else source.compass_point(degrees)
 
 
 @bp.app_template_filter("observed_age")
@@ -152,11 +121,11 @@ def sweep(days: int) -> None:
     outcome = services.sweep_storms(days)
     db.session.commit()
     for number, event in outcome.created:
-        click.echo(f"storm event: {number} reached {inches(event.depth_mm)} ({event.depth_mm:.1f} mm)"
+        click.echo(f"storm event: {number} reached {inches_and_mm(event.depth_mm)}"
                    f" at {local_time(event.reached_at)}{_storm_details(event)}")
     for number, event in outcome.deepened:
         click.echo(f"storm event revised: {number} reached at {local_time(event.reached_at)},"
-                   f" {inches(event.depth_mm)} ({event.depth_mm:.1f} mm){_storm_details(event)}")
+                   f" {inches_and_mm(event.depth_mm)}{_storm_details(event)}")
     for number, reason in outcome.pending:
         click.echo(f"pending: {number}: {reason}")
     click.echo(f"{outcome.checked} permit(s) checked; {len(outcome.created)} storm event(s) created.")

@@ -1,8 +1,7 @@
-"""Fixtures for the O&M phase: completed permits with an O&M schedule, their owner, an agent, an SMTP server."""
+"""Fixtures for the O&M phase: completed permits with an O&M schedule, their owner, an agent."""
 from __future__ import annotations
 
 import datetime as dt
-import socket
 
 import pytest
 
@@ -38,27 +37,3 @@ def completed_permit(make):
         return permit
 
     return build
-
-
-@pytest.fixture
-def smtp_server(app):
-    """A real SMTP server (aiosmtpd) on a free loopback port, used by the app; stops after the test."""
-    from aiosmtpd.controller import Controller
-    from aiosmtpd.handlers import Message
-
-    received = []
-
-    class Keep(Message):
-        def handle_message(self, message):
-            received.append(message)
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
-    controller.start()
-    app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
-    try:
-        yield received
-    finally:
-        controller.stop()

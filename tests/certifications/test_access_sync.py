@@ -18,7 +18,8 @@ from inspect_app.findings.models import CorrectiveAction
 from inspect_app.photos.models import Photo
 from inspect_app.types import new_id, utcnow
 from sync.client import new_op
-from tests.offline.offline_helpers import jpeg, sha256
+from tests.builders import jpeg
+from tests.offline.offline_helpers import sha256
 
 HIDDEN = "No such permit, or you may not see it."
 

@@ -2,29 +2,20 @@
 from __future__ import annotations
 
 import datetime as dt
-import io
 from types import SimpleNamespace
 
 import pytest
-from PIL import Image, ImageDraw
 
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections import canonical
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
+from tests.builders import signature_png
 
 UTC = dt.UTC
 # Jun 10, 2026 10:15 AM in Longmeadow (EDT, UTC-4).
 PERFORMED_AT = dt.datetime(2026, 6, 10, 14, 15, tzinfo=UTC)
-
-
-def signature_png() -> bytes:
-    image = Image.new("RGBA", (300, 80), (0, 0, 0, 0))
-    ImageDraw.Draw(image).line([(10, 60), (80, 10), (150, 70), (290, 20)], fill=(0, 0, 120, 255), width=4)
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return out.getvalue()
 
 
 def _submit(inspection: Inspection, at: dt.datetime) -> Inspection:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from PIL import Image, ImageDraw
 from pypdf import PdfReader
 
 from inspect_app.documents.builder import (
@@ -29,26 +28,10 @@ from inspect_app.documents.builder import (
     Table,
     render,
 )
+from tests.builders import jpeg, signature_png
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RECORD_SHA = hashlib.sha256(b"inspection record 4711").hexdigest()
-
-
-def jpeg(width: int = 160, height: int = 120, shade: int = 0) -> bytes:
-    """A small real JPEG; `shade` makes each one different."""
-    image = Image.new("RGB", (width, height), (shade % 256, 120, 200 - shade % 200))
-    ImageDraw.Draw(image).rectangle((10, 10, width // 2, height // 2), fill=(255, 255, 255))
-    out = io.BytesIO()
-    image.save(out, "JPEG", quality=80)
-    return out.getvalue()
-
-
-def signature_png() -> bytes:
-    image = Image.new("RGBA", (300, 80), (0, 0, 0, 0))
-    ImageDraw.Draw(image).line([(10, 60), (80, 10), (150, 70), (290, 20)], fill=(0, 0, 120, 255), width=4)
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return out.getvalue()
 
 
 def make_document(*blocks, title: str = "Erosion Control Inspection Report") -> Document:
@@ -189,14 +172,14 @@ def test_forty_photos_paginate_six_to_a_page_with_every_caption():
 
 
 def test_photos_are_embedded_as_given_not_re_encoded():
-    photo = jpeg(640, 480, shade=33)
+    photo = jpeg(33, size=(640, 480))
     pdf = render(make_document(PhotoGrid((Photo(photo, "North perimeter"),))))
     assert photo in pdf
     assert "Taken: time not recorded" in pages_text(pdf)[0]
 
 
 def test_portrait_and_landscape_photos_keep_their_shape():
-    pdf = render(make_document(PhotoGrid((Photo(jpeg(300, 400), "portrait"), Photo(jpeg(400, 300), "landscape")))))
+    pdf = render(make_document(PhotoGrid((Photo(jpeg(size=(300, 400)), "portrait"), Photo(jpeg(size=(400, 300)), "landscape")))))
     drawn = []
     page = PdfReader(io.BytesIO(pdf)).pages[0]
     for match in re.finditer(rb"([\d.]+) 0 0 ([\d.]+) [\d.]+ [\d.]+ cm\s*/FormX", page.get_contents().get_data()):

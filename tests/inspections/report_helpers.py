@@ -1,29 +1,17 @@
 """Helpers for report tests: read a page's report form the way a browser would, and fill it in."""
 from __future__ import annotations
 
-import base64
 import html
 import datetime as dt
-import io
 import re
 from html.parser import HTMLParser
 
-from PIL import Image, ImageDraw
 from sqlalchemy import select
 
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.mail.models import OutboundEmail
-
-
-def signature_data_url(width: int = 400, height: int = 150, ink: bool = True) -> str:
-    """A PNG like the pad makes: transparent, with a stroke drawn on it (or none)."""
-    image = Image.new("RGBA", (width, height), (0, 0, 0, 0))
-    if ink:
-        ImageDraw.Draw(image).line([(20, 100), (120, 40), (220, 110), (360, 30)], fill=(17, 17, 17, 255), width=4)
-    buffer = io.BytesIO()
-    image.save(buffer, "PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+from tests.builders import signature_data_url
 
 
 class _Controls(HTMLParser):

@@ -10,8 +10,7 @@ from tests.inspections.report_helpers import start, submit
 
 
 def test_submitted_report_is_mailed_with_its_pdf(app, make, signed_in, smtp_server):
-    port, received = smtp_server
-    app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
+    received = smtp_server
     inspector = make.user("inspector")
     make.user("agent")  # the town's agent receives it for the authority
     permit = make.permit(inspectors=[inspector], areas=["Pad"])

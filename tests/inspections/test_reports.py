@@ -18,7 +18,8 @@ from inspect_app.inspections import canonical, queries, services
 from inspect_app.inspections.models import INSPECTION_TYPES, ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob
-from tests.inspections.report_helpers import error_beside, filled, mail_to, signature_data_url, start, submit
+from tests.builders import signature_data_url
+from tests.inspections.report_helpers import error_beside, filled, mail_to, start, submit
 
 COMMON_LABELS = ("(a) Date and time", "(a) Location", "(b) Inspector and credentials", "(c) Type",
                  "(d) Date of last inspection", "(e) Weather at the time", "(f) Precipitation, previous 24 hours",

@@ -4,7 +4,6 @@ events) and submit; the submitted report shows every item (a)-(h) of §380-16 C(
 from __future__ import annotations
 
 import datetime as dt
-import socket
 from decimal import Decimal
 
 import pytest
@@ -18,25 +17,14 @@ from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.templating import local_time
 from inspect_app.types import LOCAL_TZ, utcnow
-from inspect_app.weather import source
-from tests.inspections.report_helpers import signature_data_url
+from tests.builders import signature_data_url
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("weather_offline")]
 
 GPS = {"latitude": 42.050712, "longitude": -72.582934}
 FACTS = ("(a) Date and time", "(a) Location", "(b) Inspector and credentials", "(c) Type",
          "(d) Date of last inspection", "(e) Weather at the time", "(f) Precipitation, previous 24 hours",
          "(g) Evaluation", "(h) Steps to correct violations")
-
-
-@pytest.fixture(autouse=True)
-def weather_offline(app, tmp_path):
-    """The weather service is a closed port on 127.0.0.1: lookups fail at once and weather stays pending."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    app.config["WEATHER_ENDPOINT"] = closed
-    source.configure(closed, tmp_path / "meteostat-cache", timeout_s=0.5)
 
 
 # -- what the inspector does on the tablet --------------------------------------------------------

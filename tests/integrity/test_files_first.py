@@ -6,11 +6,9 @@ before its blob row.
 """
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import io
 
-from PIL import Image, ImageDraw
 from sqlalchemy import select
 
 from inspect_app.certifications.models import OMCertification
@@ -19,20 +17,11 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Blob, Photo
 from tests.inspections.report_helpers import start, submit
+from tests.builders import signature_data_url
 from tests.photos.photo_builders import make_inspection, make_jpeg
 
 PDF_A = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
 PDF_B = b"%PDF-1.7\n% the as-built drawings\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
-
-
-def _signature(stroke: int) -> str:
-    """A drawn signature as the pad sends it; `stroke` moves the line, so each is a different file."""
-    image = Image.new("RGBA", (400, 150), (0, 0, 0, 0))
-    ImageDraw.Draw(image).line([(20, 100), (120, 40 + stroke), (220, 110), (360, 30)], fill=(17, 17, 17, 255),
-                               width=4)
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()
 
 
 def _blob_named(sha: str | None) -> Blob | None:
@@ -61,7 +50,7 @@ def test_two_reports_signed_with_two_different_signatures(make, signed_in):
     browser = signed_in(inspector)
     for stroke in (0, 30):
         draft = start(browser, permit, "erosion_control")
-        response = submit(browser, draft, signature=_signature(stroke))
+        response = submit(browser, draft, signature=signature_data_url(stroke))
         assert response.status_code == 303, response.text
     db.session.expire_all()
     signatures = {i.signature_sha256 for i in db.session.scalars(select(Inspection))}
@@ -74,7 +63,7 @@ def test_two_om_certifications_signed_with_two_different_signatures(make, signed
     for stroke in (0, 30):
         permit = completed_permit(owner)
         response = browser.post(f"/permits/{permit.id}/om/certify", {
-            "cert-signer_name": "Pat Owner", "cert-agree": "y", "cert-signature": _signature(stroke)})
+            "cert-signer_name": "Pat Owner", "cert-agree": "y", "cert-signature": signature_data_url(stroke)})
         assert response.status_code == 303, response.text
     signatures = {c.signature_sha256 for c in db.session.scalars(select(OMCertification))}
     assert len(signatures) == 2 and all(_blob_named(sha).content_type == "image/png" for sha in signatures)

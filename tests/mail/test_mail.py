@@ -9,8 +9,7 @@ from inspect_app.mail import services as mail
 
 
 def test_message_is_sent_with_its_attachment(app, smtp_server):
-    port, received = smtp_server
-    app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
+    received = smtp_server
     message = mail.send(["applicant@example.org", "dpw@example.org"], "Inspection report", "See attached.",
                         [mail.Attachment("report.pdf", b"%PDF-1.4 test")])
     db.session.commit()

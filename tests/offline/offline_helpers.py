@@ -4,29 +4,14 @@ injector (a WSGI middleware that drops connections the way a lost network does).
 from __future__ import annotations
 
 import hashlib
-import io
-import random
 import re
 import socket
 import threading
 
-from PIL import Image, ImageDraw
 from playwright.sync_api import expect
 
 from factories import PASSWORD
-
-
-def jpeg(seed: int, size: tuple[int, int] = (480, 360), noise: bool = False) -> bytes:
-    """A real JPEG, different for each seed (noise makes it large, like a camera's)."""
-    rng = random.Random(seed)
-    if noise:
-        image = Image.frombytes("RGB", size, rng.randbytes(size[0] * size[1] * 3))
-    else:
-        image = Image.new("RGB", size, (rng.randrange(256), rng.randrange(256), rng.randrange(256)))
-        ImageDraw.Draw(image).ellipse((20, 20, size[0] // 2, size[1] // 2), fill=(250, 250, 250))
-    out = io.BytesIO()
-    image.save(out, "JPEG", quality=95 if noise else 80)
-    return out.getvalue()
+from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
 
 
 def sha256(data: bytes) -> str:

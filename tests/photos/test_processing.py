@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import hashlib
 import io
-import struct
-import zlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from PIL import ExifTags, Image, TiffImagePlugin
+from PIL import ExifTags, Image
 
 from inspect_app.blobstore import BlobStore
 from inspect_app.photos.processing import (
@@ -18,59 +16,7 @@ from inspect_app.photos.processing import (
     inspect_photo,
     make_renditions,
 )
-
-RED = (220, 20, 20)
-BLUE = (20, 20, 220)
-
-
-def rational(value: float) -> TiffImagePlugin.IFDRational:
-    return TiffImagePlugin.IFDRational(value)
-
-
-def make_jpeg(
-    size: tuple[int, int] = (400, 300),
-    *,
-    orientation: int | None = None,
-    taken: str | None = None,
-    offset: str | None = None,
-    gps: tuple[str, tuple[float, float, float], str, tuple[float, float, float]] | None = None,
-) -> bytes:
-    """A JPEG whose top half is red and bottom half blue, with the EXIF tags asked for."""
-    image = Image.new("RGB", size, BLUE)
-    image.paste(RED, (0, 0, size[0], size[1] // 2))
-    exif = Image.Exif()
-    if orientation is not None:
-        exif[ExifTags.Base.Orientation] = orientation
-    if taken is not None:
-        exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.DateTimeOriginal] = taken
-    if offset is not None:
-        exif.get_ifd(ExifTags.IFD.Exif)[ExifTags.Base.OffsetTimeOriginal] = offset
-    if gps is not None:
-        lat_ref, lat, lon_ref, lon = gps
-        tags = exif.get_ifd(ExifTags.IFD.GPSInfo)
-        tags[ExifTags.GPS.GPSLatitudeRef] = lat_ref
-        tags[ExifTags.GPS.GPSLatitude] = tuple(rational(v) for v in lat)
-        tags[ExifTags.GPS.GPSLongitudeRef] = lon_ref
-        tags[ExifTags.GPS.GPSLongitude] = tuple(rational(v) for v in lon)
-    out = io.BytesIO()
-    image.save(out, "JPEG", quality=90, exif=exif)
-    return out.getvalue()
-
-
-def png_declaring(width: int, height: int) -> bytes:
-    """A PNG of a few dozen bytes whose header declares width x height pixels (a decompression bomb)."""
-
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(b"\x00" * 64))
-        + chunk(b"IEND", b"")
-    )
-
+from tests.builders import BLUE, RED, jpeg, png_declaring
 
 def encode(image: Image.Image, image_format: str) -> bytes:
     out = io.BytesIO()
@@ -89,7 +35,7 @@ AMHERST_GPS = ("N", (42.0, 3.0, 0.0), "W", (72.0, 34.0, 48.0))
 
 
 def test_orientation_6_photo_is_shown_upright() -> None:
-    data = make_jpeg((400, 300), orientation=6)
+    data = jpeg(size=(400, 300), orientation=6)
 
     info = inspect_photo(data)
     display, thumb = make_renditions(data)
@@ -106,7 +52,7 @@ def test_orientation_6_photo_is_shown_upright() -> None:
 
 
 def test_exif_time_and_gps_are_read() -> None:
-    data = make_jpeg(taken="2024:05:14 09:30:12", offset="-04:00", gps=AMHERST_GPS)
+    data = jpeg(taken="2024:05:14 09:30:12", offset="-04:00", gps=AMHERST_GPS)
 
     info = inspect_photo(data)
 
@@ -117,7 +63,7 @@ def test_exif_time_and_gps_are_read() -> None:
 
 def test_south_and_east_give_the_signs_and_time_without_offset_stays_local() -> None:
     sydney = ("S", (33.0, 52.0, 7.68), "E", (151.0, 12.0, 33.48))
-    data = make_jpeg(taken="2023:12:01 16:05:00", gps=sydney)
+    data = jpeg(taken="2023:12:01 16:05:00", gps=sydney)
 
     info = inspect_photo(data)
 
@@ -127,14 +73,14 @@ def test_south_and_east_give_the_signs_and_time_without_offset_stays_local() -> 
 
 
 def test_photo_without_exif_has_no_time_or_place() -> None:
-    info = inspect_photo(make_jpeg())
+    info = inspect_photo(jpeg())
 
     assert (info.orientation, info.taken_at, info.latitude, info.longitude) == (1, None, None, None)
     assert (info.width, info.height, info.format, info.content_type) == (400, 300, "JPEG", "image/jpeg")
 
 
 def test_blank_time_and_gps_without_hemisphere_are_dropped() -> None:
-    data = make_jpeg(taken="0000:00:00 00:00:00", gps=("", (42.0, 3.0, 0.0), "", (72.0, 34.0, 48.0)))
+    data = jpeg(taken="0000:00:00 00:00:00", gps=("", (42.0, 3.0, 0.0), "", (72.0, 34.0, 48.0)))
 
     info = inspect_photo(data)
 
@@ -155,7 +101,7 @@ def test_broken_exif_costs_the_metadata_not_the_photo() -> None:
 
 
 def test_original_is_untouched_and_its_sha256_is_its_identity(tmp_path: Path) -> None:
-    original = make_jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS)
+    original = jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS)
     photo_file = tmp_path / "IMG_0001.jpg"
     photo_file.write_bytes(original)
 
@@ -172,7 +118,7 @@ def test_original_is_untouched_and_its_sha256_is_its_identity(tmp_path: Path) ->
 
 
 def test_renditions_carry_no_exif_and_no_gps() -> None:
-    display, thumb = make_renditions(make_jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
+    display, thumb = make_renditions(jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
 
     for rendition in (display, thumb):
         exif = opened(rendition).getexif()
@@ -181,7 +127,7 @@ def test_renditions_carry_no_exif_and_no_gps() -> None:
 
 
 def test_12_megapixel_jpeg_is_decoded_at_half_scale_and_turned_upright() -> None:
-    display, thumb = make_renditions(make_jpeg((4000, 3000), orientation=6))
+    display, thumb = make_renditions(jpeg(size=(4000, 3000), orientation=6))
 
     # Draft mode decodes 4000x3000 at 1/2 scale: 2000 px, "about 2048", without a full decode.
     display_image = opened(display)
@@ -192,7 +138,7 @@ def test_12_megapixel_jpeg_is_decoded_at_half_scale_and_turned_upright() -> None
 
 def test_display_long_edge_is_at_most_2048() -> None:
     # 2400 px halves to 1200, too small, so this one is decoded fully and scaled down.
-    display, thumb = make_renditions(make_jpeg((1800, 2400)))
+    display, thumb = make_renditions(jpeg(size=(1800, 2400)))
 
     assert opened(display).size == (1536, 2048)
     assert opened(thumb).size == (240, 320)
@@ -253,11 +199,11 @@ def test_renditions_refuse_decompression_bombs_too(declared: tuple[int, int]) ->
 
 def test_photo_over_the_pixel_limit_is_refused() -> None:
     with pytest.raises(PhotoRejected, match=r"400×300 is 0.12 MP; the limit is 0.1 MP"):
-        inspect_photo(make_jpeg((400, 300)), max_pixels=100_000)
+        inspect_photo(jpeg(size=(400, 300)), max_pixels=100_000)
 
 
 def test_oversize_file_is_refused() -> None:
-    data = make_jpeg()
+    data = jpeg()
 
     with pytest.raises(PhotoRejected, match="too large"):
         inspect_photo(data, max_bytes=len(data) - 1)
@@ -265,7 +211,7 @@ def test_oversize_file_is_refused() -> None:
 
 
 def test_file_over_25_mb_is_refused_by_default() -> None:
-    data = make_jpeg() + b"\x00" * MAX_BYTES  # a JPEG padded past the limit
+    data = jpeg() + b"\x00" * MAX_BYTES  # a JPEG padded past the limit
 
     with pytest.raises(PhotoRejected, match="the limit is 25 MB"):
         inspect_photo(data)

@@ -8,9 +8,9 @@ import io
 import pytest
 from PIL import Image
 from sqlalchemy import func, select
+from tests.builders import BLUE, RED, jpeg_declaring, png_declaring
 from tests.photos.photo_builders import (
-    BLUE, RED, blob_files, jpeg_declaring, make_corrective_action, make_finding, make_inspection, make_jpeg,
-    png_declaring,
+    blob_files, make_corrective_action, make_finding, make_inspection, make_jpeg,
 )
 
 from inspect_app.audit.models import AuditEntry

@@ -3,23 +3,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import os
 
-from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.photos.models import Blob
 from inspect_app.types import utcnow
 from sync.services import blob_store, create_device
-
-
-def _jpeg(size=(64, 48), shade=0) -> bytes:
-    """A real JPEG; each `shade` gives different bytes."""
-    out = io.BytesIO()
-    Image.new("RGB", (size[0] + 8 * shade, size[1]), (20 * shade % 256, 120, 200)).save(out, "JPEG", quality=90)
-    return out.getvalue()
+from tests.builders import jpeg
 
 
 def _auth(user) -> dict[str, str]:
@@ -43,13 +35,13 @@ def _blobs() -> int:
 
 def test_a_permittee_uploads_photos_and_pdfs_an_admin_nothing(client, make):
     permittee = _auth(make.user("permittee"))
-    sha, answer = _upload(client, permittee, _jpeg(), "image/jpeg")
+    sha, answer = _upload(client, permittee, jpeg(), "image/jpeg")
     assert answer.status_code == 200 and answer.json["complete"]
     pdf = b"%PDF-1.4\n" + b"0" * 200
     assert _upload(client, permittee, pdf, "application/pdf")[1].status_code == 200
     assert db.session.get(Blob, sha).content_type == "image/jpeg"
     admin = _auth(make.user("admin", town=None))
-    refused = _upload(client, admin, _jpeg(shade=9), "image/jpeg")[1]
+    refused = _upload(client, admin, jpeg(shade=9), "image/jpeg")[1]
     assert refused.status_code == 403 and refused.is_json and "upload" in refused.json["error"]
     assert _blobs() == 2
 
@@ -57,7 +49,7 @@ def test_a_permittee_uploads_photos_and_pdfs_an_admin_nothing(client, make):
 def test_the_declared_type_must_be_what_the_bytes_are(client, make):
     auth = _auth(make.user("inspector"))
     cases = [(b"<script>alert(1)</script>" * 10, "image/jpeg"), (b"MZ\x90\x00" + b"\x00" * 300, ""),
-             (_jpeg(shade=3), "application/pdf")]
+             (jpeg(shade=3), "application/pdf")]
     for data, declared in cases:
         sha, answer = _upload(client, auth, data, declared)
         assert answer.status_code == 415, (declared, answer.status_code)
@@ -65,12 +57,12 @@ def test_the_declared_type_must_be_what_the_bytes_are(client, make):
         assert not blob_store().exists(sha)
     assert _blobs() == 0
     # A generic declaration takes what the bytes say.
-    sha, answer = _upload(client, auth, _jpeg(shade=4), "application/octet-stream")
+    sha, answer = _upload(client, auth, jpeg(shade=4), "application/octet-stream")
     assert answer.status_code == 200 and db.session.get(Blob, sha).content_type == "image/jpeg"
 
 
 def test_each_user_has_an_upload_quota(app, client, make):
-    first, second = _jpeg(shade=1), _jpeg((200, 150), shade=2)
+    first, second = jpeg(shade=1), jpeg(2, size=(200, 150))
     app.config["SYNC_BLOB_QUOTA_BYTES"] = len(first) + len(second) // 2
     auth = _auth(make.user("inspector"))
     assert _upload(client, auth, first, "image/jpeg")[1].status_code == 200
@@ -89,8 +81,8 @@ def test_gc_removes_unreferenced_old_blobs_and_abandoned_uploads_only(app, clien
     permit = make.permit()
     photo = make.photo(permit)  # its three blobs are pointed to by the photo
     auth = _auth(make.user("inspector"))
-    orphan, _ = _upload(client, auth, _jpeg(shade=5), "image/jpeg")
-    fresh, _ = _upload(client, auth, _jpeg(shade=6), "image/jpeg")
+    orphan, _ = _upload(client, auth, jpeg(shade=5), "image/jpeg")
+    fresh, _ = _upload(client, auth, jpeg(shade=6), "image/jpeg")
     video, _ = _upload(client, auth, b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 400, "video/mp4")
     # A final report names its pipe video inside its details (JSON), not in a column of its own.
     make.inspection(permit, "final", details={"videos": {"run-1": {"blob_sha256": video, "reference": None}}})

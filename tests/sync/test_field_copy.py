@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import threading
 from decimal import Decimal
 
-from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.accounts.models import User
@@ -22,12 +20,7 @@ from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 from sync.client import SyncClient
 from sync.models import OutboxItem, SyncOperation
-
-
-def jpeg_bytes() -> bytes:
-    out = io.BytesIO()
-    Image.new("RGB", (640, 480), (90, 140, 60)).save(out, "JPEG")
-    return out.getvalue()
+from tests.builders import jpeg
 
 
 def run(field, *args: str) -> str:
@@ -59,7 +52,7 @@ def test_pull_then_push_local_work_lands_once_in_the_central_record(app, make, c
         local_permit = db.session.get(Permit, permit.id)
         notice = inspections.give_notice(local_inspector, local_permit, "erosion_control",
                                          utcnow() + dt.timedelta(hours=30))
-        photo_bytes = jpeg_bytes()
+        photo_bytes = jpeg()
         sha = hashlib.sha256(photo_bytes).hexdigest()
         photo = photos.store_photo(local_inspector, local_permit, photo_bytes, caption="silt fence at the outlet")
         db.session.commit()

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 
 import pytest
-from PIL import Image, ImageDraw
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
@@ -27,23 +25,7 @@ from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, new_op
 from sync.models import SyncConflict, SyncOperation
-
-
-def jpeg(shade: int) -> bytes:
-    image = Image.new("RGB", (640, 480), (shade, 120, 80))
-    ImageDraw.Draw(image).rectangle((40, 40, 320, 240), fill=(250, 250, 250 - shade))
-    out = io.BytesIO()
-    image.save(out, "JPEG", quality=85)
-    return out.getvalue()
-
-
-def signature() -> bytes:
-    """A PNG as the signature pad draws it: transparent, one stroke of ink."""
-    image = Image.new("RGBA", (400, 150), (0, 0, 0, 0))
-    ImageDraw.Draw(image).line([(20, 100), (120, 40), (220, 110), (360, 30)], fill=(17, 17, 17, 255), width=4)
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return out.getvalue()
+from tests.builders import jpeg, signature_png
 
 
 def sha(data: bytes) -> str:
@@ -100,7 +82,7 @@ def submission(permit, inspector, blobs: dict[str, bytes], **form_overrides) -> 
 
 @pytest.fixture
 def blobs() -> dict[str, bytes]:
-    return {"signature": signature(), "east": jpeg(30), "entrance": jpeg(200)}
+    return {"signature": signature_png(), "east": jpeg(30), "entrance": jpeg(200)}
 
 
 def upload(client: SyncClient, blobs: dict[str, bytes], *names: str) -> None:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 
 import pytest
-from PIL import Image, ImageDraw
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
@@ -21,15 +19,7 @@ from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, SyncError, new_op
-
-
-def signature_png() -> bytes:
-    """A PNG as the signature pad draws it: transparent, one stroke of ink."""
-    image = Image.new("RGBA", (400, 150), (0, 0, 0, 0))
-    ImageDraw.Draw(image).line([(20, 100), (120, 40), (220, 110), (360, 30)], fill=(17, 17, 17, 255), width=4)
-    out = io.BytesIO()
-    image.save(out, "PNG")
-    return out.getvalue()
+from tests.builders import signature_png
 
 
 def count(model, *where) -> int:

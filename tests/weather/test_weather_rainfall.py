@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 
+from inspect_app import units
 from inspect_app.weather import source
 from weather_fake import Hour, hours
 
@@ -42,8 +43,8 @@ def test_a_6_4_mm_day_is_a_storm_and_a_6_1_mm_day_is_not(fake_meteostat, site):
     stormy, wet = series.days
     assert (stormy.precip_mm, stormy.hours_with_data) == (6.4, 24)  # exactly, not 6.400000000000001
     assert (wet.precip_mm, wet.hours_with_data) == (6.1, 24)
-    assert stormy.precip_mm >= STORM_MM and source.mm_to_in(stormy.precip_mm) >= 0.25
-    assert wet.precip_mm < STORM_MM and source.mm_to_in(wet.precip_mm) < 0.25
+    assert stormy.precip_mm >= STORM_MM and units.mm_to_in(stormy.precip_mm) >= 0.25
+    assert wet.precip_mm < STORM_MM and units.mm_to_in(wet.precip_mm) < 0.25
 
 
 def test_a_reported_6_35_mm_reaches_the_storm_threshold(fake_meteostat, site):

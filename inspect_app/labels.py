@@ -1,0 +1,48 @@
+"""The words for stored values: one home per label set, for forms, pages (the `label` filter), PDFs and mail.
+
+Each set's keys are the values the database allows (the models take their choices from here), so a value
+and its words cannot drift apart. Pure Python: no Flask or database import.
+"""
+from __future__ import annotations
+
+# A finding's severity.
+SEVERITY_LABELS = {"observation": "Observation", "minor": "Minor", "major": "Major", "critical": "Critical"}
+# CGP 2022 Part 5.2: the kind of a corrective action, with when it must be finished.
+ACTION_KIND_LABELS = {
+    "routine_maintenance": "Routine maintenance (by the close of the next business day)",
+    "new_or_replacement_control": "New or replacement control (within 7 calendar days)",
+    "significant_repair": "Significant repair (within 7 calendar days)",
+}
+# A maintenance-log entry's kind (§380-14).
+LOG_KIND_LABELS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement",
+                   "disposal": "Disposal"}
+# A responsible party's role in the O&M plan (§380-14).
+PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible",
+                     "operational": "Operationally responsible"}
+# An annual O&M certification's review.
+CERTIFICATION_STATUS_LABELS = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
+                               "deficient": "Found deficient"}
+# The final submissions; each one's clause is the town's (profile `citations`, `<kind>_submission`).
+SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
+                          "final_report": "Final inspection report"}
+# A checklist answer.
+ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A"}
+
+# By name, for the `label` filter: `{{ finding.severity|label("severity") }}`.
+LABELS: dict[str, dict[str, str]] = {
+    "severity": SEVERITY_LABELS, "action_kind": ACTION_KIND_LABELS, "log_kind": LOG_KIND_LABELS,
+    "party_role": PARTY_ROLE_LABELS, "certification_status": CERTIFICATION_STATUS_LABELS,
+    "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS,
+}
+
+
+def label(value: str | None, of: str, missing: str = "—") -> str:
+    """The words for `value` in the label set `of`; a value the set does not know is shown as it is."""
+    if not value:
+        return missing
+    return LABELS[of].get(value, value)
+
+
+def choices(of: str) -> list[tuple[str, str]]:
+    """The (value, words) pairs of a label set, in order, for a form's select or radio buttons."""
+    return list(LABELS[of].items())
