@@ -18,7 +18,7 @@ from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("inspections", __name__)
 # The policy action a report of a type needs, so a page asks the policy (`allowed`) about the right one.
-bp.add_app_template_global(services.action_for, "report_action")
+bp.add_app_template_global(queries.action_for, "report_action")
 
 
 @bp.before_request
