@@ -159,8 +159,11 @@ def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
     if len(names) > 100 or any(len(n) > 120 for n in names):
         errors["controls"] = "List at most 100 controls, each under 120 characters."
         names = [n[:120] for n in names[:100]]
-    unique = list(dict.fromkeys(names))
-    return [{"id": known.get(n.lower()) or new_id(), "name": n} for n in unique]
+    # One control per name whatever its case ("Silt fence", "silt fence"): each id answers one row.
+    unique: dict[str, str] = {}
+    for name in names:
+        unique.setdefault(name.lower(), name)
+    return [{"id": known.get(key) or new_id(), "name": name} for key, name in unique.items()]
 
 
 def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
