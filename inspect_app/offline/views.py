@@ -65,6 +65,12 @@ def offline():
     return render_template("offline.html")
 
 
+@bp.get("/offline/saved")
+def saved():
+    """The answer to a form posted with no server: the post waits on the device (the worker keeps it)."""
+    return render_template("offline/saved.html")
+
+
 @bp.get("/outbox")
 def outbox():
     """Work saved on this device and waiting to be sent; the list itself is drawn from IndexedDB."""
@@ -110,9 +116,10 @@ def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:
 def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
     """One permit's pages: its page, a new-inspection form per type, the reports of open actions, and
     the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
-    forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
-             for k in profile_of(permit).inspection_types
-             if allowed(current_user, inspections.action_for(k.key), permit)]
+    startable = [k.key for k in profile_of(permit).inspection_types
+                 if allowed(current_user, inspections.action_for(k.key), permit)]
+    forms = [url_for(name, permit_id=permit.id, inspection_type=key)
+             for key in startable for name in ("offline.inspection_form", "inspections.new")]
     reports = {url_for("inspections.detail", inspection_id=i) for i in open_action_reports}
     om = [url_for("certifications.plan", permit_id=permit.id)]
     if allowed(current_user, "om.log", permit):

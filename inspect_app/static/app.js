@@ -44,6 +44,27 @@
     }
   });
 
+  // Each form post carries its own key, so a post sent again from the outbox is applied once; a new
+  // report takes the id this device makes for it, in its URL from the start (create-or-submit).
+  function freshForms(root) {
+    root.querySelectorAll("input[data-fresh-key]").forEach(function (input) { input.value = crypto.randomUUID(); });
+    root.querySelectorAll("form[data-new-record]").forEach(function (form) {
+      var planned = form.getAttribute("data-new-record"), made = crypto.randomUUID();
+      [form].concat(Array.from(document.querySelectorAll('[form="' + form.id + '"][formaction]'))).forEach(function (el) {
+        var name = el === form ? "action" : "formaction";
+        el.setAttribute(name, el.getAttribute(name).replace(planned, made));
+      });
+      form.setAttribute("data-new-record", made);
+      var when = document.getElementById("performed_at");  // now, on the town's clock
+      if (when && !when.value) {
+        when.value = new Intl.DateTimeFormat("sv-SE", { timeZone: form.getAttribute("data-local-tz"), year: "numeric",
+          month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(new Date()).replace(" ", "T");
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
+  document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
+
   // The service worker makes the app open with no network (served from the root: it controls "/").
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });

@@ -303,11 +303,49 @@
     });
   }
 
+  // --- form posts kept by the service worker (static/formstore.js) ----------------------------------
+  // Sent again as they were, with a fresh CSRF token and their Idempotency-Key: the server applies each
+  // once and answers a repeat with its first answer. A refusal is the server's own page (the form with
+  // its errors beside the fields), kept for the user to open, correct and send again.
+  function sendPost(post, csrf) {
+    var body = new FormData();
+    post.entries.forEach(function (e) { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); });
+    return call(post.url, { method: "POST", body: body, headers: { "Idempotency-Key": post.key } })
+      .then(function (response) {
+        if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
+        if (response.ok) return FormStore.del(post.id).then(changed);
+        if (response.status >= 500 || response.status === 409 || response.status === 429) {
+          throw new Unreachable("post " + response.status);
+        }
+        return response.text().then(function (html) {
+          post.state = "refused";
+          post.html = html;
+          return FormStore.put(post).then(changed);
+        });
+      });
+  }
+
+  // A kept post as the outbox list shows it.
+  function postItem(post) {
+    return { op_id: post.id, state: post.state === "refused" ? "rejected" : "waiting", created_at: post.created_at,
+             label: "Form for " + post.url, href: post.state === "refused" ? "/outbox/correct/" + post.id : null,
+             reasons: post.state === "refused" ? { "": "Refused by the server: open it to see why." } : null };
+  }
+
+  function allItems() {
+    return Promise.all([store.all("outbox"), FormStore.all()]).then(function (found) {
+      return found[0].concat(found[1].map(postItem));
+    });
+  }
+
   function run() {
-    return store.all("outbox").then(function (items) {
+    return Promise.all([store.all("outbox"), FormStore.all()]).then(function (found) {
+      var items = found[0];
+      var posts = found[1].filter(function (p) { return p.state === "waiting"; })
+        .sort(function (a, b) { return a.created_at < b.created_at ? -1 : 1; });
       var ready = items.filter(function (i) { return i.state !== "rejected" && i.state !== "conflict"; })
         .sort(function (a, b) { return a.created_at < b.created_at ? -1 : 1; });
-      if (!ready.length) { status.login = false; return null; }
+      if (!ready.length && !posts.length) { status.login = false; return null; }
       status.lastTry = new Date();
       return session().then(function (csrf) {
         status.login = false;
@@ -319,6 +357,13 @@
               // Another tab may have sent it (or the user corrected it) meanwhile.
               if (fresh && fresh.state !== "rejected" && fresh.state !== "conflict") return sendItem(fresh, csrf);
               return null;
+            });
+          });
+        });
+        posts.forEach(function (post) {
+          chain = chain.then(function () {
+            return FormStore.get(post.id).then(function (fresh) {
+              return fresh && fresh.state === "waiting" ? sendPost(fresh, csrf) : null;
             });
           });
         });
@@ -368,7 +413,7 @@
   var objectUrls = [];
 
   function refresh() {
-    return store.all("outbox").then(function (items) {
+    return allItems().then(function (items) {
       var badge = document.getElementById("outbox-badge");
       if (badge) {
         badge.textContent = items.length ? String(items.length) : "";

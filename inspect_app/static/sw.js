@@ -8,9 +8,14 @@
  * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
  * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
  *   offline inspection form of that permit and type (held on the device), so the tap still works.
+ * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
+ *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
+ *   with the server's own "Saved on this device" page. A form without a key is never kept.
+ * - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
  * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
  */
 "use strict";
+importScripts("/static/formstore.js");
 
 // Replaced when served (offline/views.py) by a digest of the shell files below.
 const VERSION = "dev";
@@ -18,7 +23,9 @@ const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
   "/offline",
+  "/offline/saved",
   "/static/app.css",
+  "/static/formstore.js",
   "/static/app.js",
   "/static/outbox.js",
   "/static/offline_form.js",
@@ -32,6 +39,8 @@ const SHELL = [
 const NETWORK_TIMEOUT_MS = 4000;
 const HOLD_PARALLEL = 4;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
+const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
+const NOT_KEPT = /^\/(login|logout|sync\/)/;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -150,6 +159,37 @@ async function startInspection(request, permitId) {
   }
 }
 
+// Refused posts of one form are replaced by its next post (the corrected one).
+async function dropRefused(url) {
+  const refused = (await FormStore.all()).filter((p) => p.url === url && p.state === "refused");
+  await Promise.all(refused.map((p) => FormStore.del(p.id)));
+}
+
+async function formPost(request) {
+  const copy = request.clone();  // the body can be read once: keep a copy to store
+  const url = new URL(request.url);
+  const target = url.pathname + url.search;
+  try {
+    const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+    if (response.status < 400) await dropRefused(target);
+    return response;
+  } catch (error) {
+    const form = await copy.formData();
+    if (!form.get("idempotency_key")) return page(new Request("/offline"));
+    await dropRefused(target);
+    await FormStore.put({ id: crypto.randomUUID(), url: target, entries: Array.from(form.entries()),
+                          key: form.get("idempotency_key"), from: request.referrer,
+                          created_at: new Date().toISOString(), state: "waiting" });
+    return Response.redirect("/offline/saved", 303);
+  }
+}
+
+async function correction(id) {
+  const item = await FormStore.get(id);
+  if (!item || !item.html) return Response.redirect("/outbox", 303);
+  return new Response(item.html, { headers: { "Content-Type": "text/html; charset=utf-8" } });
+}
+
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
@@ -157,6 +197,15 @@ self.addEventListener("fetch", (event) => {
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
     event.respondWith(startInspection(request, decodeURIComponent(start[1])));
+    return;
+  }
+  if (request.method === "POST" && request.mode === "navigate" && !NOT_KEPT.test(url.pathname)) {
+    event.respondWith(formPost(request));
+    return;
+  }
+  const fix = CORRECTION.exec(url.pathname);
+  if (request.method === "GET" && fix) {
+    event.respondWith(correction(fix[1]));
     return;
   }
   if (request.method !== "GET") return;

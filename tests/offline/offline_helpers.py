@@ -152,6 +152,7 @@ class WireFaults:
     def __init__(self, app):
         self.app = app
         self.drop_push_responses = 0
+        self.drop_form_answers = 0  # the same for form posts to /inspections/...
         self.cut_blob_after: int | None = None
         self.blob_puts: list[tuple[str, int, int]] = []
         self.pushes = 0
@@ -173,10 +174,14 @@ class WireFaults:
                 return self._cut(environ, start_response)
             length = int(environ.get("CONTENT_LENGTH") or 0)
             self.blob_puts.append((blob.group(1), int(environ.get("HTTP_UPLOAD_OFFSET", -1)), length))
-        if path == "/sync/push" and method == "POST":
+        form_post = self.drop_form_answers and method == "POST" and path.startswith("/inspections/")
+        if (path == "/sync/push" and method == "POST") or form_post:
             self.pushes += 1
-            if self.drop_push_responses:
-                self.drop_push_responses -= 1
+            if self.drop_push_responses or form_post:
+                if form_post:
+                    self.drop_form_answers -= 1
+                else:
+                    self.drop_push_responses -= 1
                 body = b"".join(self.app(environ, lambda *args, **kwargs: None))  # applied and committed
                 assert body
                 self.dropped += 1
