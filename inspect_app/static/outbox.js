@@ -197,9 +197,10 @@
     });
   }
 
+  // `ref.blob`: the bytes themselves (a photo of a kept form post); else they are in the blobs store.
   function uploadBlob(ref, csrf, onBytes) {
     var url = "/sync/blobs/" + ref.sha256;
-    return store.get("blobs", ref.sha256).then(function (record) {
+    return (ref.blob ? Promise.resolve({ blob: ref.blob, type: ref.blob.type }) : store.get("blobs", ref.sha256)).then(function (record) {
       if (!record) throw new Refused({ photos: "A photo of this item is missing on this device." });
       // Ask the server how much it holds first: a broken-off upload resumes there.
       return call(url, { headers: { Accept: "application/json" } }).then(function (response) {
@@ -307,10 +308,22 @@
   // Sent again as they were, with a fresh CSRF token and their Idempotency-Key: the server applies each
   // once and answers a repeat with its first answer. A refusal is the server's own page (the form with
   // its errors beside the fields), kept for the user to open, correct and send again.
+  // Files go first, to /sync/blobs in chunks that resume; the form then names them by SHA-256.
   function sendPost(post, csrf) {
     var body = new FormData();
-    post.entries.forEach(function (e) { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); });
-    return call(post.url, { method: "POST", body: body, headers: { "Idempotency-Key": post.key } })
+    var uploads = Promise.resolve();
+    post.entries.forEach(function (e) {
+      if (typeof e[1] === "string") { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); return; }
+      if (!e[1].size) return;  // a file input left empty
+      uploads = uploads.then(function () { return sha256(e[1]); }).then(function (sha) {
+        return uploadBlob({ sha256: sha, blob: e[1] }, csrf, function () {}).then(function () {
+          body.append(e[0] + "_sha256", sha);
+        });
+      });
+    });
+    return uploads.then(function () {
+      return call(post.url, { method: "POST", body: body, headers: { "Idempotency-Key": post.key } });
+    })
       .then(function (response) {
         if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
         if (response.ok) return FormStore.del(post.id).then(changed);

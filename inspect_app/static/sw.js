@@ -29,7 +29,6 @@ const SHELL = [
   "/static/app.js",
   "/static/outbox.js",
   "/static/offline_form.js",
-  "/static/offline_om.js",
   "/static/signature.js",
   "/static/vendor/htmx.min.js",
   "/static/manifest.webmanifest",

@@ -83,7 +83,7 @@ def test_a_release_that_changes_a_shell_file_changes_the_worker(app, client, tmp
     version = re.search(r'^const VERSION = "([0-9a-f]{16})";$', first, re.MULTILINE)
     assert version, "the worker is served with a digest for its version"
     assert client.get("/sw.js").text == first  # the same files, the same worker
-    (tmp_path / "static" / "offline_om.js").write_text("// a new release\n", encoding="utf-8")
+    (tmp_path / "static" / "formstore.js").write_text("// a new release\n", encoding="utf-8")
     changed = client.get("/sw.js").text
     assert changed != first and version.group(1) not in changed
 
