@@ -23,6 +23,7 @@ from inspect_app.photos.models import Blob
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 TEXT_MAX = 10_000
+NEW_CONTROL = re.compile(r"^control-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -156,6 +157,12 @@ def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
     """Controls listed on the report, one per line; a name keeps its id so its answers stay with it."""
     known = {c["name"].lower(): c["id"] for c in (inspection.details or {}).get("controls", [])}
     names = [line.strip() for line in (form.get("controls") or "").splitlines() if line.strip()]
+    # Controls added on the device as parts of the form (`control-new-<id>`), answered under that id.
+    for key in form:
+        typed = NEW_CONTROL.match(key)
+        if typed and form[key].strip() and form[key].strip().lower() not in known:
+            known[form[key].strip().lower()] = typed.group(1)
+            names.append(form[key].strip())
     if len(names) > 100 or any(len(n) > 120 for n in names):
         errors["controls"] = "List at most 100 controls, each under 120 characters."
         names = [n[:120] for n in names[:100]]

@@ -9,6 +9,7 @@ from flask_login import current_user, login_required
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
+from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections import forms, services
@@ -71,7 +72,7 @@ def _helpers() -> dict:
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
                 errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None,
-                new_record: bool = False):
+                new_record: bool = False, parts: report_parts.Parts | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
     from inspect_app.findings.views import page_context
 
@@ -87,6 +88,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "resolved_punch": findings.resolved_in(inspection), "amendments": services.amendments_of(inspection),
         "statement": inspection.certification_statement or services.certification_statement(profile),
         "new_record": new_record, "local_tz": LOCAL_TZ.key,
+        "new_parts": parts or report_parts.Parts(), "blank_parts": report_parts.blank(permit),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
@@ -177,11 +179,17 @@ def save(inspection_id: str):
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, errors = forms.parse_report(inspection, request.form)
+    parts, part_errors = report_parts.read(inspection.permit, request.form)
+    errors |= part_errors
+    if not errors:
+        services.save_draft(current_user, inspection, data)
+        errors = report_parts.apply(current_user, inspection, parts)
     if errors:
-        page = render_page(inspection, data, errors, 422)
+        db.session.rollback()  # nothing of a refused save is kept
+        page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
+                           data, errors, 422, parts=parts)
         db.session.rollback()
         return page
-    services.save_draft(current_user, inspection, data)
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="saved"), code=303)
 
@@ -193,6 +201,10 @@ def submit(inspection_id: str):
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, errors = forms.parse_report(inspection, request.form)
+    parts, part_errors = report_parts.read(inspection.permit, request.form)
+    errors |= part_errors
+    if not errors:
+        errors = report_parts.apply(current_user, inspection, parts)
     if not errors:
         try:
             services.submit(current_user, inspection, data)
@@ -201,7 +213,7 @@ def submit(inspection_id: str):
     if errors:
         db.session.rollback()  # nothing of a refused submission is kept (a device's new report neither)
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
-                           data, errors, 422)
+                           data, errors, 422, parts=parts)
         db.session.rollback()
         return page
     db.session.commit()

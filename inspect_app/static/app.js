@@ -65,6 +65,25 @@
   document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
   document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
 
+  // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
+  // this device makes, or removed again.
+  document.addEventListener("click", function (evt) {
+    var add = evt.target.closest && evt.target.closest("[data-add]");
+    var remove = evt.target.closest && evt.target.closest("[data-remove]");
+    if (add) {
+      var template = document.getElementById(add.getAttribute("data-add")), id = crypto.randomUUID();
+      var part = template.content.cloneNode(true);
+      part.querySelectorAll("[id], [name], [for], [aria-describedby]").forEach(function (el) {
+        ["id", "name", "for", "aria-describedby"].forEach(function (name) {
+          if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
+        });
+      });
+      document.querySelector('[data-list-of="' + template.id + '"]').appendChild(part);
+    } else if (remove) {
+      remove.closest("[data-part]").remove();
+    }
+  });
+
   // The service worker makes the app open with no network (served from the root: it controls "/").
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });

@@ -2,6 +2,7 @@
 created by its first save or submit (create-or-submit), refused with the form's own errors."""
 from __future__ import annotations
 
+import io
 import re
 import uuid
 
@@ -9,7 +10,12 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.photos.models import Photo
 from tests.inspections.report_helpers import error_beside, filled
+from tests.offline.offline_helpers import jpeg, sha256
+
+# The town's checklist items asked of each erosion control (profiles/longmeadow.toml).
+CONTROL_ITEMS = ("control_installed", "control_maintained", "control_effective")
 
 
 def reports(permit) -> int:
@@ -83,3 +89,40 @@ def test_a_device_id_is_not_a_way_into_another_permit(make, signed_in):
 
     assert answer.status_code in (403, 404) and malformed.status_code == 404
     assert reports(theirs) == 0 and reports(mine) == 0
+
+
+def test_findings_photos_and_controls_typed_as_parts_of_the_form_come_with_the_report(app, make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    client = signed_in(inspector)
+    page, _ = new_form(client, permit)
+    made, finding, control = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
+    site_photo, finding_photo = jpeg(1), jpeg(2)
+    form = filled(page, evaluation="violations", corrective_steps="Reset it", performed_at="2026-03-02T09:30")
+    form |= {f"finding-new-{finding}-description": "Silt fence down", f"finding-new-{finding}-severity": "major",
+             f"finding-new-{finding}-is_violation": "y", f"action-new-{finding}-kind": "routine_maintenance",
+             f"action-new-{finding}-description": "Reset the fence", f"action-new-{finding}-owner_name": "Contractor",
+             f"control-new-{control}": "Silt fence", **{f"answer-{k}-{control}": "yes" for k in CONTROL_ITEMS}}
+
+    # A finding with no description: refused beside its field, nothing kept.
+    refused = client.post(f"/inspections/{made}/submit", {**form, f"finding-new-{finding}-description": ""})
+    assert refused.status_code == 422
+    assert "Describe what was found." in error_beside(refused.text, f"finding-new-{finding}-description")
+    assert reports(permit) == 0
+
+    answer = client.post(f"/inspections/{made}/submit",
+                         {**form, "photos": (io.BytesIO(site_photo), "site.jpg"),
+                          f"finding-new-{finding}-photos": (io.BytesIO(finding_photo), "f.jpg")},
+                         content_type="multipart/form-data")
+    assert answer.status_code == 303, answer.text
+    db.session.expire_all()
+    report = db.session.get(Inspection, made)
+    assert report.status == "submitted"
+    [found] = report.findings
+    assert (found.description, found.severity, found.is_violation) == ("Silt fence down", "major", True)
+    assert [a.description for a in found.actions] == ["Reset the fence"]
+    assert [c["id"] for c in report.details["controls"]] == [control]
+    assert {a.item_key for a in report.answers if a.subject_id == control} == set(CONTROL_ITEMS)
+    photos = db.session.scalars(select(Photo).where(Photo.permit_id == permit.id)).all()
+    assert {(p.original_sha256, p.finding_id) for p in photos} == {(sha256(site_photo), None),
+                                                                   (sha256(finding_photo), found.id)}
