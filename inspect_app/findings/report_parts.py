@@ -82,11 +82,12 @@ def apply(actor, inspection: Inspection, parts: Parts) -> dict[str, str]:
 
 
 def _finding(permit: Permit, part_id: str, form: MultiDict | None) -> NewPart:
-    finding = finding_form(permit, prefix=f"finding-new-{part_id}", formdata=form, meta=NO_CSRF)
-    action = action_form(permit, f"new-{part_id}", formdata=form, meta=NO_CSRF)
+    # Prefixes end in "-" so WTForms adds none (it adds none after "__id__" either).
+    finding = finding_form(permit, prefix=f"finding-new-{part_id}-", formdata=form, meta=NO_CSRF)
+    action = action_form(permit, f"new-{part_id}-", formdata=form, meta=NO_CSRF)
     wants = bool(form and (form.get(f"action-new-{part_id}-description") or "").strip())
     return NewPart(part_id, finding, action, wants)
 
 
 def _punch(part_id: str, form: MultiDict | None) -> PunchForm:
-    return PunchForm(prefix=f"punch-new-{part_id}", formdata=form, meta=NO_CSRF)
+    return PunchForm(prefix=f"punch-new-{part_id}-", formdata=form, meta=NO_CSRF)

@@ -7,7 +7,7 @@
  * - htmx fragment requests are never answered from the page cache (they are not whole pages).
  * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
  * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
- *   offline inspection form of that permit and type (held on the device), so the tap still works.
+ *   new report form of that permit and type (held on the device), so the tap still works.
  * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
  *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
  *   with the server's own "Saved on this device" page. A form without a key is never kept.
@@ -28,7 +28,6 @@ const SHELL = [
   "/static/formstore.js",
   "/static/app.js",
   "/static/outbox.js",
-  "/static/offline_form.js",
   "/static/signature.js",
   "/static/vendor/htmx.min.js",
   "/static/manifest.webmanifest",
@@ -154,7 +153,7 @@ async function startInspection(request, permitId) {
   } catch (error) {
     const form = await copy.formData();
     const type = encodeURIComponent(form.get("type") || "");
-    return Response.redirect(`/offline/permits/${encodeURIComponent(permitId)}/inspect/${type}`, 303);
+    return Response.redirect(`/permits/${encodeURIComponent(permitId)}/inspections/new/${type}`, 303);
   }
 }
 

@@ -21,7 +21,7 @@ def test_the_pages_to_hold_are_the_inspectors_own_permits_with_a_form_per_type(m
     assert [p["id"] for p in listed["permits"]] == [mine.id]
     urls = listed["permits"][0]["urls"]
     assert urls[0] == f"/permits/{mine.id}"
-    assert f"/offline/permits/{mine.id}/inspect/erosion_control" in urls
+    assert f"/permits/{mine.id}/inspections/new/erosion_control" in urls
     assert not any(others.id in u for u in urls)
     assert {"/outbox", "/offline/", "/permits/"} <= set(listed["common"])
 
@@ -34,7 +34,7 @@ def test_signed_out_the_list_is_a_401_not_a_login_page(client):
 def test_the_offline_form_has_the_checklist_and_makes_no_server_row(make, signed_in):
     inspector = make.user("inspector")
     permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
-    page = signed_in(inspector).get(f"/offline/permits/{permit.id}/inspect/erosion_control")
+    page = signed_in(inspector).get(f"/permits/{permit.id}/inspections/new/erosion_control")
     assert page.status_code == 200
     assert 'name="answer-perimeter_controls-site"' in page.text
     assert 'accept="image/*" capture="environment"' in page.text and "data-signature-pad" in page.text
@@ -45,10 +45,10 @@ def test_the_offline_form_is_refused_to_those_who_may_not_perform_it(make, signe
     inspector = make.user("inspector")
     permit = make.permit(inspectors=[inspector])
     outsider = signed_in(make.user("inspector"))
-    assert outsider.get(f"/offline/permits/{permit.id}/inspect/erosion_control").status_code == 404
+    assert outsider.get(f"/permits/{permit.id}/inspections/new/erosion_control").status_code == 404
     agent = signed_in(make.user("agent"))
-    assert agent.get(f"/offline/permits/{permit.id}/inspect/erosion_control").status_code == 403
-    assert signed_in(inspector).get(f"/offline/permits/{permit.id}/inspect/bulldozing").status_code == 404
+    assert agent.get(f"/permits/{permit.id}/inspections/new/erosion_control").status_code == 403
+    assert signed_in(inspector).get(f"/permits/{permit.id}/inspections/new/bulldozing").status_code == 404
 
 
 def test_a_permittee_holds_the_om_pages_of_their_own_permits_and_their_home(make, signed_in):
