@@ -6,7 +6,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from flask import Blueprint, current_app, jsonify, render_template, url_for
+from flask import Blueprint, current_app, jsonify, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 
@@ -56,8 +56,10 @@ def offline():
 
 @bp.get("/offline/saved")
 def saved():
-    """The answer to a form posted with no server: the post waits on the device (the worker keeps it)."""
-    return render_template("offline/saved.html")
+    """The answer to a form posted with no server: the post waits on the device (the worker keeps it).
+
+    `?part=1`: the same words as a fragment, for a form that htmx posts in place."""
+    return render_template("offline/_saved.html" if request.args.get("part") else "offline/saved.html")
 
 
 @bp.get("/outbox")

@@ -3,7 +3,8 @@ originals the device uploaded first to /sync/blobs, in resumable chunks."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from contextlib import nullcontext
+from typing import Any, BinaryIO, ContextManager
 
 from flask import request
 
@@ -28,3 +29,13 @@ def store_posted(actor, permit: Permit, name: str, **target: Any) -> list[Photo]
             raise PhotoRejected("A photo did not finish uploading from the device; send the form again.")
         photos.append(store_photo_from_blob(actor, permit, sha, **target))
     return photos
+
+
+def uploaded_original(sha: str | None) -> ContextManager[BinaryIO | None]:
+    """The original a device uploaded first (`<field>_sha256` posted instead of the file), opened; or None."""
+    if not sha:
+        return nullcontext(None)
+    store = blob_store()
+    if not SHA256.match(sha) or not store.exists(sha):
+        raise PhotoRejected("A photo did not finish uploading from the device; send the form again.")
+    return store.open(sha)

@@ -24,6 +24,7 @@ const PAGE_CACHE = "pages";
 const SHELL = [
   "/offline",
   "/offline/saved",
+  "/offline/saved?part=1",
   "/static/app.css",
   "/static/formstore.js",
   "/static/app.js",
@@ -163,21 +164,24 @@ async function dropRefused(url) {
   await Promise.all(refused.map((p) => FormStore.del(p.id)));
 }
 
+// A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment.
 async function formPost(request) {
   const copy = request.clone();  // the body can be read once: keep a copy to store
   const url = new URL(request.url);
   const target = url.pathname + url.search;
+  const inPlace = request.mode !== "navigate";
   try {
     const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
     if (response.status < 400) await dropRefused(target);
     return response;
   } catch (error) {
     const form = await copy.formData();
-    if (!form.get("idempotency_key")) return page(new Request("/offline"));
+    if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
     await dropRefused(target);
     await FormStore.put({ id: crypto.randomUUID(), url: target, entries: Array.from(form.entries()),
-                          key: form.get("idempotency_key"), from: request.referrer,
-                          created_at: new Date().toISOString(), state: "waiting" });
+                          key: form.get("idempotency_key"), created_at: new Date().toISOString(),
+                          state: "waiting" });
+    if (inPlace) return caches.match("/offline/saved?part=1", { cacheName: SHELL_CACHE });
     return Response.redirect("/offline/saved", 303);
   }
 }
@@ -197,7 +201,8 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(startInspection(request, decodeURIComponent(start[1])));
     return;
   }
-  if (request.method === "POST" && request.mode === "navigate" && !NOT_KEPT.test(url.pathname)) {
+  if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
+      && !NOT_KEPT.test(url.pathname)) {
     event.respondWith(formPost(request));
     return;
   }

@@ -146,16 +146,11 @@ def outbox(page) -> list[dict]:
                          " created_at: p.created_at})))")
 
 
-def operations(page) -> list[dict]:
-    """The sync operations waiting on the device (a corrective action closed with no server is one)."""
-    return page.evaluate("Outbox.store.all('outbox')")
-
-
-def wait_for_outbox(page, predicate, timeout_s: float = 20, read=outbox) -> list[dict]:
+def wait_for_outbox(page, predicate, timeout_s: float = 20) -> list[dict]:
     """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
     items = []
     for _ in range(int(timeout_s * 10)):
-        items = read(page)
+        items = outbox(page)
         if predicate(items):
             return items
         page.wait_for_timeout(100)

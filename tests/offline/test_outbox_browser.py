@@ -12,10 +12,11 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
+from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
     WireFaults, add_finding, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg, new_report_url,
-    operations, outbox, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
+    outbox, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
 )
 
 pytestmark = pytest.mark.browser
@@ -251,17 +252,17 @@ def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sy
     server.stop()
     page.goto(f"{server.url}/permits/{permit.id}")
     page.click("#open-actions a:has-text('Reset the silt fence')")  # the report is held on the device
-    form = f"form[data-offline-record='{action.id}']"
-    page.fill(f"{form} input[name$='-completed_at']", (dt.datetime.now() - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
+    form = f"form[action='/actions/{action.id}/close']"
+    page.fill(f"{form} input[name$='-completed_at']", (dt.datetime.now(LOCAL_TZ) - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
     page.fill(f"{form} textarea[name$='-note']", "Fence reset and re-trenched")
     page.click(f"{form} button[type=submit]")
     page.wait_for_selector("[data-offline-saved]:has-text('Saved on this device — will sync')")
-    [item] = operations(page)
-    assert (item["op"]["kind"], item["op"]["base_revision"]) == ("action.close", 1)
+    [item] = outbox(page)
+    assert item["url"] == f"/actions/{action.id}/close"
 
     server.start()
     page.goto(f"{server.url}/outbox")
-    wait_for_outbox(page, lambda items: not items, read=operations)
+    wait_for_outbox(page, lambda items: not items)
     db.session.expire_all()
     closed = db.session.get(CorrectiveAction, action.id)
     assert (closed.status, closed.closeout_note) == ("completed", "Fence reset and re-trenched")
