@@ -158,10 +158,10 @@ async function startInspection(request, permitId) {
   }
 }
 
-// Refused posts of one form are replaced by its next post (the corrected one).
-async function dropRefused(url) {
-  const refused = (await FormStore.all()).filter((p) => p.url === url && p.state === "refused");
-  await Promise.all(refused.map((p) => FormStore.del(p.id)));
+// A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one.
+async function dropCorrected(request) {
+  const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
+  if (fix) await FormStore.del(fix[1]);
 }
 
 // A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment.
@@ -172,12 +172,12 @@ async function formPost(request) {
   const inPlace = request.mode !== "navigate";
   try {
     const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
-    if (response.status < 400) await dropRefused(target);
+    if (response.status < 400) await dropCorrected(request);
     return response;
   } catch (error) {
     const form = await copy.formData();
     if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
-    await dropRefused(target);
+    await dropCorrected(request);
     await FormStore.put({ id: crypto.randomUUID(), url: target, entries: Array.from(form.entries()),
                           key: form.get("idempotency_key"), created_at: new Date().toISOString(),
                           state: "waiting" });
