@@ -158,7 +158,8 @@ async function startInspection(request, permitId) {
   }
 }
 
-// A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one.
+// A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one, kept or
+// delivered (a new refusal then shows on the page itself).
 async function dropCorrected(request) {
   const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
   if (fix) await FormStore.del(fix[1]);
@@ -172,7 +173,7 @@ async function formPost(request) {
   const inPlace = request.mode !== "navigate";
   try {
     const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
-    if (response.status < 400) await dropCorrected(request);
+    await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return response;
   } catch (error) {
     const form = await copy.formData();

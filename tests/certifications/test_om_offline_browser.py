@@ -19,7 +19,9 @@ from inspect_app.rules.calendar import add_months
 from inspect_app.templating import local_date, local_time
 
 from tests.certifications.om_helpers import local_today
-from tests.offline.offline_helpers import WireFaults, hold_permits, jpeg, photo_file, sha256, sign_in_controlled
+from tests.offline.offline_helpers import (
+    WireFaults, hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, wait_for_outbox,
+)
 
 pytestmark = pytest.mark.browser
 SAVED = "Saved on this device — will sync"
@@ -49,21 +51,6 @@ def _draw(page, canvas: str) -> None:
     for x, y in ((60, 10), (110, 40), (170, 12), (230, 35)):
         page.mouse.move(box["x"] + x, box["y"] + y, steps=4)
     page.mouse.up()
-
-
-def _kept(page) -> list[dict]:
-    """The form posts waiting on the device (IndexedDB), as the service worker kept them."""
-    return page.evaluate("FormStore.all().then(posts => posts.map(p => ({id: p.id, url: p.url, state: p.state})))")
-
-
-def _wait_kept(page, predicate, timeout_s: float = 20) -> list[dict]:
-    kept = []
-    for _ in range(int(timeout_s * 10)):
-        kept = _kept(page)
-        if predicate(kept):
-            return kept
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the kept posts never reached the expected state: {kept!r}")
 
 
 def _count(model) -> int:
@@ -96,7 +83,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.set_input_files("#log-photos", [photo_file("before.jpg", photos[0]), photo_file("after.jpg", photos[1])])
     page.click("#new-entry button[type=submit]")
     page.wait_for_selector(f"#offline-message:has-text('{SAVED}')")
-    [logged] = _kept(page)
+    [logged] = outbox(page)
     assert logged["url"] == f"/permits/{permit.id}/om/log"
 
     page.reload()  # still on the device after a reload, counted on the badge
@@ -117,7 +104,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.click("#sync-now")  # a server coming back raises no `online` event
     page.wait_for_timeout(500)
     page.click("#sync-now")  # the broken-off upload resumes where the server says it stopped
-    _wait_kept(page, lambda kept: not kept)
+    wait_for_outbox(page, lambda kept: not kept)
     big = sha256(photos[0])
     offsets = [offset for sha, offset, _ in faults.blob_puts if sha == big]
     assert offsets == sorted(set(offsets)) and faults.bytes_for(big) == len(photos[0])
@@ -175,7 +162,7 @@ def test_a_refused_log_entry_comes_back_as_the_form_with_its_errors_and_is_sent_
 
     context.set_offline(False)  # the `online` event sends it; the server refuses it
     page.goto(f"{server.url}/outbox")
-    [refused] = _wait_kept(page, lambda kept: [p["state"] for p in kept] == ["refused"])
+    [refused] = wait_for_outbox(page, lambda kept: [p["state"] for p in kept] == ["refused"])
     assert _count(MaintenanceLogEntry) == 0
     page.reload()
     page.click(f"#item-{refused['id']} [data-correct]")
@@ -196,7 +183,7 @@ def test_a_refused_log_entry_comes_back_as_the_form_with_its_errors_and_is_sent_
     entry = db.session.scalars(select(MaintenanceLogEntry)).one()
     assert (entry.kind, entry.performed_by) == ("repair", "Pat Owner")
     page.goto(f"{server.url}/outbox")
-    assert _kept(page) == []  # the corrected post took the refused one's place
+    assert outbox(page) == []  # the corrected post took the refused one's place
 
 
 def test_online_a_certification_goes_straight_to_its_page(site, server, page):
@@ -211,7 +198,7 @@ def test_online_a_certification_goes_straight_to_its_page(site, server, page):
     cert = db.session.scalars(select(OMCertification)).one()
     assert page.url.endswith(f"/om/certifications/{cert.id}")
     assert (cert.period_start, cert.signature_sha256) == (permit.completed_on, None)
-    assert _kept(page) == []
+    assert outbox(page) == []
 
 
 def test_a_certification_refused_for_a_stale_period_is_signed_again_for_the_period_due(site, server, page):

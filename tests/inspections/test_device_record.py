@@ -31,6 +31,15 @@ def new_form(client, permit, kind: str = "erosion_control") -> tuple[str, str]:
     return page.text, planned
 
 
+def started_on_a_device(make, signed_in):
+    """An inspector's permit, their client, the new report's page and the id a device made for it."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    client = signed_in(inspector)
+    page, _ = new_form(client, permit)
+    return permit, client, page, str(uuid.uuid4())
+
+
 def test_the_new_report_form_is_the_report_form_and_keeps_nothing(make, signed_in):
     inspector = make.user("inspector")
     permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
@@ -44,11 +53,7 @@ def test_the_new_report_form_is_the_report_form_and_keeps_nothing(make, signed_i
 
 
 def test_a_device_id_creates_and_submits_the_report(make, signed_in):
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
-    client = signed_in(inspector)
-    page, planned = new_form(client, permit)
-    made = str(uuid.uuid4())
+    permit, client, page, made = started_on_a_device(make, signed_in)
 
     answer = client.post(f"/inspections/{made}/submit", filled(page, performed_at="2026-03-02T09:30"))
 
@@ -60,11 +65,7 @@ def test_a_device_id_creates_and_submits_the_report(make, signed_in):
 
 
 def test_a_refused_new_report_answers_422_with_the_form_and_keeps_nothing(make, signed_in):
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
-    client = signed_in(inspector)
-    page, planned = new_form(client, permit)
-    made = str(uuid.uuid4())
+    permit, client, page, made = started_on_a_device(make, signed_in)
 
     refused = client.post(f"/inspections/{made}/submit", filled(page, evaluation=None, signature=""))
 
