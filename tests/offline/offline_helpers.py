@@ -13,6 +13,7 @@ import threading
 from PIL import Image, ImageDraw
 from playwright.sync_api import expect
 
+from browser_pages import signed_in_page
 from factories import PASSWORD
 
 
@@ -39,17 +40,7 @@ def photo_file(name: str, data: bytes) -> dict:
 
 def sign_in_controlled(page, server, user, password: str = PASSWORD) -> None:
     """Log in through the form and wait until the service worker controls the page."""
-    page.goto(f"{server.url}/login")
-    page.fill("input[name=email]", user.email)
-    page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/login" not in url)
-    page.evaluate("navigator.serviceWorker.ready")
-    for _ in range(50):
-        if page.evaluate("!!navigator.serviceWorker.controller"):
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError("the service worker never took control of the page")
+    signed_in_page(page, server.url, user, password, controlled=True)
 
 
 def hold_permits(page, server) -> None:
