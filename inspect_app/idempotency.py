@@ -1,8 +1,8 @@
 """Exactly-once for form posts sent again by a device: `Idempotency-Key` → the first answer.
 
 A form post that could not reach the server waits in the device's outbox and is sent again later, maybe
-twice (two tabs, a lost answer). Each such post carries a key the page made (the `Idempotency-Key`
-header, or the form's `idempotency_key` field). The first delivery whose transaction commits stores the
+twice (two tabs, a lost answer). Each such post carries a key the page made as it opened (static/app.js
+fills the form's `idempotency_key` field; the outbox also sends it as the `Idempotency-Key` header). The first delivery whose transaction commits stores the
 key in that same transaction; its answer (status, body, the headers a browser acts on) is stored right
 after. A later delivery with the key gets that answer back and changes nothing.
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-import uuid
 from typing import Any
 
 from flask import Flask, abort, g, has_request_context, request
@@ -62,8 +61,6 @@ def register(app: Flask) -> None:
     app.before_request(_replay_or_claim)
     app.after_request(_record_answer)
     app.register_error_handler(IntegrityError, _second_delivery)
-    # A fresh key for each form a page renders: `<input type="hidden" name="idempotency_key" ...>`.
-    app.jinja_env.globals["idempotency_key"] = lambda: uuid.uuid4().hex
     if not event.contains(Session, "before_commit", _store_claim):
         event.listen(Session, "before_commit", _store_claim)
 
