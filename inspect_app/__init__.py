@@ -50,7 +50,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         proxies = int(app.config["TRUSTED_PROXY_COUNT"])
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
 
-    from inspect_app import cli, errors, inputs, templating
+    from inspect_app import cli, errors, idempotency, inputs, templating
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
@@ -61,6 +61,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(sync_bp)
     app.register_blueprint(cli.bp)
     inputs.register(app)
+    idempotency.register(app)  # after the CSRF check: a replay needs a valid token too
     app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
     templating.register(app, __version__)

@@ -21,3 +21,4 @@ from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem 
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401
 from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation  # noqa: F401
 from inspect_app.documents.models import FrozenDocument  # noqa: F401
+from inspect_app.idempotency import IdempotentRequest  # noqa: F401

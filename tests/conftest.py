@@ -163,17 +163,9 @@ def browser_type_launch_args(browser_type_launch_args):
 @pytest.fixture
 def sign_in(live_server):
     """`sign_in(page, user)` logs a browser page in through the real login form."""
-    from factories import PASSWORD
+    from browser_pages import signed_in_page
 
-    def sign_in(page, user, password: str = PASSWORD):
-        page.goto(f"{live_server.url}/login")
-        page.fill("input[name=email]", user.email)
-        page.fill("input[name=password]", password)
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/login" not in url)
-        return page
-
-    return sign_in
+    return lambda page, user, **kwargs: signed_in_page(page, live_server.url, user, **kwargs)
 
 
 class RestartableServer:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import click
-from flask import Blueprint, abort, redirect, render_template, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from wtforms import SelectChoice
@@ -24,6 +24,9 @@ from inspect_app.certifications.models import (
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Photo
+from inspect_app.photos.posted import store_posted
+from inspect_app.photos.processing import PhotoRejected
+from inspect_app.photos.services import PhotoRefused
 
 bp = Blueprint("certifications", __name__, cli_group="om")
 
@@ -211,8 +214,13 @@ def add_log_entry(permit_id: str):
         fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}
         try:
             entry = services.add_log_entry(current_user, permit, **fields)
+            store_posted(current_user, permit, "photos", log_entry=entry)
         except services.OMError as error:
+            db.session.rollback()
             _fail(form, error)
+        except (PhotoRejected, PhotoRefused) as error:
+            db.session.rollback()
+            form.form_errors.append(str(error))
         else:
             db.session.commit()
             return redirect(url_for("certifications.log_entry", permit_id=permit.id, entry_id=entry.id), code=303)
@@ -261,10 +269,14 @@ def certify(permit_id: str):
     """Sign and submit the annual O&M certification."""
     permit = permit_or_404(permit_id, "om.certify")
     form = CertifyForm(prefix="cert")
+    try:  # the period the page was signed for (a page held on a device may be a period late)
+        period_start = dt.date.fromisoformat(request.form["period_start"]) if request.form.get("period_start") else None
+    except ValueError:
+        abort(400, description="The period of the certification is not a date.")
     if form.validate_on_submit():
         try:
             cert = services.certify(current_user, permit, signer_name=form.signer_name.data,
-                                    signature_png=form.signature.data or None)
+                                    signature_png=form.signature.data or None, period_start=period_start)
         except services.OMError as error:
             _fail(form, error)
         else:

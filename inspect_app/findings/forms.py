@@ -22,9 +22,9 @@ class FindingForm(FlaskForm):
     structure_id = SelectField("Structure", validators=[Optional()])
 
 
-def finding_form(permit: Permit, **kwargs) -> FindingForm:
+def finding_form(permit: Permit, prefix: str = "finding", **kwargs) -> FindingForm:
     """The finding form with the permit's areas and structures to choose from."""
-    form = FindingForm(prefix="finding", **kwargs)
+    form = FindingForm(prefix=prefix, **kwargs)
     form.area_id.choices = [SelectChoice("", "— none —")] + [SelectChoice(a.id, a.name) for a in permit.areas]
     structures = [SelectChoice(s.id, s.name) for s in permit.structures]
     form.structure_id.choices = [SelectChoice("", "— none —")] + structures

@@ -1,7 +1,7 @@
 """In-page (htmx) edits of a report's findings, corrective actions and punch list, and their review."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import require
@@ -12,6 +12,8 @@ from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ReportLocked
 from inspect_app.inspections.views import load_inspection, locked, render_page
+from inspect_app.photos.posted import uploaded_original
+from inspect_app.photos.processing import PhotoRejected
 from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("findings", __name__)
@@ -109,10 +111,15 @@ def close_out(action_id: str):
     if form.validate_on_submit():
         photo = form.evidence_photo.data  # None when no file was chosen
         try:
-            services.close_out(current_user, action, form.completed_at.data.replace(tzinfo=LOCAL_TZ),
-                               form.note.data, form.evidence_photo_id.data, photo.stream if photo else None)
+            # Sent again from a device's outbox, the photo was uploaded first and is named by its SHA-256.
+            with uploaded_original(request.form.get(f"{form.evidence_photo.name}_sha256")) as uploaded:
+                services.close_out(current_user, action, form.completed_at.data.replace(tzinfo=LOCAL_TZ),
+                                   form.note.data, form.evidence_photo_id.data,
+                                   uploaded or (photo.stream if photo else None))
         except services.FindingError as error:
             getattr(form, error.field).errors.append(str(error))
+        except PhotoRejected as error:
+            form.evidence_photo.errors.append(str(error))
         else:
             db.session.commit()
             return _answer(inspection)

@@ -24,6 +24,7 @@ from inspect_app.photos.models import Blob
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 TEXT_MAX = 10_000
+NEW_CONTROL = re.compile(r"^control-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -157,11 +158,20 @@ def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
     """Controls listed on the report, one per line; a name keeps its id so its answers stay with it."""
     known = {c["name"].lower(): c["id"] for c in (inspection.details or {}).get("controls", [])}
     names = [line.strip() for line in (form.get("controls") or "").splitlines() if line.strip()]
+    # Controls added on the device as parts of the form (`control-new-<id>`), answered under that id.
+    for key in form:
+        typed = NEW_CONTROL.match(key)
+        if typed and form[key].strip() and form[key].strip().lower() not in known:
+            known[form[key].strip().lower()] = typed.group(1)
+            names.append(form[key].strip())
     if len(names) > 100 or any(len(n) > 120 for n in names):
         errors["controls"] = "List at most 100 controls, each under 120 characters."
         names = [n[:120] for n in names[:100]]
-    unique = list(dict.fromkeys(names))
-    return [{"id": known.get(n.lower()) or new_id(), "name": n} for n in unique]
+    # One control per name whatever its case ("Silt fence", "silt fence"): each id answers one row.
+    unique: dict[str, str] = {}
+    for name in names:
+        unique.setdefault(name.lower(), name)
+    return [{"id": known.get(key) or new_id(), "name": name} for key, name in unique.items()]
 
 
 def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:

@@ -1,12 +1,15 @@
 """Inspection pages: start, the draft form, submit, amend, the 24-hour notice, the signature image."""
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
+from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
@@ -19,6 +22,8 @@ from inspect_app.types import LOCAL_TZ
 bp = Blueprint("inspections", __name__)
 # The policy action a report of a type needs, so a page asks the policy (`allowed`) about the right one.
 bp.add_app_template_global(queries.action_for, "report_action")
+# The id a device makes for a report started with no server (crypto.randomUUID()).
+DEVICE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @bp.before_request
@@ -59,7 +64,8 @@ def section(permit: Permit, notice_form=None) -> dict:
 
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
-                errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None):
+                errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None,
+                new_record: bool = False, parts: report_parts.Parts | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
     values = values or services.values_of(inspection)
     permit, profile = inspection.permit, profile_of(inspection.permit)
@@ -72,6 +78,8 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
         "statement": inspection.certification_statement or canonical.certification_statement(profile),
+        "new_record": new_record, "local_tz": LOCAL_TZ.key,
+        "new_parts": parts or report_parts.Parts(), "blank_parts": report_parts.blank(permit),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
@@ -121,16 +129,59 @@ def detail(inspection_id: str):
     return render_page(load_inspection(inspection_id))
 
 
+@bp.get("/permits/<permit_id>/inspections/new/<inspection_type>")
+def new(permit_id: str, inspection_type: str):
+    """A new report's whole form before the server has a row for it: the page a device holds offline.
+
+    Its form posts to /inspections/<id> under an id the device makes as the page opens
+    (`data-new-record`), with the permit and type, so the first save or submit creates the report
+    (create-or-submit, below) whether it is sent at once or later from the device's outbox.
+    """
+    permit = permit_or_404(permit_id)
+    if inspection_type not in INSPECTION_TYPES:
+        abort(404)
+    require(queries.action_for(inspection_type), permit)
+    planned = services.start_inspection(current_user, permit, inspection_type, fetch_weather=False)
+    db.session.flush()  # its id, for the page to name (and the device to replace)
+    values = services.values_of(planned)
+    values.performed_at = None  # the device fills in when it is opened, not when it was saved
+    page = render_page(planned, values, extra=None, new_record=True)
+    db.session.rollback()  # nothing is kept: the row is made by the first save
+    return page
+
+
+def load_or_create(inspection_id: str) -> Inspection:
+    """The draft to save or submit; a report a device started (its id made there) is created first."""
+    if db.session.get(Inspection, inspection_id) is not None or "permit_id" not in request.form:
+        return load_inspection(inspection_id, edit=True)
+    if not DEVICE_ID.match(inspection_id):
+        abort(404)
+    permit = permit_or_404(request.form["permit_id"])
+    inspection_type = request.form.get("type")
+    if inspection_type not in INSPECTION_TYPES:
+        abort(400, description="Choose one of the six inspection types.")
+    require(queries.action_for(inspection_type), permit)
+    return services.start_inspection(current_user, permit, inspection_type, inspection_id=inspection_id)
+
+
 @bp.post("/inspections/<inspection_id>")
 def save(inspection_id: str):
-    """Keep the draft as entered so far."""
-    inspection = load_inspection(inspection_id, edit=True)
+    """Keep the draft as entered so far (a device's new report: start it under the device's id)."""
+    inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, errors = forms.parse_report(inspection, request.form)
+    parts, part_errors = report_parts.read(inspection.permit, request.form)
+    errors |= part_errors
+    if not errors:
+        services.save_draft(current_user, inspection, data)
+        errors = report_parts.apply(current_user, inspection, parts)
     if errors:
-        return render_page(inspection, data, errors, 422)
-    services.save_draft(current_user, inspection, data)
+        db.session.rollback()  # nothing of a refused save is kept
+        page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
+                           data, errors, 422, parts=parts)
+        db.session.rollback()
+        return page
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="saved"), code=303)
 
@@ -138,18 +189,25 @@ def save(inspection_id: str):
 @bp.post("/inspections/<inspection_id>/submit")
 def submit(inspection_id: str):
     """Sign and submit the report; it becomes the record and goes to the applicant and the authority."""
-    inspection = load_inspection(inspection_id, edit=True)
+    inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, errors = forms.parse_report(inspection, request.form)
+    parts, part_errors = report_parts.read(inspection.permit, request.form)
+    errors |= part_errors
+    if not errors:
+        errors = report_parts.apply(current_user, inspection, parts)
     if not errors:
         try:
             services.submit(current_user, inspection, data)
         except services.ReportIncomplete as incomplete:
             errors = incomplete.problems
     if errors:
-        db.session.rollback()  # nothing of a refused submission is kept
-        return render_page(db.session.get(Inspection, inspection_id), data, errors, 422)
+        db.session.rollback()  # nothing of a refused submission is kept (a device's new report neither)
+        page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
+                           data, errors, 422, parts=parts)
+        db.session.rollback()
+        return page
     notification.send_report(inspection)  # stored with the submission, in the same commit
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)

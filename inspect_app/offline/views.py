@@ -1,23 +1,19 @@
-"""Offline-first pages: the service worker, the offline page, the outbox, permits held on the device,
-and the offline inspection form (filled and signed with no network, sent later through `/sync`)."""
+"""Offline-first pages: the service worker, the offline page, the outbox, permits held on the device, and
+the answer to a form posted with no server (the worker keeps the post; the outbox sends it later)."""
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from flask import Blueprint, abort, current_app, jsonify, render_template, url_for
+from flask import Blueprint, current_app, jsonify, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 
 from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.extensions import db
-from inspect_app.findings.models import SEVERITIES, CorrectiveAction, Finding
-from inspect_app.inspections import canonical, queries
-from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import INSPECTION_TYPES
-from inspect_app.labels import choices
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections import queries
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.types import utcnow
@@ -32,14 +28,6 @@ SHELL_FILE = re.compile(r'"/static/([^"]+)"')
 VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
 PERMITTEE_PAGES = ("certifications.my_permits",)
-
-
-@dataclass(frozen=True)
-class PlannedInspection:
-    """A new inspection not yet on the server: what the profile's checklist needs (permit and type)."""
-
-    permit: Permit
-    type: str
 
 
 @bp.get("/sw.js")
@@ -64,6 +52,14 @@ def service_worker():
 def offline():
     """The page shown for a page that is not saved on this device while offline."""
     return render_template("offline.html")
+
+
+@bp.get("/offline/saved")
+def saved():
+    """The answer to a form posted with no server: the post waits on the device (the worker keeps it).
+
+    `?part=1`: the same words as a fragment, for a form that htmx posts in place."""
+    return render_template("offline/_saved.html" if request.args.get("part") else "offline/saved.html")
 
 
 @bp.get("/outbox")
@@ -111,7 +107,7 @@ def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:
 def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
     """One permit's pages: its page, a new-inspection form per type, the reports of open actions, and
     the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
-    forms = [url_for("offline.inspection_form", permit_id=permit.id, inspection_type=k.key)
+    forms = [url_for("inspections.new", permit_id=permit.id, inspection_type=k.key)
              for k in profile_of(permit).inspection_types
              if allowed(current_user, queries.action_for(k.key), permit)]
     reports = {url_for("inspections.detail", inspection_id=i) for i in open_action_reports}
@@ -122,32 +118,3 @@ def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
         om.append(url_for("certifications.certify_form", permit_id=permit.id))
     urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports), *om]
     return {"id": permit.id, "number": permit.number, "site_address": permit.site_address, "urls": urls}
-
-
-@bp.get("/offline/permits/<permit_id>/inspect/<inspection_type>")
-@login_required
-def inspection_form(permit_id: str, inspection_type: str):
-    """A new inspection's report form that works with no network; no server row is made for it."""
-    permit = db.get_or_404(Permit, permit_id)
-    if inspection_type not in INSPECTION_TYPES or not allowed(current_user, "permit.view", permit):
-        abort(404)
-    if not allowed(current_user, queries.action_for(inspection_type), permit):
-        abort(403)
-    profile = profile_of(permit)
-    planned = PlannedInspection(permit, inspection_type)
-    now = utcnow()
-    underground = queries.underground_structures(permit)
-    # Offline nobody can save the draft to grow the checklist, so every underground structure gets its
-    # rows; only those marked inspected need answers (§380-16 C(4)(c)).
-    details = {"structures": {s.id: {"covered": True} for s in underground}} if inspection_type == "pre_bury" else {}
-    return render_template(
-        "offline/inspection_form.html", permit=permit, profile=profile,
-        kind=profile.inspection_type(inspection_type), planned=planned,
-        checklist=queries.checklist(planned, details),
-        clocks=queries.area_clocks(permit, profile, now),
-        underground=underground, pipes=queries.pipe_runs(permit),
-        open_punch=queries.open_punch_items(permit) if inspection_type == "final" else [],
-        last_inspection_at=queries.last_inspection_before(permit, now),
-        certification=inspections.DEFAULT_ENGINEER_CERTIFICATION,
-        statement=canonical.certification_statement(profile), severities=SEVERITIES, action_kinds=choices("action_kind"),
-    )

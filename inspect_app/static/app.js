@@ -44,6 +44,46 @@
     }
   });
 
+  // Each form post carries its own key, so a post sent again from the outbox is applied once; a new
+  // report takes the id this device makes for it, in its URL from the start (create-or-submit).
+  function freshForms(root) {
+    root.querySelectorAll("input[data-fresh-key]").forEach(function (input) { input.value = crypto.randomUUID(); });
+    root.querySelectorAll("form[data-new-record]").forEach(function (form) {
+      var planned = form.getAttribute("data-new-record"), made = crypto.randomUUID();
+      [form].concat(Array.from(document.querySelectorAll('[form="' + form.id + '"][formaction]'))).forEach(function (el) {
+        var name = el === form ? "action" : "formaction";
+        el.setAttribute(name, el.getAttribute(name).replace(planned, made));
+      });
+      form.setAttribute("data-new-record", made);
+      var when = document.getElementById("performed_at");  // now, on the town's clock
+      if (when && !when.value) {
+        when.value = new Intl.DateTimeFormat("sv-SE", { timeZone: form.getAttribute("data-local-tz"), year: "numeric",
+          month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(new Date()).replace(" ", "T");
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
+  document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
+
+  // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
+  // this device makes, or removed again.
+  document.addEventListener("click", function (evt) {
+    var add = evt.target.closest && evt.target.closest("[data-add]");
+    var remove = evt.target.closest && evt.target.closest("[data-remove]");
+    if (add) {
+      var template = document.getElementById(add.getAttribute("data-add")), id = crypto.randomUUID();
+      var part = template.content.cloneNode(true);
+      part.querySelectorAll("[id], [name], [for], [aria-describedby]").forEach(function (el) {
+        ["id", "name", "for", "aria-describedby"].forEach(function (name) {
+          if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
+        });
+      });
+      document.querySelector('[data-list-of="' + template.id + '"]').appendChild(part);
+    } else if (remove) {
+      remove.closest("[data-part]").remove();
+    }
+  });
+
   // The service worker makes the app open with no network (served from the root: it controls "/").
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });

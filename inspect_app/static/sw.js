@@ -7,10 +7,15 @@
  * - htmx fragment requests are never answered from the page cache (they are not whole pages).
  * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
  * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
- *   offline inspection form of that permit and type (held on the device), so the tap still works.
+ *   new report form of that permit and type (held on the device), so the tap still works.
+ * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
+ *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
+ *   with the server's own "Saved on this device" page. A form without a key is never kept.
+ * - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
  * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
  */
 "use strict";
+importScripts("/static/formstore.js");
 
 // Replaced when served (offline/views.py) by a digest of the shell files below.
 const VERSION = "dev";
@@ -18,11 +23,12 @@ const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
   "/offline",
+  "/offline/saved",
+  "/offline/saved?part=1",
   "/static/app.css",
+  "/static/formstore.js",
   "/static/app.js",
   "/static/outbox.js",
-  "/static/offline_form.js",
-  "/static/offline_om.js",
   "/static/signature.js",
   "/static/vendor/htmx.min.js",
   "/static/manifest.webmanifest",
@@ -32,6 +38,8 @@ const SHELL = [
 const NETWORK_TIMEOUT_MS = 4000;
 const HOLD_PARALLEL = 4;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
+const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
+const NOT_KEPT = /^\/(login|logout|sync\/)/;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -146,8 +154,43 @@ async function startInspection(request, permitId) {
   } catch (error) {
     const form = await copy.formData();
     const type = encodeURIComponent(form.get("type") || "");
-    return Response.redirect(`/offline/permits/${encodeURIComponent(permitId)}/inspect/${type}`, 303);
+    return Response.redirect(`/permits/${encodeURIComponent(permitId)}/inspections/new/${type}`, 303);
   }
+}
+
+// A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one, kept or
+// delivered (a new refusal then shows on the page itself).
+async function dropCorrected(request) {
+  const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
+  if (fix) await FormStore.del(fix[1]);
+}
+
+// A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment.
+async function formPost(request) {
+  const copy = request.clone();  // the body can be read once: keep a copy to store
+  const url = new URL(request.url);
+  const target = url.pathname + url.search;
+  const inPlace = request.mode !== "navigate";
+  try {
+    const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+    await dropCorrected(request);  // the server has the corrected post: its answer is the page now
+    return response;
+  } catch (error) {
+    const form = await copy.formData();
+    if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
+    await dropCorrected(request);
+    await FormStore.put({ id: crypto.randomUUID(), url: target, entries: Array.from(form.entries()),
+                          key: form.get("idempotency_key"), created_at: new Date().toISOString(),
+                          state: "waiting" });
+    if (inPlace) return caches.match("/offline/saved?part=1", { cacheName: SHELL_CACHE });
+    return Response.redirect("/offline/saved", 303);
+  }
+}
+
+async function correction(id) {
+  const item = await FormStore.get(id);
+  if (!item || !item.html) return Response.redirect("/outbox", 303);
+  return new Response(item.html, { headers: { "Content-Type": "text/html; charset=utf-8" } });
 }
 
 self.addEventListener("fetch", (event) => {
@@ -157,6 +200,16 @@ self.addEventListener("fetch", (event) => {
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
     event.respondWith(startInspection(request, decodeURIComponent(start[1])));
+    return;
+  }
+  if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
+      && !NOT_KEPT.test(url.pathname)) {
+    event.respondWith(formPost(request));
+    return;
+  }
+  const fix = CORRECTION.exec(url.pathname);
+  if (request.method === "GET" && fix) {
+    event.respondWith(correction(fix[1]));
     return;
   }
   if (request.method !== "GET") return;

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
+from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
+from inspect_app.photos.models import Photo
 from tests.certifications.om_helpers import local_today
+from tests.offline.offline_helpers import jpeg, sha256
 
 
 def _entries() -> int:
@@ -86,3 +90,29 @@ def test_the_entry_form_is_made_for_a_phone(make, signed_in, owner, completed_pe
     assert re.search(r'<input[^>]*type="date"[^>]*name="log-performed_on"|<input[^>]*name="log-performed_on"[^>]*type="date"', page)
     assert page.count('type="radio"') == 4  # inspection, repair, replacement, disposal: big tap targets
     assert f'value="{local_today().isoformat()}"' in page  # today is filled in
+
+
+
+def _repair(day: dt.date) -> dict:
+    return {"log-kind": "repair", "log-performed_on": day.isoformat(), "log-description": "Reset the outlet grate",
+            "log-performed_by": "Pat Owner"}
+
+
+def test_photos_come_with_the_entry_as_files_or_as_uploaded_originals(app, signed_in, owner, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    day = local_today() - dt.timedelta(days=3)
+    sent, uploaded = jpeg(8), jpeg(7)
+    # A device's outbox names a photo it has not finished uploading: refused, nothing kept.
+    missing = browser.post(f"/permits/{permit.id}/om/log", {**_repair(day), "photos_sha256": sha256(uploaded)})
+    assert missing.status_code == 422 and "did not finish uploading" in missing.text
+    assert db.session.scalar(select(func.count()).select_from(MaintenanceLogEntry)) == 0
+
+    BlobStore(app.config["BLOB_ROOT"]).put_bytes(uploaded)  # uploaded first, in chunks (/sync/blobs)
+    response = browser.post(f"/permits/{permit.id}/om/log",
+                            {**_repair(day), "photos": (io.BytesIO(sent), "a.jpg"), "photos_sha256": sha256(uploaded)},
+                            content_type="multipart/form-data")
+    assert response.status_code == 303, response.text
+    entry = db.session.scalars(select(MaintenanceLogEntry)).one()
+    photos = db.session.scalars(select(Photo).where(Photo.log_entry_id == entry.id)).all()
+    assert sorted(p.original_sha256 for p in photos) == sorted([sha256(sent), sha256(uploaded)])

@@ -1,14 +1,13 @@
 """O&M with no network (§380-14) in a real Chromium: a permittee logs a disposal with photos and signs the
-annual certification while the server process is stopped; both arrive once when it is back. Then the
+annual certification while the server process is stopped, on the server's own forms kept by the service
+worker; both arrive once when it is back. A refused one comes back as the form with its errors. Then the
 agent finds the certification deficient and the 30-day cure clock runs until it is marked cured."""
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 
 import pytest
-from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.blobstore import BlobStore
@@ -21,7 +20,7 @@ from inspect_app.templating import local_date, local_time
 
 from tests.certifications.om_helpers import local_today
 from tests.offline.offline_helpers import (
-    hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, wait_for_outbox,
+    WireFaults, hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, wait_for_outbox,
 )
 
 pytestmark = pytest.mark.browser
@@ -39,10 +38,6 @@ def site(owner, completed_permit):
     return owner, permit
 
 
-def _wait_for_om_form(page) -> None:
-    page.wait_for_selector("form[data-offline-om][data-loaded='1']", state="attached")
-
-
 def _stored_bytes(app, sha: str) -> bytes:
     return BlobStore(app.config["BLOB_ROOT"]).path(sha).read_bytes()
 
@@ -58,9 +53,16 @@ def _draw(page, canvas: str) -> None:
     page.mouse.up()
 
 
+def _count(model) -> int:
+    db.session.expire_all()
+    return db.session.scalar(select(func.count()).select_from(model))
+
+
 def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure_clock_runs(
         site, server, page, app, signed_in, agent):
     owner, permit = site
+    faults = WireFaults(app.wsgi_app)
+    app.wsgi_app = faults
     forebay = next(s for s in permit.structures if s.name == "Forebay F-1")
     log_url = f"{server.url}/permits/{permit.id}/om/log"
     sign_in_controlled(page, server, owner)
@@ -69,22 +71,9 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
 
     server.stop()
     page.goto(log_url)  # the held page, from the service worker
-    _wait_for_om_form(page)
     assert "Maintenance log" in page.inner_text("h1")
-
-    # What the server form refuses is refused on the device, in the same words, beside the fields.
+    photos = [jpeg(101, size=(1500, 1320), noise=True), jpeg(102)]  # the first is camera-sized: two chunks
     page.check("#log-kind-3")  # disposal
-    page.fill("#log-performed_by", "")
-    page.click("#new-entry button[type=submit]")
-    page.wait_for_selector("#log-description-error")
-    assert "Say what was done." in page.inner_text("#log-description-error")
-    assert "Say who did the work." in page.inner_text("#log-performed_by-error")
-    assert "type of material" in page.inner_text("#log-material_type-error")
-    assert "disposal location" in page.inner_text("#log-disposal_location-error")
-    assert outbox(page) == []
-
-    # Typed, two photos added, then the page reloaded: the draft comes back whole.
-    photos = [jpeg(101), jpeg(102)]
     page.select_option("#log-structure_id", forebay.id)
     page.fill("#log-description", "Vacuumed sediment from the forebay")
     page.fill("#log-material_type", "Sediment, 2 cu yd")
@@ -92,66 +81,47 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.fill("#log-performed_by", "Acme Site Services")
     page.fill("#log-performed_on", WORK_DAY.isoformat())  # inside the period that is over
     page.set_input_files("#log-photos", [photo_file("before.jpg", photos[0]), photo_file("after.jpg", photos[1])])
-    expect(page.locator("[data-om-photo-list] li")).to_have_count(2)
-    page.wait_for_timeout(400)  # the draft is saved a moment after typing stops
-    page.reload()
-    _wait_for_om_form(page)
-    assert page.is_checked("#log-kind-3")
-    assert page.input_value("#log-disposal_location") == "Town transfer station"
-    assert page.input_value("#log-structure_id") == forebay.id
-    assert page.locator("[data-om-photo-list] li").count() == 2
-
     page.click("#new-entry button[type=submit]")
-    page.wait_for_selector(f"#om-message:has-text('{SAVED}')")
-    assert page.input_value("#log-description") == ""  # a blank form for the next entry
+    page.wait_for_selector(f"#offline-message:has-text('{SAVED}')")
     [logged] = outbox(page)
-    assert logged["op"]["kind"] == "om.log" and len(logged["op"]["payload"]["photos"]) == 2
+    assert logged["url"] == f"/permits/{permit.id}/om/log"
 
-    page.reload()  # still on the device after a reload, counted on the badge and listed on the log
+    page.reload()  # still on the device after a reload, counted on the badge
     page.wait_for_selector("#outbox-badge[data-count='1']")
-    page.wait_for_selector(f"#om-waiting [data-op-id='{logged['op_id']}']")
-    assert "Vacuumed sediment from the forebay" in page.inner_text("#om-waiting")
 
     # The certification of the period, signed on the device while the server is still stopped.
     page.goto(f"{server.url}/permits/{permit.id}/om/certify")
-    _wait_for_om_form(page)
-    assert "Vacuumed sediment" in page.inner_text("#om-waiting")  # shown as on its way to the server
-    page.click("form[data-offline-om] button[type=submit]")
-    page.wait_for_selector("#cert-agree-error")
-    assert "Tick the box to make the certification." in page.inner_text("#cert-agree-error")
     page.check("#cert-agree")
     _draw(page, "#cert-signature-canvas")
-    expect(page.locator("[data-signature-value]")).to_have_value(re.compile("^data:image/png"))
-    page.click("form[data-offline-om] button[type=submit]")
-    page.wait_for_selector(f"#om-message:has-text('{SAVED}')")
+    page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
+    page.wait_for_selector(f"#offline-message:has-text('{SAVED}')")
     page.wait_for_selector("#outbox-badge[data-count='2']")
-    signed = next(i for i in outbox(page) if i["op"]["kind"] == "om.certify")
-    assert signed["op"]["payload"]["period_start"] == permit.completed_on.isoformat()
-    signature_sha = signed["op"]["payload"]["signature_sha256"]
-    assert signature_sha and [b["sha256"] for b in signed["blobs"]] == [signature_sha]
-    db.session.expire_all()
-    assert db.session.scalar(select(func.count()).select_from(MaintenanceLogEntry)) == 0
-    assert db.session.scalar(select(func.count()).select_from(OMCertification)) == 0
+    assert _count(MaintenanceLogEntry) == 0 and _count(OMCertification) == 0
 
+    faults.cut_blob_after = 1  # the first photo's second chunk is cut off half way
     server.start()  # the same port: the same origin, worker and IndexedDB
     page.goto(f"{server.url}/outbox")
     page.click("#sync-now")  # a server coming back raises no `online` event
-    wait_for_outbox(page, lambda items: not items)
+    page.wait_for_timeout(500)
+    page.click("#sync-now")  # the broken-off upload resumes where the server says it stopped
+    wait_for_outbox(page, lambda kept: not kept)
+    big = sha256(photos[0])
+    offsets = [offset for sha, offset, _ in faults.blob_puts if sha == big]
+    assert offsets == sorted(set(offsets)) and faults.bytes_for(big) == len(photos[0])
 
     db.session.expire_all()
     entry = db.session.scalars(select(MaintenanceLogEntry)).one()
-    assert entry.id == logged["op"]["record_id"] and entry.created_by_id == owner.id
+    assert entry.created_by_id == owner.id
     assert (entry.kind, entry.performed_on, entry.structure_id) == ("disposal", WORK_DAY, forebay.id)
     assert (entry.material_type, entry.disposal_location) == ("Sediment, 2 cu yd", "Town transfer station")
     stored = db.session.scalars(select(Photo).where(Photo.log_entry_id == entry.id)).all()
     assert sorted(hashlib.sha256(_stored_bytes(app, p.original_sha256)).hexdigest() for p in stored) == \
         sorted(sha256(p) for p in photos)
     cert = db.session.scalars(select(OMCertification)).one()
-    assert cert.id == signed["op"]["record_id"] and cert.status == "submitted"
+    assert cert.status == "submitted"
     assert (cert.period_start, cert.signer_name) == (permit.completed_on, owner.name)
-    assert cert.contents["entry_ids"] == [entry.id]
-    assert hashlib.sha256(_stored_bytes(app, cert.signature_sha256)).hexdigest() == signature_sha
-    assert _stored_bytes(app, signature_sha).startswith(b"\x89PNG")
+    assert cert.contents["entry_ids"] == [entry.id]  # the log entry reached the server first
+    assert _stored_bytes(app, cert.signature_sha256).startswith(b"\x89PNG")
     assert "Town transfer station" in signed_in(owner).get(f"/permits/{permit.id}/om/certifications/{cert.id}").text
 
     # The agent finds it deficient through the review route: a notice to correct, and its cure clock.
@@ -178,42 +148,42 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     assert "Cure by" not in plan and f"marked by {agent.name}" in plan
 
 
-def test_a_refused_log_entry_shows_its_reason_and_is_corrected_and_sent_again(site, server, page):
+def test_a_refused_log_entry_comes_back_as_the_form_with_its_errors_and_is_sent_again(site, server, page, context):
     owner, permit = site
     sign_in_controlled(page, server, owner)
+    hold_permits(page, server)
+    context.set_offline(True)
     page.goto(f"{server.url}/permits/{permit.id}/om/log")
-    _wait_for_om_form(page)
-    # An entry with nobody named as having done the work, made by a device that did not check it.
-    entry_id, op_id = page.evaluate("[Outbox.uuid(), Outbox.uuid()]")
-    page.evaluate("""([permitId, entryId, opId, day]) => Outbox.enqueue({
-        op_id: opId, kind: "om.log", label: "Maintenance log: Repair", href: location.pathname, blobs: [],
-        op: {op_id: opId, kind: "om.log", record_id: entryId, base_revision: null,
-             device_time: Outbox.isoWithOffset(new Date()),
-             payload: {permit_id: permitId, kind: "repair", performed_on: day, description: "Reset the outlet grate",
-                       performed_by: "", structure_id: null, material_type: null, disposal_location: null,
-                       photos: []}}}, [])""", [permit.id, entry_id, op_id, local_today().isoformat()])
-    page.goto(f"{server.url}/outbox")
-    page.click("#sync-now")
-    wait_for_outbox(page, lambda items: len(items) == 1 and items[0]["state"] == "rejected")
-    page.wait_for_selector(f"#item-{op_id} [data-reasons]")
-    assert "Say who did the work." in page.inner_text(f"#item-{op_id} [data-reasons]")
-    assert db.session.get(MaintenanceLogEntry, entry_id) is None
+    page.check("#log-kind-3")  # a disposal, with no material, no place and nobody named
+    page.fill("#log-description", "Reset the outlet grate")
+    page.fill("#log-performed_by", "")
+    page.click("#new-entry button[type=submit]")
+    page.wait_for_selector(f"#offline-message:has-text('{SAVED}')")
 
-    page.click(f"#item-{op_id} [data-correct]")
-    _wait_for_om_form(page)
+    context.set_offline(False)  # the `online` event sends it; the server refuses it
+    page.goto(f"{server.url}/outbox")
+    [refused] = wait_for_outbox(page, lambda kept: [p["state"] for p in kept] == ["refused"])
+    assert _count(MaintenanceLogEntry) == 0
+    page.reload()
+    page.click(f"#item-{refused['id']} [data-correct]")
+    # The server's own form, its own words beside the fields, as typed.
     page.wait_for_selector("#log-performed_by-error")
     assert "Say who did the work." in page.inner_text("#log-performed_by-error")
-    assert page.is_checked("#log-kind-1")  # repair
     assert page.input_value("#log-description") == "Reset the outlet grate"
     page.fill("#log-performed_by", "Pat Owner")
     page.click("#new-entry button[type=submit]")
-    page.wait_for_url(f"**/permits/{permit.id}/om/log/{entry_id}")  # applied: the new entry's page
+    # Online now: the disposal's own rules answer at once, in the same form.
+    assert "type of material" in page.inner_text("#log-material_type-error")
+    assert "disposal location" in page.inner_text("#log-disposal_location-error")
+    page.check("#log-kind-1")  # a repair after all
+    page.click("#new-entry button[type=submit]")
+    page.wait_for_url(f"**/permits/{permit.id}/om/log/*")  # applied: the new entry's page
     assert "Reset the outlet grate" in page.inner_text("main")
-    assert outbox(page) == []
     db.session.expire_all()
-    entry = db.session.get(MaintenanceLogEntry, entry_id)
+    entry = db.session.scalars(select(MaintenanceLogEntry)).one()
     assert (entry.kind, entry.performed_by) == ("repair", "Pat Owner")
-    assert db.session.scalar(select(func.count()).select_from(MaintenanceLogEntry)) == 1
+    page.goto(f"{server.url}/outbox")
+    assert outbox(page) == []  # the corrected post took the refused one's place
 
 
 def test_online_a_certification_goes_straight_to_its_page(site, server, page):
@@ -221,9 +191,8 @@ def test_online_a_certification_goes_straight_to_its_page(site, server, page):
     sign_in_controlled(page, server, owner)
     page.goto(f"{server.url}/permits/{permit.id}")
     page.click(f"#om a[href='/permits/{permit.id}/om/certify']")  # hx-boost swaps the page in
-    _wait_for_om_form(page)
     page.check("#cert-agree")
-    page.click("form[data-offline-om] button[type=submit]")
+    page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
     page.wait_for_url(f"**/permits/{permit.id}/om/certifications/*")
     db.session.expire_all()
     cert = db.session.scalars(select(OMCertification)).one()
@@ -235,34 +204,19 @@ def test_online_a_certification_goes_straight_to_its_page(site, server, page):
 def test_a_certification_refused_for_a_stale_period_is_signed_again_for_the_period_due(site, server, page):
     owner, permit = site
     sign_in_controlled(page, server, owner)
-    certify_url = f"{server.url}/permits/{permit.id}/om/certify"
-    page.goto(certify_url)
-    _wait_for_om_form(page)
-    # Signed on a device whose held page named another period than the one due.
+    page.goto(f"{server.url}/permits/{permit.id}/om/certify")
+    # Signed on a page held on the device that named another period than the one now due.
     wrong_start = (permit.completed_on - dt.timedelta(days=365)).isoformat()
-    op_id = page.evaluate("""([permitId, start]) => {
-        const opId = Outbox.uuid();
-        return Outbox.enqueue({op_id: opId, kind: "om.certify", label: "Annual O&M certification",
-            href: location.pathname, blobs: [],
-            op: {op_id: opId, kind: "om.certify", record_id: Outbox.uuid(), base_revision: null,
-                 device_time: Outbox.isoWithOffset(new Date()),
-                 payload: {permit_id: permitId, period_start: start, signer_name: "Pat Owner",
-                           signature_sha256: null}}}, []).then(() => opId);
-    }""", [permit.id, wrong_start])
-    page.goto(f"{server.url}/outbox")
-    page.click("#sync-now")
-    wait_for_outbox(page, lambda items: len(items) == 1 and items[0]["state"] == "rejected")
-    page.wait_for_selector(f"#item-{op_id} [data-reasons]")
-    assert "The period due is" in page.inner_text(f"#item-{op_id} [data-reasons]")
-
-    page.click(f"#item-{op_id} [data-correct]")
-    _wait_for_om_form(page)
-    assert "The period due is" in page.inner_text("#om-message")
-    assert page.input_value("#cert-signer_name") == "Pat Owner"
+    page.evaluate("start => { document.querySelector('input[name=period_start]').value = start; }", wrong_start)
     page.check("#cert-agree")
-    page.click("form[data-offline-om] button[type=submit]")
+    page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
+    page.wait_for_selector(".error-summary")
+    assert "The period due is" in page.inner_text(".error-summary")
+    assert _count(OMCertification) == 0
+    # The page that came back is the period due: signed again, it is accepted.
+    page.check("#cert-agree")
+    page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
     page.wait_for_url(f"**/permits/{permit.id}/om/certifications/*")
-    assert outbox(page) == []  # the corrected item took the refused one's place
     db.session.expire_all()
     cert = db.session.scalars(select(OMCertification)).one()
     assert cert.period_start == permit.completed_on

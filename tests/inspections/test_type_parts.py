@@ -86,6 +86,21 @@ def test_erosion_controls_are_answered_one_by_one(site, signed_in):
     assert {a.subject_id for a in report.answers if a.item_key == "control_effective"} >= controls
 
 
+def test_a_control_typed_twice_in_another_case_is_one_control(site, signed_in):
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert client.post(f"/inspections/{inspection.id}", filled(page, controls="Silt fence\nsilt fence")).status_code == 303
+    # Saved a second time (its ids now known): still one control, one set of answers.
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert client.post(f"/inspections/{inspection.id}", filled(page, controls="Silt fence\nSILT FENCE")).status_code == 303
+    db.session.expire_all()
+    controls = db.session.get(Inspection, inspection.id).details["controls"]
+    assert [c["name"] for c in controls] == ["Silt fence"]
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert page.count("<legend>Silt fence</legend>") == 3
+
+
 def test_pre_bury_is_per_underground_structure(site, signed_in):
     first = permits.add_structure(None, site.permit, name="Infiltration system IS-1", kind="infiltration",
                                   design_size="40 ft x 12 ft", material="HDPE chambers")

@@ -1,5 +1,5 @@
-"""Helpers for the offline browser tests: real JPEGs, a service-worker-controlled page, the offline
-inspection form filled like an inspector would, the outbox read from the page, and a wire-level fault
+"""Helpers for the offline browser tests: real JPEGs, a service-worker-controlled page, the server's report
+form filled like an inspector would (offline too), the outbox read from the page, and a wire-level fault
 injector (a WSGI middleware that drops connections the way a lost network does)."""
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 
 from playwright.sync_api import expect
 
+from browser_pages import signed_in_page
 from factories import PASSWORD
 from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
 
@@ -24,17 +25,7 @@ def photo_file(name: str, data: bytes) -> dict:
 
 def sign_in_controlled(page, server, user, password: str = PASSWORD) -> None:
     """Log in through the form and wait until the service worker controls the page."""
-    page.goto(f"{server.url}/login")
-    page.fill("input[name=email]", user.email)
-    page.fill("input[name=password]", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/login" not in url)
-    page.evaluate("navigator.serviceWorker.ready")
-    for _ in range(50):
-        if page.evaluate("!!navigator.serviceWorker.controller"):
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError("the service worker never took control of the page")
+    signed_in_page(page, server.url, user, password, controlled=True)
 
 
 def hold_permits(page, server) -> None:
@@ -44,8 +35,20 @@ def hold_permits(page, server) -> None:
     page.wait_for_selector("#held-status:has-text('Done')")
 
 
+def new_report_url(server, permit, kind: str = "erosion_control") -> str:
+    """The new report form of a permit and type (held on the device by "available offline")."""
+    return f"{server.url}/permits/{permit.id}/inspections/new/{kind}"
+
+
 def wait_for_form(page) -> None:
-    page.wait_for_selector("form[data-offline-report][data-loaded='1']", state="attached")
+    """Until the report form is ready: the device has made its id and filled in the time."""
+    expect(page.locator("#report-form")).to_have_attribute("action", re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    expect(page.locator("input[data-fresh-key]")).not_to_have_value("")
+
+
+def device_id(page) -> str:
+    """The id the device made for the report on the page."""
+    return page.get_attribute("#report-form", "action").rsplit("/", 1)[-1]
 
 
 def draw_signature(page) -> None:
@@ -65,25 +68,27 @@ def answer_checklist(page, answer: str = "yes") -> None:
 
 
 def add_finding(page, description: str, violation: bool = True, action: str | None = None) -> str:
-    """Add a finding (and its corrective action) on the offline form; returns the finding's device id."""
-    page.fill("#finding-description", description)
-    page.fill("#finding-location", "East line")
+    """Add a finding (and its corrective action) as a part of the report form; returns the part's field prefix."""
+    parts = page.locator("[data-list-of=finding-template] [data-part]")
+    count = parts.count()
+    page.click("#add-new-finding")
+    expect(parts).to_have_count(count + 1)
+    part = parts.last
+    prefix = part.locator("textarea[name^=finding-new-]").get_attribute("name").removesuffix("-description")
+    part.locator(f"[name={prefix}-description]").fill(description)
+    part.locator(f"[name={prefix}-location]").fill("East line")
     if violation:
-        page.check("#finding-is_violation")
+        part.locator(f"[name={prefix}-is_violation]").check()
     if action:
-        page.select_option("#action-kind", "routine_maintenance")
-        page.fill("#action-description", action)
-        page.fill("#action-owner_name", "Site contractor")
-    count = page.locator("[data-findings] article").count()
-    page.click("#add-finding")
-    expect(page.locator("[data-findings] article")).to_have_count(count + 1)
-    return page.locator("[data-findings] article").last.get_attribute("data-finding-id")
+        action_prefix = prefix.replace("finding-new-", "action-new-")
+        part.locator(f"[name={action_prefix}-kind]").select_option("routine_maintenance")
+        part.locator(f"[name={action_prefix}-description]").fill(action)
+        part.locator(f"[name={action_prefix}-owner_name]").fill("Site contractor")
+    return prefix
 
 
 def add_photos(page, selector: str, files: list[dict]) -> None:
-    before = page.locator("[data-photo-list] li").count()
     page.set_input_files(selector, files)
-    expect(page.locator("[data-photo-list] li")).to_have_count(before + len(files))
 
 
 def submit(page) -> None:
@@ -91,30 +96,33 @@ def submit(page) -> None:
     page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
 
 
-def fill_erosion_report(page, photos: list[bytes], evaluation: str = "violations") -> dict:
+def fill_erosion_report(page, photos: list[bytes], evaluation: str = "violations") -> str:
     """Answer the checklist, add a violation finding with a corrective action, the photos (the first on
-    the inspection, the rest on the finding), the evaluation, and the signature; then submit."""
+    the inspection, the rest on the finding), the evaluation, and the signature; then submit. Returns
+    the id the device made for the report."""
     wait_for_form(page)
     answer_checklist(page)
-    finding_id = add_finding(page, "Silt fence down at the east line", action="Reset and re-trench the silt fence")
-    add_photos(page, "#inspection-photo-input", [photo_file("site.jpg", photos[0])])
+    finding = add_finding(page, "Silt fence down at the east line", action="Reset and re-trench the silt fence")
+    add_photos(page, "#photos", [photo_file("site.jpg", photos[0])])
     if len(photos) > 1:
-        add_photos(page, f"#photo-input-{finding_id}",
+        add_photos(page, f"[name={finding}-photos]",
                    [photo_file(f"finding-{i}.jpg", data) for i, data in enumerate(photos[1:])])
     page.check(f"#evaluation-{evaluation}")
     if evaluation == "violations":
         page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
     draw_signature(page)
+    made = device_id(page)
     submit(page)
-    return finding_id
+    return made
 
 
 def outbox(page) -> list[dict]:
-    """The items waiting on the device, as the page's IndexedDB holds them."""
-    return page.evaluate("Outbox.store.all('outbox')")
+    """The form posts waiting on the device, as the service worker kept them (IndexedDB)."""
+    return page.evaluate("FormStore.all().then(posts => posts.map(p => ({id: p.id, url: p.url, state: p.state,"
+                         " created_at: p.created_at})))")
 
 
-def wait_for_outbox(page, predicate, timeout_s: float = 15) -> list[dict]:
+def wait_for_outbox(page, predicate, timeout_s: float = 20) -> list[dict]:
     """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
     items = []
     for _ in range(int(timeout_s * 10)):
@@ -137,6 +145,8 @@ class WireFaults:
     def __init__(self, app):
         self.app = app
         self.drop_push_responses = 0
+        self.drop_form_answers = 0  # the same for form posts to /inspections/...
+        self.form_posts = 0
         self.cut_blob_after: int | None = None
         self.blob_puts: list[tuple[str, int, int]] = []
         self.pushes = 0
@@ -158,10 +168,15 @@ class WireFaults:
                 return self._cut(environ, start_response)
             length = int(environ.get("CONTENT_LENGTH") or 0)
             self.blob_puts.append((blob.group(1), int(environ.get("HTTP_UPLOAD_OFFSET", -1)), length))
-        if path == "/sync/push" and method == "POST":
-            self.pushes += 1
-            if self.drop_push_responses:
-                self.drop_push_responses -= 1
+        form_post = method == "POST" and path.startswith("/inspections/")
+        self.form_posts += form_post
+        if (path == "/sync/push" and method == "POST") or form_post:
+            self.pushes += not form_post
+            if (self.drop_push_responses and not form_post) or (self.drop_form_answers and form_post):
+                if form_post:
+                    self.drop_form_answers -= 1
+                else:
+                    self.drop_push_responses -= 1
                 body = b"".join(self.app(environ, lambda *args, **kwargs: None))  # applied and committed
                 assert body
                 self.dropped += 1

@@ -1,23 +1,14 @@
 """The app opens with no network: the service worker in a real Chromium, both kinds of offline."""
 import pytest
 
-from factories import PASSWORD
+from browser_pages import signed_in_page
 
 pytestmark = pytest.mark.browser
 
 
 def _sign_in_and_get_controlled(page, server, user):
-    page.goto(f"{server.url}/login")
-    page.fill("input[name=email]", user.email)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{server.url}/permits/**")
-    page.evaluate("navigator.serviceWorker.ready")
-    for _ in range(50):
-        if page.evaluate("!!navigator.serviceWorker.controller"):
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError("the service worker never took control of the page")
+    signed_in_page(page, server.url, user, controlled=True)
+    assert "/permits/" in page.url
 
 
 def test_service_worker_is_served_from_the_root_uncached(client):

@@ -1,5 +1,6 @@
-"""Offline inspections in a real Chromium: held permits, the offline form, the outbox and its replay,
-with the browser set offline and with the server process really stopped (the same port again after)."""
+"""Offline inspections in a real Chromium: held permits, the server's report form used with no server,
+the outbox and its replay, with the browser set offline and with the server process really stopped
+(the same port again after)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -11,10 +12,11 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
+from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
-    WireFaults, fill_erosion_report, hold_permits, jpeg, outbox, sha256, sign_in_controlled, wait_for_form,
-    wait_for_outbox,
+    WireFaults, add_finding, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg, new_report_url,
+    outbox, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
 )
 
 pytestmark = pytest.mark.browser
@@ -39,6 +41,10 @@ def _stored(inspection_id: str) -> Inspection | None:
     return db.session.get(Inspection, inspection_id)
 
 
+def _finding(description: str) -> Finding:
+    return db.session.scalars(select(Finding).where(Finding.description == description)).one()
+
+
 @pytest.mark.parametrize("offline", ["browser", "server_stopped"])
 def test_an_inspection_made_offline_arrives_once_with_its_photos_and_finding(offline, site, server, page, context):
     inspector, permit = site
@@ -50,19 +56,18 @@ def test_an_inspection_made_offline_arrives_once_with_its_photos_and_finding(off
     _go_offline(offline, server, context)
     page.goto(f"{server.url}/permits/{permit.id}")
     assert permit.number in page.inner_text("h1")
-    page.click("button[data-start=erosion_control]")  # the worker answers with the held offline form
+    page.click("button[data-start=erosion_control]")  # the worker answers with the held new report form
     wait_for_form(page)
-    assert f"/offline/permits/{permit.id}/inspect/erosion_control" in page.url
+    assert f"/permits/{permit.id}/inspections/new/erosion_control" in page.url
     photos = [jpeg(1), jpeg(2), jpeg(3)]
-    finding_id = fill_erosion_report(page, photos)
+    inspection_id = fill_erosion_report(page, photos)
     [item] = outbox(page)
-    inspection_id = item["op"]["record_id"]
+    assert item["url"] == f"/inspections/{inspection_id}/submit"
 
     page.reload()
     page.wait_for_selector("#outbox-badge[data-count='1']")
     page.goto(f"{server.url}/outbox")
-    assert "Erosion control inspection" in page.inner_text(f"#item-{item['op_id']}")
-    assert page.locator(f"#item-{item['op_id']} img").count() == 3
+    assert f"/inspections/{inspection_id}/submit" in page.inner_text(f"#item-{item['id']}")
     assert _stored(inspection_id) is None
 
     _come_back(offline, server, context)
@@ -74,34 +79,42 @@ def test_an_inspection_made_offline_arrives_once_with_its_photos_and_finding(off
     report = _stored(inspection_id)
     assert report is not None and report.status == "submitted" and report.permit_id == permit.id
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 1
-    finding = db.session.get(Finding, finding_id)
-    assert finding.description == "Silt fence down at the east line" and finding.inspection_id == inspection_id
+    finding = _finding("Silt fence down at the east line")
+    assert finding.inspection_id == inspection_id and finding.is_violation
     assert [a.description for a in db.session.scalars(select(CorrectiveAction))] == ["Reset and re-trench the silt fence"]
     stored = db.session.scalars(select(Photo).where(Photo.permit_id == permit.id)).all()
     assert sorted(p.original_sha256 for p in stored) == sorted(sha256(p) for p in photos)
     assert {p.original_sha256: p.finding_id for p in stored}[sha256(photos[0])] is None
-    assert sum(p.finding_id == finding_id for p in stored) == 2
+    assert sum(p.finding_id == finding.id for p in stored) == 2
 
 
-def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context):
+def test_a_draft_saved_offline_survives_a_closed_tab_and_arrives(site, server, page, context):
     inspector, permit = site
     sign_in_controlled(page, server, inspector)
-    url = f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control"
-    page.goto(url)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
     wait_for_form(page)
+    inspection_id = device_id(page)
     page.fill("#notes", "Wet morning, access from the north gate")
     page.check("#answer-perimeter_controls-site-no")
-    page.fill("#finding-description", "Inlet protection missing")
-    page.click("#add-finding")
-    page.wait_for_timeout(400)  # the draft is saved a moment after typing stops
+    add_finding(page, "Inlet protection missing", violation=False)
+    page.click("#save-draft")
+    page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
 
     page.close()
     again = context.new_page()
-    again.goto(url)
-    wait_for_form(again)
+    context.set_offline(False)
+    again.goto(f"{server.url}/outbox")
+    wait_for_outbox(again, lambda items: not items)
+    draft = _stored(inspection_id)
+    assert draft.status == "draft" and draft.notes == "Wet morning, access from the north gate"
+    assert {(a.item_key, a.answer) for a in draft.answers} >= {("perimeter_controls", "no")}
+    assert _finding("Inlet protection missing").inspection_id == inspection_id
+    again.goto(f"{server.url}/inspections/{inspection_id}")  # the draft, to go on with
     assert again.input_value("#notes") == "Wet morning, access from the north gate"
     assert again.is_checked("#answer-perimeter_controls-site-no")
-    assert "Inlet protection missing" in again.inner_text("[data-findings]")
+    assert "Inlet protection missing" in again.inner_text("#findings")
 
 
 def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server, page, app):
@@ -111,11 +124,11 @@ def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server,
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
     server.stop()
-    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
-    fill_erosion_report(page, [jpeg(11)])
+    page.goto(new_report_url(server, permit))
+    inspection_id = fill_erosion_report(page, [jpeg(11)])
     [item] = outbox(page)
 
-    faults.drop_push_responses = 1  # the server applies the push, the answer never reaches the tablet
+    faults.drop_form_answers = 1  # the server applies the post, the answer never reaches the tablet
     server.start()
     page.goto(f"{server.url}/outbox")
     for _ in range(100):
@@ -123,12 +136,12 @@ def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server,
             break
         page.wait_for_timeout(100)
     page.wait_for_timeout(200)
-    assert _stored(item["op"]["record_id"]) is not None
-    assert [i["op_id"] for i in outbox(page)] == [item["op_id"]]  # not confirmed: it stays
+    assert _stored(inspection_id) is not None
+    assert [i["id"] for i in outbox(page)] == [item["id"]]  # not confirmed: it stays
 
     page.click("#sync-now")
     wait_for_outbox(page, lambda items: not items)
-    assert faults.pushes == 2
+    assert faults.form_posts == 2
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 1
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 1
     assert db.session.scalar(select(func.count()).select_from(Photo)) == 1
@@ -139,8 +152,8 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
     context.set_offline(True)
-    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
-    fill_erosion_report(page, [jpeg(21)])
+    page.goto(new_report_url(server, permit))
+    inspection_id = fill_erosion_report(page, [jpeg(21)])
     [item] = outbox(page)
 
     context.clear_cookies()  # the login expired while the tablet was offline
@@ -148,8 +161,8 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
     page.goto(f"{server.url}/outbox")
     page.click("#sync-now")
     page.wait_for_selector("#outbox-login:has-text('log in again')")
-    assert [i["op_id"] for i in outbox(page)] == [item["op_id"]]
-    assert _stored(item["op"]["record_id"]) is None
+    assert [i["id"] for i in outbox(page)] == [item["id"]]
+    assert _stored(inspection_id) is None
 
     page.click("#outbox-login a")
     page.fill("input[name=email]", inspector.email)
@@ -157,7 +170,7 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
     page.click("button[type=submit]")
     page.wait_for_url(lambda url: "/login" not in url)
     wait_for_outbox(page, lambda items: not items)
-    assert _stored(item["op"]["record_id"]).status == "submitted"
+    assert _stored(inspection_id).status == "submitted"
 
 
 def test_a_rejected_item_stays_with_its_reason_while_the_rest_sync(site, server, page):
@@ -165,35 +178,38 @@ def test_a_rejected_item_stays_with_its_reason_while_the_rest_sync(site, server,
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
     server.stop()
-    form = f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control"
-    page.goto(form)
+    page.goto(new_report_url(server, permit))
     # "In compliance" with a violation among the findings: the server refuses this one.
-    fill_erosion_report(page, [jpeg(31)], evaluation="compliant")
-    page.goto(form)
-    fill_erosion_report(page, [jpeg(32)])
+    bad_id = fill_erosion_report(page, [jpeg(31)], evaluation="compliant")
+    page.goto(new_report_url(server, permit))
+    good_id = fill_erosion_report(page, [jpeg(32)])
     bad, good = sorted(outbox(page), key=lambda i: i["created_at"])
 
     server.start()
     page.goto(f"{server.url}/outbox")
-    wait_for_outbox(page, lambda items: [i["op_id"] for i in items] == [bad["op_id"]]
-                    and items[0]["state"] == "rejected")
-    assert _stored(good["op"]["record_id"]).status == "submitted"
-    assert _stored(bad["op"]["record_id"]) is None
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: [i["id"] for i in items] == [bad["id"]] and items[0]["state"] == "refused")
+    assert _stored(good_id).status == "submitted"
+    assert _stored(bad_id) is None
     page.goto(f"{server.url}/outbox")
-    page.wait_for_selector(f"#item-{bad['op_id']} [data-reasons]")
-    assert "violation" in page.inner_text(f"#item-{bad['op_id']} [data-reasons]").lower()
+    page.wait_for_selector(f"#item-{bad['id']} [data-reasons]")
 
-    # Opened from the outbox, corrected and sent again.
-    page.click(f"#item-{bad['op_id']} [data-correct]")
-    wait_for_form(page)
+    # Opened from the outbox: the server's own form, its reason beside the field; corrected and sent.
+    page.click(f"#item-{bad['id']} [data-correct]")
+    page.wait_for_selector("#error-summary")
+    assert "violation" in page.inner_text("#evaluation").lower()
     assert page.is_checked("#evaluation-compliant")
+    assert "1 photo(s) already uploaded are kept" in page.inner_text("#new-parts")
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
+    draw_signature(page)
     page.click("#submit-report")
-    page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
-    wait_for_outbox(page, lambda items: not items)
-    corrected = _stored(bad["op"]["record_id"])
+    page.wait_for_selector("#report-status:has-text('Submitted')")
+    corrected = _stored(bad_id)
     assert corrected.status == "submitted" and corrected.evaluation == "violations"
+    assert len(db.session.scalars(select(Photo).where(Photo.inspection_id == bad_id)).all()) == 1
+    page.goto(f"{server.url}/outbox")
+    assert outbox(page) == []
 
 
 def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, server, page, app):
@@ -203,7 +219,7 @@ def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, serve
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
     server.stop()
-    page.goto(f"{server.url}/offline/permits/{permit.id}/inspect/erosion_control")
+    page.goto(new_report_url(server, permit))
     big = jpeg(41, size=(1500, 1320), noise=True)  # a camera-sized photo: three 1 MiB chunks
     assert len(big) > 2 * 1024 * 1024
     fill_erosion_report(page, [big])
@@ -236,13 +252,13 @@ def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sy
     server.stop()
     page.goto(f"{server.url}/permits/{permit.id}")
     page.click("#open-actions a:has-text('Reset the silt fence')")  # the report is held on the device
-    form = f"form[data-offline-record='{action.id}']"
-    page.fill(f"{form} input[name$='-completed_at']", (dt.datetime.now() - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
+    form = f"form[action='/actions/{action.id}/close']"
+    page.fill(f"{form} input[name$='-completed_at']", (dt.datetime.now(LOCAL_TZ) - dt.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M"))
     page.fill(f"{form} textarea[name$='-note']", "Fence reset and re-trenched")
     page.click(f"{form} button[type=submit]")
     page.wait_for_selector("[data-offline-saved]:has-text('Saved on this device — will sync')")
     [item] = outbox(page)
-    assert (item["op"]["kind"], item["op"]["base_revision"]) == ("action.close", 1)
+    assert item["url"] == f"/actions/{action.id}/close"
 
     server.start()
     page.goto(f"{server.url}/outbox")

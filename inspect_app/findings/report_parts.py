@@ -1,0 +1,93 @@
+"""The repeating parts of the report form: findings (each with its corrective action and its photos) and a
+walk-through's punch-list items, posted with the report itself (save or submit), online or sent again
+from a device's outbox. Each part is a fieldset named `<part>-new-<id>-<field>`, the id made on the device
+as it clones the part's <template>; the server's own forms check them, errors beside their fields."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from werkzeug.datastructures import MultiDict
+
+from inspect_app.findings import services as findings
+from inspect_app.findings.forms import ActionForm, FindingForm, PunchForm, action_form, finding_form
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.photos.posted import store_posted
+from inspect_app.photos.processing import PhotoRejected
+from inspect_app.photos.services import PhotoRefused
+
+PART = re.compile(r"^(finding|punch)-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-description$")
+NO_CSRF = {"csrf": False}  # the report form's own token covers its parts
+
+
+@dataclass
+class NewPart:
+    """A finding typed into the report form (with its corrective action, if one is asked for)."""
+
+    id: str
+    finding: FindingForm
+    action: ActionForm
+    wants_action: bool
+
+
+@dataclass
+class Parts:
+    findings: list[NewPart] = field(default_factory=list)
+    punch: list[tuple[str, PunchForm]] = field(default_factory=list)
+
+
+def blank(permit: Permit) -> Parts:
+    """One blank part of each kind under the id `__id__`, for the page's <template>s."""
+    return Parts([_finding(permit, "__id__", None)], [("__id__", _punch("__id__", None))])
+
+
+def read(permit: Permit, form: MultiDict) -> tuple[Parts, dict[str, str]]:
+    """The new parts posted with the report, checked by their forms; the second value: field id → message."""
+    parts, errors = Parts(), {}
+    for kind, part_id in dict.fromkeys(m.groups() for m in map(PART.match, form) if m):
+        if kind == "finding":
+            part = _finding(permit, part_id, form)
+            parts.findings.append(part)
+            checked = [part.finding, part.action] if part.wants_action else [part.finding]
+        else:
+            punch = _punch(part_id, form)
+            parts.punch.append((part_id, punch))
+            checked = [punch]
+        for sub in checked:
+            if not sub.validate():
+                errors.update({f.id: f.errors[0] for f in sub if f.errors})
+    return parts, errors
+
+
+def apply(actor, inspection: Inspection, parts: Parts) -> dict[str, str]:
+    """Record the parts on the draft; the messages of what the services refused, by field id."""
+    permit = inspection.permit
+    try:
+        store_posted(actor, permit, "photos", inspection=inspection)
+        for part in parts.findings:
+            f = part.finding
+            made = findings.add_finding(actor, inspection, f.description.data, f.location.data, f.severity.data,
+                                        f.is_violation.data, f.citation.data, f.area_id.data, f.structure_id.data)
+            if part.wants_action:
+                a = part.action
+                findings.open_action(actor, made, a.kind.data, a.description.data, a.owner_id.data or None,
+                                     a.owner_name.data)
+            store_posted(actor, permit, f"finding-new-{part.id}-photos", finding=made)
+        for _, punch in parts.punch:
+            findings.add_punch_item(actor, inspection, punch.description.data)
+    except (findings.FindingError, PhotoRejected, PhotoRefused) as error:
+        return {"new-parts": str(error)}
+    return {}
+
+
+def _finding(permit: Permit, part_id: str, form: MultiDict | None) -> NewPart:
+    # Prefixes end in "-" so WTForms adds none (it adds none after "__id__" either).
+    finding = finding_form(permit, prefix=f"finding-new-{part_id}-", formdata=form, meta=NO_CSRF)
+    action = action_form(permit, f"new-{part_id}-", formdata=form, meta=NO_CSRF)
+    wants = bool(form and (form.get(f"action-new-{part_id}-description") or "").strip())
+    return NewPart(part_id, finding, action, wants)
+
+
+def _punch(part_id: str, form: MultiDict | None) -> PunchForm:
+    return PunchForm(prefix=f"punch-new-{part_id}-", formdata=form, meta=NO_CSRF)

@@ -1,0 +1,44 @@
+// This device's IndexedDB ("inspect-forms"), shared by the service worker and the pages:
+// - posts: form posts the worker kept when the server could not be reached, for the outbox to send.
+//   {id, url, entries: [[name, text or File]], key (Idempotency-Key), created_at,
+//    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
+// - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
+var DeviceStore = (function () {
+  "use strict";
+  var opening = null;
+  function open() {
+    opening = opening || new Promise(function (resolve, reject) {
+      var request = indexedDB.open("inspect-forms", 2);
+      request.onupgradeneeded = function () {
+        ["posts", "held"].forEach(function (name) {
+          if (!request.result.objectStoreNames.contains(name)) request.result.createObjectStore(name, { keyPath: "id" });
+        });
+      };
+      request.onsuccess = function () {
+        // A newer release opening a newer version must not wait for this page: let go, open again later.
+        request.result.onversionchange = function () { request.result.close(); opening = null; };
+        resolve(request.result);
+      };
+      request.onerror = function () { opening = null; reject(request.error); };
+    });
+    return opening;
+  }
+  function run(name, mode, work) {
+    return open().then(function (db) {
+      return new Promise(function (resolve, reject) {
+        var tx = db.transaction(name, mode), request = work(tx.objectStore(name));
+        tx.oncomplete = function () { resolve(request && request.result); };
+        tx.onerror = tx.onabort = function () { reject(tx.error); };
+      });
+    });
+  }
+  return function (name) {
+    return {
+      all: function () { return run(name, "readonly", function (s) { return s.getAll(); }); },
+      get: function (id) { return run(name, "readonly", function (s) { return s.get(id); }); },
+      put: function (item) { return run(name, "readwrite", function (s) { return s.put(item); }); },
+      del: function (id) { return run(name, "readwrite", function (s) { return s.delete(id); }); },
+    };
+  };
+})();
+var FormStore = DeviceStore("posts");
