@@ -500,7 +500,8 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
         if doc.verify_url:
             canvas.drawString(left, 11, _fit(_plain(f"Verify at {doc.verify_url}"), "Helvetica", 7,
                                              text_right - left))
-            _draw_qr(canvas, doc.verify_url, right - QR_SIZE, 4)
+            # The code carries the whole record hash too: the page it opens says whether it is the register's.
+            _draw_qr(canvas, f"{doc.verify_url}?sha256={doc.record_sha256}", right - QR_SIZE, 4)
     elif doc.generated_text:
         canvas.setFont("Helvetica", 7)
         canvas.drawString(left, 20, _plain(doc.generated_text))
