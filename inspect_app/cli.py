@@ -174,10 +174,14 @@ def audit_log() -> None:
 @click.option("--anchor", "anchor", metavar="ENTRY:HASH",
               help="Also check the chain against an anchor kept outside the database (from `flask audit anchor`).")
 def audit_verify(anchor: str | None) -> None:
-    """Walk the whole chain in commit order; exit 1 at the first entry whose content or link does not match."""
+    """Walk the whole chain in commit order, then check each signed or issued record against its last audit
+    entry; exit 1 at the first entry whose content or link does not match, or the first record that differs."""
     found = audit.verify_chain()
     if found.broken is not None:
         raise click.ClickException(f"{found.broken} ({found.verified} entries before it verified)")
+    records = audit.verify_records()
+    if records.mismatch is not None:
+        raise click.ClickException(f"{records.mismatch} ({records.checked} records before it matched their log)")
     if anchor:
         number, _, expected = anchor.partition(":")
         if not number.strip().isdigit() or len(expected.strip()) != 64:
@@ -186,6 +190,8 @@ def audit_verify(anchor: str | None) -> None:
         if mismatch:
             raise click.ClickException(mismatch)
     click.echo(f"{found.verified} entries verified; head: entry {found.head_commit_seq or 0} hash {found.head_hash}")
+    unrecorded = f"; {records.unrecorded} made outside the app, with no entry" if records.unrecorded else ""
+    click.echo(f"{records.checked} signed or issued records match their audit entries{unrecorded}")
 
 
 @audit_log.command("anchor")
