@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
+from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
@@ -207,3 +208,16 @@ def audit_anchor() -> None:
         if message.sent_at is None:
             raise click.ClickException(f"the anchor was not mailed to {to}: {message.error or 'SMTP is not set up'}")
         click.echo(f"Mailed to {to}.")
+
+
+@bp.cli.group("documents")
+def documents_group() -> None:
+    """Frozen documents."""
+
+
+@documents_group.command("freeze-existing")
+def documents_freeze_existing() -> None:
+    """Freeze, once, each record signed or issued before documents were frozen (from the record as it stands,
+    saying so on the document and its verify page). Safe to run again: it freezes only what has no document."""
+    frozen = documents.freeze_existing()
+    click.echo(f"{frozen} documents frozen from records signed before documents were frozen.")

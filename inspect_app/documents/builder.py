@@ -493,6 +493,10 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     if page == total:
         canvas.setFont("Courier", 7.5)
         canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
+    if doc.document_id and doc.generated_text:
+        # How a frozen version came to be, when not at signing (a record signed before documents were frozen).
+        canvas.setFont("Helvetica-Oblique", 7)
+        canvas.drawString(left, 60, _fit(_plain(doc.generated_text), "Helvetica-Oblique", 7, FRAME_WIDTH))
     if doc.document_id:
         # Every page names its document, so a page separated from the others can still be verified.
         canvas.setFont("Helvetica", 7)
