@@ -248,8 +248,9 @@ def _frozen_or_rendered(kind: str, subject) -> bytes:
         return pdf_bytes(document)
     layout = _layout(kind, subject)[1]
     if _final(kind, subject):
-        layout = dataclasses.replace(layout, generated_text=f"Rendered {_when(utcnow())} from the record as it "
-                                                            "stands now; not frozen at signing.")
+        # The day only: two downloads of one record the same day are the same bytes.
+        layout = dataclasses.replace(layout, generated_text=f"Rendered {local(utcnow()):%b %-d, %Y} from the record "
+                                                            "as it stands now; not frozen at signing.")
     pdf = render(layout)
     gc.collect()
     return pdf
