@@ -10,6 +10,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
 from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
+from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
@@ -171,10 +172,14 @@ def audit_log() -> None:
 @click.option("--anchor", "anchor", metavar="ENTRY:HASH",
               help="Also check the chain against an anchor kept outside the database (from `flask audit anchor`).")
 def audit_verify(anchor: str | None) -> None:
-    """Walk the whole chain in commit order; exit 1 at the first entry whose content or link does not match."""
+    """Walk the whole chain in commit order, then check each signed or issued record against its last audit
+    entry; exit 1 at the first entry whose content or link does not match, or the first record that differs."""
     found = audit.verify_chain()
     if found.broken is not None:
         raise click.ClickException(f"{found.broken} ({found.verified} entries before it verified)")
+    records = audit.verify_records()
+    if records.mismatch is not None:
+        raise click.ClickException(f"{records.mismatch} ({records.checked} records before it matched their log)")
     if anchor:
         number, _, expected = anchor.partition(":")
         if not number.strip().isdigit() or len(expected.strip()) != 64:
@@ -183,6 +188,8 @@ def audit_verify(anchor: str | None) -> None:
         if mismatch:
             raise click.ClickException(mismatch)
     click.echo(f"{found.verified} entries verified; head: entry {found.head_commit_seq or 0} hash {found.head_hash}")
+    unrecorded = f"; {records.unrecorded} made outside the app, with no entry" if records.unrecorded else ""
+    click.echo(f"{records.checked} signed or issued records match their audit entries{unrecorded}")
 
 
 @audit_log.command("anchor")
@@ -198,3 +205,16 @@ def audit_anchor() -> None:
         if message.sent_at is None:
             raise click.ClickException(f"the anchor was not mailed to {to}: {message.error or 'SMTP is not set up'}")
         click.echo(f"Mailed to {to}.")
+
+
+@bp.cli.group("documents")
+def documents_group() -> None:
+    """Frozen documents."""
+
+
+@documents_group.command("freeze-existing")
+def documents_freeze_existing() -> None:
+    """Freeze, once, each record signed or issued before documents were frozen (from the record as it stands,
+    saying so on the document and its verify page). Safe to run again: it freezes only what has no document."""
+    frozen = documents.freeze_existing()
+    click.echo(f"{frozen} documents frozen from records signed before documents were frozen.")

@@ -50,6 +50,8 @@ def from_environment(instance_path: Path) -> dict:
         "TRUSTED_PROXY_COUNT": int(os.environ.get("TRUSTED_PROXY_COUNT", "0")),
         # Sign-in throttle: failures allowed per account and per address in the window.
         "SIGNIN_FAILURE_LIMIT": os.environ.get("SIGNIN_FAILURE_LIMIT", "5 per 15 minutes"),
+        # The public /verify page: requests allowed per address.
+        "VERIFY_LIMIT": os.environ.get("VERIFY_LIMIT", "30 per minute; 300 per hour"),
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         "WTF_CSRF_TIME_LIMIT": None,

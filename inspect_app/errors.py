@@ -48,8 +48,10 @@ def register(app: Flask) -> None:
     def too_many(error):
         reset = getattr(limiter.current_limit, "reset_at", None)
         minutes = max(1, round((reset - time.time()) / 60)) if reset else 15
-        message = (f"Too many failed sign-ins from here or for this account. Try again in {minutes} "
-                   f"minute{'s' if minutes != 1 else ''}.")
+        # A limit names what was too many (error_message); the sign-in throttle is the one that does not.
+        what = getattr(getattr(error, "limit", None), "error_message", None)
+        what = what if isinstance(what, str) else "Too many failed sign-ins from here or for this account"
+        message = f"{what}. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
         return _page(429, message, error)
 
     @app.errorhandler(500)

@@ -53,6 +53,8 @@ class SyncDevice(db.Model):
     token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     created_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    # The town of the admin who minted it: the token reaches that town's permits only (policy.token_town).
+    jurisdiction_id: Mapped[str | None] = mapped_column(ForeignKey("jurisdictions.id"))
     last_used_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     revoked_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))

@@ -25,6 +25,7 @@ def _payload_schemas() -> dict[str, Any]:
 
 
 ERROR = _json(_ref("Error"), "Refused; the message says why and nothing was changed.")
+STORED_ELSEWHERE = _json(_ref("Error"), "A file stored for a record you may not see: answered as for no file.")
 SHA_PARAM = {"name": "sha", "in": "path", "required": True,
              "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}
 
@@ -120,7 +121,7 @@ OPENAPI: dict[str, Any] = {
         "/sync/blobs/{sha}": {
             "get": {"summary": "Bytes received so far (also HEAD; header Upload-Offset)",
                     "parameters": [SHA_PARAM],
-                    "responses": {"200": _json({"type": "object"}, "received, complete")}},
+                    "responses": {"200": _json({"type": "object"}, "received, complete"), "404": STORED_ELSEWHERE}},
             "put": {"summary": "Add a chunk at the offset in the Upload-Offset header",
                     "parameters": [SHA_PARAM, {"name": "Upload-Offset", "in": "header", "required": True,
                                                "schema": {"type": "integer"}}],
@@ -128,7 +129,7 @@ OPENAPI: dict[str, Any] = {
                         "type": "string", "format": "binary"}}}},
                     "responses": {"200": _json({"type": "object"}, "The new offset."),
                                   "409": _json(_ref("Error"), "Wrong offset; `received` says where to resume."),
-                                  "413": ERROR}},
+                                  "404": STORED_ELSEWHERE, "413": ERROR}},
         },
         "/sync/blobs/{sha}/complete": {"post": {
             "summary": "Verify the upload against its SHA-256 and keep it",
@@ -136,6 +137,7 @@ OPENAPI: dict[str, Any] = {
             "requestBody": {"content": {"application/json": {"schema": {
                 "type": "object", "properties": {"content_type": {"type": "string"}}}}}},
             "responses": {"200": _json({"type": "object"}, "Stored."),
+                          "404": STORED_ELSEWHERE,
                           "422": _json(_ref("Error"), "Hash mismatch: the bytes were discarded.")}}},
         "/sync/devices": {
             "get": {"summary": "Device tokens (admins, session only)", "responses": {"200": {"description": "List"}}},

@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, visible_permits
+from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, token_town, visible_permits
 from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
@@ -661,7 +661,7 @@ def create_device(actor, user: User, name: str) -> tuple[SyncDevice, str]:
     """A device token for `user`; the token itself is shown once and only its hash is kept."""
     token = secrets.token_urlsafe(32)
     device = SyncDevice(user_id=user.id, name=name.strip()[:120] or "device", token_sha256=token_hash(token),
-                        created_by_id=getattr(actor, "id", None))
+                        created_by_id=getattr(actor, "id", None), jurisdiction_id=token_town(actor))
     db.session.add(device)
     audit.record(actor, "sync.device_create", device)
     return device, token

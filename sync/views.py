@@ -15,7 +15,8 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, managed_users, manages, visible_permits
+from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees_blob,
+                                         visible_permits)
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
@@ -40,6 +41,7 @@ PUBLIC_ENDPOINTS = {"sync.openapi", "sync.session"}
 def authenticate():
     """Sign the request in by device token, or check the session's CSRF token on unsafe methods."""
     g.sync_device = None
+    limit_to_token(None)
     header = request.headers.get("Authorization", "")
     if header.lower().startswith("bearer "):
         device = services.device_for_token(header[7:].strip())
@@ -47,6 +49,7 @@ def authenticate():
             return _error(401, "The device token is unknown or has been revoked.")
         g._login_user = db.session.get(User, device.user_id)  # Flask-Login's user for this request only
         g.sync_device = device
+        limit_to_token(device)
         return None
     if request.endpoint in PUBLIC_ENDPOINTS:
         return None
@@ -55,6 +58,12 @@ def authenticate():
     if current_app.config.get("WTF_CSRF_ENABLED", True):
         csrf.protect()
     return None
+
+
+@bp.teardown_request
+def _forget_token(error=None) -> None:
+    # The token's limit is this request's alone, not that of whatever else runs in the same app context.
+    g.pop("token_town", None)
 
 
 @bp.get("/openapi.json")
@@ -134,7 +143,7 @@ def snapshot(permit_id: str):
 @bp.route("/blobs/<sha>", methods=["GET", "HEAD"])
 def blob_status(sha: str):
     """How many bytes of a blob the server holds, so an upload resumes from there."""
-    _require_uploader()
+    _require_blob(sha)
     store = services.blob_store()
     try:
         received, complete = store.received(sha), store.exists(sha)
@@ -152,7 +161,7 @@ def blob_chunk(sha: str):
     offset = int(offset) if offset.isascii() and offset.isdigit() and len(offset) < 19 else None
     if offset is None:
         return _error(400, "Send the chunk's starting byte in the Upload-Offset header.")
-    _require_uploader()
+    _require_blob(sha)
     chunk = _body(services.setting("SYNC_MAX_CHUNK_BYTES", services.MAX_CHUNK_BYTES))
     store = services.blob_store()
     try:
@@ -171,7 +180,7 @@ def blob_chunk(sha: str):
 @bp.post("/blobs/<sha>/complete")
 def blob_complete(sha: str):
     """Check the uploaded bytes against their SHA-256 and their declared type, and keep them."""
-    _require_uploader()
+    _require_blob(sha)
     body = request.get_json(silent=True)
     content_type = body.get("content_type") if isinstance(body, dict) else None
     try:
@@ -250,6 +259,17 @@ def _require_uploader() -> None:
     # uses the blob); admins configure, they upload nothing.
     if not services.may_upload(current_user):
         abort(403, "Your role does not upload files.")
+
+
+def _require_blob(sha: str) -> None:
+    """An uploader, asking about a blob theirs to upload (a stored one they may not see: 404, as for none)."""
+    _require_uploader()
+    try:
+        services.blob_store().path(sha)
+    except BlobError as error:
+        abort(400, str(error))
+    if not sees_blob(current_user, sha):
+        abort(404, "No upload of yours with that SHA-256.")
 
 
 def _require_session(action: str) -> None:

@@ -6,25 +6,35 @@
 - An admin configures everything in their jurisdiction, or in every town when they have none. A town's
   admin manages the accounts, device tokens and mail of that town only (`managed_users`, `visible_mail`):
   its agents and admins, and the inspectors and permittees whose every permit is in it.
+- A device token is limited to the town of the admin who minted it (`token_town`): through it, its user
+  sees only their permits of that town, even if they are later assigned to another town's permit. A
+  token minted by the admin of all towns (or at the server's prompt) is limited to nothing beyond what
+  its user sees. A request signed in by a token carries that limit (`limit_to_token`), and `sees` and
+  `visible_permits` apply it, so every path of the sync API does.
 - A draft report, and everything of it (answers, findings, their corrective actions, punch-list items,
   photos), is its author's alone until it is submitted (`sees_report`, `hidden_draft_parts`): not the
   permittee's, not the town's agents', not another inspector's on the same permit. §380-16 C(4)(f)[1]:
   "written reports shall be submitted to the applicant and the DPW Director after each inspection";
   what they receive is the submitted report, not the engineer's work in progress.
+- A stored file (blob) is its uploader's, and theirs who see a record that names it (`sees_blob`); to
+  anyone else the upload routes answer as for no file at all.
 """
 from __future__ import annotations
 
-from flask import abort
+from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, Select, and_, exists, false, func, or_, select, true
 
 from inspect_app.accounts.models import User
+from inspect_app.certifications.models import OMCertification
+from inspect_app.completion.models import FinalSubmission
+from inspect_app.documents.models import FrozenDocument
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.models import Permit, PermitAssignment
-from inspect_app.photos.models import Photo
+from inspect_app.photos.models import Blob, Photo
 
 # action → roles that may do it, before the per-permit check below.
 ACTIONS: dict[str, frozenset[str]] = {
@@ -69,6 +79,23 @@ def acts_for_all_towns(user) -> bool:
     return getattr(user, "is_authenticated", False) and user.role == "admin" and user.jurisdiction_id is None
 
 
+def token_town(admin) -> str | None:
+    """The town a device token minted by `admin` is limited to: a town admin's own; None (no town limit)
+    for the admin of all towns or the server's prompt (no admin)."""
+    if admin is None or acts_for_all_towns(admin):
+        return None
+    return admin.jurisdiction_id
+
+
+def limit_to_token(device) -> None:
+    """This request is signed in by `device`'s token (None: by a session): limit what it sees to its town."""
+    g.token_town = getattr(device, "jurisdiction_id", None)
+
+
+def _token_town() -> str | None:
+    return g.get("token_town") if has_app_context() else None
+
+
 def _in_jurisdiction(user, permit: Permit) -> bool:
     if acts_for_all_towns(user):
         return True
@@ -82,6 +109,9 @@ def is_assigned(user, permit: Permit) -> bool:
 def sees(user, permit: Permit) -> bool:
     """Whether `user` may see `permit` at all."""
     if not getattr(user, "is_authenticated", False):
+        return False
+    town = _token_town()
+    if town is not None and permit.jurisdiction_id != town:
         return False
     if user.role in ("agent", "admin"):
         return _in_jurisdiction(user, permit)
@@ -124,6 +154,9 @@ def visible_permits(user) -> Select[tuple[Permit]]:
     query = select(Permit)
     if not getattr(user, "is_authenticated", False):
         return query.where(false())
+    town = _token_town()
+    if town is not None:
+        query = query.where(Permit.jurisdiction_id == town)
     if user.role in ("agent", "admin"):
         if acts_for_all_towns(user):
             return query.where(true())
@@ -231,3 +264,30 @@ def sees_part(user, record) -> bool:
     if hidden is None:
         return True
     return db.session.scalar(hidden.where(type(record).id == record.id)) is None
+
+
+def sees_blob(user, sha: str) -> bool:
+    """Whether `user` may ask about, add to or complete the upload of blob `sha` (/sync/blobs).
+
+    A file not stored yet is anyone's to upload. A stored one is its uploader's, and theirs who see a
+    record that names it: a photo or one of its renditions, a final submission, a frozen document, a
+    signature, a pipe-run video (not of someone else's draft). Anyone else learns nothing of it, not even
+    that it is stored.
+    """
+    blob = db.session.get(Blob, sha)
+    if blob is None or blob.uploaded_by_id == user.id:
+        return True
+    permits = visible_permits(user).with_only_columns(Permit.id)
+    reports = select(Inspection.id).where(Inspection.permit_id.in_(permits), shown(user, Inspection))
+    naming = (
+        select(Photo.id).where(Photo.permit_id.in_(permits), shown(user, Photo),
+                               or_(Photo.original_sha256 == sha, Photo.display_sha256 == sha,
+                                   Photo.thumb_sha256 == sha, Photo.print_sha256 == sha)),
+        select(FinalSubmission.id).where(FinalSubmission.permit_id.in_(permits), FinalSubmission.blob_sha256 == sha),
+        select(FrozenDocument.id).where(FrozenDocument.permit_id.in_(permits), FrozenDocument.pdf_sha256 == sha),
+        select(OMCertification.id).where(OMCertification.permit_id.in_(permits),
+                                         OMCertification.signature_sha256 == sha),
+        select(Inspection.id).where(Inspection.id.in_(reports), Inspection.signature_sha256 == sha),
+        select(PipeVideo.id).where(PipeVideo.inspection_id.in_(reports), PipeVideo.blob_sha256 == sha),
+    )
+    return bool(db.session.scalar(select(or_(*(exists(query) for query in naming)))))

@@ -5,10 +5,13 @@ import datetime as dt
 import decimal
 from typing import Any
 
+from dataclasses import dataclass
+
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, text
 
 from inspect_app.audit import chain
+from inspect_app.audit.guards import GUARDS
 from inspect_app.audit.models import AuditEntry, chain_rows
 from inspect_app.extensions import db
 
@@ -96,3 +99,76 @@ def chain_head() -> tuple[int, str]:
 def anchor_text(commit_seq: int, head_hash: str, at: dt.datetime) -> str:
     """The line an anchor keeps outside the database: the head's commit number and hash, and when."""
     return f"audit chain head: entry {commit_seq} hash {head_hash} at {at.isoformat()}"
+
+
+# -- guarded records against the log ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RecordCheck:
+    """What checking the guarded records against the log found: how many matched, how many no entry
+    records (made outside the app), and the first that differs from what its last entry says."""
+
+    checked: int
+    unrecorded: int
+    mismatch: str | None
+
+
+def verify_records(batch: int = 2000) -> RecordCheck:
+    """Each record the guards have made final (a submitted report, an issued order, notice or certificate,
+    a signed certification, a frozen document), against the last audit entry that recorded it.
+
+    Its frozen columns (all but those its guard lets the app fill in later) must hold what that entry's
+    `after` says. The chain proves the entries are untouched, so a row changed behind the triggers' back
+    (with them dropped) shows here. One streamed query per table, the entry looked up beside each row by
+    its indexed id (constant memory).
+    """
+    checked = unrecorded = 0
+    for guard in GUARDS:
+        if guard.table == AuditEntry.__tablename__:
+            continue
+        table = db.metadata.tables[guard.table]
+        frozen = [column for column in table.columns if column.name not in guard.writable]
+        entries = AuditEntry.__table__
+        recorded = (select(entries.c.after)
+                    .where(entries.c.entity == guard.table, entries.c.entity_id == table.c.id,
+                           entries.c.after.is_not(None))
+                    .order_by(entries.c.seq.desc()).limit(1).scalar_subquery())
+        final = text(guard.final.replace("OLD.", f"{guard.table}."))
+        query = (select(*frozen, recorded.label("audited_after")).where(final).order_by(table.c.id)
+                 .execution_options(yield_per=batch))
+        rows = db.session.execute(query)
+        try:
+            for row in rows.mappings():
+                after = row["audited_after"]
+                if after is None:
+                    unrecorded += 1
+                    continue
+                differs = [column.name for column in frozen
+                           if column.name in after and not _same(row[column.name], after[column.name])]
+                if differs:
+                    return RecordCheck(checked, unrecorded,
+                                       f"{guard.table} {row['id']}: {', '.join(differs)} differ from its last audit "
+                                       "entry; the row was changed outside the app")
+                checked += 1
+        finally:
+            rows.close()
+    return RecordCheck(checked, unrecorded, None)
+
+
+def _same(stored: Any, audited: Any) -> bool:
+    """Whether a column's value is what the audit snapshot (JSON, see `snapshot`) says it was."""
+    if stored is None or audited is None:
+        return stored is None and audited is None
+    if isinstance(stored, dt.datetime):
+        try:
+            audited = dt.datetime.fromisoformat(audited)
+        except (TypeError, ValueError):
+            return False
+        return _utc(stored) == _utc(audited)
+    if isinstance(stored, (dt.date, decimal.Decimal)):
+        return str(stored.isoformat() if isinstance(stored, dt.date) else stored) == str(audited)
+    return stored == audited
+
+
+def _utc(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)

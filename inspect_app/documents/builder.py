@@ -493,6 +493,10 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     if page == total:
         canvas.setFont("Courier", 7.5)
         canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
+    if doc.document_id and doc.generated_text:
+        # How a frozen version came to be, when not at signing (a record signed before documents were frozen).
+        canvas.setFont("Helvetica-Oblique", 7)
+        canvas.drawString(left, 60, _fit(_plain(doc.generated_text), "Helvetica-Oblique", 7, FRAME_WIDTH))
     if doc.document_id:
         # Every page names its document, so a page separated from the others can still be verified.
         canvas.setFont("Helvetica", 7)
@@ -500,7 +504,8 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
         if doc.verify_url:
             canvas.drawString(left, 11, _fit(_plain(f"Verify at {doc.verify_url}"), "Helvetica", 7,
                                              text_right - left))
-            _draw_qr(canvas, doc.verify_url, right - QR_SIZE, 4)
+            # The code carries the whole record hash too: the page it opens says whether it is the register's.
+            _draw_qr(canvas, f"{doc.verify_url}?sha256={doc.record_sha256}", right - QR_SIZE, 4)
     elif doc.generated_text:
         canvas.setFont("Helvetica", 7)
         canvas.drawString(left, 20, _plain(doc.generated_text))

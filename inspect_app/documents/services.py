@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 
 from flask import current_app, has_request_context, request, url_for
-from sqlalchemy import event, select
+from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
 from inspect_app import files
@@ -103,8 +103,11 @@ def verify_url(document_id: str) -> str:
     return f"{base.rstrip('/')}/verify/{document_id}"
 
 
-def freeze(kind: str, subject, occasion: str) -> FrozenDocument:
-    """The document of `subject` as it stands, frozen; the current version if its record has not changed."""
+def freeze(kind: str, subject, occasion: str, note: str | None = None) -> FrozenDocument:
+    """The document of `subject` as it stands, frozen; the current version if its record has not changed.
+
+    `note`, printed on each page, says how this version came to be when that is not the signing itself.
+    """
     record_sha, layout = _layout(kind, subject)
     current = current_document(kind, subject.id)
     if current is not None and current.record_sha256 == record_sha:
@@ -112,7 +115,8 @@ def freeze(kind: str, subject, occasion: str) -> FrozenDocument:
     if current is None and kind == "inspection_report" and subject.amends_id:
         current = current_document(kind, subject.amends_id)  # an amended report amends the original's document
     document_id = new_id()
-    pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id)))
+    pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id),
+                                     generated_text=note))
     gc.collect()
     signed_by, signed_at = _signer(kind, subject, occasion)
     document = FrozenDocument(
@@ -234,21 +238,57 @@ def report_download_pdf(inspection: Inspection) -> bytes:
 
 
 def _frozen_or_rendered(kind: str, subject) -> bytes:
-    """The latest frozen version; a record from before documents were frozen (or a draft) is rendered now."""
+    """The latest frozen version; a record from before documents were frozen (or a draft) is rendered now.
+
+    A signed record rendered now says so on each page: it is the record as it stands, not what was signed
+    (`flask documents freeze-existing` freezes such records once, see `freeze_existing`).
+    """
     document = current_document(kind, subject.id)
     if document is not None:
         return pdf_bytes(document)
-    pdf = render(_layout(kind, subject)[1])
+    layout = _layout(kind, subject)[1]
+    if _final(kind, subject):
+        # The day only: two downloads of one record the same day are the same bytes.
+        layout = dataclasses.replace(layout, generated_text=f"Rendered {local(utcnow()):%b %-d, %Y} from the record "
+                                                            "as it stands now; not frozen at signing.")
+    pdf = render(layout)
     gc.collect()
     return pdf
+
+
+def _when(moment: dt.datetime) -> str:
+    return f"{local(moment):%b %-d, %Y %-I:%M %p %Z}"
+
+
+def freeze_existing(now: dt.datetime | None = None) -> int:
+    """Freeze, once, each signed or issued record that has no frozen document (it was signed before documents
+    were frozen): rendered from the record as it stands, and saying so on each page and on the verify page.
+
+    Run once after upgrading (`flask documents freeze-existing`); running it again freezes nothing more.
+    Committed one record at a time, so an interrupted run resumes where it stopped.
+    """
+    when = _when(now or utcnow())
+    occasion = f"frozen {when} from the record, not at signing"
+    note = (f"Frozen {when} from the record as it then stood, not at signing: signed before this system "
+            "froze documents.")
+    frozen = 0
+    for kind, model in _SUBJECTS.items():
+        query = select(model.id).where(~exists().where(FrozenDocument.kind == kind,
+                                                       FrozenDocument.subject_id == model.id))
+        if kind == "inspection_report":
+            query = query.where(Inspection.status == "submitted")
+        for subject_id in db.session.scalars(query.order_by(model.id)).all():
+            freeze(kind, db.session.get(model, subject_id), occasion, note)
+            db.session.commit()
+            frozen += 1
+    return frozen
 
 
 def history_pdf(permit: Permit, now: dt.datetime | None = None) -> bytes:
     """The permit's inspection history as PDF bytes: a report of the present, saying when it was generated."""
     record = records.history_record(permit)
     layout = reports.permit_history(record, permit, records.sha256_of(record))
-    generated = local(now or utcnow())
-    return render(dataclasses.replace(layout, generated_text=f"Generated {generated:%b %-d, %Y %-I:%M %p %Z}; "
+    return render(dataclasses.replace(layout, generated_text=f"Generated {_when(now or utcnow())}; "
                                                              "a report of the record as it stood then."))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from flask import Blueprint, abort, render_template, send_file
+from flask import Blueprint, abort, current_app, render_template, request, send_file
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import permit_or_404
@@ -12,7 +12,7 @@ from inspect_app.certifications.models import OMCertification
 from inspect_app.documents import services
 from inspect_app.documents.forms import VerifyUploadForm
 from inspect_app.enforcement.models import StopWorkOrder
-from inspect_app.extensions import db
+from inspect_app.extensions import db, limiter
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.types import local
@@ -98,7 +98,14 @@ def frozen(document_id: str):
 public = Blueprint("verify", __name__)
 
 
+def _verify_limit() -> str:
+    return current_app.config["VERIFY_LIMIT"]
+
+
+# Public and unauthenticated, and an upload is hashed: each address may ask a bounded number of times
+# (a clerk checking a stack of documents stays well inside it), then a 429 saying when to try again.
 @public.route("/verify/<document_id>", methods=["GET", "POST"])
+@limiter.limit(_verify_limit, scope="verify", error_message="Too many verifications from this address")
 def verify(document_id: str):
     """Whether a document is genuine: when and by whom signed, whether amended; compares an uploaded PDF."""
     form = VerifyUploadForm()
@@ -107,9 +114,12 @@ def verify(document_id: str):
         # The same answer for an id never issued and for one the public may not see.
         return render_template("documents/verify.html", found=None, form=form), 404
     match, status = None, 200
+    # The QR code of a frozen PDF adds the record's SHA-256: does the copy in hand carry the register's?
+    given = request.args.get("sha256", "")
+    printed = given.strip().lower() == found.document.record_sha256 if given else None
     if form.is_submitted():
         if form.validate():
             match = services.compare_upload(found.document, form.pdf.data.stream)
         else:
             status = 422
-    return render_template("documents/verify.html", found=found, form=form, match=match), status
+    return render_template("documents/verify.html", found=found, form=form, match=match, printed=printed), status

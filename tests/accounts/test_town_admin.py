@@ -6,6 +6,9 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
+from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.types import utcnow
+from sync.client import new_op
 from sync.models import SyncDevice
 from sync.services import create_device
 
@@ -97,3 +100,37 @@ def test_a_town_admin_reads_only_its_towns_mail(app, towns, signed_in):
     assert "A message of no permit" not in page.text
     every = signed_in(people["all_admin"]).get("/mail/").text
     assert lm.number in every and sb.number in every and "A message of no permit" in every
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_a_town_admins_token_stays_in_its_town_when_its_engineer_is_assigned_elsewhere(app, towns, make,
+                                                                                        signed_in):
+    people, lm, sb = towns
+    engineer = make.user("inspector")
+    lm_area = make.permit("longmeadow", inspectors=[engineer], areas=["Pad"]).areas[0]
+    minted = _mint(signed_in(people["lm_admin"]), engineer)
+    assert minted.status_code == 201
+    town_token = minted.json["token"]
+    anywhere_token = _mint(signed_in(people["all_admin"]), engineer).json["token"]
+    # Later, the engineer is assigned to a Southborough permit too.
+    sb_area = make.permit("southborough", inspectors=[engineer], areas=["Basin"]).areas[0]
+    device = app.test_client()
+    listed = {p["id"] for p in device.get("/sync/permits", headers=_bearer(town_token)).json["permits"]}
+    assert listed == {lm_area.permit_id}
+    snapshot = device.get(f"/sync/permits/{sb_area.permit_id}/snapshot", headers=_bearer(town_token))
+    assert snapshot.status_code == 404
+    assert device.get(f"/sync/permits/{lm_area.permit_id}/snapshot", headers=_bearer(town_token)).status_code == 200
+    changes = device.get("/sync/changes", headers=_bearer(town_token)).get_data(as_text=True)
+    assert sb_area.permit_id not in changes and lm_area.permit_id in changes
+    pushed = device.post("/sync/push", headers=_bearer(town_token), json={"ops": [
+        new_op("area.status", sb_area.id, {"status": "activity_ceased", "at": utcnow().isoformat()}, 1)]})
+    assert pushed.json["results"][0]["status"] == "rejected"
+    assert db.session.get(DisturbedArea, sb_area.id).revision == 1
+    # A token of the admin of all towns, and the engineer's own session, reach both towns.
+    listed = {p["id"] for p in device.get("/sync/permits", headers=_bearer(anywhere_token)).json["permits"]}
+    assert listed == {lm_area.permit_id, sb_area.permit_id}
+    session = signed_in(engineer).get("/sync/permits").json["permits"]
+    assert {p["id"] for p in session} == {lm_area.permit_id, sb_area.permit_id}

@@ -7,6 +7,9 @@ records they may not see: another town's or another owner's, and the parts of a 
 they do see. Each answer must be 403 or 404 (anonymous: sent to sign in, or 401), and the database
 must not change. Every page without ids, and every page about records they may see, is read by each of
 them and must name nothing they may not see (no other town's records, nothing of anyone's draft).
+The blob upload routes (`/sync/blobs/<sha>`, named by a file's SHA-256, not a record's id) are asked
+by each of them about the stored files of records they may not see (another town's photo, anyone's draft
+photo): 401/403/404 again, with no word of the file, and nothing added to the blob store.
 The URL map is walked, so a route added later is covered without being listed here.
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import io
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pypdf import PdfReader
 from sqlalchemy import select
@@ -34,10 +38,11 @@ from sync.services import create_device
 
 import factories
 
-# Routes whose arguments are no record of a permit: files of the app itself, content-addressed blob
-# uploads (sha256: who may upload what is the uploads work's), and the calendar feed whose secret key
-# is itself the permission (a wrong key is tried below).
-NOT_RECORDS = {"static", "sync.blob_status", "sync.blob_chunk", "sync.blob_complete"}
+# Routes whose arguments are no record of a permit: files of the app itself, and content-addressed blob
+# uploads (walked on their own, with the SHA-256 of files), and the calendar feed whose secret key is
+# itself the permission (a wrong key is tried below).
+NOT_RECORDS = {"static"}
+BLOB_ARGUMENT = "sha"
 # Fixed words a route takes beside ids.
 WORDS = {"kind": "display", "inspection_type": "erosion_control"}
 # A submitted report's own PDF (a second or so to build) holds that report alone: read in tests/documents.
@@ -65,6 +70,8 @@ class Town:
     draft: dict = field(default_factory=dict)     # kind -> (id, permit id): a colleague's draft and its parts
     op: tuple = ()                                # (op id, permit id) of the engineer's sync operation
     words: list = field(default_factory=list)     # text that names this town's records
+    blobs: list = field(default_factory=list)     # SHA-256 of the files of its submitted report's photo
+    draft_blobs: list = field(default_factory=list)  # of its draft's photo
 
 
 def _town(make, key: str) -> Town:
@@ -78,7 +85,8 @@ def _town(make, key: str) -> Town:
     report = make.inspection(permit, inspector=people["inspector"], status="draft", latitude=permit.latitude,
                              longitude=permit.longitude)
     finding = make.finding(permit, report)
-    photo = make.photo(permit, inspection=report, caption=f"Photo of {permit.number}")
+    # Files of different bytes (a blob is its bytes): each photo its own shade.
+    photo = make.photo(permit, inspection=report, caption=f"Photo of {permit.number}", shade=2 * len(key))
     report.status, report.submitted_at = "submitted", report.performed_at
     action = _action(finding)
     draft = inspections.start_inspection(people["colleague"], permit, "erosion_control", fetch_weather=False)
@@ -86,7 +94,7 @@ def _town(make, key: str) -> Town:
     draft_action = findings.open_action(people["colleague"], draft_finding, "routine_maintenance",
                                         f"Draft action {key}wren", owner_id=people["permittee"].id)
     db.session.commit()
-    draft_photo = make.photo(permit, inspection=draft, caption=f"Draft photo {key}wren")
+    draft_photo = make.photo(permit, inspection=draft, caption=f"Draft photo {key}wren", shade=2 * len(key) + 1)
     agent, inspector = people["agent"], people["inspector"]
     now = utcnow()
     rows = {
@@ -126,7 +134,14 @@ def _town(make, key: str) -> Town:
                   "action": (draft_action.id, here), "photo": (draft_photo.id, here),
                   "punch": (rows["draft_punch"].id, here)}
     town.words = [permit.number, report.id, finding.id, action.id, photo.id]
+    town.blobs = _files(photo)
+    town.draft_blobs = _files(draft_photo)
     return town
+
+
+def _files(photo) -> list[str]:
+    shas = [photo.original_sha256, photo.display_sha256, photo.thumb_sha256, photo.print_sha256]
+    return [sha for sha in shas if sha]
 
 
 def _action(finding) -> CorrectiveAction:
@@ -147,9 +162,12 @@ def _text(response) -> str:
     return ""
 
 
-def _digest() -> str:
-    """A hash of every row of every table: equal before and after means nothing changed."""
+def _digest(app) -> str:
+    """A hash of every row of every table and every file of the blob store: equal before and after means
+    nothing changed."""
     digest = hashlib.sha256()
+    for path in sorted(Path(app.config["BLOB_ROOT"]).rglob("*")):
+        digest.update(f"{path} {path.stat().st_size}".encode())
     with db.engine.connect() as connection:
         for table in db.metadata.sorted_tables:
             rows = connection.execute(select(table)).all()
@@ -189,12 +207,14 @@ def test_nobody_reaches_what_they_may_not_see_on_any_route(app, make):
         "town admin": make.user("admin", town="longmeadow"), "admin of all towns": make.user("admin", town=None),
     }
     browsers = {name: factories.SignedIn(app.test_client(), user) for name, user in identities.items()}
-    rules = [r for r in app.url_map.iter_rules() if r.endpoint not in NOT_RECORDS]
+    rules = [r for r in app.url_map.iter_rules() if r.endpoint not in NOT_RECORDS
+             and BLOB_ARGUMENT not in r.arguments]
+    blob_rules = [r for r in app.url_map.iter_rules() if BLOB_ARGUMENT in r.arguments]
     with_ids = [r for r in rules if r.arguments - set(WORDS)]
     lists = [r for r in rules if not r.arguments - set(WORDS) and "GET" in r.methods]
     drafts = [w for t in towns for w in (f"{t.key}wren",) + tuple(i for i, _ in t.draft.values())]
-    before = _digest()
-    tried, opened, leaked = 0, [], []
+    before = _digest(app)
+    tried, opened, leaked, blob_tries = 0, [], [], [0]
     for name, user in identities.items():
         browser = browsers[name]
         seen = {t.permit.id for t in towns if user is not None and policy.sees(user, t.permit)}
@@ -212,6 +232,24 @@ def test_nobody_reaches_what_they_may_not_see_on_any_route(app, make):
                     if response.status_code not in refused or (
                             response.status_code == 302 and "/login" not in response.location):
                         opened.append((name, method, url, response.status_code))
+        # The files of records they may not see: as for no file at all (no size, not "complete").
+        files = [sha for t in towns if t.permit.id not in seen for sha in t.blobs]
+        files += [sha for t in towns for sha in t.draft_blobs]
+        blob_refused = {401} if user is None else {404} if user.role != "admin" else {403}
+        for rule in blob_rules:
+            for sha in files:
+                url = rule.build({BLOB_ARGUMENT: sha})[1]
+                for method in sorted(rule.methods & {"GET", "HEAD", "PUT", "POST"}):
+                    response = browser.client.open(
+                        url, method=method, data=b"\xff\xd8\xff" if method == "PUT" else None,
+                        json={"content_type": "image/jpeg"} if method == "POST" else None,
+                        headers={"X-CSRFToken": browser.token, "Upload-Offset": "0"})
+                    response.close()
+                    tried += 1
+                    blob_tries[0] += 1
+                    body = response.get_data(as_text=True)
+                    if response.status_code not in blob_refused or '"received"' in body or "complete" in body:
+                        opened.append((name, method, url, response.status_code))
         hidden = drafts + [w for t in towns if t.permit.id not in seen for w in t.words]
         # Every page they may open, about their own permits' records: nothing of what is hidden on it.
         mine = [(kind, record_id, permit_id) for t in towns if t.permit.id in seen
@@ -227,8 +265,9 @@ def test_nobody_reaches_what_they_may_not_see_on_any_route(app, make):
             if response.status_code >= 500 or found:
                 leaked.append((name, url, response.status_code, found))
     print(f"walk: {len(with_ids)} routes with ids and {len(lists)} without, {len(identities)} identities, "
-          f"{tried} requests")
+          f"{tried} requests, of which {blob_tries[0]} to {len(blob_rules)} blob routes")
+    assert len(blob_rules) == 3 and blob_tries[0] > 0
     assert opened == []
     assert leaked == []
-    assert _digest() == before
+    assert _digest(app) == before
     assert tried > len(identities) * (len(with_ids) + len(lists))

@@ -6,6 +6,7 @@ import io
 import pypdf
 from PIL import Image
 
+from bench.pdf import noisy_jpeg
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.files import blob_store
@@ -59,3 +60,15 @@ def test_the_print_rendition_of_a_photo_taken_upright_stays_upright(make):
         right, left = printed.getpixel((850, 600)), printed.getpixel((50, 600))
     # The stored pixels' red top half is, turned upright, the right half (as on the display rendition).
     assert right[0] > 150 > right[2] and left[2] > 150 > left[0]
+
+
+def test_a_report_of_24_photos_is_small_enough_to_mail(make):
+    """24 camera-like photos (noise compresses like a photo, see bench/pdf.py): the PDF is at most 5 MB."""
+    permit = make.permit()
+    draft = make.inspection(permit, status="draft")
+    for seed in range(24):
+        store_photo(None, permit, io.BytesIO(noisy_jpeg(seed)), inspection=draft, caption=f"Photo {seed + 1}")
+    db.session.commit()
+    pdf = documents.rendered_report_pdf(draft)
+    assert sum(len(page.images) for page in pypdf.PdfReader(io.BytesIO(pdf)).pages) == 24
+    assert len(pdf) <= 5 * 1024 * 1024, f"{len(pdf) / 2**20:.1f} MB"

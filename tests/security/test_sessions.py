@@ -127,3 +127,20 @@ def test_a_new_password_or_a_disabled_account_ends_its_sessions(app, make, clien
     assert _signed_in_page(other)
     assert runner.invoke(args=["users", "disable", "--email", user.email]).exit_code == 0
     assert not _signed_in_page(other)
+
+
+def test_a_sign_in_takes_as_long_for_an_unknown_email_as_for_a_known_one(app, make, client):
+    """Timed as an attacker would, over HTTP, with production's password hash (scrypt): pairs of tries
+    interleaved, so a busy machine slows both alike. Without the dummy hash an unknown email answered in
+    about 3 % of the time of a known one."""
+    app.config.update(PASSWORD_HASH_METHOD="scrypt", SIGNIN_FAILURE_LIMIT="1000 per minute")
+    user = make.user("agent")  # hashed with scrypt
+    token = SignedIn(client).token
+    known, unknown = [], []
+    for n in range(9):
+        for email, times in ((user.email, known), (f"nobody{n}@example.org", unknown)):
+            started = time.perf_counter()
+            assert _login(client, token, email, "wrong password").status_code == 422
+            times.append(time.perf_counter() - started)
+    ratio = sorted(unknown)[4] / sorted(known)[4]  # medians
+    assert 0.5 < ratio < 2, (ratio, known, unknown)
