@@ -3,8 +3,8 @@
 Existing tokens take the town of the admin who minted them; tokens minted at the server's prompt or by
 the admin of all towns keep no town limit.
 
-Revision ID: 0010
-Revises: 0009
+Revision ID: 0011
+Revises: 0010
 """
 from alembic import op
 import sqlalchemy as sa
