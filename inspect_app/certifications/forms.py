@@ -11,7 +11,8 @@ from inspect_app.certifications.models import LOG_KINDS, PARTY_ROLES
 from inspect_app.fields import DateField, DecimalField, IntegerField
 
 PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible (maintenance and repairs)",
-                     "operational": "Responsible for operation and maintenance"}
+                     "operational": "Responsible for operation and maintenance",
+                     "easement_grantor": "Grantor of a stormwater management easement"}
 
 
 class LogEntryForm(FlaskForm):

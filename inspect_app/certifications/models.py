@@ -12,7 +12,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-PARTY_ROLES = ("owner", "financial", "operational")
+# §380-14 F(2): "Responsible parties shall include owner(s), persons with financial responsibility, and
+# persons with operational responsibility, and easement grantors."
+PARTY_ROLES = ("owner", "financial", "operational", "easement_grantor")
 LOG_KINDS = ("inspection", "repair", "replacement", "disposal")
 CERTIFICATION_STATUSES = ("submitted", "accepted", "deficient")
 REMINDER_KINDS = ("upcoming", "late")

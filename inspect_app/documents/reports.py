@@ -45,7 +45,8 @@ ACTION_KINDS = {
 SUBMISSION_KINDS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
                     "final_report": "Final inspection report"}
 LOG_KINDS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement", "disposal": "Disposal"}
-PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible"}
+PARTY_ROLES = {"owner": "Owner", "financial": "Financially responsible", "operational": "Operationally responsible",
+               "easement_grantor": "Easement grantor"}
 CERTIFICATION_STATUSES = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
                           "deficient": "Found deficient"}
 _COMPASS = ("N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW")
