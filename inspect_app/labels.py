@@ -17,8 +17,10 @@ ACTION_KIND_LABELS = {
 LOG_KIND_LABELS = {"inspection": "Inspection", "repair": "Repair", "replacement": "Replacement",
                    "disposal": "Disposal"}
 # A responsible party's role in the O&M plan (§380-14).
+# §380-14 F(2): "Responsible parties shall include owner(s), persons with financial responsibility, and
+# persons with operational responsibility, and easement grantors."
 PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible",
-                     "operational": "Operationally responsible"}
+                     "operational": "Operationally responsible", "easement_grantor": "Easement grantor"}
 # An annual O&M certification's review.
 CERTIFICATION_STATUS_LABELS = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
                                "deficient": "Found deficient"}

@@ -4,13 +4,16 @@ A rule names its clauses with `@implements("§380-11 C(3)(a)", ...)` (inspect_ap
 such function or method; `traceability(clauses, rules, tests)` renders docs/traceability.md from the
 checked-in clause list (docs/clauses.toml). `flask rules trace` writes the file and
 tests/rules/test_traceability.py fails when a listed clause has no rule or no test, or the file is stale.
-A test counts for a clause when its source names the clause exactly (the way the tests cite it).
+A test counts for a clause when its source names the clause exactly (the way the tests cite it) and not
+only as the start of a finer one ("§380-16 C(4)(e)" is not named by "§380-16 C(4)(e)[5]"). A clause the app
+does not enforce is listed with `procedural = "why"`: it has no rule and no test, and the table says so.
 """
 from __future__ import annotations
 
 import ast
 import importlib
 import inspect
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +25,9 @@ class Clause:
     id: str
     source: str
     requirement: str
+    # Why the app does not enforce the clause (an act of the authority or the applicant outside the
+    # record the app keeps); such a clause is listed with this decision instead of a rule and a test.
+    procedural: str = ""
 
 
 def collect_rules(modules: Iterable[ModuleType]) -> dict[str, list[str]]:
@@ -41,13 +47,19 @@ def collect_rules(modules: Iterable[ModuleType]) -> dict[str, list[str]]:
     return {clause: sorted(set(names)) for clause, names in found.items()}
 
 
+def names(text: str, clause: str) -> bool:
+    """Whether `text` cites `clause` itself, not only a finer clause it begins ("C(4)(e)" in "C(4)(e)[5]",
+    "Part 4.2" in "Part 4.2.1")."""
+    return re.search(re.escape(clause) + r"(?![\w\[(]|\.\w)", text) is not None
+
+
 def collect_tests(root: Path, clauses: Iterable[str]) -> dict[str, list[str]]:
     """Clause -> the test functions (file::name) whose source names it, in the test tree under `root`."""
     wanted = list(clauses)
     found: dict[str, list[str]] = {clause: [] for clause in wanted}
     for path in sorted(root.rglob("test_*.py")):
         source = path.read_text(encoding="utf-8")
-        module_hits = [c for c in wanted if c in source]
+        module_hits = [c for c in wanted if names(source, c)]
         if not module_hits:
             continue
         tree = ast.parse(source)
@@ -59,7 +71,7 @@ def collect_tests(root: Path, clauses: Iterable[str]) -> dict[str, list[str]]:
                 text = ast.get_source_segment(source, node) or ""
                 text += "".join(tables[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in tables)
                 for clause in module_hits:
-                    if clause in text:
+                    if names(text, clause):
                         found[clause].append(f"{path.relative_to(root.parent).as_posix()}::{node.name}")
     return found
 
@@ -79,6 +91,8 @@ def traceability(clauses: list[Clause], rules: dict[str, list[str]], tests: dict
     for clause in clauses:
         rule = "<br>".join(f"`{r}`" for r in rules.get(clause.id, [])) or "**none**"
         test = "<br>".join(f"`{t}`" for t in tests.get(clause.id, [])) or "**none**"
+        if clause.procedural:
+            rule, test = f"procedural, not enforced: {clause.procedural}".replace("|", "\\|"), "—"
         requirement = clause.requirement.replace("|", "\\|")
         lines.append(f"| {clause.id} | {clause.source} | {requirement} | {rule} | {test} |")
     return "\n".join(lines) + "\n"
@@ -88,7 +102,7 @@ def load_clauses(path: Path) -> list[Clause]:
     """The checked-in clause list: [[clause]] tables with id, source and requirement."""
     with path.open("rb") as file:
         data = tomllib.load(file)
-    return [Clause(c["id"], c["source"], c["requirement"]) for c in data["clause"]]
+    return [Clause(c["id"], c["source"], c["requirement"], c.get("procedural", "")) for c in data["clause"]]
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -154,7 +154,7 @@ def save_plan(actor, permit: Permit, *, easements: str | None, estimated_annual_
     return plan
 
 
-@implements("§380-14 F(2)")
+@implements("§380-14 F(2)", "§7.6, Changes to O&M Plans b)")
 def set_maintenance_schedule(actor, structure: StormwaterStructure, task: str | None,
                              interval_months: int | None) -> ScheduleAmendment | None:
     """Set a structure's inspection and maintenance task and interval (§380-14 C(2)(h)).
@@ -168,7 +168,7 @@ def set_maintenance_schedule(actor, structure: StormwaterStructure, task: str | 
         field = "maintenance_interval_months" if task else "maintenance_task"
         raise OMError({field: "Give both the task and how often it is done, or neither."})
     permit = db.session.get(Permit, structure.permit_id)
-    if current_parties(permit):
+    if amendment_signers(permit):
         amendment = ScheduleAmendment(permit_id=permit.id, structure_id=structure.id, task=task,
                                       interval_months=interval_months, proposed_by_id=getattr(actor, "id", None))
         db.session.add(amendment)
@@ -193,13 +193,20 @@ def pending_amendments(permit: Permit) -> list[ScheduleAmendment]:
         .order_by(ScheduleAmendment.proposed_at)))
 
 
+def amendment_signers(permit: Permit) -> list[ResponsibleParty]:
+    """The current responsible parties who must sign a schedule amendment: those of the roles the town's
+    rule names (§380-14 F(2) names easement grantors; Southborough §7.6, Changes to O&M Plans b) does not)."""
+    roles = permits.profile_of(permit).amendment_signers
+    return [p for p in current_parties(permit) if p.role in roles]
+
+
 def unsigned_parties(amendment: ScheduleAmendment) -> list[ResponsibleParty]:
-    """The current responsible parties who have not signed `amendment` yet."""
+    """The responsible parties who must sign `amendment` and have not yet."""
     signed = {s.party_id for s in amendment.signatures}
-    return [p for p in current_parties(db.session.get(Permit, amendment.permit_id)) if p.id not in signed]
+    return [p for p in amendment_signers(db.session.get(Permit, amendment.permit_id)) if p.id not in signed]
 
 
-@implements("§380-14 F(2)")
+@implements("§380-14 F(2)", "§7.6, Changes to O&M Plans b)")
 def sign_amendment(actor, amendment: ScheduleAmendment, party: ResponsibleParty) -> ScheduleAmendment:
     """`party` signs `amendment`: by its own account, or the agent records its signature given in writing.
     The last signature puts the amendment in force and changes the schedule (§380-14 F(2))."""
@@ -239,19 +246,20 @@ def party_history(permit: Permit) -> list[ResponsibleParty]:
 
 
 def current_parties(permit: Permit, on: dt.date | None = None) -> list[ResponsibleParty]:
-    """The owner(s), financially and operationally responsible parties bound to the plan on `on`."""
+    """The owner(s), financially and operationally responsible parties and easement grantors bound to the
+    plan on `on`."""
     on = on or today_at(permit)
     return [p for p in party_history(permit) if is_current(p, on)]
 
 
-@implements("§380-14 F(1)")
+@implements("§380-14 F(1)", "§380-14 A(3)", "§7.6, Changes to O&M Plans a)")
 def change_responsible_party(actor, permit: Permit, *, role: str, name: str, email: str | None,
                              address: str | None, starts_on: dt.date, user: User | None = None,
                              replaces_current: bool = True, make_permit_owner: bool = False) -> ResponsibleParty:
     """Record a new responsible party, end the one it replaces, notify and bind it (§380-14 F)."""
     errors = {}
     if role not in PARTY_ROLES:
-        errors["role"] = "Choose owner, financial or operational responsibility."
+        errors["role"] = "Choose owner, financial or operational responsibility, or easement grantor."
     if not (name or "").strip():
         errors["name"] = "Give the responsible party's name."
     if make_permit_owner and (user is None or role != "owner"):
@@ -285,7 +293,8 @@ def change_responsible_party(actor, permit: Permit, *, role: str, name: str, ema
 def _notify_binding(permit: Permit, party: ResponsibleParty, ended: list[ResponsibleParty]) -> None:
     profile = permits.profile_of(permit)
     what = {"owner": "an owner", "financial": "the party responsible for financing maintenance and repairs",
-            "operational": "the party responsible for operation and maintenance"}[party.role]
+            "operational": "the party responsible for operation and maintenance",
+            "easement_grantor": "a grantor of a stormwater management easement"}[party.role]
     replaced = f" in place of {', '.join(p.name for p in ended)}" if ended else ""
     body = (f"{party.name},\n\nFrom {party.starts_on:%B %-d, %Y} you are recorded as {what} of the stormwater "
             f"management system of permit {permit.number} at {permit.site_address}{replaced}.\n\n"
@@ -319,7 +328,7 @@ def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | Non
     return list(db.session.scalars(query))
 
 
-@implements("§380-14 C(2)(j)")
+@implements("§380-14 C(2)(j)", "§7.6 d)(6)")
 def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
                   performed_by: str, structure_id: str | None = None, material_type: str | None = None,
                   disposal_location: str | None = None, entry_id: str | None = None) -> MaintenanceLogEntry:

@@ -113,6 +113,7 @@ def check_pdf(data: bytes | None) -> None:
         raise CompletionError("pdf", "This file is not a PDF. Upload the document as a PDF file.")
 
 
+@implements("§380-14 B", "§380-15", "§380-16 C(4)(e)[3]")
 def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
            registry_reference: str | None = None, pe_certified: bool = False,
            inspection: Inspection | None = None) -> FinalSubmission:
@@ -180,7 +181,7 @@ def _short(citation: str) -> str:
     return citation.split(": ", 1)[0].strip()
 
 
-@implements("§380-18", "§380-14 D(4)", "§9.6")
+@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)")
 def open_gates(permit: Permit) -> list[str]:
     """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
     profile (§380-18; Southborough §5.0, §9.6); empty when every gate is closed."""
@@ -232,7 +233,7 @@ def open_gates(permit: Permit) -> list[str]:
     return found
 
 
-@implements("§380-18")
+@implements("§380-18", "§380-10 L")
 def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
     """Issue the certificate of completion once all three final submissions are accepted (§380-18)."""
     record = completion_record(permit)

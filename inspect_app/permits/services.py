@@ -191,7 +191,7 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     return event
 
 
-@implements("§380-16 C(4)(e)[5]")
+@implements("§380-16 C(4)(e)[5]", "§5.0 (Stop Work Order)")
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:

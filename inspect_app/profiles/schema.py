@@ -205,6 +205,12 @@ class Profile(Strict):
     # "final_certification", ...); a purpose the town does not cite is printed without a clause.
     citations: dict[CitationPurpose, str] = Field(default_factory=dict)
     cure_period: DaysRule
+    # Who signs an amendment of the O&M plan's maintenance schedule: the roles of responsible party the
+    # town names ("owner(s), persons with financial responsibility, and persons with operational
+    # responsibility", Southborough §7.6, Changes to O&M Plans b); Longmeadow §380-14 F(2) adds "and
+    # easement grantors").
+    amendment_signers: tuple[Literal["owner", "financial", "operational", "easement_grantor"], ...] = Field(
+        default=("owner", "financial", "operational"), min_length=1)
     # Business days skip weekends, the legal holidays of `holiday_country`/`holiday_subdivision` (the
     # `holidays` package; US-MA includes Patriots' Day) and the town's own `holidays` listed here.
     holiday_country: str = "US"

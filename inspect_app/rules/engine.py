@@ -381,7 +381,7 @@ class _Evaluation:
 
     # -- inspections -------------------------------------------------------------------------------
 
-    @implements("§380-16 C(4)(b)")
+    @implements("§380-16 C(4)(b)", "§380-16 C(4)(b)[1]")
     def _pre_construction(self) -> None:
         citation = self._inspection_citation("erosion_control")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
@@ -452,7 +452,9 @@ class _Evaluation:
             index += 1
         return due
 
-    @implements("CGP 2022 Part 4.2", "CGP 2022 Part 4.3", "CGP 2022 Part 4.4")
+    # §380-16 C(4)(b)[1]: after the first, "additional erosion and sedimentation control inspections shall occur
+    # based on the frequencies articulated in Section 4" of the CGP; §380-11 C(3)(f): "at regular intervals".
+    @implements("CGP 2022 Part 4.2", "CGP 2022 Part 4.3", "CGP 2022 Part 4.4", "§380-16 C(4)(b)[1]", "§380-11 C(3)(f)")
     def _routine_inspections(self) -> None:
         """CGP 2022 Part 4: erosion-control inspections at a fixed frequency from construction start."""
         tz, start, end, times = self.tz, self.started, self.completed, self.erosion
@@ -483,6 +485,7 @@ class _Evaluation:
             else:
                 anchor, anchor_is = due, "deadline"
 
+    @implements("§380-11 C(3)(f)")  # "and especially following any storm"
     def _storm_inspections(self) -> None:
         """CGP 2022 Parts 4.2 and 4.3: an inspection within 24 hours of a storm of 0.25 in or more."""
         facts = self.facts
@@ -645,7 +648,9 @@ class _Evaluation:
             return
         self._emit(kind, subject, episode.ceased, due, met, citation, reason)
 
-    @implements("CGP 2022 Part 5.2")
+    # §380-16 C(4)(f)[2]: the applicant "shall promptly correct any portion of the work that does not comply";
+    # CGP 2022 Part 5.2 gives "promptly" its deadlines.
+    @implements("CGP 2022 Part 5.2", "§380-16 C(4)(f)[2]")
     def _corrective_actions(self) -> None:
         """CGP 2022 Part 5.2: the clock runs from discovery (the inspection, or when the condition was
         recorded), whether or not anyone has opened a corrective action for it yet."""

@@ -25,7 +25,9 @@ def _parties(permit):
 
 
 def test_change_of_ownership_keeps_history_and_binds_the_new_owner(make, signed_in, owner, agent, completed_permit):
-    """§380-14 F(1): a change in ownership is recorded; the new party is told and bound, the history kept."""
+    """§380-14 F(1): a change in ownership is recorded; the new party is told and bound, the history kept.
+    §380-14 A(3): the O&M plan "shall be binding on all subsequent owners": the buyer is told so and takes
+    the permit's O&M pages over from the seller."""
     permit = completed_permit(owner)
     buyer = make.user("permittee", name="Quinn Buyer", email="quinn@example.org")
     browser = signed_in(agent)

@@ -53,3 +53,58 @@ def test_380_14_F2_schedule_change_waits_for_every_responsible_party(make, signe
     assert db.session.scalar(select(AuditEntry).where(AuditEntry.action == "schedule_amendment.in_force")) is not None
     assert "Amendments awaiting signatures" not in signed_in(agent).get(f"/permits/{permit.id}/om").text
     assert signed_in(agent).post(sign, {"party_id": parties["Mow Co"].id}).status_code == 422  # in force: nothing to sign
+
+
+def _propose(browser, permit, basin, task: str = "Mow the side slopes", months: str = "3"):
+    return browser.post(f"/permits/{permit.id}/om/structures/{basin.id}", {
+        f"s-{basin.id}-maintenance_task": task, f"s-{basin.id}-maintenance_interval_months": months})
+
+
+def _add_party(browser, permit, role: str, name: str):
+    return browser.post(f"/permits/{permit.id}/om/parties", {
+        "party-role": role, "party-name": name, "party-email": "", "party-address": "",
+        "party-starts_on": permit.completed_on.isoformat(), "party-user_id": "", "party-replaces_current": ""})
+
+
+def test_380_14_F2_an_easement_grantor_must_sign_a_longmeadow_amendment_too(signed_in, owner, agent, completed_permit):
+    """§380-14 F(2): "Responsible parties shall include owner(s), persons with financial responsibility, and
+    persons with operational responsibility, and easement grantors"."""
+    permit = completed_permit(owner)
+    basin = next(s for s in permit.structures if s.name == "Basin B-1")
+    browser = signed_in(agent)
+    assert _add_party(browser, permit, "owner", "Owner LLC").status_code == 303
+    assert _add_party(browser, permit, "easement_grantor", "Abutter Realty Trust").status_code == 303
+    page = browser.get(f"/permits/{permit.id}/om").text
+    assert "<td>Easement grantor</td><td>Abutter Realty Trust</td>" in page
+    assert _propose(browser, permit, basin).status_code == 303
+    [amendment] = db.session.scalars(select(ScheduleAmendment)).all()
+    parties = {p.name: p for p in db.session.scalars(select(ResponsibleParty))}
+    sign = f"/permits/{permit.id}/om/amendments/{amendment.id}/sign"
+    assert browser.post(sign, {"party_id": parties["Owner LLC"].id}).status_code == 303
+    db.session.refresh(basin)
+    assert basin.maintenance_task == "Inspect the basin outlet"  # the grantor has not signed: not in force
+    assert browser.post(sign, {"party_id": parties["Abutter Realty Trust"].id}).status_code == 303
+    db.session.refresh(basin)
+    assert (basin.maintenance_task, basin.maintenance_interval_months) == ("Mow the side slopes", 3)
+
+
+def test_southborough_amendment_is_signed_by_owner_financial_and_operational_parties_only(
+        signed_in, owner, make, completed_permit):
+    """§7.6, Changes to O&M Plans b): "Responsible Parties shall include owner(s), persons with financial
+    responsibility, and persons with operational responsibility" — easement grantors are not named."""
+    permit = completed_permit(owner, town="southborough")
+    agent = make.user("agent", town="southborough")
+    basin = next(s for s in permit.structures if s.name == "Basin B-1")
+    browser = signed_in(agent)
+    assert _add_party(browser, permit, "owner", "Owner LLC").status_code == 303
+    assert _add_party(browser, permit, "easement_grantor", "Abutter Realty Trust").status_code == 303
+    assert _propose(browser, permit, basin).status_code == 303
+    [amendment] = db.session.scalars(select(ScheduleAmendment)).all()
+    grantor = db.session.scalar(select(ResponsibleParty).where(ResponsibleParty.role == "easement_grantor"))
+    owner_party = db.session.scalar(select(ResponsibleParty).where(ResponsibleParty.role == "owner"))
+    sign = f"/permits/{permit.id}/om/amendments/{amendment.id}/sign"
+    refused = browser.post(sign, {"party_id": grantor.id})
+    assert refused.status_code == 422
+    assert browser.post(sign, {"party_id": owner_party.id}).status_code == 303
+    db.session.refresh(basin)
+    assert (basin.maintenance_task, basin.maintenance_interval_months) == ("Mow the side slopes", 3)

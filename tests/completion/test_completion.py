@@ -98,6 +98,8 @@ def test_an_oversize_pdf_is_refused_and_nothing_is_stored(app, site, signed_in):
 
 
 def test_required_facts_are_asked_for_beside_their_fields(app, site, make, signed_in):
+    """§380-14 B: the final O&M plan is recorded at the registry of deeds (its reference is required);
+    §380-15 and §380-16 C(4)(e)[3]: the as-built drawings are certified by a registered PE (stamp)."""
     engineer = signed_in(site["engineer"])
     missing_reference = _om_plan(engineer, site, reference="")
     assert missing_reference.status_code == 422 and "book and page" in missing_reference.text
@@ -129,6 +131,8 @@ def test_pdf_is_stored_by_its_hash_and_the_permit_moves_to_final_submissions(app
 
 
 def test_certificate_refused_until_all_three_are_accepted_then_issued(app, site, make, signed_in):
+    """§380-18 A-C: the final O&M plan, as-built drawings and final inspection report are all accepted before
+    the certificate; §380-10 L: "Applicants shall submit as-built drawings upon project completion"."""
     final = make.inspection(site["permit"], "final", inspector=site["engineer"])
     engineer = signed_in(site["engineer"])
     assert _om_plan(engineer, site).status_code == 303

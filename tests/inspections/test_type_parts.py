@@ -217,9 +217,11 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
     assert "Stop-work order in effect" in client.get(f"/permits/{permit.id}").text
 
 
-@pytest.mark.parametrize("answer", ["answer-all_work_complete-site", "video"])
+@pytest.mark.parametrize("answer", ["answer-all_work_complete-site", "video", "answer-storm_performance-site",
+                                    "answer-no_operational_failure-site"])
 def test_a_no_on_all_work_complete_or_a_pipe_video_makes_the_final_a_violation(answer, site, signed_in):
-    # §380-16 C(4)(e)[1]-[2]: a final with work outstanding or a pipe not videoed is not compliant.
+    """A final is not compliant with work outstanding or a pipe not videoed (§380-16 C(4)(e)[1]), a system not
+    effective in an actual storm (§380-16 C(4)(e)[2]) or operational failure to correct (§380-16 C(4)(e)[4])."""
     pipe = permits.add_structure(None, site.permit, name="Pipe run P-1", kind="pipe")
     db.session.commit()
     client = signed_in(site.inspector)

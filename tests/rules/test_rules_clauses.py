@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from tests.rules.rules_builders import end_of, et, find, longmeadow, one, permit, southborough
 
-from inspect_app.rules import Area, AreaEvent, CorrectiveAction, Report, ViolationFinding, obligations
+from inspect_app.rules import Area, AreaEvent, CorrectiveAction, Inspection, Report, Storm, ViolationFinding, obligations
 
 STARTED = et(2025, 6, 2, 8)  # a Monday
 LONGMEADOW = longmeadow()
@@ -105,6 +105,8 @@ def test_a_town_day_off_in_the_profile_is_not_a_business_day() -> None:
 
 
 def test_a_violation_without_an_action_is_owed_from_its_discovery() -> None:
+    """§380-16 C(4)(f)[2]: the applicant "shall promptly correct any portion of the work that does not comply";
+    the CGP's 7 calendar days from discovery are how prompt."""
     finding = ViolationFinding(8, et(2025, 6, 10, 9), "Silt fence down")
     facts = active(violation_findings=(finding,))
     due = one(obligations(facts, LONGMEADOW, et(2025, 6, 12)), "corrective_action", "finding:8")
@@ -162,3 +164,26 @@ def test_a_violation_needs_its_corrective_action_documented_within_24_hours() ->
     facts = active(violation_findings=(ViolationFinding(8, et(2025, 6, 10, 9), "Silt fence down"),))
     found = one(obligations(facts, LONGMEADOW, et(2025, 6, 11, 10)), "corrective_action_record")
     assert (found.status, found.due_at, found.citation) == ("overdue", et(2025, 6, 11, 9), "CGP 2022 Part 5.4")
+
+
+# -- erosion-control inspections (§380-11 C(3)(f), §380-16 C(4)(b)[1]) -----------------------------
+
+def test_longmeadow_controls_are_inspected_before_the_start_then_at_regular_intervals_and_after_a_storm() -> None:
+    """§380-16 C(4)(b)[1]: controls "inspected before the start of construction", then "based on the frequencies
+    articulated in Section 4" of the CGP; §380-11 C(3)(f): "at regular intervals and especially following any
+    storm"."""
+    not_started = permit(issued_at=et(2025, 5, 20, 10))
+    before = one(obligations(not_started, LONGMEADOW, et(2025, 5, 28)), "pre_construction")
+    assert (before.status, before.due_at) == ("due", None)
+    early = Inspection(1, "erosion_control", et(2025, 5, 30, 10))
+    met = one(obligations(active(issued_at=et(2025, 5, 20, 10), inspections=(early,)), LONGMEADOW, et(2025, 6, 3)),
+              "pre_construction")
+    assert (met.status, met.met_at) == ("met", early.at)
+    last = Inspection(2, "erosion_control", et(2025, 6, 6, 10))  # a Friday
+    weekly = find(obligations(active(inspections=(last,)), LONGMEADOW, et(2025, 6, 10)), "inspection")
+    assert [(o.status, o.due_at) for o in weekly] == [("met", end_of(2025, 6, 9)), ("due", end_of(2025, 6, 13))]
+    storm = Storm(start=et(2025, 6, 10, 22), reached_at=et(2025, 6, 11, 3), end=et(2025, 6, 11, 3), depth_mm=7.0)
+    facts = active(cgp_schedule="every_14_days_and_storm", inspections=(last,), storms=(storm,))
+    after_storm = one(obligations(facts, LONGMEADOW, et(2025, 6, 11, 9)), "storm_inspection")
+    assert (after_storm.status, after_storm.due_at) == ("due", et(2025, 6, 12, 3))
+    assert find(obligations(facts, LONGMEADOW, et(2025, 6, 11, 9)), "inspection")[-1].due_at == end_of(2025, 6, 20)

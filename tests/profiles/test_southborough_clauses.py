@@ -1,0 +1,83 @@
+"""Southborough's own clauses, held on its own permits: the stop-work order (§5.0), easements recorded
+before the certificate (§7.6 h)) and changes of responsible party (§7.6, Changes to O&M Plans a))."""
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import select
+
+from inspect_app.certifications import services as om
+from inspect_app.certifications.models import MaintenanceLogEntry, OMPlan, ResponsibleParty
+from inspect_app.completion import services as completion
+from inspect_app.extensions import db
+from inspect_app.mail.models import OutboundEmail
+from inspect_app.permits import services as permits
+from inspect_app.types import utcnow
+
+
+def test_a_southborough_stop_work_order_stops_all_construction_activity_citing_its_own_clause(make):
+    """§5.0 (Stop Work Order): "An order issued which requires that all construction activity on a site be
+    stopped." No new area may be disturbed, and the message cites §5.0, never a Longmeadow section."""
+    permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
+    area = permits.add_area(None, permit, "Lot 2", Decimal("0.4"), since=utcnow() - dt.timedelta(days=5))
+    permits.change_area_status(None, area, "activity_ceased", utcnow() - dt.timedelta(days=1))
+    permit.status = "stop_work"
+    db.session.commit()
+    with pytest.raises(permits.PermitError) as new_area:
+        permits.add_area(None, permit, "Lot 3", Decimal("0.2"))
+    assert "no new area may be disturbed until it is lifted (§5.0)" in str(new_area.value)
+    with pytest.raises(permits.PermitError) as disturbed:
+        permits.change_area_status(None, area, "disturbed", utcnow())
+    assert "Lot 2 may not be disturbed" in str(disturbed.value) and "§380" not in str(disturbed.value)
+    db.session.rollback()
+    assert [a.name for a in db.session.get(type(permit), permit.id).areas] == ["Lot 2"]
+
+
+def test_southborough_easements_are_recorded_at_the_worcester_registry_before_the_certificate(make):
+    """§7.6 h): "Easements shall be recorded with the Worcester County Registry of Deeds prior to issuance of
+    a Certificate of Completion by the Commission"."""
+    permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
+    db.session.add(OMPlan(permit_id=permit.id, easements="Access easement over Lot 7 to the infiltration basin"))
+    db.session.commit()
+    gates = completion.open_gates(permit)
+    assert "The easements of the O&M plan are not recorded at the Worcester County Registry of Deeds (§7.6 h))." in gates
+    db.session.scalar(select(OMPlan)).recorded_on = dt.date(2026, 11, 2)
+    db.session.commit()
+    assert not any("easements" in gate for gate in completion.open_gates(permit))
+
+
+def test_a_change_of_southborough_owner_is_recorded_and_the_new_owner_bound(make):
+    """§7.6, Changes to O&M Plans a): "The owner(s) of the stormwater management system must notify the
+    Commission of changes in ownership or assignment of financial responsibility"."""
+    owner = make.user("permittee", town=None)
+    permit = make.permit("southborough", owner=owner, construction_started_on=dt.date(2025, 6, 2))
+    agent = make.user("agent", town="southborough")
+    om.change_responsible_party(agent, permit, role="owner", name="First Owner LLC", email="first@example.org",
+                                address=None, starts_on=dt.date(2026, 1, 5))
+    om.change_responsible_party(agent, permit, role="owner", name="Second Owner LLC", email="second@example.org",
+                                address="4 Main St", starts_on=dt.date(2026, 9, 1))
+    db.session.commit()
+    first, second = db.session.scalars(select(ResponsibleParty).order_by(ResponsibleParty.starts_on)).all()
+    assert (first.name, first.ends_on) == ("First Owner LLC", dt.date(2026, 9, 1))
+    assert (second.name, second.ends_on) == ("Second Owner LLC", None)
+    [notice] = [m for m in db.session.scalars(select(OutboundEmail)) if "second@example.org" in m.to]
+    assert "in place of First Owner LLC" in notice.body and "Conservation Commission" in notice.body
+    assert "§380" not in notice.body
+
+
+def test_southborough_log_sheets_are_kept_from_the_commencement_of_construction(make, signed_in):
+    """§7.6 d)(6): "An Inspection and Maintenance Schedule log sheet shall be created at commencement of
+    construction ... filled out whenever inspection or maintenance is performed": the log takes entries while
+    the permit is still under construction, not only after the certificate."""
+    engineer = make.user("inspector", town="southborough")
+    permit = make.permit("southborough", inspectors=[engineer], structures=["Basin B-1"],
+                         construction_started_on=dt.date(2026, 6, 2))
+    assert permit.status == "active"
+    response = signed_in(engineer).post(f"/permits/{permit.id}/om/log", {
+        "log-kind": "inspection", "log-performed_on": "2026-06-15", "log-description": "Basin inlet checked, clear",
+        "log-material_type": "", "log-disposal_location": "", "log-performed_by": engineer.name})
+    assert response.status_code == 303
+    [entry] = db.session.scalars(select(MaintenanceLogEntry)).all()
+    assert (entry.permit_id, entry.kind, entry.performed_on) == (permit.id, "inspection", dt.date(2026, 6, 15))
