@@ -116,9 +116,13 @@ def _seal(session: Session, seqs: list[int]) -> None:
                     sealed, execution_options={"synchronize_session": False})
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget_unstamped(session: Session) -> None:
-    session.info.pop(_UNSTAMPED, None)
+@event.listens_for(Session, "after_transaction_end")
+def _forget_unstamped(session: Session, transaction) -> None:
+    """The transaction has ended: nothing of it is left to number. Not on the end of a SAVEPOINT (which
+    fires the session's rollback event too): entries flushed before it, or in an earlier one, still wait
+    for the commit, which would otherwise leave them unnumbered and outside the chain."""
+    if transaction.parent is None:
+        session.info.pop(_UNSTAMPED, None)
 
 
 @event.listens_for(Session, "before_flush")
