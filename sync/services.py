@@ -1,9 +1,11 @@
 """Push, pull, blobs and device tokens: the server side of the sync protocol (docs/sync.md).
 
-A push is applied in one transaction per `SYNC_COMMIT_EVERY` operations, a SAVEPOINT per operation.
-The operation's row is inserted first in its savepoint: its primary key is the id the device made, so a
-replay (even one racing on another connection) fails to insert and is answered with the stored result
-instead of being applied twice; the row, the change and its answer commit together or not at all.
+A push is applied in one transaction per `SYNC_COMMIT_EVERY` operations. The operations' rows are
+inserted first (`_claim_all`): their primary key is the id the device made, so a replay (even one racing
+on another connection) inserts nothing and is answered with the stored result instead of being applied
+twice. Then each operation is applied whole or not at all: operations in a row share a SAVEPOINT while
+they go through, and one that is refused, waits or collides ends up in a SAVEPOINT of its own
+(`_apply_run`). The row, the change and its answer commit together or not at all.
 """
 from __future__ import annotations
 
@@ -167,10 +169,10 @@ def _uuid(value: Any) -> str | None:
 def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta) -> list[dict[str, Any]]:
     """Apply each operation once, in order; the answer for each, in the same order.
 
-    One transaction per `SYNC_COMMIT_EVERY` operations (200), with a SAVEPOINT per operation: an
-    operation that is refused, waits or conflicts rolls back only its own savepoint, and its answer is
-    stored in the same transaction as every other change, so an answer is never stored without its
-    change (nor a change without its answer).
+    One transaction per `SYNC_COMMIT_EVERY` operations (200). An operation that is refused or waits
+    leaves nothing of its own behind (see `_apply_run`), and each answer is stored in the same
+    transaction as every other change, so an answer is never stored without its change (nor a change
+    without its answer).
     """
     ctx = Context(user=user, device_id=device_id, clock_offset=clock_offset, blobs=blob_store())
     stored = _stored_ops([op.op_id for op in ops])
@@ -268,13 +270,20 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
         return [_apply_claimed(ctx, op) for op in run]
     work = db.session.begin_nested()
     try:
-        answers = [_settle(op.op_id, op.record_id, *_run(ctx, op)) for op in run]
-        work.commit()
+        answers = []
+        for op in run:
+            # Kinds whose appliers allow it let their changes wait for this SAVEPOINT's flush.
+            db.session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
+            answers.append(_settle(op.op_id, op.record_id, *_run(ctx, op)))
+        db.session.info.pop(audit.DEFER_FLUSH, None)
+        work.commit()  # flushes what waited; an IntegrityError from it is caught below like any other
         return answers
     except (Rejected, Waiting, Duplicate, IntegrityError):
         if work.is_active:
             work.rollback()
         ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
+    finally:
+        db.session.info.pop(audit.DEFER_FLUSH, None)
     half = len(run) // 2
     return _apply_run(ctx, run[:half]) + _apply_run(ctx, run[half:])
 

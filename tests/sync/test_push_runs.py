@@ -67,6 +67,14 @@ def test_a_refused_waiting_or_conflicting_op_amid_applied_ones_changes_only_what
     assert count(AreaStatusEvent, AreaStatusEvent.area_id == first_id) == 1 + 2
     assert count(AreaStatusEvent, AreaStatusEvent.area_id == second_id) == 1 + 1
     assert count(SyncConflict) == 1
+    conflict = db.session.get(SyncConflict, results[4]["conflict_id"])
+    assert (conflict.entity_id, conflict.op_id) == (second_id, ops[4]["op_id"])
+    # Each entry holds the area as that change left it, in the order the changes were made.
+    written = db.session.scalars(select(AuditEntry).where(AuditEntry.seq > entries_before)
+                                 .order_by(AuditEntry.seq)).all()
+    assert [(e.action, e.entity_id, e.after["revision"], e.after["status"]) for e in written] == [
+        ("area.status", first_id, 2, "activity_ceased"), ("area.status", second_id, 2, "activity_ceased"),
+        ("area.conflict", second_id, 2, "activity_ceased"), ("area.status", first_id, 3, "stabilization_initiated")]
     # One entry per change made: three status changes and the conflict; the refused op wrote none.
     assert count(AuditEntry) - entries_before == 4
     assert count(SyncOperation) == 6  # each stored with its answer, the refused one too
