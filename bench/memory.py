@@ -12,16 +12,12 @@ Run from the repository root: python -m bench.memory [--runs N]
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 from contextlib import ExitStack
-from pathlib import Path
 
-from bench.load import ROOT, THREADS, build_town, fake_weather, gunicorn, pages_without_weather, postgres, worker_rss_mb
+from bench.load import THREADS, build_town, gunicorn, migrated_database, pages_without_weather, worker_rss_mb
 
 
 def main() -> None:
@@ -30,17 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the finally blocks stop every server
     with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memory-bench-")))
-        folder.chmod(0o755)  # the server may run as another user (postgres, when this runs as root)
-        (folder / "pg").mkdir()
-        url = stack.enter_context(postgres(folder / "pg"))
-        weather = fake_weather()
-        stack.callback(weather.stop)
-        env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": "memory-bench",
-                            "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app",
-                            "PYTHONPATH": str(ROOT)}
-        subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
-                       capture_output=True)
+        folder, url, env = migrated_database(stack, "memory-bench")
         town = build_town(url, folder / "blobs")
         start, served = [], []
         for _ in range(args.runs):
