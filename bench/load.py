@@ -380,6 +380,22 @@ def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
             assert answer.status == 200, (path, answer.status)
 
 
+def migrated_database(stack: ExitStack, name: str) -> tuple[Path, str, dict[str, str]]:
+    """A temporary folder, a PostgreSQL of its own in it (migrated) and the fake meteostat, all stopped
+    when `stack` closes; returns (folder, database URL, the environment an app server runs with)."""
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{name}-")))
+    folder.chmod(0o755)  # the server may run as another user (postgres, when this runs as root)
+    (folder / "pg").mkdir()
+    url = stack.enter_context(postgres(folder / "pg"))
+    weather = fake_weather()
+    stack.callback(weather.stop)
+    env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": name,
+                        "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
+                   capture_output=True)
+    return folder, url, env
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--soak", action="store_true", help="run 10 minutes and report memory growth")
@@ -389,17 +405,7 @@ def main() -> None:
     seconds = args.seconds or (600 if args.soak else 60)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the finally blocks stop every server
     with ExitStack() as stack:
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="load-bench-")))
-        folder.chmod(0o755)  # the server may run as another user (postgres, when this runs as root)
-        (folder / "pg").mkdir()
-        url = stack.enter_context(postgres(folder / "pg"))
-        weather = fake_weather()
-        stack.callback(weather.stop)
-        env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": "load-bench",
-                            "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app",
-                            "PYTHONPATH": str(ROOT)}
-        subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
-                       capture_output=True)
+        folder, url, env = migrated_database(stack, "load-bench")
         began = time.perf_counter()
         town = build_town(url, folder / "blobs")
         print(f"load_build_town_s={time.perf_counter() - began:.1f}")

@@ -3,7 +3,7 @@
 Prints `name=value` lines:
 - push_ops_per_s: 1,000 area status operations pushed in batches of 200 (target >= 2000)
 - replay_ops_per_s: the same 1,000 pushed again, each answered "duplicate" (target >= 10000)
-- blob_resent_bytes: for an 8 MB blob whose upload breaks off at 50 %, the bytes sent again after
+- blob_resent_bytes: for an 8 MB blob (a video, as its first bytes tell) whose upload breaks off at 50 %, the bytes sent again after
   resuming (target <= one chunk, chunk_bytes)
 
 Run from the repository root as a module, so this file does not shadow the `sync` package:
@@ -117,7 +117,9 @@ def main() -> None:
     replay_s = time.perf_counter() - began
     assert {r["status"] for r in replay} == {"duplicate"}
 
-    data = os.urandom(BLOB_BYTES)
+    # A pipe-run video as the server tells it: an MP4 `ftyp` box, then bytes (uploads are checked by type).
+    header = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom"
+    data = header + os.urandom(BLOB_BYTES - len(header))
     proxy_url, cut = cutting_proxy(server.server_port, BLOB_BYTES // 2)
     report = SyncClient(proxy_url, token, chunk_size=CHUNK, backoff_s=0.01).upload_blob(data)
     assert cut.is_set() and SyncClient(url, token).blob_status(hashlib.sha256(data).hexdigest())["complete"]

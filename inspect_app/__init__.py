@@ -10,7 +10,7 @@ from flask_login import current_user
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from inspect_app import config, security
-from inspect_app.extensions import csrf, db, htmx, limiter, login_manager, migrate
+from inspect_app.extensions import csrf, db, htmx, limiter, login_manager
 
 __version__ = "0.1.0"
 
@@ -21,8 +21,9 @@ DOMAINS = (
 )
 
 
-def create_app(test_config: dict | None = None) -> Flask:
-    """Make and configure the app."""
+def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
+    """Make and configure the app; `commands=False` (wsgi.py) leaves out what only the `flask` command
+    uses, `flask db` (see `register_migrations`)."""
     app = Flask(__name__, instance_relative_config=True)
     os.makedirs(app.instance_path, exist_ok=True)
     app.config.from_mapping(config.from_environment(Path(app.instance_path)))
@@ -40,8 +41,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     # hook (Flask-Login's remember cookie) has set.
     security.register(app)
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(Path(__file__).parent.parent / "migrations"),
-                     render_as_batch=True, compare_type=True)
+    if commands:
+        register_migrations(app)
     login_manager.init_app(app)
     csrf.init_app(app)
     htmx.init_app(app)
@@ -108,3 +109,15 @@ def install_database_hooks() -> None:
     guards.install(db.metadata)
     for install in (obligations.install, documents.install_freezing, audit_log.install_session_hooks):
         install()
+
+
+def register_migrations(app: Flask) -> None:
+    """`flask db` (Alembic, through Flask-Migrate) on the migrations folder.
+
+    Flask-Migrate is imported here, not with this module: it brings Alembic and Mako (about 11 MB per
+    process), which an app server's worker never uses (issue 18), so wsgi.py makes the app without it.
+    """
+    from flask_migrate import Migrate  # noqa: PLC0415  (third-party, only for the `flask` command)
+
+    Migrate(app, db, directory=str(Path(__file__).parent.parent / "migrations"), render_as_batch=True,
+            compare_type=True)

@@ -3,7 +3,6 @@ from flask_htmx import HTMX
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
-from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData, event
@@ -25,7 +24,6 @@ class Base(DeclarativeBase):
 
 
 db = SQLAlchemy(model_class=Base)
-migrate = Migrate()
 login_manager = LoginManager()
 csrf = CSRFProtect()
 htmx = HTMX()

@@ -35,7 +35,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.stabilization.models import AREA_STATUSES, DisturbedArea
-from inspect_app.types import canonical_uuid
+from inspect_app.types import canonical_uuid, new_id
 
 from sync.models import SyncConflict, SyncOperation
 
@@ -605,6 +605,7 @@ def _conflict(ctx: Context, op: Op, record) -> tuple[str, dict[str, Any]]:
     """Keep both versions and flag the record for a person; the device's change is not applied."""
     server = audit.snapshot(record)
     conflict = SyncConflict(
+        id=new_id(),  # given here, not by the flush: the answer names it
         entity=record.__tablename__, entity_id=record.id, permit_id=record.permit_id, server_version=server,
         device_version={"kind": op.kind, "base_revision": op.base_revision,
                         "device_time": op.device_time, "payload": op.payload},
@@ -659,10 +660,13 @@ class Kind:
     creates: bool = False
     # Reads (and locks) what a batch's operations of this kind need, before they are applied.
     prefetch: Callable[[Context, list[Op]], None] | None = None
+    # Applied in a run (sync.services._apply_run), its changes may wait for the run's flush: the applier
+    # reads no id or default a flush would give (audit.DEFER_FLUSH).
+    defer_flush: bool = False
 
 
 KINDS: dict[str, Kind] = {
-    "area.status": Kind(AreaStatus, apply_area_status, prefetch=prefetch_areas),
+    "area.status": Kind(AreaStatus, apply_area_status, prefetch=prefetch_areas, defer_flush=True),
     "inspection.submit": Kind(InspectionSubmit, apply_inspection_submit, creates=True),
     "action.close": Kind(ActionClose, apply_action_close),
     "om.log": Kind(OMLog, apply_om_log, creates=True),

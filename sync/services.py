@@ -1,9 +1,11 @@
 """Push, pull, blobs and device tokens: the server side of the sync protocol (docs/sync.md).
 
-A push is applied in one transaction per `SYNC_COMMIT_EVERY` operations, a SAVEPOINT per operation.
-The operation's row is inserted first in its savepoint: its primary key is the id the device made, so a
-replay (even one racing on another connection) fails to insert and is answered with the stored result
-instead of being applied twice; the row, the change and its answer commit together or not at all.
+A push is applied in one transaction per `SYNC_COMMIT_EVERY` operations. The operations' rows are
+inserted first (`_claim_all`): their primary key is the id the device made, so a replay (even one racing
+on another connection) inserts nothing and is answered with the stored result instead of being applied
+twice. Then each operation is applied whole or not at all: operations in a row share a SAVEPOINT while
+they go through, and one that is refused, waits or collides ends up in a SAVEPOINT of its own
+(`_apply_run`). The row, the change and its answer commit together or not at all.
 """
 from __future__ import annotations
 
@@ -168,10 +170,10 @@ def _uuid(value: Any) -> str | None:
 def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta) -> list[dict[str, Any]]:
     """Apply each operation once, in order; the answer for each, in the same order.
 
-    One transaction per `SYNC_COMMIT_EVERY` operations (200), with a SAVEPOINT per operation: an
-    operation that is refused, waits or conflicts rolls back only its own savepoint, and its answer is
-    stored in the same transaction as every other change, so an answer is never stored without its
-    change (nor a change without its answer).
+    One transaction per `SYNC_COMMIT_EVERY` operations (200). An operation that is refused or waits
+    leaves nothing of its own behind (see `_apply_run`), and each answer is stored in the same
+    transaction as every other change, so an answer is never stored without its change (nor a change
+    without its answer).
     """
     ctx = Context(user=user, device_id=device_id, clock_offset=clock_offset, blobs=blob_store())
     stored = _stored_ops([op.op_id for op in ops])
@@ -187,18 +189,27 @@ def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta)
             ctx.locked.clear()  # a new transaction: nothing is locked yet
             if start == 0:
                 _retry_waiting(user_id=user.id)  # what they waited for may have come since
-            _prefetch(ctx, [op for op in ops[start:start + every] if op.op_id not in stored])
-            for op in ops[start:start + every]:
+            chunk = ops[start:start + every]
+            _prefetch(ctx, [op for op in chunk if op.op_id not in stored])
+            claimed = _claim_all(ctx, [op for op in chunk if op.op_id not in stored and not op.refused])
+            run: list[Op] = []  # new operations claimed here, in a row: applied together (see _apply_run)
+            for op in chunk:
+                if op.op_id in claimed:
+                    run.append(op)
+                    continue
+                answers.extend(_apply_run(ctx, run))
+                run = []
                 row = stored.get(op.op_id)
                 if row is None and op.refused:
                     answers.append({"op_id": op.op_id, "status": "rejected", "record_id": op.record_id,
                                     "reasons": op.refused})  # not stored: it can hold no NUL
                 elif row is None:
-                    answers.append(_apply_new(ctx, op))
+                    answers.append(_answer_stored(op.op_id))  # stored since we looked: a replay racing us
                 elif row.status == "waiting":
                     answers.append(_retry_one(op.op_id) or _answer_stored(op.op_id))
                 else:
                     answers.append(_duplicate(op.op_id, row.result))
+            answers.extend(_apply_run(ctx, run))
             if start + every >= len(ops):
                 _retry_waiting(user_id=user.id)  # this batch may have brought a record an earlier op waited for
             db.session.commit()
@@ -246,10 +257,40 @@ def _stored_ops(op_ids: list[str]) -> dict[str, Any]:
     return found
 
 
-def _apply_new(ctx: Context, op: Op) -> dict[str, Any]:
-    """Claim the op id by inserting its row, apply the op in a SAVEPOINT, store its answer."""
-    if not _claim(ctx, op):
-        return _answer_stored(op.op_id)  # already stored: a replay, perhaps racing us
+def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
+    """Apply claimed operations in order, each applied whole or not at all; their answers, in order.
+
+    A SAVEPOINT per operation costs a flush and two statements each. So a run is first tried in one
+    SAVEPOINT: if every operation in it is applied (or conflicts, which is stored too), the run stands
+    as if each had had its own. If one is refused, waits or collides, the whole run is rolled back,
+    split in two and each half tried again the same way, down to single operations in a SAVEPOINT of
+    their own (`_apply_claimed`). The appliers read only the database, so each operation meets the same
+    state, and gets the same answer, as it would have alone.
+    """
+    if len(run) <= 1:
+        return [_apply_claimed(ctx, op) for op in run]
+    work = db.session.begin_nested()
+    try:
+        answers = []
+        for op in run:
+            # Kinds whose appliers allow it let their changes wait for this SAVEPOINT's flush.
+            db.session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
+            answers.append(_settle(op.op_id, op.record_id, *_run(ctx, op)))
+        db.session.info.pop(audit.DEFER_FLUSH, None)
+        work.commit()  # flushes what waited; an IntegrityError from it is caught below like any other
+        return answers
+    except (Rejected, Waiting, Duplicate, IntegrityError):
+        if work.is_active:
+            work.rollback()
+        ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
+    finally:
+        db.session.info.pop(audit.DEFER_FLUSH, None)
+    half = len(run) // 2
+    return _apply_run(ctx, run[:half]) + _apply_run(ctx, run[half:])
+
+
+def _apply_claimed(ctx: Context, op: Op) -> dict[str, Any]:
+    """Apply one claimed op in a SAVEPOINT of its own, store its answer."""
     for _attempt in range(3):
         try:
             status, result = _attempt_op(ctx, op)
@@ -259,19 +300,24 @@ def _apply_new(ctx: Context, op: Op) -> dict[str, Any]:
     raise RuntimeError(f"operation {op.op_id} kept colliding with concurrent writes")
 
 
-def _claim(ctx: Context, op: Op) -> bool:
-    """Insert the operation's row (its answer is written later in this transaction); False if stored.
+def _claim_all(ctx: Context, ops: list[Op]) -> set[str]:
+    """Insert the operations' rows, in one statement (their answers are written later in this
+    transaction); the ids inserted. An id already stored is not: it is answered from its row.
 
     ON CONFLICT DO NOTHING: a replay racing on another connection waits for that transaction to end,
-    then inserts nothing, and is answered from the stored row.
+    then inserts nothing. The rows go in in id order, so two pushes claiming some of the same ids take
+    them in the same order and cannot deadlock; `arrival` keeps the order they were sent in.
     """
-    values = {"op_id": op.op_id, "arrival": time.time_ns(), "kind": op.kind, "record_id": op.record_id,
-              "base_revision": op.base_revision, "device_time": op.device_time,
-              "clock_offset_s": round(ctx.clock_offset.total_seconds()), "payload": op.payload,
-              "user_id": ctx.user.id, "device_id": ctx.device_id, "received_at": utcnow(), "status": "waiting",
-              "result": {}, "settled_at": None}
+    if not ops:
+        return set()
+    offset, first = round(ctx.clock_offset.total_seconds()), time.time_ns()
+    rows = [{"op_id": op.op_id, "arrival": first + index, "kind": op.kind, "record_id": op.record_id,
+             "base_revision": op.base_revision, "device_time": op.device_time, "clock_offset_s": offset,
+             "payload": op.payload, "user_id": ctx.user.id, "device_id": ctx.device_id, "received_at": utcnow(),
+             "status": "waiting", "result": {}, "settled_at": None} for index, op in enumerate(ops)]
+    rows.sort(key=lambda row: row["op_id"])
     statement = _CLAIM[db.session.get_bind().dialect.name]
-    return db.session.execute(statement, values).first() is not None  # RETURNING: no row on a conflict
+    return set(db.session.execute(statement, rows).scalars())  # RETURNING: no row on a conflict
 
 
 def _attempt_op(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
@@ -321,8 +367,10 @@ def _settle(op_id: str, record_id: str, status: str, result: dict[str, Any]) -> 
     else:
         stored = _stored_result(record_id, status, result)
         answer = {"op_id": op_id, **stored}
-    db.session.execute(_SETTLE, {"key": op_id, "status": stored["status"], "result": stored,
-                                 "settled_at": None if stored["status"] == "waiting" else utcnow()})
+    # On the session's connection, in its transaction: the row needs no flush of the ORM's pending
+    # changes first (they go with the next flush, before the savepoint or transaction ends).
+    db.session.connection().execute(_SETTLE, {"key": op_id, "status": stored["status"], "result": stored,
+                                              "settled_at": None if stored["status"] == "waiting" else utcnow()})
     return answer
 
 

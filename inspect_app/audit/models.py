@@ -60,7 +60,7 @@ def install_session_hooks() -> None:
     entries of its own, run before it.
     """
     for name, listener in (("before_flush", _refuse_audit_changes), ("after_flush", _note_new_entries),
-                           ("before_commit", _stamp_commit_order), ("after_rollback", _forget_unstamped)):
+                           ("before_commit", _stamp_commit_order), ("after_transaction_end", _forget_unstamped)):
         if not event.contains(Session, name, listener):
             event.listen(Session, name, listener)
 
@@ -114,8 +114,12 @@ def _seal(session: Session, seqs: list[int]) -> None:
                     sealed, execution_options={"synchronize_session": False})
 
 
-def _forget_unstamped(session: Session) -> None:
-    session.info.pop(_UNSTAMPED, None)
+def _forget_unstamped(session: Session, transaction) -> None:
+    """The transaction has ended: nothing of it is left to number. Not on the end of a SAVEPOINT (which
+    fires the session's rollback event too): entries flushed before it, or in an earlier one, still wait
+    for the commit, which would otherwise leave them unnumbered and outside the chain."""
+    if transaction.parent is None:
+        session.info.pop(_UNSTAMPED, None)
 
 
 def _refuse_audit_changes(session: Session, flush_context, instances) -> None:

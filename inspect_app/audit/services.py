@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 from typing import Any
 
 from dataclasses import dataclass
 
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import or_, select, text
+from sqlalchemy.orm import Mapper
+from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
 from inspect_app.audit.guards import GUARDS
@@ -31,10 +34,17 @@ def snapshot(obj: Any) -> dict[str, Any]:
     return data
 
 
+# A session flag, set by a caller that applies many changes inside one SAVEPOINT and lets that
+# SAVEPOINT's flush write them (sync, for area status changes): `record` then skips its own flush when
+# a flush could not change the recorded object's columns, so its snapshot is the same either way.
+DEFER_FLUSH = "audit_defer_flush"
+
+
 def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
            permit_id: str | None = None) -> AuditEntry:
     """Add an audit entry for `obj` after `action`; `before` is its snapshot before the change."""
-    db.session.flush()
+    if not (db.session.info.get(DEFER_FLUSH) and _settled(obj)):
+        db.session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
     entity = sa_inspect(obj).mapper.class_.__tablename__
     after = None if action.endswith("delete") else snapshot(obj)
     if permit_id is None:
@@ -52,6 +62,42 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
     )
     db.session.add(entry)
     return entry
+
+
+def _settled(obj: Any) -> bool:
+    """Whether a flush now would leave every column of `obj` as it is: `obj` is stored already, its table
+    sets nothing on UPDATE, and no pending relationship change (its own many-to-one, or a collection of
+    another object holding it) would set one of its foreign keys."""
+    state = sa_inspect(obj)
+    if not state.persistent or _sets_on_update(state.mapper):
+        return False
+    relationships = state.mapper.relationships
+    if any(key in relationships and relationships[key].direction is MANYTOONE for key in state.committed_state):
+        return False
+    parents = _parent_collections(state.mapper)
+    session = state.session
+    for other in (*session.new, *session.dirty):
+        keys = parents.get(type(other))
+        if keys and any(key in sa_inspect(other).committed_state or other in session.new for key in keys):
+            return False
+    return not session.deleted
+
+
+@functools.cache
+def _sets_on_update(mapper: Mapper) -> bool:
+    return mapper.version_id_col is not None or any(
+        column.onupdate is not None or column.server_onupdate is not None for column in mapper.columns)
+
+
+@functools.cache
+def _parent_collections(mapper: Mapper) -> dict[type, tuple[str, ...]]:
+    """The one-to-many collections (by the class that has them) that can hold a `mapper` object."""
+    found: dict[type, list[str]] = {}
+    for parent in mapper.registry.mappers:
+        for relationship in parent.relationships:
+            if relationship.direction is ONETOMANY and mapper.isa(relationship.mapper):
+                found.setdefault(parent.class_, []).append(relationship.key)
+    return {cls: tuple(keys) for cls, keys in found.items()}
 
 
 # -- the hash chain ---------------------------------------------------------------------------------

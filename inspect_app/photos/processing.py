@@ -128,7 +128,12 @@ def inspect_photo(
 
 
 def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> tuple[bytes, bytes]:
-    """Make the (display, thumbnail) JPEGs: upright, at most 2048 px and 320 px long, without EXIF."""
+    """Make the (display, thumbnail) JPEGs: upright, at most 2048 px and 320 px long, without EXIF.
+
+    Decoding is most of the work, so the decoded picture is never copied: it is turned (or used as it
+    is, when upright) and scaled while the file is open, and once the display JPEG is written the same
+    picture is scaled down again, in place, for the thumbnail.
+    """
     stream, _ = _seekable(data, MAX_BYTES)
     with _open_photo(stream, max_pixels) as im:
         # Draft mode lets libjpeg decode at a reduced scale, so a 12 MP photo is never fully decoded;
@@ -136,17 +141,14 @@ def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> tuple[b
         im.draft("RGB", _draft_size(im.size, DISPLAY_MIN_DECODED_EDGE))
         icc_profile = im.info.get("icc_profile") if im.mode in ("RGB", "L") else None
         im.load()  # decoding errors surface here, where _open_photo turns them into PhotoRejected
-        display = _rgb(_upright(im, _read_exif(im).orientation))
-    display.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
-    thumb = display.copy()
-    thumb.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
-    # Renditions carry no EXIF: the pixels are already upright (an Orientation tag would turn them
-    # twice), and they are shown and shared more widely than the original, so they drop the GPS too.
-    # The original keeps every tag, byte for byte.
-    return (
-        _jpeg(display, DISPLAY_QUALITY, icc_profile),
-        _jpeg(thumb, THUMB_QUALITY, icc_profile),
-    )
+        picture = _rgb(_upright(im, _read_exif(im).orientation))
+        # Renditions carry no EXIF: the pixels are already upright (an Orientation tag would turn them
+        # twice), and they are shown and shared more widely than the original, so they drop the GPS too.
+        # The original keeps every tag, byte for byte.
+        picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
+        display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
+        picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
+        return display, _jpeg(picture, THUMB_QUALITY, icc_profile)
 
 
 def _seekable(data: PhotoData, max_bytes: int) -> tuple[BinaryIO, int]:
@@ -325,9 +327,10 @@ def _draft_size(size: tuple[int, int], min_long_edge: int) -> tuple[int, int]:
 
 
 def _upright(im: Image.Image, orientation: int) -> Image.Image:
-    """The picture turned and flipped as EXIF Orientation says (ImageOps.exif_transpose semantics)."""
+    """The picture turned and flipped as EXIF Orientation says (ImageOps.exif_transpose semantics);
+    `im` itself when it is upright already (use it while its file is open)."""
     method = _TRANSPOSE.get(orientation)
-    return im.transpose(method) if method is not None else im.copy()
+    return im.transpose(method) if method is not None else im
 
 
 def _rgb(im: Image.Image) -> Image.Image:

@@ -38,8 +38,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
-import requests
-
 from inspect_app.units import compass_point
 
 if TYPE_CHECKING:
@@ -243,13 +241,14 @@ def _meteostat() -> dict[str, Any]:
             import meteostat.providers.meteostat.daily as daily_provider
             import meteostat.providers.meteostat.hourly as hourly_provider
             import pandas as pd
+            import requests
             from meteostat.core.providers import provider_service
             from meteostat.enumerations import TTL
             from meteostat.utils.conversions import to_condition, to_direction
 
             found = {"ms": ms, "pd": pd, "hourly_provider": hourly_provider, "daily_provider": daily_provider,
                      "provider_service": provider_service, "TTL": TTL, "to_condition": to_condition,
-                     "to_direction": to_direction,
+                     "to_direction": to_direction, "request_errors": requests.RequestException,
                      "defaults": (list(type(ms.config).stations_db_endpoints), type(ms.config).hourly_endpoint,
                                   type(ms.config).daily_endpoint)}
             if _settings.configured:
@@ -453,8 +452,9 @@ def _unreachable(what: str, error: Exception) -> str:
     """Log a failed lookup: one line with the reason when the service cannot be reached (it happens
     every time the network is down), a traceback only for an error nobody expected."""
     log = logging.getLogger(__name__)
-    # meteostat raises a bare Exception when the station list cannot be downloaded.
-    expected = isinstance(error, (OSError, requests.RequestException)) or (
+    # meteostat raises a bare Exception when the station list cannot be downloaded. requests (which
+    # meteostat fetches with) is loaded with meteostat: before that, no lookup could have raised its errors.
+    expected = isinstance(error, (OSError, _loaded.get("request_errors", OSError))) or (
         type(error) is Exception and "download" in str(error))
     if expected:
         log.warning("%s: the weather service could not be reached (%s: %s)", what, type(error).__name__, error)

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
+from inspect_app.documents.services import current_document
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction, Finding
@@ -123,6 +124,22 @@ def test_an_offline_inspection_arrives_once_with_byte_identical_photos(app, site
     assert count(Inspection) == 1 and count(Finding) == 1 and count(CorrectiveAction) == 1 and count(Photo) == 2
     assert count(AuditEntry, AuditEntry.action == "inspection.submit") == 1
     assert count(OutboundEmail, OutboundEmail.subject.startswith("Inspection report")) == 1
+
+
+def test_a_report_pushed_with_a_refused_operation_after_it_is_frozen_and_sealed(site, blobs):
+    """A refused operation rolls back its own SAVEPOINT only: the report before it in the same push is
+    still frozen as its transaction commits, and every audit entry of the push is numbered in the chain."""
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east", "entrance")
+    op = submission(permit, inspector, blobs)
+    refused = submission(permit, inspector, blobs, evaluation=None)
+    answers = tablet.push([op, refused])
+    assert [a["status"] for a in answers] == ["applied", "rejected"]
+
+    db.session.expire_all()
+    frozen = current_document("inspection_report", op["record_id"])
+    assert frozen is not None and frozen.record_sha256 == answers[0]["record_sha256"]
+    assert count(AuditEntry, AuditEntry.commit_seq.is_(None)) == 0
 
 
 def test_a_submission_without_the_evaluation_is_rejected_and_leaves_nothing(site, blobs):

@@ -1,0 +1,29 @@
+"""What an app server's worker loads (issue 18: a worker's memory). `gunicorn wsgi:app` serves pages: it
+does not load Alembic (the `flask db` command's), nor meteostat, pandas, numpy or requests (loaded by the
+first weather lookup). The `flask` command still has `flask db`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests")
+
+
+def test_the_wsgi_app_loads_no_migration_tool_and_no_weather_library(tmp_path):
+    probe = "import json, sys, wsgi; print(json.dumps(sorted(m for m in sys.modules if '.' not in m)))"
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
+           "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "flask" in loaded and "sqlalchemy" in loaded  # the probe did load the app
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_flask_command_still_migrates(runner):
+    result = runner.invoke(args=["db", "current"])
+    assert result.exit_code == 0, result.output
