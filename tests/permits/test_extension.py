@@ -10,6 +10,7 @@ from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
+from inspect_app.types import LOCAL_TZ
 
 
 def _form(permit: Permit, **changes) -> dict:
@@ -33,14 +34,16 @@ def _lapse(permit_id: str) -> dt.datetime | None:
 def test_a_granted_extension_moves_the_lapse_a_year(make, signed_in):
     agent = make.user("agent", town="southborough")
     # Issued almost three years ago, no work begun: it lapses in a few weeks.
-    issued = dt.date.today() - dt.timedelta(days=3 * 365 - 20)
+    # The town's today, not the machine's: granted "today" is in force only once the town's day has begun.
+    today = dt.datetime.now(LOCAL_TZ).date()
+    issued = today - dt.timedelta(days=3 * 365 - 20)
     permit = make.permit("southborough", issued_on=issued)
     before = _lapse(permit.id)
     assert before is not None
     browser = signed_in(agent)
-    requested = dt.date.today() - dt.timedelta(days=40)
+    requested = today - dt.timedelta(days=40)
     saved = browser.post(f"/permits/{permit.id}/edit", _form(permit, extension_requested_on=requested.isoformat(),
-                                                          extension_granted_on=dt.date.today().isoformat()))
+                                                          extension_granted_on=today.isoformat()))
     assert saved.status_code == 303, saved.text
     after = _lapse(permit.id)
     assert after.date() - before.date() in (dt.timedelta(days=365), dt.timedelta(days=366))
