@@ -33,14 +33,14 @@ from inspect_app.inspections.models import (
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
-    matching_notice, open_punch_items, pipe_runs, short_citation, type_of, underground_structures, videos_of,
+    matching_notice, open_punch_items, pipe_runs, type_of, underground_structures, videos_of,
 )
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.profiles.schema import Profile
-from inspect_app.rules import calendar
+from inspect_app.rules import calendar, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
@@ -515,7 +515,7 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         finding = Finding(
             inspection=inspection, permit_id=inspection.permit_id, area_id=clock.area.id, is_automatic=True,
             is_violation=True, severity="major", location=clock.area.name,
-            citation=_stabilization_citation(profile, clock),
+            citation=_stabilization_citation(profile, clock)[:CITATION_COLUMN],
             description=(f"{clock.area.name}: construction activity ceased on {local_time(clock.ceased_at)}; "
                          + (f"stabilization had to be started by {local_time(clock.initiate_by)}, and has not."
                             if clock.breach == "initiate" else
@@ -525,6 +525,10 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         audit.record(actor, "finding.automatic", finding)
         made.append(finding)
     return made
+
+
+# A finding's citation column (findings.models) holds 120 characters; a profile's citation may hold 200.
+CITATION_COLUMN = 120
 
 
 def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) -> str:
