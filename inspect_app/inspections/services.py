@@ -362,6 +362,7 @@ def _apply_videos(inspection: Inspection, videos: dict[str, dict[str, Any]]) -> 
     db.session.flush()
 
 
+@implements("§380-16 C(4)(f)[1]")
 def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     """Every field the report still needs before it can be submitted, with what is missing."""
     problems: dict[str, str] = {}
@@ -412,10 +413,11 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     return None
 
 
-@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]")
+@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]", "§380-16 C(4)(e)[4]")
 def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | None:
     """A "no" to an item the profile marks as a violation by itself (§380-16 C(4)(e)[1]-[2] on the final
-    inspection: all work complete, each pipe's video) contradicts "in compliance"."""
+    inspection: all work complete, each pipe's video, the system effective in a storm, and [4] no operational
+    failure to correct) contradicts "in compliance"."""
     noes = []
     for item, found in checklist(inspection, inspection.details):
         if not item.no_is_violation:
