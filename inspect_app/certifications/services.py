@@ -20,6 +20,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app import files
 from inspect_app.accounts.models import User
@@ -427,7 +428,7 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
         done = "Every period that is over is already certified. " if for_period.number > 1 else ""
         raise OMError({"signer_name": f"{done}Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
                                       f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
-                                      f"({_short(permits.profile_of(permit).om_certification.citation)}: the "
+                                      f"({short_citation(permits.profile_of(permit).om_certification.citation)}: the "
                                       "certification covers the last 12 months)."})
     if not (signer_name or "").strip():
         raise OMError({"signer_name": "Type your name to sign."})
@@ -452,10 +453,6 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
                                       "is already certified."}) from None
     audit.record(actor, "om_certification.submit", certification)
     return certification
-
-
-def _short(citation: str) -> str:
-    return citation.split(": ", 1)[0].strip()
 
 
 def _missing_data(task: MissingTask) -> dict[str, Any]:

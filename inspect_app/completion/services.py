@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import func, select
 
+from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
 from inspect_app.audit import services as audit
@@ -177,10 +178,6 @@ def review(actor, submission: FinalSubmission, decision: str, note: str | None =
     return submission
 
 
-def _short(citation: str) -> str:
-    return citation.split(": ", 1)[0].strip()
-
-
 @implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)")
 def open_gates(permit: Permit) -> list[str]:
     """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
@@ -220,7 +217,7 @@ def open_gates(permit: Permit) -> list[str]:
         plan = db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
         if plan is not None and (plan.easements or "").strip() and plan.recorded_on is None:
             found.append(f"The easements of the O&M plan are not recorded at the {profile.registry_of_deeds} "
-                         f"({_short(rule.easements_citation)}).")
+                         f"({short_citation(rule.easements_citation)}).")
     if "npdes_notice_of_termination" in gates:
         answer = db.session.scalar(
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
@@ -241,12 +238,12 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
         listed = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in record.missing)
-        rule = _short(permits.profile_of(permit).completion.citation)
+        rule = short_citation(permits.profile_of(permit).completion.citation)
         raise CompletionError("note", f"Not yet accepted: {listed}. {rule} requires all three final "
                                       "submissions before the certificate of completion.")
     gates = open_gates(permit)
     if gates:
-        rule = _short(permits.profile_of(permit).completion.citation)
+        rule = short_citation(permits.profile_of(permit).completion.citation)
         raise CompletionError("note", f"The certificate of completion cannot be issued yet ({rule}): "
                                       + " ".join(gates))
     try:
@@ -265,9 +262,9 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
               f"Certificate of completion: permit {permit.number}",
               f"The {profile.authority_title} has issued the certificate of completion for permit "
               f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} "
-              f"({_short(profile.completion.citation)}).\n\n"
+              f"({short_citation(profile.completion.citation)}).\n\n"
               "The operation and maintenance plan now binds the owner and later owners: an annual "
-              f"certification of its maintenance is due every year ({_short(profile.om_certification.citation)}).",
+              f"certification of its maintenance is due every year ({short_citation(profile.om_certification.citation)}).",
               permit_id=permit.id)
     return certificate
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from inspect_app import units
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.queries import authority_addresses, short_citation, type_of, weather_pending
+from inspect_app.inspections.queries import authority_addresses, type_of, weather_pending
 from inspect_app.mail import services as mail
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import Profile
+from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.templating import local_time
 

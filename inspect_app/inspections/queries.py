@@ -215,8 +215,3 @@ def weather_pending(inspection: Inspection) -> bool:
     """Whether (e) the weather at the time is still to come from the station (a gauge gives only (f))."""
     return inspection.weather_status == "pending" or (inspection.weather_status == "gauge"
                                                       and inspection.weather_fetched_at is None)
-
-
-def short_citation(citation: str) -> str:
-    """The clause a citation names, without its text ("§380-16 C(3): notice…" → "§380-16 C(3)")."""
-    return citation.split(": ", 1)[0].strip()[:120]

@@ -33,14 +33,14 @@ from inspect_app.inspections.models import (
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
-    matching_notice, open_punch_items, pipe_runs, short_citation, type_of, underground_structures, videos_of,
+    matching_notice, open_punch_items, pipe_runs, type_of, underground_structures, videos_of,
 )
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.profiles.schema import Profile
-from inspect_app.rules import calendar
+from inspect_app.rules import calendar, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
@@ -362,6 +362,7 @@ def _apply_videos(inspection: Inspection, videos: dict[str, dict[str, Any]]) -> 
     db.session.flush()
 
 
+@implements("§380-16 C(4)(f)[1]")
 def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     """Every field the report still needs before it can be submitted, with what is missing."""
     problems: dict[str, str] = {}
@@ -412,10 +413,11 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     return None
 
 
-@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]")
+@implements("§380-16 C(4)(e)[1]", "§380-16 C(4)(e)[2]", "§380-16 C(4)(e)[4]")
 def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | None:
     """A "no" to an item the profile marks as a violation by itself (§380-16 C(4)(e)[1]-[2] on the final
-    inspection: all work complete, each pipe's video) contradicts "in compliance"."""
+    inspection: all work complete, each pipe's video, the system effective in a storm, and [4] no operational
+    failure to correct) contradicts "in compliance"."""
     noes = []
     for item, found in checklist(inspection, inspection.details):
         if not item.no_is_violation:
@@ -515,7 +517,7 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         finding = Finding(
             inspection=inspection, permit_id=inspection.permit_id, area_id=clock.area.id, is_automatic=True,
             is_violation=True, severity="major", location=clock.area.name,
-            citation=_stabilization_citation(profile, clock),
+            citation=_stabilization_citation(profile, clock)[:CITATION_COLUMN],
             description=(f"{clock.area.name}: construction activity ceased on {local_time(clock.ceased_at)}; "
                          + (f"stabilization had to be started by {local_time(clock.initiate_by)}, and has not."
                             if clock.breach == "initiate" else
@@ -525,6 +527,10 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         audit.record(actor, "finding.automatic", finding)
         made.append(finding)
     return made
+
+
+# A finding's citation column (findings.models) holds 120 characters; a profile's citation may hold 200.
+CITATION_COLUMN = 120
 
 
 def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) -> str:

@@ -164,15 +164,21 @@ def load_or_create(inspection_id: str) -> Inspection:
     return services.start_inspection(current_user, permit, inspection_type, inspection_id=inspection_id)
 
 
+def _read_report(inspection: Inspection) -> tuple[services.ReportInput, report_parts.Parts, dict[str, str]]:
+    """The posted report: its fields, its repeatable parts (findings, photos, punch list, controls), and
+    what is wrong with either, by field."""
+    data, errors = forms.parse_report(inspection, request.form)
+    parts, part_errors = report_parts.read(inspection.permit, request.form)
+    return data, parts, errors | part_errors
+
+
 @bp.post("/inspections/<inspection_id>")
 def save(inspection_id: str):
     """Keep the draft as entered so far (a device's new report: start it under the device's id)."""
     inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
-    data, errors = forms.parse_report(inspection, request.form)
-    parts, part_errors = report_parts.read(inspection.permit, request.form)
-    errors |= part_errors
+    data, parts, errors = _read_report(inspection)
     if not errors:
         services.save_draft(current_user, inspection, data)
         errors = report_parts.apply(current_user, inspection, parts)
@@ -192,9 +198,7 @@ def submit(inspection_id: str):
     inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
-    data, errors = forms.parse_report(inspection, request.form)
-    parts, part_errors = report_parts.read(inspection.permit, request.form)
-    errors |= part_errors
+    data, parts, errors = _read_report(inspection)
     if not errors:
         errors = report_parts.apply(current_user, inspection, parts)
     if not errors:

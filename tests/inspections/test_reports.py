@@ -124,6 +124,7 @@ def test_type_specific_parts_are_stored(site, signed_in):
 
 
 def test_a_missing_field_is_named_beside_it_and_nothing_is_saved(site, signed_in):
+    """A report lacking an item of §380-16 C(4)(f)[1] (here (g), the evaluation) cannot be submitted."""
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "erosion_control")
     page = client.get(f"/inspections/{inspection.id}").text
