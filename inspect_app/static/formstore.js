@@ -1,6 +1,6 @@
 // This device's IndexedDB ("inspect-forms"), shared by the service worker and the pages:
 // - posts: form posts the worker kept when the server could not be reached, for the outbox to send.
-//   {id, url, entries: [[name, text or File]], key (Idempotency-Key), created_at,
+//   {id, url, entries: [[name, text or File]] (files kept as their bytes: see FormStore), key (Idempotency-Key), created_at,
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
 // - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
 var DeviceStore = (function () {
