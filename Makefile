@@ -27,10 +27,13 @@ run: install
 	$(BIN)/flask demo load
 	$(BIN)/flask run --host 127.0.0.1 --port 5000
 
-# Debian's chromium (browser tests) and PostgreSQL server, when missing and we may install them.
+# Debian's chromium and WebKitGTK WebDriver with its X server (browser tests) and PostgreSQL server, when
+# missing and we may install them.
 system-packages:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v WebKitWebDriver >/dev/null 2>&1 || missing="$$missing webkit2gtk-driver"; \
+	command -v Xvfb >/dev/null 2>&1 || missing="$$missing xvfb"; \
 	ls -d /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
 	if [ -n "$$missing" ]; then \

@@ -1,6 +1,6 @@
 // This device's IndexedDB ("inspect-forms"), shared by the service worker and the pages:
 // - posts: form posts the worker kept when the server could not be reached, for the outbox to send.
-//   {id, url, entries: [[name, text or File]], key (Idempotency-Key), created_at,
+//   {id, url, entries: [[name, text or File]] (files kept as their bytes: see FormStore), key (Idempotency-Key), created_at,
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
 // - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
 var DeviceStore = (function () {
@@ -41,4 +41,35 @@ var DeviceStore = (function () {
     };
   };
 })();
-var FormStore = DeviceStore("posts");
+// A post's files are kept as their bytes and handed back as Files. WebKit keeps a Blob in IndexedDB as a
+// file on disk, and where an origin has no disk (Safari's Private Browsing, every WebDriver session) the
+// put fails with "UnknownError: Error preparing Blob/File data to be stored in object store" and the
+// post would be lost; an ArrayBuffer is stored inside the record everywhere (docs/webkit.md).
+var FormStore = (function (posts) {
+  "use strict";
+  function kept(value) {
+    if (typeof value === "string") return Promise.resolve(value);
+    return value.arrayBuffer().then(function (bytes) {
+      return { fileBytes: bytes, name: value.name, type: value.type, lastModified: value.lastModified };
+    });
+  }
+  function handedBack(post) {
+    if (post) {
+      post.entries = post.entries.map(function (e) {
+        var v = e[1];
+        return [e[0], v && v.fileBytes ? new File([v.fileBytes], v.name, { type: v.type, lastModified: v.lastModified }) : v];
+      });
+    }
+    return post;
+  }
+  return {
+    all: function () { return posts.all().then(function (items) { return items.map(handedBack); }); },
+    get: function (id) { return posts.get(id).then(handedBack); },
+    put: function (post) {
+      return Promise.all(post.entries.map(function (e) {
+        return kept(e[1]).then(function (value) { return [e[0], value]; });
+      })).then(function (entries) { return posts.put(Object.assign({}, post, { entries: entries })); });
+    },
+    del: posts.del,
+  };
+})(DeviceStore("posts"));
