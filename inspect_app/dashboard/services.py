@@ -23,7 +23,9 @@ from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
 from inspect_app.schedule.facts import PermitSummary, Record, load_records
+from inspect_app.permits.models import StormwaterStructure
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
+from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
@@ -342,3 +344,33 @@ def stabilization_clocks(permit_ids: Select, now: dt.datetime) -> dict[str, Obli
         clocks.setdefault(subject.removeprefix("area:"),
                           Obligation(pid, kind, subject, opens_at, due_at, status, None, reason, citation))
     return clocks
+
+
+@dataclass(frozen=True, slots=True)
+class SitePlace:
+    """A disturbed area or a structure that has its point on the site map, for the GeoJSON export."""
+
+    feature: str  # "disturbed_area" or "structure"
+    id: str
+    permit_number: str
+    name: str
+    latitude: float
+    longitude: float
+    status: str  # an area's status, or a structure's kind
+    clock: Obligation | None = None  # an area's next stabilization deadline
+
+
+def site_places(scope: Select, now: dt.datetime) -> list[SitePlace]:
+    """The areas (with their stabilization clocks) and structures with a point, of the permits of `scope`."""
+    ids = _ids(scope)
+    clocks = stabilization_clocks(ids, now)
+    places = []
+    for feature, model, status in (("disturbed_area", DisturbedArea, DisturbedArea.status),
+                                   ("structure", StormwaterStructure, StormwaterStructure.kind)):
+        rows = db.session.execute(
+            select(model.id, Permit.number, model.name, model.latitude, model.longitude, status)
+            .join(Permit, Permit.id == model.permit_id)
+            .where(model.permit_id.in_(ids), model.latitude.is_not(None))
+            .order_by(Permit.number, model.name))
+        places += [SitePlace(feature, *row, clock=clocks.get(row[0])) for row in rows]
+    return places

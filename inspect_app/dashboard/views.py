@@ -149,10 +149,13 @@ def _timeline_link(permit_id: str) -> str:
 
 @bp.get("/dashboard/permits.geojson")
 def permits_geojson():
-    """The permits the user may see as GeoJSON points, with their status and due/overdue counts."""
+    """The permits the user may see as GeoJSON points, with their status and due/overdue counts, and the
+    points of their disturbed areas and structures."""
     require("permit.view")
-    statuses = services.permit_statuses(visible_permits(current_user), utcnow())
-    body = exports.geojson(statuses, lambda pid: url_for("permits.detail", permit_id=pid, _external=True))
+    now, scope = utcnow(), visible_permits(current_user)
+    body = exports.geojson(services.permit_statuses(scope, now),
+                           lambda pid: url_for("permits.detail", permit_id=pid, _external=True),
+                           services.site_places(scope, now))
     return Response(body, mimetype="application/geo+json",
                     headers={"Content-Disposition": 'attachment; filename="permits.geojson"'})
 
