@@ -13,6 +13,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.permits.models import StormwaterStructure
 from inspect_app.stabilization.models import DisturbedArea
+from sync.services import create_device
 
 
 def started_permit(make, record, days_ago: int = 20, **fields):
@@ -53,6 +54,20 @@ def test_an_agent_gives_an_area_and_a_structure_their_points(make, signed_in):
     assert f'data-lat="42.05031" data-lon="-72.58212"' in page  # what the map draws
     actions = db.session.scalars(select(AuditEntry.action).where(AuditEntry.permit_id == permit.id)).all()
     assert {"area.point", "structure.point"} <= set(actions)
+
+
+def test_a_tablet_holding_the_permit_gets_the_points_in_its_sync_snapshot(make, signed_in, client):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"], structures=["Basin B-1"])
+    area = permit.areas[0]
+    signed_in(inspector).post(f"/permits/{permit.id}/points", {"point-subject": f"area:{area.id}",
+                                                               "point-latitude": "42.0506", "point-longitude": "-72.5819"})
+    _device, token = create_device(None, inspector, "tablet")
+    db.session.commit()
+
+    snapshot = client.get(f"/sync/permits/{permit.id}/snapshot", headers={"Authorization": f"Bearer {token}"}).json
+    assert [(a["name"], a["latitude"], a["longitude"]) for a in snapshot["areas"]] == [("Lot 1", 42.0506, -72.5819)]
+    assert [(s["name"], s["latitude"], s["longitude"]) for s in snapshot["structures"]] == [("Basin B-1", None, None)]
 
 
 def test_bad_points_are_refused_beside_the_field_and_nothing_changes(make, signed_in):
