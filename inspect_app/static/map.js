@@ -1,7 +1,7 @@
 // Maps (templates/dashboard/_map_canvas.html): Leaflet draws the points a page lists.
 //
 // - Each point is an <li data-lat data-lon data-mark data-status> of the list named by data-points; its text
-//   (written by the server) is the marker's label, so no word or rule lives here. A point with no
+//   (written by the server), less its .map-coords, is the marker's label, so no word or rule lives here. A point with no
 //   coordinates is listed but not drawn.
 // - Tiles come from data-tile-url; under them a plain grid and a scale, which is all there is when the tiles
 //   do not load (offline, or none configured): the page then unhides its [data-no-tiles] note.
@@ -97,7 +97,9 @@
     pointsOf(element).forEach(function (li) {
       var at = [Number(li.getAttribute("data-lat")), Number(li.getAttribute("data-lon"))];
       var marker = L.circleMarker(at, { className: markerClass(li), radius: 9 }).addTo(map);
-      var label = li.textContent.replace(/\s+/g, " ").trim();
+      var words = li.cloneNode(true);  // the item's words, less its coordinates (the marker says where)
+      words.querySelectorAll(".map-coords").forEach(function (el) { el.remove(); });
+      var label = words.textContent.replace(/\s+/g, " ").trim();
       if (shown) marker.bindTooltip(label, { permanent: true, direction: "right", className: "map-label" });
       else marker.bindPopup(li.innerHTML);
       bounds.push(at);
