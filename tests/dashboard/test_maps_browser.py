@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.stabilization.models import DisturbedArea
+from tests.offline.offline_helpers import hold_permits, outbox, sign_in_controlled, wait_for_outbox
 
 pytestmark = pytest.mark.browser
 
@@ -106,6 +107,38 @@ def test_a_tap_on_the_map_and_the_devices_gps_give_an_area_its_point(make, live_
     db.session.expire_all()
     assert (db.session.get(DisturbedArea, lot2.id).latitude, db.session.get(DisturbedArea, lot2.id).longitude) \
         == (42.049812, -72.583377)
+
+
+def test_a_point_tapped_offline_waits_in_the_outbox_and_arrives_once(make, server, page):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    area = permit.areas[0]
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+
+    page.context.set_offline(True)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    site = page.locator("#site-map-canvas")
+    expect(site.locator("path.map-mark")).to_have_count(1)
+    site.scroll_into_view_if_needed()
+    box = site.bounding_box()
+    site.click(position={"x": box["width"] * 0.25, "y": box["height"] * 0.75})  # south-west of the site
+    latitude, longitude = float(page.input_value("#point-latitude")), float(page.input_value("#point-longitude"))
+    page.select_option("#point-subject", f"area:{area.id}")
+    page.click("button:has-text('Save the point')")
+    expect(page.locator("#offline-message")).to_contain_text("Saved on this device")
+    assert [item["url"] for item in outbox(page)] == [f"/permits/{permit.id}/points"]
+    db.session.expire_all()
+    assert db.session.get(DisturbedArea, area.id).latitude is None
+
+    page.context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: not items)
+    db.session.expire_all()
+    stored = db.session.get(DisturbedArea, area.id)
+    assert (round(stored.latitude, 6), round(stored.longitude, 6)) == (round(latitude, 6), round(longitude, 6))
+    assert latitude < permit.latitude and longitude < permit.longitude
 
 
 def test_the_permits_map_colours_markers_and_follows_the_filters(make, record, live_server, page, sign_in):
