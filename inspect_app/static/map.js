@@ -105,6 +105,8 @@
       bounds.push(at);
     });
     if (bounds.length > 1) map.fitBounds(bounds, { padding: [30, 30], maxZoom: Number(element.getAttribute("data-zoom")) || 18 });
+    // A popup's links are the list's: hx-boost them too (htmx processed the page before the popup existed).
+    map.on("popupopen", function (event) { if (window.htmx) window.htmx.process(event.popup.getElement()); });
     picker(map, element);
     element.mapObject = map;
   }

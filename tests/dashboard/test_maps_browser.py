@@ -157,3 +157,9 @@ def test_the_permits_map_colours_markers_and_follows_the_filters(make, record, l
     expect(page.locator("#permit-map-canvas path.map-status-overdue")).to_have_count(0)
     page.locator("#permit-map-canvas path.map-mark-permit").first.click()
     expect(page.locator(".leaflet-popup-content")).to_contain_text("LM-MAP")
+    # Its link opens the permit page in place (hx-boost, no new document): the site map is drawn there too.
+    page.evaluate("window.sameDocument = true")
+    page.locator(".leaflet-popup-content a").click()
+    expect(page.locator("h1")).to_contain_text("Permit LM-MAP")
+    assert page.evaluate("window.sameDocument === true")
+    expect(page.locator("#site-map-canvas path.map-mark-site")).to_have_count(1)
