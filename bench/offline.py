@@ -87,7 +87,7 @@ def setup() -> tuple[object, str]:
     root = Path(tempfile.mkdtemp())
     app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{root / 'bench.sqlite3'}",
                       "BLOB_ROOT": str(root / "blobs"), "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
-                      "WEATHER_ENDPOINT": "http://127.0.0.1:9"})
+                      "WEATHER_ENDPOINT": "http://127.0.0.1:9", "MAP_TILE_URL": ""})
     with app.app_context():
         db.create_all()
         inspector = create_user("bench@example.org", "Bench Inspector", "inspector", PASSWORD)
@@ -97,8 +97,11 @@ def setup() -> tuple[object, str]:
             latitude=42.05, longitude=-72.58, owner_name="Owner", applicant_name="Applicant",
             disturbed_acres=Decimal("5"), cgp_schedule="every_7_days", issued_on=dt.date(2026, 1, 5))
         permits.assign(None, permit, inspector, "design_engineer")
-        permits.add_area(None, permit, "Lot 1", Decimal("0.5"))
-        permits.add_structure(None, permit, name="Silt fence", kind="bmp", is_underground=False)
+        area = permits.add_area(None, permit, "Lot 1", Decimal("0.5"))
+        structure = permits.add_structure(None, permit, name="Silt fence", kind="bmp", is_underground=False)
+        # The site map on the permit page draws these (Leaflet, from the app shell; no tiles offline).
+        permits.place(None, area, 42.0503, -72.5795)
+        permits.place(None, structure, 42.0497, -72.5806)
         db.session.commit()
         return app, permit.id
 

@@ -39,6 +39,11 @@ def from_environment(instance_path: Path) -> dict:
         "PUBLIC_URL": os.environ.get("PUBLIC_URL"),
         # Where `flask audit anchor` (run daily from cron) mails the audit chain's head, outside the database.
         "AUDIT_ANCHOR_EMAIL": os.environ.get("AUDIT_ANCHOR_EMAIL"),
+        # Map tiles ({z}/{x}/{y}) and their attribution; empty: no tiles, markers on a plain grid with a scale.
+        "MAP_TILE_URL": os.environ.get("MAP_TILE_URL", "https://tile.openstreetmap.org/{z}/{x}/{y}.png"),
+        "MAP_TILE_ATTRIBUTION": os.environ.get(
+            "MAP_TILE_ATTRIBUTION",
+            '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_HTTPONLY": True,
         # "Remember me" lasts two weeks, not Flask-Login's year; never readable by scripts.

@@ -2,18 +2,22 @@
 
 The Content-Security-Policy allows only the app's own scripts, styles, workers and connections (no
 inline script anywhere: the templates have none, nor on* handlers); images may also be blob: (photos
-waiting in the outbox) and data: (a drawn signature). Nothing may frame the app.
+waiting in the outbox), data: (a drawn signature) and the map tiles of the configured tile server
+(MAP_TILE_URL). Nothing may frame the app.
 """
 from __future__ import annotations
 
-from flask import Flask, request
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from flask import Flask, current_app, request
 from flask.sessions import SecureCookieSessionInterface
 
 CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'self'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' blob: data:",
+    "img-src 'self' blob: data:{tiles}",
     "connect-src 'self'",
     "worker-src 'self'",
     "manifest-src 'self'",
@@ -23,11 +27,18 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "frame-ancestors 'none'",
 ])
 HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+
+
+@lru_cache(maxsize=8)
+def content_security_policy(tile_url: str | None) -> str:
+    """The policy, with the tile server's origin allowed to serve images when one is configured."""
+    parts = urlsplit(tile_url or "")
+    origin = f" {parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
+    return CONTENT_SECURITY_POLICY.format(tiles=origin)
 
 
 def secure_response(response):
@@ -35,6 +46,7 @@ def secure_response(response):
 
     The session cookie is set after this hook, by `SessionInterface`.
     """
+    response.headers.setdefault("Content-Security-Policy", content_security_policy(current_app.config.get("MAP_TILE_URL")))
     for name, value in HEADERS.items():
         response.headers.setdefault(name, value)
     if request.is_secure:

@@ -87,6 +87,8 @@ def app(database_url, tmp_path):
         "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000",
         # The outside weather service is unreachable unless a test serves a fake one on 127.0.0.1.
         "WEATHER_ENDPOINT": "http://127.0.0.1:9",
+        # No map tiles from outside: a test that wants tiles serves them on 127.0.0.1 (tests/maps_tiles.py).
+        "MAP_TILE_URL": "",
     })
     app.test_client_class = IsolatedClient
     limiter.reset()  # no sign-in failures counted from an earlier test

@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Callable, Iterable
 
-from inspect_app.dashboard.services import KINDS, PermitStatus, Row
+from inspect_app.dashboard.services import KINDS, PermitStatus, Row, SitePlace
 
 _ICAL_ESCAPES = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n", "\r": ""})
 # Spreadsheet programs run a cell that starts with one of these as a formula.
@@ -67,17 +67,33 @@ def icalendar(name: str, rows: Iterable[Row], now: dt.datetime, link: Callable[[
     return "".join(_fold(line) + "\r\n" for line in lines)
 
 
-def geojson(statuses: Iterable[PermitStatus], link: Callable[[str], str]) -> str:
-    """A FeatureCollection of permit points ([longitude, latitude], RFC 7946 §3.1.1) with their status."""
-    features = [
-        {
-            "type": "Feature",
-            "id": item.permit.id,
-            "geometry": {"type": "Point", "coordinates": [item.permit.longitude, item.permit.latitude]},
-            "properties": _properties(item) | {"url": link(item.permit.id)},
-        }
-        for item in statuses
-    ]
+def _point(feature_id: str, longitude: float, latitude: float, properties: dict) -> dict:
+    """A Feature at one point: [longitude, latitude] (RFC 7946 §3.1.1)."""
+    return {"type": "Feature", "id": feature_id, "geometry": {"type": "Point", "coordinates": [longitude, latitude]},
+            "properties": properties}
+
+
+def _place_properties(place: SitePlace) -> dict:
+    properties = {"feature": place.feature, "permit": place.permit_number, "name": place.name}
+    if place.feature == "structure":
+        return properties | {"kind": place.status}
+    clock = place.clock
+    return properties | {
+        "status": place.status,
+        # The area's next stabilization deadline as the schedule engine stored it (§380-11 C(3)(a)).
+        "stabilization": KINDS[clock.kind] if clock else None,
+        "stabilization_due": clock.due_at.isoformat() if clock and clock.due_at else None,
+        "stabilization_status": clock.status if clock else None,
+    }
+
+
+def geojson(statuses: Iterable[PermitStatus], link: Callable[[str], str], places: Iterable[SitePlace] = ()) -> str:
+    """A FeatureCollection of the permits' points with their status, then the points of their disturbed
+    areas (with their stabilization clocks) and structures; `properties.feature` says which each is."""
+    features = [_point(item.permit.id, item.permit.longitude, item.permit.latitude,
+                       {"feature": "permit"} | _properties(item) | {"url": link(item.permit.id)})
+                for item in statuses]
+    features += [_point(place.id, place.longitude, place.latitude, _place_properties(place)) for place in places]
     return json.dumps({"type": "FeatureCollection", "features": features}, separators=(",", ":"))
 
 

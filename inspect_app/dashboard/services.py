@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Select, case, func, literal, select
+from sqlalchemy import ColumnElement, Select, case, false, func, literal, select
 
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
@@ -23,7 +23,9 @@ from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
 from inspect_app.schedule.facts import PermitSummary, Record, load_records
+from inspect_app.permits.models import StormwaterStructure
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
+from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
@@ -188,9 +190,7 @@ def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int 
     ids = _ids(scope)
     shown = _Ob.due_or_overdue_at(now)
     if filters.upcoming:
-        horizon = now + dt.timedelta(days=filters.days)
-        # Upcoming: its window opens, or its deadline falls, before the horizon.
-        shown = shown | (_Ob.opens_at <= horizon) | (_Ob.due_at <= horizon)
+        shown = shown | _upcoming_by(now + dt.timedelta(days=filters.days))
     if filters.kind:
         shown = shown & (_Ob.kind == filters.kind)
     overdue, due, total, matching = db.session.execute(
@@ -205,6 +205,11 @@ def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int 
     rows = [_row(values) for values in db.session.execute(query)]
     return Board(rows=rows, now=now, counts=counts, permits=_permit_count(scope), problems=_problems(ids),
                  page=page, pages=pages, total=matching)
+
+
+def _upcoming_by(horizon: dt.datetime) -> ColumnElement[bool]:
+    """Upcoming before `horizon`: its window opens, or its deadline falls, before it."""
+    return (_Ob.opens_at <= horizon) | (_Ob.due_at <= horizon)
 
 
 def _end_of_today(now: dt.datetime) -> ColumnElement:
@@ -242,29 +247,41 @@ def timeline(scope: Select, now: dt.datetime) -> tuple[Record | None, list[Oblig
 
 @dataclass(frozen=True, slots=True)
 class PermitStatus:
-    """A permit with the counts of its open obligations, for the GeoJSON and CSV exports."""
+    """A permit with the counts of its open obligations, for the map and the GeoJSON and CSV exports."""
 
     permit: PermitSummary
     due: int
     overdue: int
     next_due_at: dt.datetime | None
     problem: str | None = None
+    upcoming: int = 0  # counted only when asked for (the map's "also upcoming within")
+
+    @property
+    def worst(self) -> str:
+        """The worst status of its open obligations: overdue, due, upcoming, or clear (none of these)."""
+        return "overdue" if self.overdue else "due" if self.due else "upcoming" if self.upcoming else "clear"
 
 
-def permit_statuses(scope: Select, now: dt.datetime) -> list[PermitStatus]:
-    """Every permit of `scope` with its number of due and overdue obligations and its next deadline."""
+def permit_statuses(scope: Select, now: dt.datetime, kind: str = "",
+                    upcoming_by: dt.datetime | None = None) -> list[PermitStatus]:
+    """Every permit of `scope` with its number of due and overdue obligations and its next deadline;
+    only obligations of `kind` if given, and the upcoming ones before `upcoming_by` counted if given."""
     ids = _ids(scope)
     due = _Ob.due_at_time(now)
+    upcoming = (~_Ob.due_or_overdue_at(now) & _upcoming_by(upcoming_by)) if upcoming_by else false()
+    of_kind = [_Ob.kind == kind] if kind else []
     counts = (
         select(_Ob.permit_id, func.count().filter(due).label("due"),
                func.count().filter(_Ob.overdue_at(now)).label("overdue"),
-               func.min(case((due, _Ob.due_at))).label("next_due_at"))
-        .where(_Ob.permit_id.in_(ids))
+               func.min(case((due, _Ob.due_at))).label("next_due_at"),
+               func.count().filter(upcoming).label("upcoming"))
+        .where(_Ob.permit_id.in_(ids), *of_kind)
         .group_by(_Ob.permit_id)
         .subquery()
     )
     rows = db.session.execute(
-        select(*_SUMMARY, counts.c.due, counts.c.overdue, counts.c.next_due_at, PermitScheduleProblem.problem)
+        select(*_SUMMARY, counts.c.due, counts.c.overdue, counts.c.next_due_at, PermitScheduleProblem.problem,
+               counts.c.upcoming)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
         .outerjoin(counts, counts.c.permit_id == Permit.id)
         .outerjoin(PermitScheduleProblem, PermitScheduleProblem.permit_id == Permit.id)
@@ -284,9 +301,16 @@ def permit_statuses(scope: Select, now: dt.datetime) -> list[PermitStatus]:
         people = inspectors.get(row[0], ())
         permit = PermitSummary(*row[:12], inspector_ids=tuple(p[0] for p in people),
                                inspector_names=tuple(p[1] for p in people))
-        due_count, overdue_count, next_due_at, problem = row[12:]
-        out.append(PermitStatus(permit, due_count or 0, overdue_count or 0, next_due_at, problem))
+        due_count, overdue_count, next_due_at, problem, upcoming_count = row[12:]
+        out.append(PermitStatus(permit, due_count or 0, overdue_count or 0, next_due_at, problem, upcoming_count or 0))
     return out
+
+
+def permit_map(scope: Select, filters: Filters, now: dt.datetime) -> list[PermitStatus]:
+    """The permits of `scope` under the dashboard's filters, each with its counts for its worst status: only
+    obligations of the kind chosen, and the upcoming ones within the days chosen when asked for."""
+    horizon = now + dt.timedelta(days=filters.days) if filters.upcoming else None
+    return permit_statuses(scoped(scope, town=filters.town, inspector=filters.inspector), now, filters.kind, horizon)
 
 
 def inspector_calendar(scope: Select, inspector_id: str, now: dt.datetime) -> list[Row]:
@@ -302,3 +326,51 @@ def new_calendar_key(user: User) -> str:
     user.calendar_key = secrets.token_urlsafe(32)
     audit.record(user, "user.calendar_link", user, before)
     return user.calendar_key
+
+
+# The schedule engine's two stabilization duties of a disturbed area (subject "area:<id>").
+STABILIZATION_KINDS = ("stabilization", "stabilization_complete")
+
+
+def stabilization_clocks(permit_ids: Select, now: dt.datetime) -> dict[str, Obligation]:
+    """The next open stabilization deadline of each disturbed area of `permit_ids`, by area id, as the
+    schedule engine stored it (CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)): initiate, then complete."""
+    query = (select(_Ob.permit_id, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
+                    _Ob.citation)
+             .where(_Ob.permit_id.in_(permit_ids), _Ob.kind.in_(STABILIZATION_KINDS))
+             .order_by(_Ob.due_at, _Ob.kind))
+    clocks: dict[str, Obligation] = {}
+    for pid, kind, subject, opens_at, due_at, status, reason, citation in db.session.execute(query):
+        clocks.setdefault(subject.removeprefix("area:"),
+                          Obligation(pid, kind, subject, opens_at, due_at, status, None, reason, citation))
+    return clocks
+
+
+@dataclass(frozen=True, slots=True)
+class SitePlace:
+    """A disturbed area or a structure that has its point on the site map, for the GeoJSON export."""
+
+    feature: str  # "disturbed_area" or "structure"
+    id: str
+    permit_number: str
+    name: str
+    latitude: float
+    longitude: float
+    status: str  # an area's status, or a structure's kind
+    clock: Obligation | None = None  # an area's next stabilization deadline
+
+
+def site_places(scope: Select, now: dt.datetime) -> list[SitePlace]:
+    """The areas (with their stabilization clocks) and structures with a point, of the permits of `scope`."""
+    ids = _ids(scope)
+    clocks = stabilization_clocks(ids, now)
+    places = []
+    for feature, model, status in (("disturbed_area", DisturbedArea, DisturbedArea.status),
+                                   ("structure", StormwaterStructure, StormwaterStructure.kind)):
+        rows = db.session.execute(
+            select(model.id, Permit.number, model.name, model.latitude, model.longitude, status)
+            .join(Permit, Permit.id == model.permit_id)
+            .where(model.permit_id.in_(ids), model.latitude.is_not(None))
+            .order_by(Permit.number, model.name))
+        places += [SitePlace(feature, *row, clock=clocks.get(row[0])) for row in rows]
+    return places

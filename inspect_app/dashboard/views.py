@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import permit_or_404, require, visible_permits
-from inspect_app.dashboard import exports, services
+from inspect_app.dashboard import exports, maps, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
@@ -59,6 +59,18 @@ def index():
     if request.headers.get("HX-Target") == "obligations":
         return render_block("dashboard/index.html", "obligations", **context), 200, VARY
     return render_template("dashboard/index.html", **context), 200, VARY
+
+
+@bp.get("/dashboard/map")
+def permit_map():
+    """The permits the agent may see on a map, each coloured by the worst status of its open obligations,
+    with the dashboard's filters."""
+    require("dashboard.view")
+    filters = _filters()
+    statuses = services.permit_map(visible_permits(current_user), filters, utcnow())
+    return render_template("dashboard/map.html", statuses=statuses, filters=filters, kinds=services.KINDS,
+                           towns=_towns(), inspectors=_inspectors(), tiles=maps.tiles(),
+                           center=maps.center([s.permit for s in statuses])), 200, VARY
 
 
 def _towns() -> list[Jurisdiction]:
@@ -137,10 +149,13 @@ def _timeline_link(permit_id: str) -> str:
 
 @bp.get("/dashboard/permits.geojson")
 def permits_geojson():
-    """The permits the user may see as GeoJSON points, with their status and due/overdue counts."""
+    """The permits the user may see as GeoJSON points, with their status and due/overdue counts, and the
+    points of their disturbed areas and structures."""
     require("permit.view")
-    statuses = services.permit_statuses(visible_permits(current_user), utcnow())
-    body = exports.geojson(statuses, lambda pid: url_for("permits.detail", permit_id=pid, _external=True))
+    now, scope = utcnow(), visible_permits(current_user)
+    body = exports.geojson(services.permit_statuses(scope, now),
+                           lambda pid: url_for("permits.detail", permit_id=pid, _external=True),
+                           services.site_places(scope, now))
     return Response(body, mimetype="application/geo+json",
                     headers={"Content-Disposition": 'attachment; filename="permits.geojson"'})
 

@@ -9,6 +9,7 @@ from wtforms.validators import (
 )
 
 from inspect_app.fields import DateField, DateTimeLocalField, DecimalField, FloatField, IntegerField
+from inspect_app.geo import LATITUDE_RANGE, LONGITUDE_RANGE
 from inspect_app.permits.models import STRUCTURE_KINDS
 from inspect_app.stabilization.models import AREA_STATUSES
 from inspect_app.templating import humanize
@@ -132,3 +133,21 @@ class StructureForm(FlaskForm):
     maintenance_task = TextAreaField("O&M task", validators=[Optional(), Length(max=2000)])
     maintenance_interval_months = IntegerField("O&M every (months)",
                                              validators=[Optional(), NumberRange(1, 120)])
+
+
+class PointForm(FlaskForm):
+    """A point on the site map for one of the permit's disturbed areas or structures (`subject` is
+    "area:<id>" or "structure:<id>"; the view gives the choices the user may place)."""
+
+    subject = SelectField("Area or structure", validate_choice=False,
+                          validators=[DataRequired(message="Choose the area or structure to place.")])
+    latitude = FloatField("Latitude", validators=[
+        InputRequired(message="Tap the map or use this device's location to give a latitude."),
+        NumberRange(*LATITUDE_RANGE, message="A latitude is between -90 and 90 degrees.")])
+    longitude = FloatField("Longitude", validators=[
+        InputRequired(message="Tap the map or use this device's location to give a longitude."),
+        NumberRange(*LONGITUDE_RANGE, message="A longitude is between -180 and 180 degrees (west is negative).")])
+
+    def validate_subject(self, field) -> None:
+        if field.data not in {choice.value for choice in field.choices}:
+            raise ValidationError("Choose an area or structure of this permit.")

@@ -10,6 +10,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, WriteOnlyMapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.geo import SitePoint, point_checks
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 PERMIT_STATUSES = ("issued", "active", "stop_work", "final_submissions", "completed", "lapsed")
@@ -142,11 +143,11 @@ class PermitAssignment(db.Model):
     user = relationship("User", lazy="joined")
 
 
-class StormwaterStructure(db.Model):
+class StormwaterStructure(SitePoint, db.Model):
     """A BMP, pipe run, infiltration system or basin: pre-bury, final pipe video and O&M all use it."""
 
     __tablename__ = "stormwater_structures"
-    __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_structure_name"),)
+    __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_structure_name"), *point_checks())
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

@@ -209,3 +209,13 @@ def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:
     permit.structures.append(structure)
     audit.record(actor, "structure.create", structure, permit_id=permit.id)
     return structure
+
+
+def place(actor, record: DisturbedArea | StormwaterStructure, latitude: float, longitude: float) -> None:
+    """Give a disturbed area or a structure its point on the site map (tapped there, or the device's GPS).
+
+    The area's `revision` stays: sync compares it to catch two devices changing the status timeline at
+    once, and a point is not part of that timeline."""
+    before = audit.snapshot(record)
+    record.latitude, record.longitude = latitude, longitude
+    audit.record(actor, "area.point" if isinstance(record, DisturbedArea) else "structure.point", record, before)

@@ -7,9 +7,10 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import permit_or_404, require, visible_permits
+from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
+from inspect_app.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
@@ -17,13 +18,13 @@ from inspect_app.inputs import query_int
 from inspect_app.inspections import views as inspections
 from inspect_app.permits import services
 from inspect_app.permits.forms import (
-    AreaForm, AreaStatusForm, AssignmentForm, PermitForm, StatusForm, StructureForm,
+    AreaForm, AreaStatusForm, AssignmentForm, PermitForm, PointForm, StatusForm, StructureForm,
 )
-from inspect_app.permits.models import PERMIT_STATUSES, Jurisdiction, Permit, PermitAssignment
+from inspect_app.permits.models import PERMIT_STATUSES, Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.photos import views as photos
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import humanize
-from inspect_app.types import LOCAL_TZ
+from inspect_app.types import LOCAL_TZ, utcnow
 
 bp = Blueprint("permits", __name__, url_prefix="/permits")
 
@@ -70,7 +71,25 @@ def _detail_forms(permit: Permit) -> dict:
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
     return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
             "structure_form": StructureForm(prefix="structure"), "status_form": status,
-            "status_forms": {}, "area_status_form": _blank_area_status_form}
+            "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit)}
+
+
+def _placeable(permit: Permit) -> dict[str, DisturbedArea | StormwaterStructure]:
+    """The areas and structures of `permit` the user may put on its site map, by the point form's value."""
+    found: dict[str, DisturbedArea | StormwaterStructure] = {}
+    if allowed(current_user, "area.edit", permit):
+        found |= {f"area:{a.id}": a for a in permit.areas}
+    if allowed(current_user, "structure.edit", permit):
+        found |= {f"structure:{s.id}": s for s in permit.structures}
+    return found
+
+
+def _point_form(permit: Permit) -> PointForm:
+    form = PointForm(prefix="point")
+    form.subject.choices = [SelectChoice("", "— choose —")] + [
+        SelectChoice(key, record.name, optgroup="Disturbed areas" if key.startswith("area:") else "Structures")
+        for key, record in _placeable(permit).items()]
+    return form
 
 
 def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
@@ -81,7 +100,8 @@ def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
     return {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
             "photos": photos.section(permit), "certifications": certifications.section(permit),
-            "completion": completion.section(permit), "documents": documents.section(permit)}
+            "completion": completion.section(permit), "documents": documents.section(permit),
+            "site_map": maps.site_section(permit, utcnow())}
 
 
 def _detail(permit: Permit, status_code: int = 200, **forms):
@@ -255,3 +275,15 @@ def add_structure(permit_id: str):
             db.session.commit()
             return _fragment("structures", permit)
     return _fragment("structures", permit, 422, structure_form=form)
+
+
+@bp.post("/<permit_id>/points")
+def place(permit_id: str):
+    """Give one of the site's disturbed areas or structures its point on the site map."""
+    permit = permit_or_404(permit_id, "area.edit")
+    form = _point_form(permit)
+    if form.validate_on_submit():
+        services.place(current_user, _placeable(permit)[form.subject.data], form.latitude.data, form.longitude.data)
+        db.session.commit()
+        return redirect(url_for("permits.detail", permit_id=permit.id, _anchor="site-map"), code=303)
+    return _detail(permit, 422, point_form=form)

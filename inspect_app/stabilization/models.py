@@ -8,16 +8,17 @@ from sqlalchemy import Boolean, ForeignKey, Integer, Numeric, String, Text, Uniq
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.geo import SitePoint, point_checks
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 AREA_STATUSES = ("disturbed", "activity_ceased", "stabilization_initiated", "stabilized")
 
 
-class DisturbedArea(db.Model):
+class DisturbedArea(SitePoint, db.Model):
     """A portion of the site; its current status is the newest event of its timeline."""
 
     __tablename__ = "disturbed_areas"
-    __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_area_name"),)
+    __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_area_name"), *point_checks())
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

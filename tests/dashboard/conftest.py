@@ -102,3 +102,55 @@ def count_queries(app):
             event.remove(db.engine, "before_cursor_execute", count)
 
     return counting
+
+
+class TileServer:
+    """A map tile server on 127.0.0.1 (a free port): every /tiles/<z>/<x>/<y>.png is one grey PNG."""
+
+    def __init__(self) -> None:
+        import io
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from PIL import Image
+
+        out = io.BytesIO()
+        Image.new("RGB", (256, 256), (200, 210, 190)).save(out, "PNG")
+        png, served = out.getvalue(), []
+        self.served = served
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                if not self.path.startswith("/tiles/"):
+                    self.send_error(404)
+                    return
+                served.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.send_header("Content-Length", str(len(png)))
+                self.end_headers()
+                self.wfile.write(png)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/tiles/{{z}}/{{x}}/{{y}}.png"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(timeout=5)
+        self.server.server_close()
+
+
+@pytest.fixture
+def tile_server(app):
+    """A tile server on 127.0.0.1 that the app's maps use (MAP_TILE_URL), with its own attribution."""
+    tiles = TileServer()
+    app.config.update(MAP_TILE_URL=tiles.url, MAP_TILE_ATTRIBUTION="Test tiles")
+    try:
+        yield tiles
+    finally:
+        tiles.stop()
