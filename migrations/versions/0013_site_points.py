@@ -1,6 +1,6 @@
 """a point on the site map for disturbed areas and stormwater structures
 
-Revision ID: 0015
+Revision ID: 0013
 Revises: 0012
 
 Neither table is guarded (audit/guards.py), so no trigger needs to be made again.
@@ -9,7 +9,7 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0015'
+revision = '0013'
 down_revision = '0012'
 branch_labels = None
 depends_on = None
