@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import BinaryIO
 
-from PIL import ExifTags, Image, ImageFile, UnidentifiedImageError
+from PIL import ExifTags, Image, ImageDraw, ImageFile, ImageFont, UnidentifiedImageError
+
+from inspect_app.photos.markup import Shape
 
 MAX_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = 50_000_000
@@ -383,3 +385,56 @@ def make_print_rendition(display_jpeg: bytes) -> bytes:
         printed = _rgb(im)
         printed.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
         return _jpeg(printed, PRINT_QUALITY, im.info.get("icc_profile"))
+
+
+# -- the marked-up renditions (markup.py) -------------------------------------------------------------
+# Drawn in a red that shows on soil, grass and concrete, each stroke over a white halo so it shows on red.
+MARK_COLOUR = (230, 20, 20)
+HALO_COLOUR = (255, 255, 255)
+
+
+def make_marked_renditions(display_jpeg: bytes, shapes: list[Shape]) -> tuple[bytes, bytes, bytes]:
+    """The (display, thumbnail, print) JPEGs of a photo with its markup drawn on, from its display rendition.
+
+    The display rendition is already upright and without EXIF, so relative coordinates are the page's.
+    """
+    with Image.open(io.BytesIO(display_jpeg), formats=["JPEG"]) as im:
+        im.load()
+        icc_profile = im.info.get("icc_profile")
+        picture = im.convert("RGB")  # a copy to draw on
+    _draw(picture, shapes)
+    display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
+    picture.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
+    printed = _jpeg(picture, PRINT_QUALITY, icc_profile)
+    picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
+    return display, _jpeg(picture, THUMB_QUALITY, icc_profile), printed
+
+
+def _draw(picture: Image.Image, shapes: list[Shape]) -> None:
+    """Draw the shapes on the picture, in place: lines about 1/100 of its shorter side, labels 1/20."""
+    width, height = picture.size
+    side = min(width, height)
+    line = max(2, round(side / 100))
+    draw = ImageDraw.Draw(picture)
+    font = ImageFont.load_default(size=max(12, round(side / 20)))
+    for shape in shapes:
+        points = [(x * width, y * height) for x, y in shape.points]
+        for colour, stroke in ((HALO_COLOUR, line + 2 * max(1, line // 3)), (MARK_COLOUR, line)):
+            if shape.kind == "arrow":
+                draw.line(points, fill=colour, width=stroke)
+                draw.polygon(_arrow_head(points[0], points[1], line * 6), fill=colour,
+                             outline=colour, width=stroke - line + 1)
+            elif shape.kind == "circle":
+                # Pillow draws an outline inside its box: widen the box by half the stroke to centre it.
+                (x, y), r = points[0], (shape.r or 0) * side + stroke / 2
+                draw.ellipse((x - r, y - r, x + r, y + r), outline=colour, width=stroke)
+        if shape.kind == "label":
+            draw.text(points[0], shape.text or "", fill=MARK_COLOUR, font=font, anchor="lm",
+                      stroke_width=line, stroke_fill=HALO_COLOUR)
+
+
+def _arrow_head(start: tuple[float, float], end: tuple[float, float], length: float) -> list[tuple[float, float]]:
+    """The triangle of an arrow's head at `end`, `length` long, its sides 25° either side of the shaft."""
+    angle = math.atan2(end[1] - start[1], end[0] - start[0])
+    return [end] + [(end[0] - length * math.cos(angle + turn), end[1] - length * math.sin(angle + turn))
+                    for turn in (math.radians(25), -math.radians(25))]
