@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from PIL import ExifTags, Image, ImageDraw, ImageFile, ImageFont, UnidentifiedImageError
 
@@ -34,6 +34,10 @@ DISPLAY_MIN_DECODED_EDGE = 1920
 THUMB_LONG_EDGE = 320
 DISPLAY_QUALITY = 85
 THUMB_QUALITY = 80
+# A report's photo grid prints a photo about 3.3 in wide: 1,200 px is about 300 dpi there (and on a
+# full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
+PRINT_LONG_EDGE = 1200
+PRINT_QUALITY = 80
 
 ACCEPTED_FORMATS = ("JPEG", "PNG", "WEBP")
 CONTENT_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
@@ -55,6 +59,14 @@ _TRANSPOSE = {
 }
 
 PhotoData = bytes | bytearray | memoryview | BinaryIO
+
+
+class Renditions(NamedTuple):
+    """The JPEGs made for viewing a photo: upright, without EXIF."""
+
+    display: bytes  # pages: at most DISPLAY_LONG_EDGE px long
+    thumb: bytes  # grids: at most THUMB_LONG_EDGE px long
+    print: bytes  # PDFs: at most PRINT_LONG_EDGE px long
 
 
 class PhotoRejected(ValueError):
@@ -129,28 +141,35 @@ def inspect_photo(
     )
 
 
-def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> tuple[bytes, bytes]:
-    """Make the (display, thumbnail) JPEGs: upright, at most 2048 px and 320 px long, without EXIF.
+def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> Renditions:
+    """Make the display, thumbnail and print JPEGs: upright, at most 2048, 320 and 1200 px long, no EXIF.
 
-    Decoding is most of the work, so the decoded picture is never copied: it is turned (or used as it
-    is, when upright) and scaled while the file is open, and once the display JPEG is written the same
-    picture is scaled down again, in place, for the thumbnail.
+    Decoding is most of the work, so the photo is decoded once, at the smallest scale the display
+    rendition allows (JPEG draft mode), and never copied: it is turned (or used as it is, when upright)
+    while the file is open, and each rendition is scaled down, in place, from the one before.
     """
     stream, _ = _seekable(data, MAX_BYTES)
     with _open_photo(stream, max_pixels) as im:
-        # Draft mode lets libjpeg decode at a reduced scale, so a 12 MP photo is never fully decoded;
-        # other formats ignore it.
+        # Draft mode lets libjpeg decode at a reduced scale (DCT scaling: 1/2, 1/4 or 1/8), so a 12 MP
+        # photo is never fully decoded; other formats ignore it.
         im.draft("RGB", _draft_size(im.size, DISPLAY_MIN_DECODED_EDGE))
         icc_profile = im.info.get("icc_profile") if im.mode in ("RGB", "L") else None
         im.load()  # decoding errors surface here, where _open_photo turns them into PhotoRejected
-        picture = _rgb(_upright(im, _read_exif(im).orientation))
         # Renditions carry no EXIF: the pixels are already upright (an Orientation tag would turn them
         # twice), and they are shown and shared more widely than the original, so they drop the GPS too.
         # The original keeps every tag, byte for byte.
-        picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
-        display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
-        picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
-        return display, _jpeg(picture, THUMB_QUALITY, icc_profile)
+        return _scaled_renditions(_rgb(_upright(im, _read_exif(im).orientation)), icc_profile)
+
+
+def _scaled_renditions(picture: Image.Image, icc_profile: bytes | None) -> Renditions:
+    """Display, print and thumbnail JPEGs of an upright picture, each scaled in place from the one before
+    (`picture` ends up thumbnail-sized)."""
+    picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
+    display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
+    picture.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
+    printed = _jpeg(picture, PRINT_QUALITY, icc_profile)
+    picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
+    return Renditions(display=display, thumb=_jpeg(picture, THUMB_QUALITY, icc_profile), print=printed)
 
 
 def _seekable(data: PhotoData, max_bytes: int) -> tuple[BinaryIO, int]:
@@ -372,11 +391,6 @@ def _megapixels(n: int) -> str:
 
 
 # -- the print rendition (PDFs) ---------------------------------------------------------------------
-# A report's photo grid prints a photo about 3.3 in wide: 1,200 px is about 300 dpi there (and on a
-# full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
-PRINT_LONG_EDGE = 1200
-PRINT_QUALITY = 80
-
 
 def make_print_rendition(display_jpeg: bytes) -> bytes:
     """The JPEG a PDF embeds, made from the display rendition (upright, no EXIF): at most 1,200 px long."""
@@ -393,8 +407,8 @@ MARK_COLOUR = (230, 20, 20)
 HALO_COLOUR = (255, 255, 255)
 
 
-def make_marked_renditions(display_jpeg: bytes, shapes: list[Shape]) -> tuple[bytes, bytes, bytes]:
-    """The (display, thumbnail, print) JPEGs of a photo with its markup drawn on, from its display rendition.
+def make_marked_renditions(display_jpeg: bytes, shapes: list[Shape]) -> Renditions:
+    """The renditions of a photo with its markup drawn on, made from its display rendition.
 
     The display rendition is already upright and without EXIF, so relative coordinates are the page's.
     """
@@ -403,11 +417,7 @@ def make_marked_renditions(display_jpeg: bytes, shapes: list[Shape]) -> tuple[by
         icc_profile = im.info.get("icc_profile")
         picture = im.convert("RGB")  # a copy to draw on
     _draw(picture, shapes)
-    display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
-    picture.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
-    printed = _jpeg(picture, PRINT_QUALITY, icc_profile)
-    picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
-    return display, _jpeg(picture, THUMB_QUALITY, icc_profile), printed
+    return _scaled_renditions(picture, icc_profile)
 
 
 def _draw(picture: Image.Image, shapes: list[Shape]) -> None:

@@ -22,7 +22,7 @@ from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Blob, Photo
 from inspect_app.photos.markup import Shape, as_json
 from inspect_app.photos.processing import (
-    MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_print_rendition, make_renditions,
+    MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
 )
 from inspect_app.templating import humanize, local_date
 from inspect_app.types import LOCAL_TZ, local, new_id
@@ -86,15 +86,15 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     if earlier is not None:
         return earlier
     # Renditions are made before anything is written: a JPEG damaged past its headers fails here.
-    display, thumb = make_renditions(stream)
+    renditions = make_renditions(stream)
     store = blob_store()
     stream.seek(0)
     original_sha = files.store_file(stream, info.content_type, expected_sha=info.sha256, store=store)
     photo = Photo(
         id=photo_id or new_id(), permit_id=permit.id, original_sha256=original_sha,
-        display_sha256=files.store_file(display, "image/jpeg", store=store),
-        thumb_sha256=files.store_file(thumb, "image/jpeg", store=store),
-        print_sha256=files.store_file(make_print_rendition(display), "image/jpeg", store=store),
+        display_sha256=files.store_file(renditions.display, "image/jpeg", store=store),
+        thumb_sha256=files.store_file(renditions.thumb, "image/jpeg", store=store),
+        print_sha256=files.store_file(renditions.print, "image/jpeg", store=store),
         width=info.width, height=info.height, taken_at=_utc(info.taken_at),
         latitude=info.latitude, longitude=info.longitude, caption=_caption(caption),
         uploaded_by_id=getattr(actor, "id", None), **links,
@@ -136,13 +136,13 @@ def mark_up(actor, photo: Photo, shapes: list[Shape]) -> Photo:
         store = blob_store()
         try:
             with store.open(photo.display_sha256) as stream:
-                display, thumb, printed = make_marked_renditions(stream.read(), shapes)
+                marked = make_marked_renditions(stream.read(), shapes)
         except FileNotFoundError:
             raise PhotoRefused("The photo's display copy is missing from the file store: it cannot be "
                                "marked up. Tell the town's administrator.") from None
-        photo.marked_display_sha256 = files.store_file(display, "image/jpeg", store=store)
-        photo.marked_thumb_sha256 = files.store_file(thumb, "image/jpeg", store=store)
-        photo.marked_print_sha256 = files.store_file(printed, "image/jpeg", store=store)
+        photo.marked_display_sha256 = files.store_file(marked.display, "image/jpeg", store=store)
+        photo.marked_thumb_sha256 = files.store_file(marked.thumb, "image/jpeg", store=store)
+        photo.marked_print_sha256 = files.store_file(marked.print, "image/jpeg", store=store)
     audit.record(actor, "photo.markup", photo, before)
     return photo
 
