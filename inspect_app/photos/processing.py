@@ -145,8 +145,8 @@ def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> Renditi
     """Make the display, thumbnail and print JPEGs: upright, at most 2048, 320 and 1200 px long, no EXIF.
 
     Decoding is most of the work, so the photo is decoded once, at the smallest scale the display
-    rendition allows (JPEG draft mode), and never copied: it is turned (or used as it is, when upright)
-    while the file is open, and each rendition is scaled down, in place, from the one before.
+    rendition allows (JPEG draft mode), and copied only for the thumbnail: it is turned (or used as it is,
+    when upright) while the file is open, and scaled down in place.
     """
     stream, _ = _seekable(data, MAX_BYTES)
     with _open_photo(stream, max_pixels) as im:
@@ -162,14 +162,18 @@ def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> Renditi
 
 
 def _scaled_renditions(picture: Image.Image, icc_profile: bytes | None) -> Renditions:
-    """Display, print and thumbnail JPEGs of an upright picture, each scaled in place from the one before
-    (`picture` ends up thumbnail-sized)."""
+    """Display, thumbnail and print JPEGs of an upright picture, scaled down from it in place.
+
+    The thumbnail is scaled from the display-sized picture, where Pillow can first `reduce` it by a whole
+    factor (cheaper than from the print size, where it cannot); the print copy last, in place.
+    """
     picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
     display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
+    thumb = picture.copy()
+    thumb.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
     picture.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
-    printed = _jpeg(picture, PRINT_QUALITY, icc_profile)
-    picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
-    return Renditions(display=display, thumb=_jpeg(picture, THUMB_QUALITY, icc_profile), print=printed)
+    return Renditions(display=display, thumb=_jpeg(thumb, THUMB_QUALITY, icc_profile),
+                      print=_jpeg(picture, PRINT_QUALITY, icc_profile))
 
 
 def _seekable(data: PhotoData, max_bytes: int) -> tuple[BinaryIO, int]:
