@@ -31,7 +31,6 @@ class MarkupForm(FlaskForm):
     # What the next label will say: read by the page's script, never stored from this field.
     label_text = StringField("Label text", validators=[Optional()], render_kw={"maxlength": LABEL_MAX_CHARS},
                              description=f"Up to {LABEL_MAX_CHARS} characters. Choose Label, then tap the photo.")
-    idempotency_key = HiddenField()
 
     def validate_markup(self, field) -> None:
         try:

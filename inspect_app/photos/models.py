@@ -63,10 +63,12 @@ class Photo(db.Model):
         return MARKED_UP if self.markup else None
 
     def shown_sha256(self, kind: str) -> str | None:
-        """The file pages and PDFs show as `kind` ("display", "thumb", "print"): the marked-up copy when
-        there is one; "plain" is the display rendition without the markup (to draw on again)."""
-        plain = {"display": self.display_sha256, "thumb": self.thumb_sha256, "print": self.print_sha256,
-                 "plain": self.display_sha256}
+        """The file shown as `kind`: "original" byte for byte; "display", "thumb" and "print" are the
+        marked-up copies when there are; "plain" is the display rendition without the markup (to draw on
+        again). None for the print rendition of a photo stored before there was one. KeyError if `kind`
+        is none of these."""
+        plain = {"original": self.original_sha256, "display": self.display_sha256, "thumb": self.thumb_sha256,
+                 "print": self.print_sha256, "plain": self.display_sha256}
         marked = {"display": self.marked_display_sha256, "thumb": self.marked_thumb_sha256,
                   "print": self.marked_print_sha256}
         return (marked.get(kind) if self.markup else None) or plain[kind]

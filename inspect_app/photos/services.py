@@ -232,9 +232,15 @@ def target_locked_reason(target: Mapping[str, Any]) -> str | None:
     return _inspection_locked(inspection) or (_action_locked(action) if action else None)
 
 
+def rendition_sha(photo: Photo, kind: str) -> str:
+    """The SHA-256 of the file served as `kind` (Photo.shown_sha256); a photo stored before print
+    renditions existed serves its display rendition as its print one."""
+    return photo.shown_sha256(kind) or photo.display_sha256
+
+
 def rendition(photo: Photo, kind: str) -> tuple[Path, str, str]:
     """(file path, content type, sha) of one of the photo's RENDITIONS; KeyError if unknown."""
-    sha = photo.original_sha256 if kind == "original" else photo.shown_sha256(kind) or photo.display_sha256
+    sha = rendition_sha(photo, kind)
     blob = db.session.get(Blob, sha)
     return blob_store().path(sha), blob.content_type if blob else "application/octet-stream", sha
 

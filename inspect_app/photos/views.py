@@ -93,8 +93,7 @@ def may_mark_up(photo: Photo) -> bool:
 @bp.app_template_global()
 def photo_src(photo: Photo, kind: str) -> str:
     """The URL of a photo's file of `kind`, naming its content: a new markup is a new URL, never a stale copy."""
-    sha = photo.original_sha256 if kind == "original" else photo.shown_sha256(kind) or photo.display_sha256
-    return url_for("photos.file", photo_id=photo.id, kind=kind, v=sha[:16])
+    return url_for("photos.file", photo_id=photo.id, kind=kind, v=services.rendition_sha(photo, kind)[:16])
 
 
 @bp.get("/permits/<permit_id>/photos/add")
