@@ -144,7 +144,7 @@ def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
 
         photos = []
         for original in photo_pool(8, rng):
-            display, thumb = make_renditions(original)
+            display, thumb, _print = make_renditions(original)
             shas = [store.put_bytes(data) for data in (original, display, thumb)]
             for sha, data in zip(shas, (original, display, thumb), strict=True):
                 db.session.add(Blob(sha256=sha, size=len(data), content_type="image/jpeg"))

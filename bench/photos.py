@@ -1,10 +1,11 @@
-"""Time and memory for making a photo's display and thumbnail renditions from a 12 MP JPEG.
+"""Time and memory for making a photo's display, print and thumbnail renditions from a 12 MP JPEG.
 
 Prints, one per line:
   photo_input_mb                  size of the generated 4000x3000 JPEG (noise over gradients, like a photo)
   inspect_median_s                median wall time of inspect_photo() (headers, EXIF, SHA-256)
-  renditions_median_s             median wall time of make_renditions() (JPEG draft mode)
-  renditions_naive_median_s       median wall time of a full decode: Image.open + load + resize, twice
+  renditions_median_s             median wall time of make_renditions() (one JPEG draft-mode decode, all three)
+  renditions_cpu_median_s         the same in CPU time (the figure a busy machine disturbs least)
+  renditions_naive_median_s       median wall time of a full decode: Image.open + load + resize, three times
   renditions_speedup_ratio        naive / draft
   renditions_peak_rss_mb          peak resident set of a process doing only make_renditions()
   renditions_naive_peak_rss_mb    peak resident set of a process doing only the naive renditions
@@ -33,6 +34,8 @@ from PIL import ExifTags, Image, ImageOps  # noqa: E402
 from inspect_app.photos.processing import (  # noqa: E402
     DISPLAY_LONG_EDGE,
     DISPLAY_QUALITY,
+    PRINT_LONG_EDGE,
+    PRINT_QUALITY,
     THUMB_LONG_EDGE,
     THUMB_QUALITY,
     inspect_photo,
@@ -59,29 +62,30 @@ def noisy_jpeg() -> bytes:
     return out.getvalue()
 
 
-def naive_renditions(data: bytes) -> tuple[bytes, bytes]:
-    """The obvious way: decode every pixel, then scale the full image down twice."""
+def naive_renditions(data: bytes) -> tuple[bytes, ...]:
+    """The obvious way: decode every pixel, then scale the full image down three times."""
     with Image.open(io.BytesIO(data)) as im:
         im.load()
         upright = ImageOps.exif_transpose(im)
     renditions = []
-    for long_edge, quality in ((DISPLAY_LONG_EDGE, DISPLAY_QUALITY), (THUMB_LONG_EDGE, THUMB_QUALITY)):
+    for long_edge, quality in ((DISPLAY_LONG_EDGE, DISPLAY_QUALITY), (PRINT_LONG_EDGE, PRINT_QUALITY),
+                               (THUMB_LONG_EDGE, THUMB_QUALITY)):
         scale = long_edge / max(upright.size)
         size = (round(upright.width * scale), round(upright.height * scale))
         out = io.BytesIO()
         upright.resize(size, Image.Resampling.LANCZOS).save(out, "JPEG", quality=quality)
         renditions.append(out.getvalue())
-    return renditions[0], renditions[1]
+    return tuple(renditions)
 
 
-def median_seconds(work: Callable[[], object], runs: int) -> float:
-    """Median wall time of ``work`` over ``runs`` runs, after one warm-up."""
+def median_seconds(work: Callable[[], object], runs: int, clock: Callable[[], float] = time.perf_counter) -> float:
+    """Median time of ``work`` on ``clock`` (wall by default) over ``runs`` runs, after one warm-up."""
     work()
     times = []
     for _ in range(runs):
-        start = time.perf_counter()
+        start = clock()
         work()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return statistics.median(times)
 
 
@@ -90,7 +94,8 @@ def worker(mode: str, photo: Path, runs: int) -> None:
     data = photo.read_bytes()
     make = make_renditions if mode == "draft" else naive_renditions
     median = median_seconds(lambda: make(data), runs)
-    print(f"{median} {peak_rss_mb()}")
+    cpu = median_seconds(lambda: make(data), runs, time.process_time)
+    print(f"{median} {cpu} {peak_rss_mb()}")
 
 
 def peak_rss_mb() -> float:
@@ -107,30 +112,32 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def measure_in_child(mode: str, photo: Path, runs: int) -> tuple[float, float]:
+def measure_in_child(mode: str, photo: Path, runs: int) -> tuple[float, float, float]:
     """Run ``worker`` in a fresh interpreter, so each way's peak memory is its own."""
     result = subprocess.run(
         [sys.executable, "-m", "bench.photos", "--worker", mode, str(photo), str(runs)],
         capture_output=True, text=True, check=True,
     )
-    median, peak_mb = result.stdout.split()
-    return float(median), float(peak_mb)
+    median, cpu, peak_mb = result.stdout.split()
+    return float(median), float(cpu), float(peak_mb)
 
 
 def main(runs: int) -> None:
     """Generate the photo, measure both ways, print name=value lines."""
     data = noisy_jpeg()
-    display, thumb = make_renditions(data)
-    assert max(Image.open(io.BytesIO(display)).size) <= DISPLAY_LONG_EDGE
-    assert max(Image.open(io.BytesIO(thumb)).size) == THUMB_LONG_EDGE
+    renditions = make_renditions(data)
+    assert max(Image.open(io.BytesIO(renditions.display)).size) <= DISPLAY_LONG_EDGE
+    assert max(Image.open(io.BytesIO(renditions.print)).size) == PRINT_LONG_EDGE
+    assert max(Image.open(io.BytesIO(renditions.thumb)).size) == THUMB_LONG_EDGE
     with tempfile.TemporaryDirectory() as tmp:
         photo = Path(tmp) / "photo.jpg"
         photo.write_bytes(data)
-        draft_s, draft_peak = measure_in_child("draft", photo, runs)
-        naive_s, naive_peak = measure_in_child("naive", photo, runs)
+        draft_s, draft_cpu, draft_peak = measure_in_child("draft", photo, runs)
+        naive_s, _, naive_peak = measure_in_child("naive", photo, runs)
     print(f"photo_input_mb={len(data) / 1e6:.2f}")
     print(f"inspect_median_s={median_seconds(lambda: inspect_photo(data), runs):.4f}")
     print(f"renditions_median_s={draft_s:.3f}")
+    print(f"renditions_cpu_median_s={draft_cpu:.3f}")
     print(f"renditions_naive_median_s={naive_s:.3f}")
     print(f"renditions_speedup_ratio={naive_s / draft_s:.2f}")
     print(f"renditions_peak_rss_mb={draft_peak:.0f}")

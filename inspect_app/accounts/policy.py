@@ -55,6 +55,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "finding.review": frozenset({"agent"}),
     "action.close": frozenset({"inspector", "agent", "permittee"}),
     "photo.add": frozenset({"inspector", "agent", "permittee"}),
+    # Drawing on a photo: beside this, whoever may edit what it belongs to (a draft report: its author).
+    "photo.markup": frozenset({"inspector", "agent", "permittee"}),
     "stop_work.issue": frozenset({"agent"}),
     "stop_work.lift": frozenset({"agent"}),
     "stop_work.acknowledge": frozenset({"permittee"}),
@@ -282,7 +284,9 @@ def sees_blob(user, sha: str) -> bool:
     naming = (
         select(Photo.id).where(Photo.permit_id.in_(permits), shown(user, Photo),
                                or_(Photo.original_sha256 == sha, Photo.display_sha256 == sha,
-                                   Photo.thumb_sha256 == sha, Photo.print_sha256 == sha)),
+                                   Photo.thumb_sha256 == sha, Photo.print_sha256 == sha,
+                                   Photo.marked_display_sha256 == sha, Photo.marked_thumb_sha256 == sha,
+                                   Photo.marked_print_sha256 == sha)),
         select(FinalSubmission.id).where(FinalSubmission.permit_id.in_(permits), FinalSubmission.blob_sha256 == sha),
         select(FrozenDocument.id).where(FrozenDocument.permit_id.in_(permits), FrozenDocument.pdf_sha256 == sha),
         select(OMCertification.id).where(OMCertification.permit_id.in_(permits),

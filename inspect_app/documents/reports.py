@@ -94,6 +94,8 @@ def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of
     shown, missing = [], []
     for number, photo in enumerate(photos, first_number):
         caption = f"Photo {number}{f' ({of})' if of else ''}: {photo.caption or 'no caption'}"
+        if photo.marked_up_note:
+            caption = f"{caption}. {photo.marked_up_note}"
         jpeg = _print_jpeg(photo)
         taken = f"{_when(photo.taken_at, tz)} (EXIF)" if photo.taken_at else ""
         if jpeg is None:
@@ -107,8 +109,9 @@ def _photo_blocks(photos: list[PhotoRecord], tz: ZoneInfo, first_number: int, of
 
 
 def _print_jpeg(photo: PhotoRecord) -> bytes | None:
-    """The print rendition; for a photo stored before there was one, made now from its display rendition."""
-    stored = _blob(photo.print_sha256)
+    """The print rendition (marked up, when the photo is); for a photo stored before there was one, made
+    now from its display rendition."""
+    stored = _blob(photo.shown_sha256("print"))
     if stored is not None:
         return stored
     display = _blob(photo.display_sha256)

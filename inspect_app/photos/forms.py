@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import HiddenField, StringField
+from wtforms import HiddenField, StringField, ValidationError
 from wtforms.validators import Length, Optional, Regexp
+
+from inspect_app.photos.markup import LABEL_MAX_CHARS, MarkupRefused, parse_markup
 
 CAPTION_MAX = 2000
 
@@ -20,3 +22,18 @@ class PhotoUploadForm(FlaskForm):
 
 class CaptionForm(FlaskForm):
     caption = StringField("Caption", validators=[Optional(), Length(max=CAPTION_MAX)])
+
+
+class MarkupForm(FlaskForm):
+    """The shapes drawn on a photo (JSON, photos/markup.py), checked on the server alone."""
+
+    markup = HiddenField()
+    # What the next label will say: read by the page's script, never stored from this field.
+    label_text = StringField("Label text", validators=[Optional()], render_kw={"maxlength": LABEL_MAX_CHARS},
+                             description=f"Up to {LABEL_MAX_CHARS} characters. Choose Label, then tap the photo.")
+
+    def validate_markup(self, field) -> None:
+        try:
+            self.shapes = parse_markup(field.data)
+        except MarkupRefused as refusal:
+            raise ValidationError(str(refusal)) from None

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import BigInteger, ForeignKey, String, Text
+from sqlalchemy import JSON, BigInteger, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.photos.markup import MARKED_UP
 from inspect_app.types import UTCDateTime, new_id, utcnow
 
 
@@ -47,5 +48,27 @@ class Photo(db.Model):
     log_entry_id: Mapped[str | None] = mapped_column(ForeignKey("maintenance_log_entries.id"))
     uploaded_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The shapes drawn on it (photos/markup.py) and the marked-up copies made from the display rendition;
+    # None when it carries no markup. The original and its SHA-256 never change.
+    markup: Mapped[list[dict] | None] = mapped_column(JSON)
+    marked_display_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"))
+    marked_thumb_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"))
+    marked_print_sha256: Mapped[str | None] = mapped_column(ForeignKey("blobs.sha256"))
 
     original = relationship("Blob", foreign_keys=[original_sha256])
+
+    @property
+    def marked_up_note(self) -> str | None:
+        """What pages and PDFs say of a marked-up photo; None when it carries no markup."""
+        return MARKED_UP if self.markup else None
+
+    def shown_sha256(self, kind: str) -> str | None:
+        """The file shown as `kind`: "original" byte for byte; "display", "thumb" and "print" are the
+        marked-up copies when there are; "plain" is the display rendition without the markup (to draw on
+        again). None for the print rendition of a photo stored before there was one. KeyError if `kind`
+        is none of these."""
+        plain = {"original": self.original_sha256, "display": self.display_sha256, "thumb": self.thumb_sha256,
+                 "print": self.print_sha256, "plain": self.display_sha256}
+        marked = {"display": self.marked_display_sha256, "thumb": self.marked_thumb_sha256,
+                  "print": self.marked_print_sha256}
+        return (marked.get(kind) if self.markup else None) or plain[kind]

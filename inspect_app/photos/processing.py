@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
-from PIL import ExifTags, Image, ImageFile, UnidentifiedImageError
+from PIL import ExifTags, Image, ImageDraw, ImageFile, ImageFont, UnidentifiedImageError
+
+from inspect_app.photos.markup import Shape
 
 MAX_BYTES = 25 * 1024 * 1024
 MAX_PIXELS = 50_000_000
@@ -32,6 +34,10 @@ DISPLAY_MIN_DECODED_EDGE = 1920
 THUMB_LONG_EDGE = 320
 DISPLAY_QUALITY = 85
 THUMB_QUALITY = 80
+# A report's photo grid prints a photo about 3.3 in wide: 1,200 px is about 300 dpi there (and on a
+# full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
+PRINT_LONG_EDGE = 1200
+PRINT_QUALITY = 80
 
 ACCEPTED_FORMATS = ("JPEG", "PNG", "WEBP")
 CONTENT_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
@@ -53,6 +59,14 @@ _TRANSPOSE = {
 }
 
 PhotoData = bytes | bytearray | memoryview | BinaryIO
+
+
+class Renditions(NamedTuple):
+    """The JPEGs made for viewing a photo: upright, without EXIF."""
+
+    display: bytes  # pages: at most DISPLAY_LONG_EDGE px long
+    thumb: bytes  # grids: at most THUMB_LONG_EDGE px long
+    print: bytes  # PDFs: at most PRINT_LONG_EDGE px long
 
 
 class PhotoRejected(ValueError):
@@ -127,28 +141,39 @@ def inspect_photo(
     )
 
 
-def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> tuple[bytes, bytes]:
-    """Make the (display, thumbnail) JPEGs: upright, at most 2048 px and 320 px long, without EXIF.
+def make_renditions(data: PhotoData, *, max_pixels: int = MAX_PIXELS) -> Renditions:
+    """Make the display, thumbnail and print JPEGs: upright, at most 2048, 320 and 1200 px long, no EXIF.
 
-    Decoding is most of the work, so the decoded picture is never copied: it is turned (or used as it
-    is, when upright) and scaled while the file is open, and once the display JPEG is written the same
-    picture is scaled down again, in place, for the thumbnail.
+    Decoding is most of the work, so the photo is decoded once, at the smallest scale the display
+    rendition allows (JPEG draft mode), and copied only for the thumbnail: it is turned (or used as it is,
+    when upright) while the file is open, and scaled down in place.
     """
     stream, _ = _seekable(data, MAX_BYTES)
     with _open_photo(stream, max_pixels) as im:
-        # Draft mode lets libjpeg decode at a reduced scale, so a 12 MP photo is never fully decoded;
-        # other formats ignore it.
+        # Draft mode lets libjpeg decode at a reduced scale (DCT scaling: 1/2, 1/4 or 1/8), so a 12 MP
+        # photo is never fully decoded; other formats ignore it.
         im.draft("RGB", _draft_size(im.size, DISPLAY_MIN_DECODED_EDGE))
         icc_profile = im.info.get("icc_profile") if im.mode in ("RGB", "L") else None
         im.load()  # decoding errors surface here, where _open_photo turns them into PhotoRejected
-        picture = _rgb(_upright(im, _read_exif(im).orientation))
         # Renditions carry no EXIF: the pixels are already upright (an Orientation tag would turn them
         # twice), and they are shown and shared more widely than the original, so they drop the GPS too.
         # The original keeps every tag, byte for byte.
-        picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
-        display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
-        picture.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
-        return display, _jpeg(picture, THUMB_QUALITY, icc_profile)
+        return _scaled_renditions(_rgb(_upright(im, _read_exif(im).orientation)), icc_profile)
+
+
+def _scaled_renditions(picture: Image.Image, icc_profile: bytes | None) -> Renditions:
+    """Display, thumbnail and print JPEGs of an upright picture, scaled down from it in place.
+
+    The thumbnail is scaled from the display-sized picture, where Pillow can first `reduce` it by a whole
+    factor (cheaper than from the print size, where it cannot); the print copy last, in place.
+    """
+    picture.thumbnail((DISPLAY_LONG_EDGE, DISPLAY_LONG_EDGE), Image.Resampling.LANCZOS)
+    display = _jpeg(picture, DISPLAY_QUALITY, icc_profile)
+    thumb = picture.copy()
+    thumb.thumbnail((THUMB_LONG_EDGE, THUMB_LONG_EDGE), Image.Resampling.LANCZOS)
+    picture.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
+    return Renditions(display=display, thumb=_jpeg(thumb, THUMB_QUALITY, icc_profile),
+                      print=_jpeg(picture, PRINT_QUALITY, icc_profile))
 
 
 def _seekable(data: PhotoData, max_bytes: int) -> tuple[BinaryIO, int]:
@@ -370,11 +395,6 @@ def _megapixels(n: int) -> str:
 
 
 # -- the print rendition (PDFs) ---------------------------------------------------------------------
-# A report's photo grid prints a photo about 3.3 in wide: 1,200 px is about 300 dpi there (and on a
-# full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
-PRINT_LONG_EDGE = 1200
-PRINT_QUALITY = 80
-
 
 def make_print_rendition(display_jpeg: bytes) -> bytes:
     """The JPEG a PDF embeds, made from the display rendition (upright, no EXIF): at most 1,200 px long."""
@@ -383,3 +403,52 @@ def make_print_rendition(display_jpeg: bytes) -> bytes:
         printed = _rgb(im)
         printed.thumbnail((PRINT_LONG_EDGE, PRINT_LONG_EDGE), Image.Resampling.LANCZOS)
         return _jpeg(printed, PRINT_QUALITY, im.info.get("icc_profile"))
+
+
+# -- the marked-up renditions (markup.py) -------------------------------------------------------------
+# Drawn in a red that shows on soil, grass and concrete, each stroke over a white halo so it shows on red.
+MARK_COLOUR = (230, 20, 20)
+HALO_COLOUR = (255, 255, 255)
+
+
+def make_marked_renditions(display_jpeg: bytes, shapes: list[Shape]) -> Renditions:
+    """The renditions of a photo with its markup drawn on, made from its display rendition.
+
+    The display rendition is already upright and without EXIF, so relative coordinates are the page's.
+    """
+    with Image.open(io.BytesIO(display_jpeg), formats=["JPEG"]) as im:
+        im.load()
+        icc_profile = im.info.get("icc_profile")
+        picture = im.convert("RGB")  # a copy to draw on
+    _draw(picture, shapes)
+    return _scaled_renditions(picture, icc_profile)
+
+
+def _draw(picture: Image.Image, shapes: list[Shape]) -> None:
+    """Draw the shapes on the picture, in place: lines about 1/100 of its shorter side, labels 1/20."""
+    width, height = picture.size
+    side = min(width, height)
+    line = max(2, round(side / 100))
+    draw = ImageDraw.Draw(picture)
+    font = ImageFont.load_default(size=max(12, round(side / 20)))
+    for shape in shapes:
+        points = [(x * width, y * height) for x, y in shape.points]
+        for colour, stroke in ((HALO_COLOUR, line + 2 * max(1, line // 3)), (MARK_COLOUR, line)):
+            if shape.kind == "arrow":
+                draw.line(points, fill=colour, width=stroke)
+                draw.polygon(_arrow_head(points[0], points[1], line * 6), fill=colour,
+                             outline=colour, width=stroke - line + 1)
+            elif shape.kind == "circle":
+                # Pillow draws an outline inside its box: widen the box by half the stroke to centre it.
+                (x, y), r = points[0], (shape.r or 0) * side + stroke / 2
+                draw.ellipse((x - r, y - r, x + r, y + r), outline=colour, width=stroke)
+        if shape.kind == "label":
+            draw.text(points[0], shape.text or "", fill=MARK_COLOUR, font=font, anchor="lm",
+                      stroke_width=line, stroke_fill=HALO_COLOUR)
+
+
+def _arrow_head(start: tuple[float, float], end: tuple[float, float], length: float) -> list[tuple[float, float]]:
+    """The triangle of an arrow's head at `end`, `length` long, its sides 25° either side of the shaft."""
+    angle = math.atan2(end[1] - start[1], end[0] - start[0])
+    return [end] + [(end[0] - length * math.cos(angle + turn), end[1] - length * math.sin(angle + turn))
+                    for turn in (math.radians(25), -math.radians(25))]

@@ -20,8 +20,9 @@ from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Blob, Photo
+from inspect_app.photos.markup import Shape, as_json
 from inspect_app.photos.processing import (
-    MAX_BYTES, PhotoData, inspect_photo, make_print_rendition, make_renditions,
+    MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
 )
 from inspect_app.templating import humanize, local_date
 from inspect_app.types import LOCAL_TZ, local, new_id
@@ -51,7 +52,8 @@ def actions_for(target_keys) -> list[str]:
 
 # The Photo columns that say where a photo belongs (a close-out photo is named by its corrective action).
 LINK_COLUMNS = ("inspection_id", "finding_id", "structure_id", "log_entry_id")
-RENDITIONS = ("original", "display", "thumb", "print")
+# "display", "thumb" and "print" are the marked-up copies once a photo is marked up; "plain" is never.
+RENDITIONS = ("original", "display", "thumb", "print", "plain")
 
 
 class PhotoRefused(ValueError):
@@ -84,15 +86,15 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     if earlier is not None:
         return earlier
     # Renditions are made before anything is written: a JPEG damaged past its headers fails here.
-    display, thumb = make_renditions(stream)
+    renditions = make_renditions(stream)
     store = blob_store()
     stream.seek(0)
     original_sha = files.store_file(stream, info.content_type, expected_sha=info.sha256, store=store)
     photo = Photo(
         id=photo_id or new_id(), permit_id=permit.id, original_sha256=original_sha,
-        display_sha256=files.store_file(display, "image/jpeg", store=store),
-        thumb_sha256=files.store_file(thumb, "image/jpeg", store=store),
-        print_sha256=files.store_file(make_print_rendition(display), "image/jpeg", store=store),
+        display_sha256=files.store_file(renditions.display, "image/jpeg", store=store),
+        thumb_sha256=files.store_file(renditions.thumb, "image/jpeg", store=store),
+        print_sha256=files.store_file(renditions.print, "image/jpeg", store=store),
         width=info.width, height=info.height, taken_at=_utc(info.taken_at),
         latitude=info.latitude, longitude=info.longitude, caption=_caption(caption),
         uploaded_by_id=getattr(actor, "id", None), **links,
@@ -118,6 +120,30 @@ def update_caption(actor, photo: Photo, caption: str | None) -> Photo:
     before = audit.snapshot(photo)
     photo.caption = _caption(caption)
     audit.record(actor, "photo.caption", photo, before)
+    return photo
+
+
+def mark_up(actor, photo: Photo, shapes: list[Shape]) -> Photo:
+    """Store the markup drawn on a photo (none: remove it) and its marked-up copies, unless the photo is
+    frozen. The original file, its SHA-256 and the plain renditions never change."""
+    reason = locked_reason(photo)
+    if reason:
+        raise PhotoRefused(reason)
+    before = audit.snapshot(photo)
+    photo.markup = as_json(shapes)
+    photo.marked_display_sha256 = photo.marked_thumb_sha256 = photo.marked_print_sha256 = None
+    if shapes:
+        store = blob_store()
+        try:
+            with store.open(photo.display_sha256) as stream:
+                marked = make_marked_renditions(stream.read(), shapes)
+        except FileNotFoundError:
+            raise PhotoRefused("The photo's display copy is missing from the file store: it cannot be "
+                               "marked up. Tell the town's administrator.") from None
+        photo.marked_display_sha256 = files.store_file(marked.display, "image/jpeg", store=store)
+        photo.marked_thumb_sha256 = files.store_file(marked.thumb, "image/jpeg", store=store)
+        photo.marked_print_sha256 = files.store_file(marked.print, "image/jpeg", store=store)
+    audit.record(actor, "photo.markup", photo, before)
     return photo
 
 
@@ -206,10 +232,15 @@ def target_locked_reason(target: Mapping[str, Any]) -> str | None:
     return _inspection_locked(inspection) or (_action_locked(action) if action else None)
 
 
+def rendition_sha(photo: Photo, kind: str) -> str:
+    """The SHA-256 of the file served as `kind` (Photo.shown_sha256); a photo stored before print
+    renditions existed serves its display rendition as its print one."""
+    return photo.shown_sha256(kind) or photo.display_sha256
+
+
 def rendition(photo: Photo, kind: str) -> tuple[Path, str, str]:
-    """(file path, content type, sha) of the photo's original, display or thumb; KeyError if unknown."""
-    sha = {"original": photo.original_sha256, "display": photo.display_sha256,
-           "thumb": photo.thumb_sha256, "print": photo.print_sha256 or photo.display_sha256}[kind]
+    """(file path, content type, sha) of one of the photo's RENDITIONS; KeyError if unknown."""
+    sha = rendition_sha(photo, kind)
     blob = db.session.get(Blob, sha)
     return blob_store().path(sha), blob.content_type if blob else "application/octet-stream", sha
 

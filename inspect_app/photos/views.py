@@ -1,6 +1,7 @@
 """Photo pages: upload to a record, the files themselves, caption edits and a permit's photo list."""
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services
-from inspect_app.photos.forms import CaptionForm, PhotoUploadForm
+from inspect_app.photos.forms import CaptionForm, MarkupForm, PhotoUploadForm
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import MAX_BYTES, PhotoRejected
 
@@ -83,6 +84,18 @@ def photo_caption_form(photo: Photo, form: CaptionForm | None = None) -> Caption
     return form
 
 
+@bp.app_template_global()
+def may_mark_up(photo: Photo) -> bool:
+    """Whether the current user may draw on this photo now (a tile's "Mark up" link)."""
+    return services.locked_reason(photo) is None and _may(_markup_actions(photo), _permit_of(photo))
+
+
+@bp.app_template_global()
+def photo_src(photo: Photo, kind: str) -> str:
+    """The URL of a photo's file of `kind`, naming its content: a new markup is a new URL, never a stale copy."""
+    return url_for("photos.file", photo_id=photo.id, kind=kind, v=services.rendition_sha(photo, kind)[:16])
+
+
 @bp.get("/permits/<permit_id>/photos/add")
 def add(permit_id: str):
     """A page with the picker of one record of the permit, for adding its photos."""
@@ -133,6 +146,31 @@ def caption(photo_id: str):
     return render_template("photos/_photo_tile.html", photo=photo, caption_form=form, editable=True), status
 
 
+@bp.get("/photos/<photo_id>/markup")
+def markup(photo_id: str):
+    """A photo with its markup, and (for whoever may edit what it belongs to) a canvas to draw on it."""
+    photo = _photo_or_404(photo_id)
+    return _markup_page(photo, MarkupForm(formdata=None, data={"markup": json.dumps(photo.markup or [])}))
+
+
+@bp.post("/photos/<photo_id>/markup")
+def save_markup(photo_id: str):
+    """Store the arrows, circles and labels drawn on a photo (field ``markup``, JSON); 422 if refused."""
+    photo = _photo_or_404(photo_id)
+    for action in _markup_actions(photo):
+        require(action, _permit_of(photo))
+    form = MarkupForm()
+    if form.validate_on_submit():
+        try:
+            services.mark_up(current_user, photo, form.shapes)
+        except services.PhotoRefused as refusal:
+            form.markup.errors.append(str(refusal))
+        else:
+            db.session.commit()
+            return redirect(url_for("photos.markup", photo_id=photo.id), code=303)
+    return _markup_page(photo, form, 422)
+
+
 @bp.get("/photos/<photo_id>/<kind>")
 def file(photo_id: str, kind: str):
     """A photo's original (byte for byte), display rendition or thumbnail."""
@@ -171,6 +209,11 @@ def too_large(error):
 
 
 
+def _markup_page(photo: Photo, form: MarkupForm, status: int = 200):
+    return render_template("photos/markup.html", photo=photo, permit=_permit_of(photo), form=form,
+                           editable=may_mark_up(photo), locked_reason=services.locked_reason(photo)), status
+
+
 def _picker(permit: Permit, target_ids: dict[str, str], form: PhotoUploadForm | None = None,
             status: int = 200):
     """The picker htmx asked for (HX-Target), or the upload page around it for any other post."""
@@ -206,6 +249,11 @@ def _photo_actions(photo: Photo) -> list[str]:
     """The actions owning what a photo is attached to; one attached to nothing is a close-out's."""
     keys = [key for key in services.LINK_COLUMNS if getattr(photo, key)] or ["corrective_action_id"]
     return _target_actions(dict.fromkeys(keys, ""))
+
+
+def _markup_actions(photo: Photo) -> list[str]:
+    """Drawing on a photo: "photo.markup" and the actions owning what it is attached to."""
+    return ["photo.markup", *_photo_actions(photo)[1:]]
 
 
 def _may(actions: list[str], permit: Permit) -> bool:

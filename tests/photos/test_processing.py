@@ -38,7 +38,7 @@ def test_orientation_6_photo_is_shown_upright() -> None:
     data = jpeg(size=(400, 300), orientation=6)
 
     info = inspect_photo(data)
-    display, thumb = make_renditions(data)
+    display, thumb, _ = make_renditions(data)
 
     assert (info.width, info.height, info.orientation) == (300, 400, 6)
     display_image, thumb_image = opened(display), opened(thumb)
@@ -94,7 +94,7 @@ def test_broken_exif_costs_the_metadata_not_the_photo() -> None:
     Image.new("RGB", (40, 30), RED).save(out, "JPEG", exif=broken)
 
     info = inspect_photo(out.getvalue())
-    display, _ = make_renditions(out.getvalue())
+    display, *_ = make_renditions(out.getvalue())
 
     assert (info.orientation, info.taken_at, info.latitude) == (1, None, None)
     assert opened(display).size == (40, 30)
@@ -118,7 +118,7 @@ def test_original_is_untouched_and_its_sha256_is_its_identity(tmp_path: Path) ->
 
 
 def test_renditions_carry_no_exif_and_no_gps() -> None:
-    display, thumb = make_renditions(jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
+    display, thumb, _ = make_renditions(jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
 
     for rendition in (display, thumb):
         exif = opened(rendition).getexif()
@@ -127,18 +127,22 @@ def test_renditions_carry_no_exif_and_no_gps() -> None:
 
 
 def test_12_megapixel_jpeg_is_decoded_at_half_scale_and_turned_upright() -> None:
-    display, thumb = make_renditions(jpeg(size=(4000, 3000), orientation=6))
+    display, thumb, printed = make_renditions(jpeg(size=(4000, 3000), orientation=6))
 
     # Draft mode decodes 4000x3000 at 1/2 scale: 2000 px, "about 2048", without a full decode.
     display_image = opened(display)
     assert display_image.size == (1500, 2000)
     assert _near(display_image.getpixel((1400, 1000)), RED)  # the top edge, turned to the right
     assert opened(thumb).size == (240, 320)
+    # The print rendition comes from the same decode: upright, 1,200 px long, no EXIF.
+    print_image = opened(printed)
+    assert print_image.size == (900, 1200) and _near(print_image.getpixel((880, 600)), RED)
+    assert not print_image.getexif()
 
 
 def test_display_long_edge_is_at_most_2048() -> None:
     # 2400 px halves to 1200, too small, so this one is decoded fully and scaled down.
-    display, thumb = make_renditions(jpeg(size=(1800, 2400)))
+    display, thumb, _ = make_renditions(jpeg(size=(1800, 2400)))
 
     assert opened(display).size == (1536, 2048)
     assert opened(thumb).size == (240, 320)
@@ -150,7 +154,7 @@ def test_png_with_transparency_becomes_a_jpeg_on_white() -> None:
     data = encode(image, "PNG")
 
     info = inspect_photo(data)
-    display, _ = make_renditions(data)
+    display, *_ = make_renditions(data)
 
     assert (info.format, info.content_type) == ("PNG", "image/png")
     shown = opened(display)
@@ -163,7 +167,7 @@ def test_webp_is_accepted() -> None:
     data = encode(Image.new("RGB", (120, 90), RED), "WEBP")
 
     info = inspect_photo(data)
-    display, _ = make_renditions(data)
+    display, *_ = make_renditions(data)
 
     assert (info.format, info.width, info.height) == ("WEBP", 120, 90)
     assert opened(display).size == (120, 90)
