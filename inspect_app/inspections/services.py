@@ -464,7 +464,8 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     return problems
 
 
-@implements("§380-16 C(3)", "§380-16 C(4)(c)", "§380-16 C(4)(e)", "§380-16 C(4)(f)")
+@implements("§380-16 C(3)", "§380-16 C(4)(c)", "§380-16 C(4)(e)", "§380-16 C(4)(f)",
+            "§5.0 (Environmental Site Monitor)", "§7.5 (Entry)")
 def signer_refusal(actor, kind: InspectionType) -> str | None:
     """Why `actor` may not sign a report of this type, if they may not: the town's profile says which roles
     sign it and which of them must be a registered professional engineer (a PE number on the account).

@@ -23,7 +23,7 @@ CitationPurpose = Literal[
     "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
     "stop_work", "violation", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
-    "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct",
+    "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]
 
 

@@ -8,12 +8,11 @@ import datetime as dt
 
 import pytest
 
-from inspect_app import create_app
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.profiles import PROFILE_FOLDER
-from tests.conftest import IsolatedClient, _empty_tables
+from tests.towns import app_with_towns
 from tests.inspections.report_helpers import error_beside, start, submit
 
 PE_REFUSED = "must be signed by a registered professional engineer"
@@ -35,6 +34,9 @@ CASES = [
     # Southborough's text is silent on who inspects: only its pre-bury and final are the PE's.
     ("§380-16 C(3)", "southborough", "inspector", None, "walk_through", None),
     ("§380-16 C(4)(e)", "southborough", "inspector", None, "final", PE_REFUSED),
+    # Its Environmental Site Monitor is "a Professional Engineer, or other trained professional".
+    ("§5.0 (Environmental Site Monitor)", "southborough", "inspector", None, "periodic", None),
+    ("§7.5 (Entry)", "southborough", "agent", None, "periodic", None),  # the Commission's agent
 ]
 
 
@@ -67,20 +69,7 @@ AGENTS_ONLY = (PROFILE_FOLDER / "cgp_baseline.toml").read_text().replace(
 
 @pytest.fixture
 def app(database_url, tmp_path):
-    folder = tmp_path / "towns"
-    folder.mkdir()
-    (folder / "millbrook.toml").write_text(AGENTS_ONLY)
-    app = create_app({
-        "TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url, "BLOB_ROOT": str(tmp_path / "blobs"),
-        "SERVER_NAME": None, "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000", "WEATHER_ENDPOINT": "http://127.0.0.1:9",
-        "PROFILE_DIR": str(folder),
-    })
-    app.test_client_class = IsolatedClient
-    with app.app_context():
-        _empty_tables()
-        yield app
-        db.session.remove()
-        db.engine.dispose()
+    yield from app_with_towns(database_url, tmp_path, {"millbrook": AGENTS_ONLY})
 
 
 def test_a_role_the_profile_does_not_list_cannot_sign_and_is_told_who_can(make, signed_in):
