@@ -42,7 +42,7 @@ def upgrade():
     plans = connection.execute(sa.text(
         "SELECT permit_id, easements, registry_reference, recorded_on FROM om_plans WHERE easements IS NOT NULL"))
     easements = sa.table('easements', sa.column('id'), sa.column('permit_id'), sa.column('purpose'),
-                         sa.column('registry_reference'), sa.column('recorded_on', sa.Date),
+                         sa.column('registry_reference'), sa.column('recorded_on'),  # as read: a date, or SQLite's text
                          sa.column('created_at', UTCDateTime(timezone=True)))
     rows = [{"id": str(uuid.uuid4()), "permit_id": permit_id, "purpose": text.strip(),
              "registry_reference": reference if recorded_on else None, "recorded_on": recorded_on,
