@@ -16,7 +16,8 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, visible_permits
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
-    CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm, SignAmendmentForm,
+    CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
+    SignAmendmentForm,
 )
 from inspect_app.certifications.models import (
     Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, ResponsibleParty, ScheduleAmendment,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
