@@ -48,9 +48,23 @@ class NoticeForm(FlaskForm):
 
 
 class PlanForm(FlaskForm):
-    easements = TextAreaField("Easements (purpose and location of each)", validators=[Optional(), Length(max=8000)])
     estimated_annual_budget = DecimalField("Estimated annual O&M budget (USD)", places=2,
                                            validators=[Optional(), NumberRange(0, 100_000_000)])
+    registry_reference = StringField("Registry of deeds reference (book and page)",
+                                     validators=[Optional(), Length(max=120)])
+    recorded_on = DateField("Recorded on", validators=[Optional()])
+
+
+class EasementForm(FlaskForm):
+    """One stormwater management easement: its purpose and location, grantor and registry recording."""
+
+    purpose = TextAreaField("Purpose", validators=[Optional(), Length(max=2000)],
+                            description="e.g. access for inspection and maintenance of Basin B-1; "
+                                        "preservation of the flood route; heavy-equipment access for cleanout.")
+    location = StringField("Location", validators=[Optional(), Length(max=300)],
+                           description="Where it runs: lot, parcel, strip or plan sheet.")
+    grantor_id = SelectField("Grantor", validators=[Optional()],
+                             description="An easement grantor recorded among the responsible parties.")
     registry_reference = StringField("Registry of deeds reference (book and page)",
                                      validators=[Optional(), Length(max=120)])
     recorded_on = DateField("Recorded on", validators=[Optional()])

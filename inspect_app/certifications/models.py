@@ -24,7 +24,6 @@ class OMPlan(db.Model):
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), unique=True)
-    easements: Mapped[str | None] = mapped_column(Text)
     estimated_annual_budget: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2))
     registry_reference: Mapped[str | None] = mapped_column(String(120))
     recorded_on: Mapped[dt.date | None] = mapped_column(Date)
@@ -44,6 +43,30 @@ class ResponsibleParty(db.Model):
     address: Mapped[str | None] = mapped_column(String(300))
     starts_on: Mapped[dt.date] = mapped_column(Date)
     ends_on: Mapped[dt.date | None] = mapped_column(Date)
+
+
+class Easement(db.Model):
+    """A stormwater management easement of the O&M plan: its purpose and location (§380-14 C(2)(d), (m);
+    D(2): "The purpose of each easement shall be specified"), the grantor, and its recording at the registry
+    of deeds, which must come before the certificate of completion (§380-14 D(4); Southborough §7.6 h)).
+    `location` is None only for an easement moved from the plan's former free text, which gave none."""
+
+    __tablename__ = "easements"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    purpose: Mapped[str] = mapped_column(Text)
+    location: Mapped[str | None] = mapped_column(String(300))
+    grantor_id: Mapped[str | None] = mapped_column(ForeignKey("responsible_parties.id"))
+    registry_reference: Mapped[str | None] = mapped_column(String(120))
+    recorded_on: Mapped[dt.date | None] = mapped_column(Date)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    grantor = relationship("ResponsibleParty")
+
+    @property
+    def is_recorded(self) -> bool:
+        return self.recorded_on is not None
 
 
 class MaintenanceLogEntry(db.Model):

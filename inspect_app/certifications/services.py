@@ -27,7 +27,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (
-    LOG_KINDS, PARTY_ROLES, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
+    LOG_KINDS, PARTY_ROLES, Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
     ResponsibleParty, ScheduleAmendment, ScheduleAmendmentSignature,
 )
 from inspect_app.enforcement.models import StopWorkOrder
@@ -139,9 +139,9 @@ def plan_of(permit: Permit) -> OMPlan | None:
     return db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
 
 
-def save_plan(actor, permit: Permit, *, easements: str | None, estimated_annual_budget: decimal.Decimal | None,
+def save_plan(actor, permit: Permit, *, estimated_annual_budget: decimal.Decimal | None,
               registry_reference: str | None, recorded_on: dt.date | None) -> OMPlan:
-    """Record the O&M plan's easements, budget and registry recording (§380-14 B, C(2)(d),(g))."""
+    """Record the O&M plan's budget and registry recording (§380-14 B, C(2)(g))."""
     if recorded_on and recorded_on > today_at(permit):
         raise OMError({"recorded_on": "The recording date cannot be in the future."})
     plan = plan_of(permit)
@@ -149,10 +149,61 @@ def save_plan(actor, permit: Permit, *, easements: str | None, estimated_annual_
     if plan is None:
         plan = OMPlan(permit_id=permit.id)
         db.session.add(plan)
-    plan.easements, plan.estimated_annual_budget = easements, estimated_annual_budget
+    plan.estimated_annual_budget = estimated_annual_budget
     plan.registry_reference, plan.recorded_on = registry_reference, recorded_on
     audit.record(actor, "om_plan.update" if before else "om_plan.create", plan, before)
     return plan
+
+
+def easements(permit: Permit) -> list[Easement]:
+    """The permit's stormwater management easements, in the order they were listed."""
+    return list(db.session.scalars(select(Easement).where(Easement.permit_id == permit.id)
+                                   .order_by(Easement.created_at, Easement.id)))
+
+
+def easement_grantors(permit: Permit) -> list[ResponsibleParty]:
+    """The responsible parties recorded as easement grantors, whom an easement may name as its grantor."""
+    return [p for p in party_history(permit) if p.role == "easement_grantor"]
+
+
+@implements("§380-14 C(2)(d)", "§380-14 C(2)(m)", "§380-14 D(2)", "§7.6 d)(4)", "§7.6 f)")
+def save_easement(actor, permit: Permit, easement: Easement | None, *, purpose: str | None, location: str | None,
+                  grantor_id: str | None, registry_reference: str | None, recorded_on: dt.date | None) -> Easement:
+    """List a stormwater management easement on the O&M plan (`easement` None), or change one: the purpose
+    and location of each (§380-14 C(2)(d), (m); D(2): "The purpose of each easement shall be specified"),
+    its grantor, and its recording at the registry of deeds (§380-14 D(4), checked by the completion gate)."""
+    profile = permits.profile_of(permit)
+    clause = _paren(profile.cite("easements"))
+    purpose, location, reference = ((v or "").strip() or None for v in (purpose, location, registry_reference))
+    errors = {}
+    if not purpose:
+        errors["purpose"] = f"Give the purpose of the easement{clause}."
+    if not location:
+        errors["location"] = f"Give the location of the easement{clause}."
+    if grantor_id and grantor_id not in {p.id for p in easement_grantors(permit)}:
+        errors["grantor_id"] = "Choose a grantor recorded among this permit's responsible parties."
+    if recorded_on and recorded_on > today_at(permit):
+        errors["recorded_on"] = "The recording date cannot be in the future."
+    elif recorded_on and not reference:
+        errors["registry_reference"] = f"Give the {profile.registry_of_deeds} reference (book and page)."
+    elif reference and not recorded_on:
+        errors["recorded_on"] = "Give the date the easement was recorded."
+    if errors:
+        raise OMError(errors)
+    before = audit.snapshot(easement) if easement else None
+    if easement is None:
+        easement = Easement(permit_id=permit.id)
+        db.session.add(easement)
+    easement.purpose, easement.location, easement.grantor_id = purpose, location, grantor_id or None
+    easement.registry_reference, easement.recorded_on = reference, recorded_on
+    audit.record(actor, "easement.update" if before else "easement.create", easement, before)
+    return easement
+
+
+def easement_rows(permit: Permit) -> list[dict[str, Any]]:
+    """The easements as plain data for a record and its document (purpose, location, grantor, recording)."""
+    return [{"purpose": e.purpose, "location": e.location, "grantor": e.grantor.name if e.grantor else None,
+             "registry_reference": e.registry_reference, "recorded_on": e.recorded_on} for e in easements(permit)]
 
 
 @implements("§380-14 F(2)", "§7.6, Changes to O&M Plans b)")
@@ -253,7 +304,8 @@ def current_parties(permit: Permit, on: dt.date | None = None) -> list[Responsib
     return [p for p in party_history(permit) if is_current(p, on)]
 
 
-@implements("§380-14 F(1)", "§380-14 A(3)", "§7.6, Changes to O&M Plans a)")
+@implements("§380-14 F(1)", "§380-14 A(3)", "§7.6, Changes to O&M Plans a)", "§380-14 C(1)", "§380-14 C(2)(a)",
+            "§380-14 C(2)(b)", "§7.6 a)", "§7.6 d)(1)", "§7.6 d)(2)")
 def change_responsible_party(actor, permit: Permit, *, role: str, name: str, email: str | None,
                              address: str | None, starts_on: dt.date, user: User | None = None,
                              replaces_current: bool = True, make_permit_owner: bool = False) -> ResponsibleParty:
@@ -263,6 +315,11 @@ def change_responsible_party(actor, permit: Permit, *, role: str, name: str, ema
         errors["role"] = "Choose owner, financial or operational responsibility, or easement grantor."
     if not (name or "").strip():
         errors["name"] = "Give the responsible party's name."
+    # §380-14 C(2)(a) (Southborough §7.6 d)(1)): "The names and addresses of the person(s) responsible for
+    # operation and maintenance".
+    if role == "operational" and not (address or "").strip():
+        errors["address"] = ("Give the address of the person responsible for operation and maintenance"
+                             f"{_paren(permits.profile_of(permit).cite('om_parties'))}.")
     if make_permit_owner and (user is None or role != "owner"):
         errors["make_permit_owner"] = "Only a new owner with an account can become the permit's owner."
     if user is not None and user.role != "permittee":
@@ -329,7 +386,7 @@ def log_entries(permit: Permit, start: dt.date | None = None, end: dt.date | Non
     return list(db.session.scalars(query))
 
 
-@implements("§380-14 C(2)(j)", "§7.6 d)(6)")
+@implements("§380-14 C(2)(j)", "§7.6 d)(6)", "§380-14 C(2)(e)", "§380-14 C(2)(i)")
 def add_log_entry(actor, permit: Permit, *, kind: str, performed_on: dt.date | None, description: str,
                   performed_by: str, structure_id: str | None = None, material_type: str | None = None,
                   disposal_location: str | None = None, entry_id: str | None = None) -> MaintenanceLogEntry:
@@ -378,7 +435,7 @@ def _windows(period: Period, months: int) -> list[tuple[dt.date, dt.date]]:
     return windows[::-1]
 
 
-@implements("§380-14 C(2)(h)")
+@implements("§380-14 C(2)(h)", "§7.6 d)(3)")
 def assemble(permit: Permit, for_period: Period, today: dt.date | None = None) -> Assembly:
     """The log entries of `for_period` and the scheduled tasks with no entry in an interval that has begun."""
     as_of = min(today or today_at(permit), for_period.end)
@@ -650,11 +707,11 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
                    "owner_name": permit.owner_name, "completed_on": permit.completed_on},
         "plan": {"registry_reference": plan.registry_reference if plan else None,
                  "recorded_on": plan.recorded_on if plan else None,
-                 "easements": plan.easements if plan else None,
                  "estimated_annual_budget": str(budget) if budget is not None else None},
         "period": {"start": cert.period_start, "end": cert.period_end,
                    "due_on": cert.period_end + dt.timedelta(days=1),
                    "as_of": dt.date.fromisoformat(as_of) if as_of else cert.period_end},
+        "easements": easement_rows(permit),
         "parties": [{"role": p.role, "name": p.name, "address": p.address, "email": p.email,
                      "starts_on": p.starts_on, "ends_on": p.ends_on}
                     for p in current_parties(permit, min(cert.period_end, _local_day(cert.submitted_at, profile)))],

@@ -16,10 +16,11 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, visible_permits
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
-    CertifyForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm, SignAmendmentForm,
+    CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
+    SignAmendmentForm,
 )
 from inspect_app.certifications.models import (
-    MaintenanceLogEntry, NoticeToCorrect, OMCertification, ResponsibleParty, ScheduleAmendment,
+    Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, ResponsibleParty, ScheduleAmendment,
 )
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -32,8 +33,8 @@ bp = Blueprint("certifications", __name__, cli_group="om")
 
 
 def section(permit: Permit) -> dict:
-    """What the permit page shows of O&M: next certification, cure clocks (_permit_section.html)."""
-    return {"summary": services.summary(permit)}
+    """What the permit page shows of O&M: next certification, cure clocks, easements (_permit_section.html)."""
+    return {"summary": services.summary(permit), "easements": services.easements(permit)}
 
 
 
@@ -77,15 +78,27 @@ def _party_form(**kwargs) -> PartyForm:
     return form
 
 
+def _easement_form(permit: Permit, easement: Easement | None = None, **kwargs) -> EasementForm:
+    form = EasementForm(prefix=f"e-{easement.id}" if easement else "easement", obj=easement, **kwargs)
+    form.grantor_id.choices = [SelectChoice("", "— none recorded —")] + [
+        SelectChoice(p.id, p.name) for p in services.easement_grantors(permit)]
+    return form
+
+
 def _plan_page(permit: Permit, status_code: int = 200, **forms):
     plan = services.plan_of(permit)
     blank = {"formdata": None}  # the other forms of the page stay blank when one of them fails
+    easements = services.easements(permit)
     context = {"plan_form": PlanForm(prefix="plan", obj=plan, **blank), "party_form": _party_form(**blank),
-               "notice_form": NoticeForm(prefix="notice", **blank), "schedule_forms": {}} | forms
+               "notice_form": NoticeForm(prefix="notice", **blank), "schedule_forms": {},
+               "easement_form": _easement_form(permit, **blank), "easement_forms": {}} | forms
     for s in permit.structures:
         context["schedule_forms"].setdefault(s.id, ScheduleForm(prefix=f"s-{s.id}", obj=s, formdata=None))
+    for e in easements:
+        context["easement_forms"].setdefault(e.id, _easement_form(permit, e, **blank))
     return render_template(
         "certifications/plan.html", permit=permit, plan=plan, parties=services.party_history(permit),
+        easements=easements,
         today=services.today_at(permit), certifications=services.certifications(permit),
         notices=services.notices(permit), summary=services.summary(permit),
         amendments=services.pending_amendments(permit), unsigned=services.unsigned_parties, **context,
@@ -107,8 +120,7 @@ def save_plan(permit_id: str):
     form = PlanForm(prefix="plan")
     if form.validate_on_submit():
         try:
-            services.save_plan(current_user, permit, easements=form.easements.data or None,
-                               estimated_annual_budget=form.estimated_annual_budget.data,
+            services.save_plan(current_user, permit, estimated_annual_budget=form.estimated_annual_budget.data,
                                registry_reference=form.registry_reference.data or None,
                                recorded_on=form.recorded_on.data)
         except services.OMError as error:
@@ -117,6 +129,39 @@ def save_plan(permit_id: str):
             db.session.commit()
             return redirect(url_for("certifications.plan", permit_id=permit.id), code=303)
     return _plan_page(permit, 422, plan_form=form)
+
+
+@bp.post("/permits/<permit_id>/om/easements")
+@login_required
+def add_easement(permit_id: str):
+    """List a stormwater management easement with its purpose and location (agents and admins)."""
+    return _save_easement(permit_or_404(permit_id, "om.plan.edit"), None)
+
+
+@bp.post("/permits/<permit_id>/om/easements/<easement_id>")
+@login_required
+def edit_easement(permit_id: str, easement_id: str):
+    """Change an easement: its purpose, location, grantor or registry recording (agents and admins)."""
+    permit = permit_or_404(permit_id, "om.plan.edit")
+    return _save_easement(permit, _child(Easement, easement_id, permit))
+
+
+def _save_easement(permit: Permit, easement: Easement | None):
+    form = _easement_form(permit, easement)
+    if form.validate_on_submit():
+        try:
+            services.save_easement(current_user, permit, easement, purpose=form.purpose.data,
+                                   location=form.location.data, grantor_id=form.grantor_id.data or None,
+                                   registry_reference=form.registry_reference.data,
+                                   recorded_on=form.recorded_on.data)
+        except services.OMError as error:
+            _fail(form, error)
+        else:
+            db.session.commit()
+            return redirect(url_for("certifications.plan", permit_id=permit.id) + "#easements", code=303)
+    if easement is None:
+        return _plan_page(permit, 422, easement_form=form)
+    return _plan_page(permit, 422, easement_forms={easement.id: form})
 
 
 @bp.post("/permits/<permit_id>/om/structures/<structure_id>")

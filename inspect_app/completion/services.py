@@ -17,7 +17,7 @@ from inspect_app.audit import services as audit
 from inspect_app.completion.models import (
     SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
-from inspect_app.certifications.models import NoticeToCorrect, OMPlan
+from inspect_app.certifications.models import Easement, NoticeToCorrect
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app import files
 from inspect_app.extensions import db
@@ -178,7 +178,7 @@ def review(actor, submission: FinalSubmission, decision: str, note: str | None =
     return submission
 
 
-@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)")
+@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)", "§5.0 (Certificate of Completion)")
 def open_gates(permit: Permit) -> list[str]:
     """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
     profile (§380-18; Southborough §5.0, §9.6); empty when every gate is closed."""
@@ -214,10 +214,12 @@ def open_gates(permit: Permit) -> list[str]:
         if areas:
             found.append(f"Areas not stabilized: {listed(list(areas))}.")
     if "easements_recorded" in gates:
-        plan = db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
-        if plan is not None and (plan.easements or "").strip() and plan.recorded_on is None:
-            found.append(f"The easements of the O&M plan are not recorded at the {profile.registry_of_deeds} "
-                         f"({short_citation(rule.easements_citation)}).")
+        # §380-14 D(4) (Southborough §7.6 h)): each easement recorded before the certificate of completion.
+        unrecorded = db.session.scalars(select(Easement.purpose).where(
+            Easement.permit_id == permit.id, Easement.recorded_on.is_(None)).order_by(Easement.created_at)).all()
+        if unrecorded:
+            found.append(f"Easements not recorded at the {profile.registry_of_deeds} "
+                         f"({short_citation(rule.easements_citation)}): {listed(list(unrecorded))}.")
     if "npdes_notice_of_termination" in gates:
         answer = db.session.scalar(
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
@@ -230,9 +232,11 @@ def open_gates(permit: Permit) -> list[str]:
     return found
 
 
-@implements("§380-18", "§380-10 L")
+@implements("§380-18", "§380-10 L", "§380-18 A", "§380-18 B", "§380-18 C", "§380-14 A(1)")
 def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
-    """Issue the certificate of completion once all three final submissions are accepted (§380-18)."""
+    """Issue the certificate of completion once all three final submissions are accepted (§380-18 A-C: the
+    final O&M plan, which every system must have (§380-14 A(1)), the as-built drawings and the final inspection
+    report) and no gate of the town's profile is open."""
     record = completion_record(permit)
     if record.certificate is not None:
         raise CompletionError("note", "The certificate of completion was already issued.")

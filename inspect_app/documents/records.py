@@ -121,6 +121,7 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
         "note": certificate.note,
         "submissions": submissions,
         "om_plan": {"registry_reference": plan.registry_reference, "recorded_on": plan.recorded_on} if plan else None,
+        "easements": certifications.easement_rows(permit),
         "om_certification_months": profile.om_certification.months,
     }
 

@@ -533,6 +533,8 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
         Table(("Submission", "Citation", "Details", "Submitted", "Accepted"), tuple(rows)
               or (("None accepted", "", "", "", ""),), (2, 1.5, 3.8, 1.2, 1.2)),
     ]
+    if record["easements"]:
+        blocks += _easements_blocks(record["easements"], record["registry_of_deeds"], profile)
     if record["note"]:
         blocks += [Heading("Note", 2), Paragraphs(record["note"])]
     months = record["om_certification_months"]
@@ -549,6 +551,16 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
     return _document("Certificate of Completion", p, profile, sha, blocks)
+
+
+def _easements_blocks(easements: list[dict[str, Any]], registry: str, profile: Profile) -> list:
+    """The stormwater management easements with the purpose, location and recording of each (§380-14 C(2)(d),
+    D(2), D(4))."""
+    return [Heading(profile.cited("Stormwater management easements", "easements")),
+            Table(("Purpose", "Location", "Grantor", f"Recorded at the {registry}"), tuple(
+                (e["purpose"], e["location"] or "not given", e["grantor"] or "—",
+                 f"{e['registry_reference']}, {_day(e['recorded_on'])}" if e["recorded_on"] else "Not recorded")
+                for e in easements) or (("None listed", "", "", ""),), (3, 2.2, 1.6, 2.2))]
 
 
 def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:
@@ -591,6 +603,7 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
              + (f" (log as of {_day(period['as_of'])})" if period.get("as_of") not in (None, period["end"]) else "")),
             ("Status and review", review),
         )),
+        *_easements_blocks(record["easements"], record["registry_of_deeds"], profile),
         Heading(profile.cited("Responsible parties", "om_parties")),
         Table(("Role", "Name", "Address", "Since"), tuple(
             (label(r["role"], "party_role"), r["name"], r["address"] or r["email"] or "—", _day(r["starts_on"]))

@@ -39,7 +39,7 @@ from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
-from inspect_app.profiles.schema import Profile
+from inspect_app.profiles.schema import InspectionType, Profile
 from inspect_app.rules import calendar, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
@@ -464,7 +464,25 @@ def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
     return problems
 
 
-@implements("§380-16 C(4)(c)", "§380-16 C(4)(e)")
+@implements("§380-16 C(3)", "§380-16 C(4)(c)", "§380-16 C(4)(e)", "§380-16 C(4)(f)",
+            "§5.0 (Environmental Site Monitor)", "§7.5 (Entry)")
+def signer_refusal(actor, kind: InspectionType) -> str | None:
+    """Why `actor` may not sign a report of this type, if they may not: the town's profile says which roles
+    sign it and which of them must be a registered professional engineer (a PE number on the account).
+    §380-16 C(3): the project design engineer's inspections, a registered PE; C(4)(f): periodic ones by the
+    engineer's designated PE representative, or the DPW Director's own."""
+    signer = kind.signer(getattr(actor, "role", ""))
+    if signer is None:
+        qualified = " or ".join(s.who for s in kind.signers)
+        return (f"A {kind.name.lower()} is signed by {qualified} "
+                f"({short_citation(kind.signers[0].citation or kind.citation)}); your account does not qualify.")
+    if signer.pe and not (getattr(actor, "pe_number", None) or "").strip():
+        return (f"A {kind.name.lower()} must be signed by a registered professional engineer ({signer.who}), "
+                f"and your account has no PE number ({short_citation(signer.citation or kind.citation)}). "
+                "Ask an administrator to record it, or have the project's PE sign.")
+    return None
+
+
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
     """Sign and submit the report: it becomes the immutable record. The caller then sends it to the
     applicant and the authority (`notification.send_report`), in the same transaction.
@@ -476,13 +494,9 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     before = audit.snapshot(inspection)
     _apply(inspection, data)
     problems = submission_problems(inspection, data)
-    kind = type_of(inspection)
-    if kind.signed_by_pe and not (getattr(actor, "pe_number", None) or "").strip():
-        # §380-16 C(4)(c), (e): these inspections are the registered professional engineer's.
-        problems["signer_credentials"] = (f"A {kind.name.lower()} must be signed by a registered professional "
-                                          "engineer, and your account has no PE number "
-                                          f"({short_citation(kind.citation)}). "
-                                          "Ask an administrator to record it, or have the project's PE sign.")
+    refusal = signer_refusal(actor, type_of(inspection))
+    if refusal:
+        problems["signer_credentials"] = refusal
     if problems:
         raise ReportIncomplete(problems)
     if data.signature_png:

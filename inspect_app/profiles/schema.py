@@ -23,7 +23,7 @@ CitationPurpose = Literal[
     "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
     "stop_work", "violation", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
-    "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct",
+    "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]
 
 
@@ -162,15 +162,45 @@ class ChecklistItem(Strict):
     no_is_violation: bool = False
 
 
+class Signer(Strict):
+    """Who qualifies to sign a report of one inspection type: an account of `role` (the accounts policy
+    decides who may fill the report in at all), holding a PE number where `pe` (§380-16 C(3): the project
+    design engineer "must be a Registered professional engineer"; C(4)(f): the engineer's designated
+    representative "will be a professional engineer"). `who` names the signer in the refusal message and
+    `citation` the town's clause; empty, the inspection type's own citation is given."""
+
+    role: Literal["inspector", "agent"]
+    pe: bool = False
+    who: str = Field(min_length=1)
+    citation: str = Field(default="", max_length=CITATION_MAX)
+
+
+# With no `signers` in the profile: anyone the accounts policy lets perform the inspection signs it.
+ANY_SIGNER = (Signer(role="inspector", who="the inspector assigned to the permit"),
+              Signer(role="agent", who="the town's agent"))
+
+
 class InspectionType(Strict):
     key: Literal["initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic"]
     name: str = Field(min_length=1)
     when: str = Field(min_length=1)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)
     checklist: tuple[ChecklistItem, ...] = Field(min_length=1)
-    # §380-16 C(4)(c), (e): the report must be signed by a registered professional engineer
-    # (the signer's account carries a PE number).
-    signed_by_pe: bool = False
+    # Who may sign the report, by role of account, and whether each needs a PE number on the account
+    # (§380-16 C(3), C(4)(c), (e), (f)).
+    signers: tuple[Signer, ...] = Field(default=ANY_SIGNER, min_length=1)
+
+    @field_validator("signers")
+    @classmethod
+    def _each_signer_role_once(cls, signers: tuple[Signer, ...]) -> tuple[Signer, ...]:
+        repeated = _repeated(signer.role for signer in signers)
+        if repeated:
+            raise ValueError(f"signer role listed more than once: {', '.join(repeated)}")
+        return signers
+
+    def signer(self, role: str) -> Signer | None:
+        """The profile's terms for a signer of `role`; None when that role does not sign this type."""
+        return next((signer for signer in self.signers if signer.role == role), None)
 
     @field_validator("checklist")
     @classmethod

@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.certifications.models import (
-    MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, ResponsibleParty,
+    Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, ResponsibleParty,
 )
 from inspect_app.extensions import db
 from inspect_app.types import utcnow
@@ -15,7 +15,9 @@ from inspect_app.types import utcnow
 # Every route of the certifications blueprint that concerns a permit: (method, url, form data).
 ROUTES = [
     ("GET", "/permits/{p}/om", None),
-    ("POST", "/permits/{p}/om/plan", {"plan-easements": "Taken over"}),
+    ("POST", "/permits/{p}/om/plan", {"plan-registry_reference": "Taken over"}),
+    ("POST", "/permits/{p}/om/easements", {"easement-purpose": "Taken over", "easement-location": "Everywhere"}),
+    ("POST", "/permits/{p}/om/easements/{x}", {"e-{x}-purpose": "Taken over", "e-{x}-location": "Everywhere"}),
     ("POST", "/permits/{p}/om/structures/{s}", {"s-{s}-maintenance_task": "Nothing", "s-{s}-maintenance_interval_months": "1"}),
     ("POST", "/permits/{p}/om/parties", {"party-role": "owner", "party-name": "Intruder", "party-starts_on": "2026-01-01"}),
     ("GET", "/permits/{p}/om/log", None),
@@ -31,7 +33,7 @@ ROUTES = [
 ]
 IDS = [f"{method} {url}" for method, url, _ in ROUTES]
 # Routes only agents (review, notices) or agents and admins (plan, parties, schedule) may use.
-STAFF_ONLY = {"/permits/{p}/om/plan", "/permits/{p}/om/structures/{s}", "/permits/{p}/om/parties",
+STAFF_ONLY = {"/permits/{p}/om/plan", "/permits/{p}/om/easements", "/permits/{p}/om/easements/{x}", "/permits/{p}/om/structures/{s}", "/permits/{p}/om/parties",
               "/permits/{p}/om/certifications/{c}/review", "/permits/{p}/om/notices", "/permits/{p}/om/notices/{n}/cured"}
 
 
@@ -42,14 +44,15 @@ def _world(make, completed_permit, name):
                                 description=f"{name}'s inspection", performed_by=name)
     cert = OMCertification(permit_id=permit.id, period_start=dt.date(2025, 6, 2), period_end=dt.date(2026, 6, 1),
                            signer_name=name, statement="I certify.", contents={"entry_ids": [], "missing": []})
-    db.session.add_all([entry, cert])
+    easement = Easement(permit_id=permit.id, purpose=f"{name}'s access", location="Lot 1")
+    db.session.add_all([entry, cert, easement])
     db.session.flush()
     agent = make.user("agent")
     notice = NoticeToCorrect(permit_id=permit.id, text="Fix it", issued_by_id=agent.id,
                              cure_due_at=utcnow() + dt.timedelta(days=30))
     db.session.add(notice)
     db.session.commit()
-    return {"owner": owner, "p": permit.id, "s": permit.structures[0].id, "e": entry.id, "c": cert.id, "n": notice.id,
+    return {"owner": owner, "p": permit.id, "s": permit.structures[0].id, "e": entry.id, "c": cert.id, "n": notice.id, "x": easement.id,
             "number": permit.number}
 
 
@@ -63,6 +66,7 @@ def _state():
     count = lambda model: db.session.scalar(select(func.count()).select_from(model))  # noqa: E731
     db.session.expire_all()
     return (count(MaintenanceLogEntry), count(OMCertification), count(NoticeToCorrect), count(OMPlan),
+            sorted(db.session.scalars(select(Easement.purpose))),
             count(ResponsibleParty), sorted(db.session.scalars(select(OMCertification.status))),
             sorted(str(n.cured_at) for n in db.session.scalars(select(NoticeToCorrect))))
 

@@ -157,3 +157,19 @@ def test_permit_status_change_to_completed_allows_certifying(make, signed_in, ow
     # Due 30 days (the profile's number) after the first 12 months are over; not signable before.
     assert services.next_due_on(permit) == add_months(local_today(), 12) + dt.timedelta(days=30)
     assert _sign(signed_in(owner), permit).status_code == 422
+
+
+# The inspection and maintenance schedule, each task with its time period (§380-14 C(2)(h); Southborough
+# §7.6 d)(3)): the certification lists each task with no log entry in one of its intervals.
+SCHEDULES = [("§380-14 C(2)(h)", "longmeadow"), ("§7.6 d)(3)", "southborough")]
+
+
+@pytest.mark.parametrize("clause, town", SCHEDULES)
+def test_each_towns_schedule_shows_the_tasks_not_done(clause, town, signed_in, owner, completed_permit):
+    completed_on = add_months(local_today(), -12) - dt.timedelta(days=10)
+    permit = completed_permit(owner, completed_on, town=town)
+    _log(permit, owner, completed_on + dt.timedelta(days=40), "Removed sediment from the forebay",
+         _structure(permit, "Forebay F-1"))
+    preview = signed_in(owner).get(f"/permits/{permit.id}/om/certify").text
+    assert preview.count("Inspect the basin outlet") == 2  # every 6 months, never logged
+    assert "Remove sediment from the forebay" not in preview  # every 12 months, logged: not missing

@@ -5,6 +5,8 @@ import datetime as dt
 import io
 import re
 
+import pytest
+
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
@@ -116,3 +118,24 @@ def test_photos_come_with_the_entry_as_files_or_as_uploaded_originals(app, signe
     entry = db.session.scalars(select(MaintenanceLogEntry)).one()
     photos = db.session.scalars(select(Photo).where(Photo.log_entry_id == entry.id)).all()
     assert sorted(p.original_sha256 for p in photos) == sorted([sha256(sent), sha256(uploaded)])
+
+
+# §380-14 C(2)(e): "Records of installation and maintenance"; C(2)(i): "An operation and maintenance log form".
+# (clause, kind of work, the label the log shows)
+LOG_FORM = [
+    ("§380-14 C(2)(i)", "inspection", "Inspection"),
+    ("§380-14 C(2)(e)", "repair", "Repair"),
+    ("§380-14 C(2)(e)", "replacement", "Replacement"),
+]
+
+
+@pytest.mark.parametrize("clause, kind, shown", LOG_FORM)
+def test_the_log_form_records_each_kind_of_maintenance(clause, kind, shown, make, signed_in, owner, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    response = browser.post(f"/permits/{permit.id}/om/log", {
+        "log-kind": kind, "log-performed_on": local_today().isoformat(),
+        "log-description": f"Basin outlet: {kind}", "log-performed_by": "Acme Site Services"})
+    assert response.status_code == 303
+    log = browser.get(f"/permits/{permit.id}/om/log").text
+    assert f"Basin outlet: {kind}" in log and shown in log and _entries() == 1

@@ -79,7 +79,7 @@ def test_a_permittee_cannot_change_the_plan(make, signed_in, owner, completed_pe
     permit = completed_permit(owner)
     browser = signed_in(owner)
     assert _party(browser, permit, name="Me Instead").status_code == 403
-    assert browser.post(f"/permits/{permit.id}/om/plan", {"plan-easements": "none"}).status_code == 403
+    assert browser.post(f"/permits/{permit.id}/om/plan", {"plan-registry_reference": "none"}).status_code == 403
     assert _parties(permit) == []
     page = browser.get(f"/permits/{permit.id}/om")
     assert page.status_code == 200 and "Record a change of ownership" not in page.text
@@ -90,7 +90,7 @@ def test_agent_records_the_plan_and_the_schedule(make, signed_in, owner, agent, 
     basin = next(s for s in permit.structures if s.name == "Basin B-1")
     browser = signed_in(agent)
     assert browser.post(f"/permits/{permit.id}/om/plan", {
-        "plan-easements": "Access easement to Basin B-1 from Elm St", "plan-estimated_annual_budget": "2500",
+        "plan-estimated_annual_budget": "2500",
         "plan-registry_reference": "Book 123, Page 45", "plan-recorded_on": permit.completed_on.isoformat(),
     }).status_code == 303
     half = browser.post(f"/permits/{permit.id}/om/structures/{basin.id}",

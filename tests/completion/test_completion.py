@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.certifications.models import OMPlan
+from inspect_app.certifications.models import Easement
 from inspect_app.completion import services as completion
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
 from inspect_app.extensions import db
@@ -267,7 +267,7 @@ def test_the_certificate_names_each_open_gate_and_refuses_until_all_are_closed(a
     permit = site["permit"]
     finding = make.finding(permit, description="Basin outlet riprap missing")
     area = permits.add_area(None, permit, "Lot 4", Decimal("0.3"), since=utcnow() - dt.timedelta(days=20))
-    db.session.add(OMPlan(permit_id=permit.id, easements="Drainage easement over Lot 4 to the basin"))
+    db.session.add(Easement(permit_id=permit.id, purpose="Drainage to the basin", location="Lot 4"))
     db.session.commit()
     refused = agent.post(_url(site, "certificate"), {"certificate-note": ""})
     assert refused.status_code == 422
@@ -275,12 +275,12 @@ def test_the_certificate_names_each_open_gate_and_refuses_until_all_are_closed(a
     assert "cannot be issued yet (§380-18)" in text
     assert "Findings not corrected: Basin outlet riprap missing" in text
     assert "Areas not stabilized: Lot 4" in text
-    assert "not recorded at the Hampden County Registry of Deeds (§380-14 D(4))" in text
+    assert "Easements not recorded at the Hampden County Registry of Deeds (§380-14 D(4)): Drainage to the basin" in text
     assert _count(CertificateOfCompletion) == 0 and permit.status == "final_submissions"
 
     db.session.get(type(finding), finding.id).status = "corrected"
     permits.change_area_status(None, db.session.get(type(area), area.id), "stabilized", utcnow() - dt.timedelta(days=1))
-    db.session.scalar(select(OMPlan)).recorded_on = dt.date.today() - dt.timedelta(days=2)
+    db.session.scalar(select(Easement)).recorded_on = dt.date.today() - dt.timedelta(days=2)
     db.session.commit()
     assert agent.post(_url(site, "certificate"), {"certificate-note": "All closed."}).status_code == 303
     assert _count(CertificateOfCompletion) == 1
@@ -296,3 +296,28 @@ def test_southborough_also_needs_the_npdes_notice_of_termination(make):
     assert completion.open_gates(permit) == []
     longmeadow = make.permit(construction_started_on=dt.date(2026, 6, 2))
     assert completion.open_gates(longmeadow) == []  # not a Longmeadow gate
+
+
+# §380-18: "Final submissions must include the: A. Final operation and maintenance plan as specified in
+# § 380-14; B. As-built drawings as specified in § 380-15; and C. Final inspection report".
+FINAL_SUBMISSIONS = [
+    ("§380-18 A, §380-14 A(1)", "om_plan", "Not yet accepted: final operation and maintenance plan."),
+    ("§380-18 B", "as_built", "Not yet accepted: as-built drawings."),
+    ("§380-18 C", "final_report", "Not yet accepted: final inspection report."),
+]
+
+
+@pytest.mark.parametrize("clause, left_out, refusal", FINAL_SUBMISSIONS)
+def test_the_certificate_waits_for_each_final_submission(clause, left_out, refusal, app, site, make, signed_in):
+    final = make.inspection(site["permit"], "final", inspector=site["engineer"])
+    engineer = signed_in(site["engineer"])
+    filings = {"om_plan": lambda: _om_plan(engineer, site), "as_built": lambda: _as_built(engineer, site),
+               "final_report": lambda: _final_report(engineer, site, final)}
+    for kind in [k for k in filings if k != left_out]:
+        assert filings[kind]().status_code == 303
+    agent = signed_in(site["agent"])
+    for kind in [k for k in filings if k != left_out]:
+        assert _review(agent, site, _submission(site, kind)).status_code == 303
+    refused = agent.post(_url(site, "certificate"), {"certificate-note": ""})
+    assert refused.status_code == 422 and refusal in refused.text
+    assert _count(CertificateOfCompletion) == 0

@@ -127,6 +127,7 @@ def test_an_erosion_control_inspection_needs_no_advance_notice_on_screen_or_in_t
 
 
 def test_pre_bury_and_final_are_signed_by_a_registered_engineer(site, make, signed_in):
+    # §380-16 C(3): the engineer's inspections need a PE; the erosion-control inspection does not.
     technician = make.user("inspector", pe_number=None)
     permits.assign(None, site.permit, technician, "erosion_control_inspector")
     db.session.commit()
@@ -136,5 +137,5 @@ def test_pre_bury_and_final_are_signed_by_a_registered_engineer(site, make, sign
     assert refused.status_code == 422
     assert "must be signed by a registered professional engineer" in refused.text
     assert db.session.get(Inspection, final.id).status == "draft"
-    periodic = start(client, site.permit, "walk_through")
-    assert submit(client, periodic).status_code == 303  # not a PE inspection in the profile
+    erosion = start(client, site.permit, "erosion_control")
+    assert submit(client, erosion).status_code == 303  # not a PE inspection in the profile

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from pathlib import Path
 
 import pytest
 from pypdf import PdfReader
 from sqlalchemy import select
 
-from inspect_app import create_app
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.profiles import PROFILE_FOLDER
-from tests.conftest import IsolatedClient, _empty_tables
+from tests.towns import app_with_towns
 from tests.inspections.report_helpers import start, submit
 
 BASELINE = (PROFILE_FOLDER / "cgp_baseline.toml").read_text()
@@ -31,20 +29,7 @@ FOURTH = (BASELINE.replace('key = "cgp_baseline"', 'key = "millbrook"')
 
 @pytest.fixture
 def app(database_url, tmp_path):
-    folder = tmp_path / "towns"
-    folder.mkdir()
-    (folder / "millbrook.toml").write_text(FOURTH)
-    app = create_app({
-        "TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url, "BLOB_ROOT": str(tmp_path / "blobs"),
-        "SERVER_NAME": None, "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000", "WEATHER_ENDPOINT": "http://127.0.0.1:9",
-        "PROFILE_DIR": str(folder),
-    })
-    app.test_client_class = IsolatedClient
-    with app.app_context():
-        _empty_tables()
-        yield app
-        db.session.remove()
-        db.engine.dispose()
+    yield from app_with_towns(database_url, tmp_path, {"millbrook": FOURTH})
 
 
 def test_a_town_added_as_a_toml_file_works_end_to_end(app, make, signed_in):

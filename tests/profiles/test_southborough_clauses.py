@@ -9,8 +9,10 @@ import pytest
 from sqlalchemy import select
 
 from inspect_app.certifications import services as om
-from inspect_app.certifications.models import MaintenanceLogEntry, OMPlan, ResponsibleParty
+from inspect_app.certifications.models import Easement, MaintenanceLogEntry, ResponsibleParty
 from inspect_app.completion import services as completion
+from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
@@ -39,11 +41,12 @@ def test_southborough_easements_are_recorded_at_the_worcester_registry_before_th
     """§7.6 h): "Easements shall be recorded with the Worcester County Registry of Deeds prior to issuance of
     a Certificate of Completion by the Commission"."""
     permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
-    db.session.add(OMPlan(permit_id=permit.id, easements="Access easement over Lot 7 to the infiltration basin"))
+    db.session.add(Easement(permit_id=permit.id, purpose="Access to the infiltration basin", location="Lot 7"))
     db.session.commit()
     gates = completion.open_gates(permit)
-    assert "The easements of the O&M plan are not recorded at the Worcester County Registry of Deeds (§7.6 h))." in gates
-    db.session.scalar(select(OMPlan)).recorded_on = dt.date(2026, 11, 2)
+    assert ("Easements not recorded at the Worcester County Registry of Deeds (§7.6 h)): "
+            "Access to the infiltration basin.") in gates
+    db.session.scalar(select(Easement)).recorded_on = dt.date(2026, 11, 2)
     db.session.commit()
     assert not any("easements" in gate for gate in completion.open_gates(permit))
 
@@ -81,3 +84,33 @@ def test_southborough_log_sheets_are_kept_from_the_commencement_of_construction(
     assert response.status_code == 303
     [entry] = db.session.scalars(select(MaintenanceLogEntry)).all()
     assert (entry.permit_id, entry.kind, entry.performed_on) == (permit.id, "inspection", dt.date(2026, 6, 15))
+
+
+# §5.0 (Certificate of Completion): "A document issued by the Conservation Commission after all construction
+# activities have been completed which states that all conditions of an issued SMP have been met".
+# (what is left open on the permit, the gate the certificate names)
+OPEN_CONDITIONS = [
+    ("§5.0 (Certificate of Completion)", "finding", "Findings not corrected: Silt fence down at the east line."),
+    ("§5.0 (Certificate of Completion)", "area", "Areas not stabilized: Lot 3."),
+    ("§5.0 (Certificate of Completion)", "stop_work", "A stop-work order stands on the permit."),
+]
+
+
+@pytest.mark.parametrize("clause, left_open, gate", OPEN_CONDITIONS)
+def test_a_southborough_certificate_waits_until_every_condition_is_met(clause, left_open, gate, make):
+    permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
+    final = make.inspection(permit, "final")
+    from_final = {"inspection_id": final.id, "item_key": "npdes_notice_of_termination", "answer": "na"}
+    db.session.add(ChecklistAnswer(**from_final))
+    db.session.commit()
+    assert completion.open_gates(permit) == []
+    if left_open == "finding":
+        make.finding(permit)
+    elif left_open == "area":
+        permits.add_area(None, permit, "Lot 3", Decimal("0.2"), since=utcnow() - dt.timedelta(days=3))
+    else:
+        agent = make.user("agent", town="southborough")
+        db.session.add(StopWorkOrder(permit_id=permit.id, reason="Sediment in the brook.", issued_by_id=agent.id))
+    db.session.commit()
+    gates = completion.open_gates(permit)
+    assert gates == [gate] and not any("§380" in g for g in gates)
