@@ -60,12 +60,12 @@ def test_a_database_with_records_goes_down_and_up_again_keeping_them(tmp_path):
 
 
 def test_the_plans_easement_text_becomes_an_easement_record_and_back(tmp_path):
-    """0017: the O&M plan's easements, one text until then, become a record with that text as its purpose
+    """0015: the O&M plan's easements, one text until then, become a record with that text as its purpose
     (§380-14 C(2)(d)), recorded when the plan was; going down, the records are one text again."""
     app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": _empty_database_url(tmp_path),
                       "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000"})
     with app.app_context():
-        upgrade(revision="0012")
+        upgrade(revision="0014")
         assert app.test_cli_runner().invoke(args=["demo", "load"]).exit_code == 0
         permit_id = db.session.execute(text("SELECT id FROM permits ORDER BY number LIMIT 1")).scalar()
         db.session.execute(text("DELETE FROM om_plans WHERE permit_id = :p"), {"p": permit_id})
@@ -81,7 +81,7 @@ def test_the_plans_easement_text_becomes_an_easement_record_and_back(tmp_path):
         assert [(purpose, location, reference, str(recorded)) for purpose, location, reference, recorded in rows] == [
             ("Access over Lot 4 to Basin B-1", None, "Book 25170, Page 88", "2026-10-08")]
         db.session.remove()
-        downgrade(revision="0012")
+        downgrade(revision="0014")
         assert db.session.execute(text("SELECT easements FROM om_plans WHERE permit_id = :p"),
                                   {"p": permit_id}).scalar() == "Access over Lot 4 to Basin B-1"
         db.session.remove()

@@ -1,14 +1,14 @@
 """photo markup: the shapes drawn on a photo and its marked-up copies (the original never changes)
 
-Revision ID: 0016
-Revises: 0012
+Revision ID: 0014
+Revises: 0013
 """
 from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0016'
-down_revision = '0012'
+revision = '0014'
+down_revision = '0013'
 branch_labels = None
 depends_on = None
 

@@ -3,8 +3,8 @@
 The O&M plan's easements were one text; each becomes a record. An existing text is kept as the purpose of
 one easement with no location given, recorded when the plan was.
 
-Revision ID: 0017
-Revises: 0012
+Revision ID: 0015
+Revises: 0014
 """
 import datetime as dt
 import uuid
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from inspect_app.types import UTCDateTime
 
 
-revision = '0017'
-down_revision = '0012'
+revision = '0015'
+down_revision = '0014'
 branch_labels = None
 depends_on = None
 
