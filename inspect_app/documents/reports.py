@@ -22,7 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import canonical, queries
+from inspect_app.inspections import canonical, queries, wording
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -159,6 +159,8 @@ def inspection_report(inspection: Inspection) -> Document:
              else "None in effect"),
         )),
     ]
+    if kind.states_occasion:
+        blocks += _occasion(inspection, permit, tz)
     if inspection.notes:
         blocks += [Heading("Notes", 2), Paragraphs(inspection.notes)]
     blocks += _type_details(inspection, permit, tz)
@@ -172,6 +174,24 @@ def inspection_report(inspection: Inspection) -> Document:
     # No heading of its own: a heading could be left at the foot of a page the signature block moves off.
     blocks.append(_inspection_signature(inspection, tz))
     return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
+
+
+def _occasion(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
+    """Why, when and who (CGP 2022 Part 4.7.1; issue 20), in the words of the report page."""
+    return [
+        Heading("Why, when and who"),
+        Fields((
+            ("Permit's NPDES ID", permit.npdes_id or "Not recorded on the permit"),
+            ("Inspector", wording.inspector_words(inspection.inspector_name, inspection.inspector_credentials,
+                                                  inspection.inspector_title, inspection.inspector_organization,
+                                                  inspection.inspector_contact)),
+            ("Start and end of the inspection", wording.when_words(inspection.performed_at, inspection.ended_at, tz)),
+            ("Phase of construction", inspection.construction_phase or "—"),
+            ("Schedule in force", wording.schedule_words(inspection.schedule_in_force)),
+            ("Why this inspection", wording.why_words(inspection.trigger, inspection.storms, tz)),
+            ("Storms since the previous report", "\n".join(wording.storms_since_words(inspection.storms, tz))),
+        )),
+    ]
 
 
 def _amendment_note(inspection: Inspection, tz: ZoneInfo) -> str:
@@ -439,7 +459,8 @@ def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBloc
         name=inspection.signer_name or inspection.inspector_name,
         credentials=inspection.signer_credentials or inspection.inspector_credentials,
         statement=(inspection.certification_statement
-                   or canonical.certification_statement(profile_of(inspection.permit))),
+                   or canonical.certification_statement(profile_of(inspection.permit),
+                                                        queries.type_of(inspection))),
         signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
         signature_png=_signature_png(inspection.signature_sha256),
     )

@@ -171,6 +171,12 @@ class InspectionType(Strict):
     # §380-16 C(4)(c), (e): the report must be signed by a registered professional engineer
     # (the signer's account carries a PE number).
     signed_by_pe: bool = False
+    # The signer's statement: the town's own ("town", naming `inspection_program`), or 40 CFR 122.22(d)
+    # word for word, as the CGP asks of its inspection reports (CGP 2022 Part 4.7.1, Appendix I.11.d).
+    certification: Literal["town", "40 CFR 122.22(d)"] = "town"
+    # The report says why it was made (the schedule in force and the trigger), the storms since the last
+    # report, and who and when in full: the CGP's inspection report (CGP 2022 Part 4.7.1; issue 20).
+    states_occasion: bool = False
 
     @field_validator("checklist")
     @classmethod
