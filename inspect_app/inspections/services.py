@@ -284,13 +284,13 @@ def inspector_contact(actor) -> str | None:
 
 
 def _start_occasion(inspection: Inspection, now: dt.datetime) -> None:
-    """Why the inspection is made, from the schedule: a storm inspection the schedule has open is one that
-    answers that storm; an erosion-control inspection is otherwise routine (the inspector may say otherwise)."""
-    storm = storm_to_answer(inspection.permit, now)
-    if storm is not None:
-        inspection.trigger, inspection.storm_event_id = "storm_event", storm.id
-    elif inspection.type == "erosion_control":
-        inspection.trigger = "routine"
+    """Why the inspection is made, from the schedule (the inspector may say otherwise): an erosion-control
+    inspection started while the schedule has a storm's inspection open answers that storm (CGP 2022 Part
+    4.2; only an erosion-control inspection does, rules/engine.py), else it is routine. Other types start
+    with no trigger: the inspector gives it."""
+    if inspection.type == "erosion_control":
+        storm = storm_to_answer(inspection.permit, now)
+        inspection.trigger, inspection.storm_event_id = ("storm_event", storm.id) if storm else ("routine", None)
     _apply_occasion(inspection)
 
 
