@@ -173,6 +173,8 @@ def inspection_report(inspection: Inspection) -> Document:
     blocks += _pipe_videos(inspection)
     # No heading of its own: a heading could be left at the foot of a page the signature block moves off.
     blocks.append(_inspection_signature(inspection, tz))
+    if kind.permittee_signs:
+        blocks.append(_permittee_signature(inspection, tz))
     return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
 
 
@@ -458,11 +460,26 @@ def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBloc
     return SignatureBlock(
         name=inspection.signer_name or inspection.inspector_name,
         credentials=inspection.signer_credentials or inspection.inspector_credentials,
-        statement=(inspection.certification_statement
-                   or canonical.certification_statement(profile_of(inspection.permit),
-                                                        queries.type_of(inspection))),
+        statement=_statement(inspection),
         signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
         signature_png=_signature_png(inspection.signature_sha256),
+    )
+
+
+def _statement(inspection: Inspection) -> str:
+    """What the signers certify: as sealed with the report, or (a draft) what they will certify."""
+    return (inspection.certification_statement
+            or canonical.certification_statement(profile_of(inspection.permit), queries.type_of(inspection)))
+
+
+def _permittee_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBlock:
+    """The permittee's authorized signatory, where the town asks for a second signature (`permittee_signs`)."""
+    return SignatureBlock(
+        name=inspection.permittee_signer_name or "—",
+        credentials=f"{inspection.permittee_signer_title or '—'}, for the permittee",
+        statement=_statement(inspection),
+        signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
+        signature_png=_signature_png(inspection.permittee_signature_sha256),
     )
 
 

@@ -117,6 +117,9 @@ def report_record(inspection: Inspection) -> dict[str, Any]:
         "signature": {"sha256": inspection.signature_sha256, "signer_name": inspection.signer_name,
                       "signer_credentials": inspection.signer_credentials,
                       "statement": inspection.certification_statement, "signed_at": _iso(inspection.signed_at)},
+        "permittee_signature": {"sha256": inspection.permittee_signature_sha256,
+                                "signer_name": inspection.permittee_signer_name,
+                                "signer_title": inspection.permittee_signer_title},
         "submitted_at": _iso(inspection.submitted_at),
     }
 

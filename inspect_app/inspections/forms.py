@@ -115,6 +115,14 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
             data.signature_png = services.signature_png(data.signature_data_url)
         except services.InspectionError as error:
             errors["signature"], data.signature_data_url = str(error), ""
+    data.permittee_signer_name = _text(form, "permittee_signer_name", errors, 120)
+    data.permittee_signer_title = _text(form, "permittee_signer_title", errors, 120)
+    data.permittee_signature_data_url = (form.get("permittee_signature") or "").strip()
+    if data.permittee_signature_data_url:
+        try:
+            data.permittee_signature_png = services.signature_png(data.permittee_signature_data_url)
+        except services.InspectionError as error:
+            errors["permittee_signature"], data.permittee_signature_data_url = str(error), ""
     data.details = _details(inspection, form, errors)
     if inspection.type == "final":
         data.videos = _videos(inspection, form, errors)

@@ -99,6 +99,11 @@ class Inspection(db.Model):
     signer_credentials: Mapped[str | None] = mapped_column(String(300))
     certification_statement: Mapped[str | None] = mapped_column(Text)
     signed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    # The permittee's authorized signatory's signature, where the town's profile asks for it
+    # (`permittee_signs`); signed on the same report, before it is submitted, under the same statement.
+    permittee_signer_name: Mapped[str | None] = mapped_column(String(120))
+    permittee_signer_title: Mapped[str | None] = mapped_column(String(120))
+    permittee_signature_sha256: Mapped[str | None] = mapped_column(String(64))
     submitted_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     record_sha256: Mapped[str | None] = mapped_column(String(64))
     # A correction of a submitted report is a new report that points at it.

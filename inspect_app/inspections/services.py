@@ -110,6 +110,11 @@ class ReportInput:
     # storm-event inspection answers, when the inspection ended and the phase of construction.
     trigger: str | None = None
     storm_event_id: str | None = None
+    # The permittee's authorized signatory, where the profile asks for a second signature (`permittee_signs`).
+    permittee_signer_name: str | None = None
+    permittee_signer_title: str | None = None
+    permittee_signature_png: bytes | None = None
+    permittee_signature_data_url: str = ""
     ended_at: dt.datetime | None = None
     construction_phase: str | None = None
 
@@ -125,7 +130,8 @@ def values_of(inspection: Inspection) -> ReportInput:
         answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
         details=dict(inspection.details or {}), videos=videos, gauge_precip_mm=inspection.gauge_precip_mm,
         trigger=inspection.trigger, storm_event_id=inspection.storm_event_id, ended_at=inspection.ended_at,
-        construction_phase=inspection.construction_phase,
+        construction_phase=inspection.construction_phase, permittee_signer_name=inspection.permittee_signer_name,
+        permittee_signer_title=inspection.permittee_signer_title,
     )
 
 
@@ -205,6 +211,14 @@ def _ink_pixels(image: Image.Image) -> int:
 
 def _store_signature(png: bytes) -> str:
     return files.store_file(png, "image/png")
+
+
+def _store_signatures(inspection: Inspection, data: ReportInput) -> None:
+    """Keep the drawn signatures (the inspector's, and the permittee's signatory's where asked for)."""
+    if data.signature_png:
+        inspection.signature_sha256 = _store_signature(data.signature_png)
+    if data.permittee_signature_png:
+        inspection.permittee_signature_sha256 = _store_signature(data.permittee_signature_png)
 
 
 # -- the 24-hour notice -----------------------------------------------------------------------------
@@ -338,8 +352,7 @@ def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
     ensure_draft(inspection)
     before = audit.snapshot(inspection)
     _apply(inspection, data)
-    if data.signature_png:
-        inspection.signature_sha256 = _store_signature(data.signature_png)
+    _store_signatures(inspection, data)
     audit.record(actor, "inspection.update", inspection, before)
     return inspection
 
@@ -370,6 +383,11 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
     _apply_gauge(inspection, data.gauge_precip_mm)
     if data.signature_png:
         inspection.signature_sha256 = hashlib.sha256(data.signature_png).hexdigest()
+    if type_of(inspection).permittee_signs:
+        inspection.permittee_signer_name = data.permittee_signer_name
+        inspection.permittee_signer_title = data.permittee_signer_title
+        if data.permittee_signature_png:
+            inspection.permittee_signature_sha256 = hashlib.sha256(data.permittee_signature_png).hexdigest()
     if inspection.amends_id is None:
         notice, in_time = matching_notice(inspection.permit, inspection.type, inspection.performed_at, inspection.id)
         inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
@@ -434,6 +452,21 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
         problems["signer_credentials"] = "Give the signer's credentials (P.E. number, certification)."
     if not data.signature_png and not _signature_stored(inspection):
         problems["signature"] = "Sign the report on the signature pad."
+    if type_of(inspection).permittee_signs:
+        problems |= _permittee_signature_problems(inspection, data)
+    return problems
+
+
+def _permittee_signature_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
+    """The town names the permittee's authorized signatory as a signer too (profile `permittee_signs`)."""
+    problems = {}
+    if not (inspection.permittee_signer_name or "").strip():
+        problems["permittee_signer_name"] = "Type the name of the permittee's authorized signatory."
+    if not (inspection.permittee_signer_title or "").strip():
+        problems["permittee_signer_title"] = "Give the signatory's title (for example: President, Owner)."
+    stored = inspection.permittee_signature_sha256 and db.session.get(Blob, inspection.permittee_signature_sha256)
+    if not data.permittee_signature_png and not stored:
+        problems["permittee_signature"] = "The permittee's authorized signatory signs on the second pad."
     return problems
 
 
@@ -545,8 +578,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
                                           "Ask an administrator to record it, or have the project's PE sign.")
     if problems:
         raise ReportIncomplete(problems)
-    if data.signature_png:
-        inspection.signature_sha256 = _store_signature(data.signature_png)
+    _store_signatures(inspection, data)
     profile, now = profile_of(inspection.permit), utcnow()
     if inspection.type == "erosion_control":
         _stabilization_findings(actor, inspection, profile)

@@ -237,12 +237,19 @@ def amend(inspection_id: str):
 @bp.get("/inspections/<inspection_id>/signature.png")
 def signature(inspection_id: str):
     """The signature drawn on the report."""
-    inspection = load_inspection(inspection_id)
-    if not inspection.signature_sha256:
-        abort(404)
+    return _signature_image(load_inspection(inspection_id).signature_sha256)
+
+
+@bp.get("/inspections/<inspection_id>/permittee-signature.png")
+def permittee_signature(inspection_id: str):
+    """The signature of the permittee's authorized signatory, where the town asks for it."""
+    return _signature_image(load_inspection(inspection_id).permittee_signature_sha256)
+
+
+def _signature_image(sha: str | None):
     store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not store.exists(inspection.signature_sha256):
+    if not sha or not store.exists(sha):
         abort(404)
     # A signature is a few kilobytes: read it whole, so no file handle outlives the request.
-    png = store.path(inspection.signature_sha256).read_bytes()
+    png = store.path(sha).read_bytes()
     return png, 200, {"Content-Type": "image/png", "Cache-Control": "private, max-age=3600"}

@@ -177,6 +177,9 @@ class InspectionType(Strict):
     # The report says why it was made (the schedule in force and the trigger), the storms since the last
     # report, and who and when in full: the CGP's inspection report (CGP 2022 Part 4.7.1; issue 20).
     states_occasion: bool = False
+    # Where the town's rules name the permittee's authorized signatory as a signer besides the inspector (the
+    # CGP: a report signed per Appendix I.11 by the operator's authorized signatory), the report carries both.
+    permittee_signs: bool = False
 
     @field_validator("checklist")
     @classmethod

@@ -1,4 +1,5 @@
-"""why an inspection was made, the storms since the last one, who and when, the permit's NPDES ID
+"""why an inspection was made, the storms since the last one, who and when, the permittee's signature, the
+permit's NPDES ID
 
 Revision ID: 0013
 Revises: 0012
@@ -17,7 +18,8 @@ depends_on = None
 
 _TRIGGERS = ('routine', 'storm_event', 'random', 'follow_up')
 _INSPECTION_COLUMNS = ('inspector_title', 'inspector_organization', 'inspector_contact', 'ended_at',
-                       'construction_phase', 'trigger', 'schedule_in_force', 'storms')
+                       'construction_phase', 'trigger', 'schedule_in_force', 'storms', 'permittee_signer_name',
+                       'permittee_signer_title', 'permittee_signature_sha256')
 
 
 def upgrade():
@@ -34,6 +36,9 @@ def upgrade():
                                                          create_constraint=True), nullable=True))
         batch_op.add_column(sa.Column('schedule_in_force', sa.JSON(), nullable=True))
         batch_op.add_column(sa.Column('storms', sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column('permittee_signer_name', sa.String(length=120), nullable=True))
+        batch_op.add_column(sa.Column('permittee_signer_title', sa.String(length=120), nullable=True))
+        batch_op.add_column(sa.Column('permittee_signature_sha256', sa.String(length=64), nullable=True))
     with op.batch_alter_table('users', schema=None) as batch_op:
         batch_op.add_column(sa.Column('title', sa.String(length=120), nullable=True))
     with op.batch_alter_table('permits', schema=None) as batch_op:

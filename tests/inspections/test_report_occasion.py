@@ -17,6 +17,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.types import LOCAL_TZ, utcnow
 from inspect_app.weather.models import StormEvent
+from tests.builders import signature_data_url
 from tests.inspections.report_helpers import error_beside, filled, start
 
 CFR_122_22_D = (
@@ -157,3 +158,38 @@ def test_the_permit_form_keeps_the_npdes_id(make, signed_in, stormy):
     agent = signed_in(make.user("agent"))
     page = agent.get(f"/permits/{stormy.permit.id}").text
     assert _text(page, "permit-npdes") == "MAR12A345"
+
+
+def test_where_the_town_names_the_permittees_signatory_the_report_carries_both_signatures(make, signed_in):
+    inspector = make.user("inspector", town=None)
+    permit = make.permit("cgp_baseline", inspectors=[inspector], npdes_id="MAR12A777",
+                         construction_started_on=(utcnow() - dt.timedelta(days=3)).date())
+    client = signed_in(inspector)
+    inspection = start(client, permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    refused = client.post(f"/inspections/{inspection.id}/submit", filled(
+        page, permittee_signer_name=None, permittee_signer_title=None, permittee_signature=None))
+    assert refused.status_code == 422
+    assert error_beside(refused.text, "permittee_signer_name") == (
+        "Type the name of the permittee's authorized signatory.")
+    assert error_beside(refused.text, "permittee_signature") == (
+        "The permittee's authorized signatory signs on the second pad.")
+    db.session.expire_all()
+    assert db.session.get(Inspection, inspection.id).status == "draft"
+
+    answer = client.post(f"/inspections/{inspection.id}/submit", filled(
+        page, permittee_signer_name="Morgan Lee", permittee_signer_title="President, Maple Ridge Homes LLC",
+        permittee_signature=signature_data_url(3)))
+    assert answer.status_code == 303, answer.text[:2000]
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert _text(page, "permittee-signed-by").startswith(
+        "Signed by Morgan Lee, President, Maple Ridge Homes LLC, for the permittee, on")
+    image = client.get(f"/inspections/{inspection.id}/permittee-signature.png")
+    assert image.status_code == 200 and image.data.startswith(b"\x89PNG")
+
+    pdf = client.get(f"/documents/inspections/{inspection.id}.pdf")
+    reader = PdfReader(io.BytesIO(pdf.data))
+    text = _flat(" ".join(p.extract_text() for p in reader.pages))
+    assert "Morgan Lee" in text and "President, Maple Ridge Homes LLC, for the permittee" in text
+    assert text.count(CFR_122_22_D) == 2  # each signer certifies the same words
+    assert sum(len(p.images) for p in reader.pages) == 2  # both drawn signatures
