@@ -33,8 +33,12 @@ def users() -> None:
 @click.option("--town", help="Profile key of the town an agent or admin works for, e.g. longmeadow.")
 @click.option("--pe-number", help="Massachusetts PE licence number.")
 @click.option("--certification", help="Erosion-control certification, e.g. CPESC No. 1234.")
+@click.option("--title", help="Job title printed on reports, e.g. Senior Project Engineer.")
+@click.option("--organization", help="Company printed on reports.")
+@click.option("--phone", help="Phone number printed on reports.")
 @click.password_option()
-def users_create(email, name, role, town, pe_number, certification, password) -> None:
+def users_create(email, name, role, town, pe_number, certification, title, organization, phone,
+                 password) -> None:
     """Create an account."""
 
     jurisdiction = None
@@ -45,7 +49,8 @@ def users_create(email, name, role, town, pe_number, certification, password) ->
             raise click.BadParameter(f"no town profile named {town!r}", param_hint="--town")
     try:
         user = create_user(email, name, role, password, jurisdiction=jurisdiction,
-                           pe_number=pe_number, certification=certification)
+                           pe_number=pe_number, certification=certification, title=title,
+                           organization=organization, phone=phone)
     except AccountError as error:
         raise click.ClickException(str(error)) from None
     db.session.commit()

@@ -16,7 +16,8 @@ DEMO_PASSWORD = "demo-password"
 
 DEMO_USERS = [
     {"email": "engineer@example.org", "name": "Dana Whitfield", "role": "inspector",
-     "pe_number": "48213", "certification": "CPESC No. 7702"},
+     "pe_number": "48213", "certification": "CPESC No. 7702", "title": "Project engineer",
+     "organization": "Whitfield Civil Engineering", "phone": "413-555-0187"},
     {"email": "agent@longmeadow.example.org", "name": "Sam Okafor", "role": "agent", "town": "longmeadow"},
     {"email": "agent@southborough.example.org", "name": "Rita Chen", "role": "agent", "town": "southborough"},
     {"email": "owner@example.org", "name": "Maple Ridge Homes LLC", "role": "permittee"},
@@ -27,7 +28,7 @@ DEMO_USERS = [
 DEMO_PERMITS = [
     {"town": "longmeadow", "number": "SWP-2026-014", "site_address": "535 Bliss Road, Longmeadow, MA",
      "latitude": 42.0431, "longitude": -72.5525, "disturbed_acres": Decimal("2.400"),
-     "cgp_schedule": "every_14_days_and_storm", "issued_on": dt.date(2026, 5, 4),
+     "cgp_schedule": "every_14_days_and_storm", "issued_on": dt.date(2026, 5, 4), "npdes_id": "MAR12A001",
      "construction_started_on": dt.date(2026, 6, 1), "surety_amount": Decimal("25000.00"),
      "areas": [("Lot 1 building pad", "0.600"), ("Access drive", "0.350"), ("Basin 1 footprint", "0.400")],
      "structures": [("Infiltration system IS-1", "infiltration"), ("12-inch HDPE run P-1", "pipe"),

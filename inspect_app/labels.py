@@ -30,11 +30,19 @@ SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as
 # A checklist answer.
 ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A"}
 
+# Why an inspection was made (issue 20; CGP 2022 Part 4.7.1, §380-16 C(4)(b)): the schedule, a storm, the
+# authority's right to random inspections (§380-16 C(4)(b)[2]), or to follow up an earlier finding.
+TRIGGER_LABELS = {"routine": "Routine, on the schedule", "storm_event": "Storm event",
+                  "random": "Random inspection by the authority", "follow_up": "Follow-up of an earlier inspection"}
+# Where a storm's total comes from (CGP 2022 Part 4.2: a representative weather station or an on-site gauge).
+STORM_SOURCE_LABELS = {"station": "Weather station", "gauge": "On-site rain gauge"}
+
 # By name, for the `label` filter: `{{ finding.severity|label("severity") }}`.
 LABELS: dict[str, dict[str, str]] = {
     "severity": SEVERITY_LABELS, "action_kind": ACTION_KIND_LABELS, "log_kind": LOG_KIND_LABELS,
     "party_role": PARTY_ROLE_LABELS, "certification_status": CERTIFICATION_STATUS_LABELS,
-    "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS,
+    "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS, "trigger": TRIGGER_LABELS,
+    "storm_source": STORM_SOURCE_LABELS,
 }
 
 

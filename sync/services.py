@@ -547,7 +547,7 @@ def person(user: User) -> dict[str, Any]:
     """The facts about a person a report prints; never a password hash."""
     return {"id": user.id, "email": user.email, "name": user.name, "role": user.role,
             "pe_number": user.pe_number, "certification": user.certification,
-            "organization": user.organization}
+            "title": user.title, "organization": user.organization}
 
 
 # --- blobs ---------------------------------------------------------------------------------------

@@ -67,10 +67,12 @@ def signature() -> bytes:
 def seal(inspection, when: dt.datetime) -> None:
     """Submit a draft the way the inspections domain does: signed, submitted, its record hashed."""
     from inspect_app.extensions import db
-    from inspect_app.inspections import canonical
+    from inspect_app.inspections import canonical, queries
+    from inspect_app.permits.services import profile_of
 
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", when, when
-    inspection.certification_statement = canonical.CERTIFICATION_STATEMENT
+    inspection.certification_statement = canonical.certification_statement(profile_of(inspection.permit),
+                                                                           queries.type_of(inspection))
     db.session.flush()
     inspection.record_sha256 = canonical.record_hash(inspection)
 
@@ -88,7 +90,10 @@ def build_records() -> dict:
     from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
     from inspect_app.extensions import db
     from inspect_app.findings.models import CorrectiveAction, Finding
+    from inspect_app.inspections import queries
     from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice, PipeVideo
+    from inspect_app.inspections.services import inspector_contact
+    from inspect_app.weather.models import StormEvent
     from inspect_app.permits.models import Permit, StormwaterStructure
     from inspect_app.permits.services import profile_of
     from inspect_app.photos.services import store_photo
@@ -107,7 +112,8 @@ def build_records() -> dict:
         made = Inspection(permit_id=p.id, type=kind, status="draft", performed_at=when, latitude=p.latitude,
                           longitude=p.longitude, location_source="permit", inspector_id=engineer.id,
                           inspector_name=engineer.name, inspector_credentials=engineer.credentials,
-                          signer_name=engineer.name, signer_credentials=engineer.credentials,
+                          inspector_title=engineer.title, inspector_organization=engineer.organization,
+                          inspector_contact=inspector_contact(engineer), signer_name=engineer.name, signer_credentials=engineer.credentials,
                           signature_sha256=store.put_bytes(signature()), details=fields.pop("details", {}),
                           created_by_id=engineer.id, **fields)
         db.session.add(made)
@@ -131,13 +137,23 @@ def build_records() -> dict:
     notice = InspectionNotice(permit_id=bliss.id, inspection_type="erosion_control", planned_for=at("2026-06-10", "09:30"),
                               given_at=at("2026-06-09", "07:45"), given_by_id=engineer.id)
     db.session.add(notice)
+    # The storm the inspection answers (CGP 2022 Part 4.2), as the station recorded it.
+    storm = StormEvent(permit_id=bliss.id, day=dt.date(2026, 6, 9), depth_mm=10.2, station_id="74491",
+                       started_at=at("2026-06-09", "04:00"), reached_at=at("2026-06-09", "13:00"),
+                       ended_at=at("2026-06-09", "19:00"))
+    db.session.add(storm)
+    db.session.flush()
     inspection = report(bliss, "erosion_control", at("2026-06-10", "09:30"), evaluation="violations", notice=notice,
+                        trigger="storm_event", storm_event_id=storm.id, ended_at=at("2026-06-10", "11:05"),
+                        construction_phase="Mass grading and utilities",
                         notice_given=True, last_inspection_at=earlier.performed_at,
                         corrective_steps="Re-trench and backfill the silt fence along the east line within 7 days; "
                                          "sweep Bliss Road at the construction entrance by the close of the next "
                                          "business day; add inlet protection at CB-2.",
                         notes="Storm-event inspection within 24 hours of 0.40 in of rain (CGP 2022 Part 4.2).",
                         details={"controls": []}, **weather)
+    inspection.schedule_in_force = queries.schedule_in_force(bliss, inspection.performed_at)
+    inspection.storms = queries.storms_of(inspection)
     items = profile.inspection_type("erosion_control").checklist
     notes = {"controls_as_filed": ("no", "Silt fence down for 40 ft on the east line."),
              "construction_entrances": ("no", "Sediment tracked 60 ft onto Bliss Road."),

@@ -28,6 +28,8 @@ class User(UserMixin, db.Model):
     # Credentials printed on every report (§380-16 C(4)(f)[1](b)).
     pe_number: Mapped[str | None] = mapped_column(String(40))
     certification: Mapped[str | None] = mapped_column(String(200))
+    # The inspector's title and company, printed beside name and credentials (CGP 2022 Part 4.7.1).
+    title: Mapped[str | None] = mapped_column(String(120))
     organization: Mapped[str | None] = mapped_column(String(200))
     phone: Mapped[str | None] = mapped_column(String(40))
     is_enabled: Mapped[bool] = mapped_column(Boolean, default=True)

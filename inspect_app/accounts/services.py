@@ -26,7 +26,8 @@ def normalize_email(email: str) -> str:
 
 def create_user(email: str, name: str, role: str, password: str, *, jurisdiction=None,
                 pe_number: str | None = None, certification: str | None = None,
-                organization: str | None = None, actor=None) -> User:
+                organization: str | None = None, title: str | None = None, phone: str | None = None,
+                actor=None) -> User:
     """Add an account; refuses a duplicate email, an unknown role or a short password."""
     email = normalize_email(email)
     if role not in ROLES:
@@ -41,7 +42,7 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
         raise AccountError(f"email: {email} already has an account")
     user = User(email=email, name=name.strip(), role=role, jurisdiction=jurisdiction,
                 pe_number=pe_number or None, certification=certification or None,
-                organization=organization or None)
+                organization=organization or None, title=title or None, phone=phone or None)
     user.set_password(password)
     db.session.add(user)
     audit.record(actor, "user.create", user)

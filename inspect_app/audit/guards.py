@@ -133,6 +133,14 @@ def create(connection: Connection, metadata: MetaData) -> None:
         connection.exec_driver_sql(statement)
 
 
+def create_for_schema_now(connection: Connection) -> None:
+    """Make the triggers for the guarded tables as the database has them now, read from it: a migration
+    cannot use the models' metadata, which has the columns of later revisions too."""
+    metadata = MetaData()
+    metadata.reflect(bind=connection, only=[guard.table for guard in GUARDS])
+    create(connection, metadata)
+
+
 def drop(connection: Connection) -> None:
     """Remove the guards' triggers."""
     for statement in drop_statements(connection.dialect.name):

@@ -22,7 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import canonical, queries
+from inspect_app.inspections import canonical, queries, wording
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -162,6 +162,8 @@ def inspection_report(inspection: Inspection) -> Document:
              else "None in effect"),
         )),
     ]
+    if kind.states_occasion:
+        blocks += _occasion(inspection, permit, tz)
     if inspection.notes:
         blocks += [Heading("Notes", 2), Paragraphs(inspection.notes)]
     blocks += _type_details(inspection, permit, tz)
@@ -174,7 +176,27 @@ def inspection_report(inspection: Inspection) -> Document:
     blocks += _pipe_videos(inspection)
     # No heading of its own: a heading could be left at the foot of a page the signature block moves off.
     blocks.append(_inspection_signature(inspection, tz))
+    if kind.permittee_signs:
+        blocks.append(_permittee_signature(inspection, tz))
     return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
+
+
+def _occasion(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
+    """Why, when and who (CGP 2022 Part 4.7.1; issue 20), in the words of the report page."""
+    return [
+        Heading("Why, when and who"),
+        Fields((
+            ("Permit's NPDES ID", permit.npdes_id or "Not recorded on the permit"),
+            ("Inspector", wording.inspector_words(inspection.inspector_name, inspection.inspector_credentials,
+                                                  inspection.inspector_title, inspection.inspector_organization,
+                                                  inspection.inspector_contact)),
+            ("Start and end of the inspection", wording.when_words(inspection.performed_at, inspection.ended_at, tz)),
+            ("Phase of construction", inspection.construction_phase or "—"),
+            ("Schedule in force", wording.schedule_words(inspection.schedule_in_force)),
+            ("Why this inspection", wording.why_words(inspection.trigger, inspection.storms, tz)),
+            ("Storms since the previous report", "\n".join(wording.storms_since_words(inspection.storms, tz))),
+        )),
+    ]
 
 
 def _amendment_note(inspection: Inspection, tz: ZoneInfo) -> str:
@@ -441,10 +463,26 @@ def _inspection_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBloc
     return SignatureBlock(
         name=inspection.signer_name or inspection.inspector_name,
         credentials=inspection.signer_credentials or inspection.inspector_credentials,
-        statement=(inspection.certification_statement
-                   or canonical.certification_statement(profile_of(inspection.permit))),
+        statement=_statement(inspection),
         signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
         signature_png=_signature_png(inspection.signature_sha256),
+    )
+
+
+def _statement(inspection: Inspection) -> str:
+    """What the signers certify: as sealed with the report, or (a draft) what they will certify."""
+    return (inspection.certification_statement
+            or canonical.certification_statement(profile_of(inspection.permit), queries.type_of(inspection)))
+
+
+def _permittee_signature(inspection: Inspection, tz: ZoneInfo) -> SignatureBlock:
+    """The permittee's authorized signatory, where the town asks for a second signature (`permittee_signs`)."""
+    return SignatureBlock(
+        name=inspection.permittee_signer_name or "—",
+        credentials=f"{inspection.permittee_signer_title or '—'}, for the permittee",
+        statement=_statement(inspection),
+        signed_at_text=_when(inspection.signed_at, tz, "Not yet signed"),
+        signature_png=_signature_png(inspection.permittee_signature_sha256),
     )
 
 

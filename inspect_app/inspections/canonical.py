@@ -17,7 +17,7 @@ from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import punch_items_of, type_of, videos_of
 from inspect_app.photos.models import Photo
-from inspect_app.profiles.schema import Profile
+from inspect_app.profiles.schema import InspectionType, Profile
 from inspect_app.types import canonical_json
 
 # Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
@@ -30,10 +30,25 @@ CERTIFICATION_STATEMENT = (
     "submitting false information."
 )
 
+# 40 CFR 122.22(d), word for word: the certification the CGP asks of every inspection report (CGP 2022
+# Part 4.7.1, Appendix I.11.d). A town chooses it per inspection type (`certification` in the profile).
+CFR_122_22_D = (
+    "I certify under penalty of law that this document and all attachments were prepared under my direction "
+    "or supervision in accordance with a system designed to assure that qualified personnel properly gathered "
+    "and evaluated the information submitted. Based on my inquiry of the person or persons who manage the "
+    "system, or those persons directly responsible for gathering the information, the information submitted "
+    "is, to the best of my knowledge and belief, true, accurate, and complete. I am aware that there are "
+    "significant penalties for submitting false information, including the possibility of fine and "
+    "imprisonment for knowing violations."
+)
 
-def certification_statement(profile: Profile) -> str:
-    """The signer's statement in the town's own words: it names the town's inspection program, never
-    another town's section (`inspection_program` in the profile)."""
+
+def certification_statement(profile: Profile, kind: InspectionType) -> str:
+    """The signer's statement for a report of `kind`: 40 CFR 122.22(d) where the town's profile asks for it,
+    else the town's own words, naming the town's inspection program (`inspection_program`), never another
+    town's section."""
+    if kind.certification == "40 CFR 122.22(d)":
+        return CFR_122_22_D
     return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
                                            profile.inspection_program)
 
@@ -59,12 +74,18 @@ def report_record(inspection: Inspection) -> dict[str, Any]:
     return {
         "id": inspection.id,
         "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
-                   "town": permit.jurisdiction.name},
+                   "town": permit.jurisdiction.name, "npdes_id": permit.npdes_id},
         "amends_id": inspection.amends_id,
         "a_date_and_location": {"performed_at": _iso(inspection.performed_at), "latitude": inspection.latitude,
                                 "longitude": inspection.longitude, "location_source": inspection.location_source},
         "b_inspector": {"id": inspection.inspector_id, "name": inspection.inspector_name,
-                        "credentials": inspection.inspector_credentials},
+                        "credentials": inspection.inspector_credentials, "title": inspection.inspector_title,
+                        "organization": inspection.inspector_organization,
+                        "contact": inspection.inspector_contact},
+        "ended_at": _iso(inspection.ended_at),
+        "construction_phase": inspection.construction_phase,
+        "occasion": {"trigger": inspection.trigger, "schedule_in_force": inspection.schedule_in_force},
+        "storms": inspection.storms,
         "c_type": {"key": inspection.type, "name": kind.name, "citation": kind.citation},
         "d_last_inspection_at": _iso(inspection.last_inspection_at),
         "e_weather": {"status": inspection.weather_status, "temperature_c": inspection.temperature_c,
@@ -96,6 +117,9 @@ def report_record(inspection: Inspection) -> dict[str, Any]:
         "signature": {"sha256": inspection.signature_sha256, "signer_name": inspection.signer_name,
                       "signer_credentials": inspection.signer_credentials,
                       "statement": inspection.certification_statement, "signed_at": _iso(inspection.signed_at)},
+        "permittee_signature": {"sha256": inspection.permittee_signature_sha256,
+                                "signer_name": inspection.permittee_signer_name,
+                                "signer_title": inspection.permittee_signer_title},
         "submitted_at": _iso(inspection.submitted_at),
     }
 

@@ -19,8 +19,9 @@ from inspect_app import units
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField
 from inspect_app.inspections import queries, services
-from inspect_app.inspections.models import ANSWERS, EVALUATIONS, Inspection
+from inspect_app.inspections.models import ANSWERS, EVALUATIONS, TRIGGERS, Inspection
 from inspect_app.photos.models import Blob
+from inspect_app.weather.models import StormEvent
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 TEXT_MAX = 10_000
@@ -108,11 +109,20 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
     except ValueError:
         errors["performed_at"] = "Enter the date and time of the inspection."
     data.gauge_precip_mm = _gauge(form, errors)
+    _occasion(inspection, form, data, errors)
     if data.signature_data_url:
         try:
             data.signature_png = services.signature_png(data.signature_data_url)
         except services.InspectionError as error:
             errors["signature"], data.signature_data_url = str(error), ""
+    data.permittee_signer_name = _text(form, "permittee_signer_name", errors, 120)
+    data.permittee_signer_title = _text(form, "permittee_signer_title", errors, 120)
+    data.permittee_signature_data_url = (form.get("permittee_signature") or "").strip()
+    if data.permittee_signature_data_url:
+        try:
+            data.permittee_signature_png = services.signature_png(data.permittee_signature_data_url)
+        except services.InspectionError as error:
+            errors["permittee_signature"], data.permittee_signature_data_url = str(error), ""
     data.details = _details(inspection, form, errors)
     if inspection.type == "final":
         data.videos = _videos(inspection, form, errors)
@@ -125,6 +135,24 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
             note = _text(form, "note-" + name.removeprefix("answer-"), errors, 2000)
             data.answers[(item.key, subject.id)] = (answer, note)
     return data, errors
+
+
+def _occasion(inspection: Inspection, form: MultiDict, data: services.ReportInput, errors: dict[str, str]) -> None:
+    """Why and when (CGP 2022 Part 4.7.1): the trigger, the storm it answers, the end time and the phase."""
+    try:
+        data.ended_at = local_datetime(form["ended_at"]) if form.get("ended_at") else None
+    except ValueError:
+        errors["ended_at"] = "Enter the date and time the inspection ended."
+    data.construction_phase = _text(form, "construction_phase", errors, 200)
+    data.trigger = form.get("trigger") or None
+    if data.trigger is not None and data.trigger not in TRIGGERS:
+        errors["trigger"], data.trigger = "Choose why this inspection was made.", None
+    storm_id = form.get("storm_event_id") or None
+    if storm_id is not None:
+        storm = db.session.get(StormEvent, storm_id)
+        if storm is None or storm.permit_id != inspection.permit_id:
+            errors["storm_event_id"], storm_id = "Choose one of this permit's storms.", None
+    data.storm_event_id = storm_id
 
 
 def _gauge(form: MultiDict, errors: dict[str, str]) -> float | None:

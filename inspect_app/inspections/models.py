@@ -10,7 +10,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
-from inspect_app.labels import ANSWER_LABELS
+from inspect_app.labels import ANSWER_LABELS, TRIGGER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 INSPECTION_TYPES = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
@@ -18,6 +18,7 @@ INSPECTION_STATUSES = ("draft", "submitted")
 EVALUATIONS = ("compliant", "violations")
 WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
 ANSWERS = tuple(ANSWER_LABELS)
+TRIGGERS = tuple(TRIGGER_LABELS)
 
 
 class Inspection(db.Model):
@@ -44,6 +45,20 @@ class Inspection(db.Model):
     inspector_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
     inspector_name: Mapped[str] = mapped_column(String(120))
     inspector_credentials: Mapped[str] = mapped_column(String(300))
+    # CGP 2022 Part 4.7.1 (issue 20): the inspector's title, company and contact, copied like the name.
+    inspector_title: Mapped[str | None] = mapped_column(String(120))
+    inspector_organization: Mapped[str | None] = mapped_column(String(200))
+    inspector_contact: Mapped[str | None] = mapped_column(String(300))
+    # When the inspection ended (it started at `performed_at`) and the phase of construction it found.
+    ended_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    construction_phase: Mapped[str | None] = mapped_column(String(200))
+    # Why it was made: the trigger, and the schedule in force then as the schedule engine words it
+    # ({"text", "citation"}); kept with the report so the record says what applied on the day.
+    trigger: Mapped[str | None] = mapped_column(choice("inspection_trigger", *TRIGGERS))
+    schedule_in_force: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # The storm a storm-event inspection answers (`storm_event_id`) and every storm since the last report,
+    # as they stood when the report was made: {"linked": {...} | None, "since_last": [{...}, ...]}.
+    storms: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     # (d) date of last inspection, computed when the report is submitted
     last_inspection_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     # (e), (f) weather at the time and precipitation in the previous 24 hours (stored in SI units)
@@ -84,6 +99,11 @@ class Inspection(db.Model):
     signer_credentials: Mapped[str | None] = mapped_column(String(300))
     certification_statement: Mapped[str | None] = mapped_column(Text)
     signed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    # The permittee's authorized signatory's signature, where the town's profile asks for it
+    # (`permittee_signs`); signed on the same report, before it is submitted, under the same statement.
+    permittee_signer_name: Mapped[str | None] = mapped_column(String(120))
+    permittee_signer_title: Mapped[str | None] = mapped_column(String(120))
+    permittee_signature_sha256: Mapped[str | None] = mapped_column(String(64))
     submitted_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     record_sha256: Mapped[str | None] = mapped_column(String(64))
     # A correction of a submitted report is a new report that points at it.

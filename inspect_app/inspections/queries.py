@@ -21,7 +21,10 @@ from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import ChecklistItem, Profile
 from inspect_app.rules import calendar, stabilization
 from inspect_app.rules.trace import implements
+from inspect_app.schedule.facts import load_records
+from inspect_app.schedule.models import PermitObligation
 from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.weather.models import StormEvent
 
 
 @dataclass(frozen=True)
@@ -215,3 +218,75 @@ def weather_pending(inspection: Inspection) -> bool:
     """Whether (e) the weather at the time is still to come from the station (a gauge gives only (f))."""
     return inspection.weather_status == "pending" or (inspection.weather_status == "gauge"
                                                       and inspection.weather_fetched_at is None)
+
+
+# -- why the inspection was made, and the storms since the last one (issue 20; CGP 2022 Part 4.7.1) ------
+
+def schedule_in_force(permit: Permit, at: dt.datetime) -> dict[str, str] | None:
+    """The erosion-control schedule the permit was under at `at`, as the schedule engine words it."""
+    records = load_records(select(Permit).where(Permit.id == permit.id))
+    if not records or records[0].facts is None or records[0].profile is None:
+        return None  # a record the engine cannot read: the dashboard shows why
+    schedule = rules.schedule_in_force(records[0].facts, records[0].profile, at)
+    return {"text": schedule.text, "citation": schedule.citation}
+
+
+def storm_to_answer(permit: Permit, at: dt.datetime) -> StormEvent | None:
+    """The storm whose inspection the schedule has open at `at` (the earliest), if it is a recorded storm event:
+    a first inspection opens when the storm reached the threshold, a closing one when it ended."""
+    query = (select(StormEvent).join(PermitObligation, (PermitObligation.permit_id == StormEvent.permit_id)
+                                     & ((PermitObligation.opens_at == StormEvent.reached_at)
+                                        | (PermitObligation.opens_at == StormEvent.ended_at)))
+             .where(StormEvent.permit_id == permit.id, PermitObligation.kind == "storm_inspection",
+                    PermitObligation.opens_at <= at)
+             .order_by(PermitObligation.opens_at))
+    return db.session.scalars(query.limit(1)).first()
+
+
+def storm_choices(permit: Permit, at: dt.datetime) -> list[StormEvent]:
+    """The storms an inspection at `at` may answer: those recorded up to then, newest first (the last 30)."""
+    query = (select(StormEvent).where(StormEvent.permit_id == permit.id,
+                                      func.coalesce(StormEvent.reached_at, StormEvent.detected_at) <= at)
+             .order_by(StormEvent.day.desc(), StormEvent.reached_at.desc()))
+    return list(db.session.scalars(query.limit(30)))
+
+
+def storm_record(event: StormEvent) -> dict[str, Any]:
+    """A storm event as a report keeps it: when, how long, how much, and from which station."""
+    hours = None
+    if event.started_at is not None and event.ended_at is not None:
+        hours = round((event.ended_at - event.started_at).total_seconds() / 3600, 1)
+    return {"id": event.id, "source": "station", "station_id": event.station_id, "day": event.day.isoformat(),
+            "started_at": _iso(event.started_at), "reached_at": _iso(event.reached_at),
+            "ended_at": _iso(event.ended_at), "duration_hours": hours, "depth_mm": event.depth_mm}
+
+
+def storms_of(inspection: Inspection) -> dict[str, Any]:
+    """The storm the inspection answers and every storm since the permit's previous report, as they stand:
+    the station's storm events and the on-site gauge readings of the threshold or more (CGP 2022 Part 4.2),
+    this report's own among them."""
+    permit, at, since = inspection.permit, inspection.performed_at, inspection.last_inspection_at
+    threshold = profile_of(permit).storm.threshold_mm
+    events = select(StormEvent).where(StormEvent.permit_id == permit.id,
+                                      func.coalesce(StormEvent.reached_at, StormEvent.detected_at) <= at)
+    if since is not None:
+        events = events.where(func.coalesce(StormEvent.ended_at, StormEvent.detected_at) > since)
+    found = [storm_record(e) for e in db.session.scalars(events)]
+    gauges = select(Inspection.id, Inspection.performed_at, Inspection.gauge_precip_mm).where(
+        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.id != inspection.id,
+        Inspection.gauge_precip_mm >= threshold, Inspection.performed_at <= at)
+    if since is not None:
+        gauges = gauges.where(Inspection.performed_at > since)
+    readings = [(row.id, row.performed_at, row.gauge_precip_mm) for row in db.session.execute(gauges)]
+    if inspection.gauge_precip_mm is not None and inspection.gauge_precip_mm >= threshold:
+        readings.append((inspection.id, at, inspection.gauge_precip_mm))
+    found += [{"id": None, "source": "gauge", "station_id": None, "day": None, "started_at": None,
+               "reached_at": None, "ended_at": _iso(read_at), "duration_hours": None, "depth_mm": depth,
+               "inspection_id": report_id} for report_id, read_at, depth in readings]
+    found.sort(key=lambda s: s["reached_at"] or s["ended_at"] or s["day"] or "")
+    linked = db.session.get(StormEvent, inspection.storm_event_id) if inspection.storm_event_id else None
+    return {"linked": storm_record(linked) if linked is not None else None, "since_last": found}
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.astimezone(dt.UTC).isoformat() if value is not None else None

@@ -33,7 +33,8 @@ from inspect_app.inspections.models import (
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
-    matching_notice, open_punch_items, pipe_runs, type_of, underground_structures, videos_of,
+    matching_notice, open_punch_items, pipe_runs, schedule_in_force, storm_to_answer, storms_of, type_of,
+    underground_structures, videos_of,
 )
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
@@ -105,6 +106,17 @@ class ReportInput:
     details: dict[str, Any] = field(default_factory=dict)
     # pipe-run structure id → {"recorded_on": date | None, "reference": str | None, "blob_sha256": ...}
     videos: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Why and when (CGP 2022 Part 4.7.1): the trigger (None: not posted, the draft's stands), the storm a
+    # storm-event inspection answers, when the inspection ended and the phase of construction.
+    trigger: str | None = None
+    storm_event_id: str | None = None
+    # The permittee's authorized signatory, where the profile asks for a second signature (`permittee_signs`).
+    permittee_signer_name: str | None = None
+    permittee_signer_title: str | None = None
+    permittee_signature_png: bytes | None = None
+    permittee_signature_data_url: str = ""
+    ended_at: dt.datetime | None = None
+    construction_phase: str | None = None
 
 
 def values_of(inspection: Inspection) -> ReportInput:
@@ -117,6 +129,9 @@ def values_of(inspection: Inspection) -> ReportInput:
         signer_name=inspection.signer_name, signer_credentials=inspection.signer_credentials,
         answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
         details=dict(inspection.details or {}), videos=videos, gauge_precip_mm=inspection.gauge_precip_mm,
+        trigger=inspection.trigger, storm_event_id=inspection.storm_event_id, ended_at=inspection.ended_at,
+        construction_phase=inspection.construction_phase, permittee_signer_name=inspection.permittee_signer_name,
+        permittee_signer_title=inspection.permittee_signer_title,
     )
 
 
@@ -198,6 +213,14 @@ def _store_signature(png: bytes) -> str:
     return files.store_file(png, "image/png")
 
 
+def _store_signatures(inspection: Inspection, data: ReportInput) -> None:
+    """Keep the drawn signatures (the inspector's, and the permittee's signatory's where asked for)."""
+    if data.signature_png:
+        inspection.signature_sha256 = _store_signature(data.signature_png)
+    if data.permittee_signature_png:
+        inspection.permittee_signature_sha256 = _store_signature(data.permittee_signature_png)
+
+
 # -- the 24-hour notice -----------------------------------------------------------------------------
 
 def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.datetime,
@@ -247,6 +270,8 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
         latitude=latitude if device else permit.latitude, longitude=longitude if device else permit.longitude,
         location_source="device" if device else "permit",
         inspector_id=actor.id, inspector_name=actor.name, inspector_credentials=actor.credentials,
+        inspector_title=getattr(actor, "title", None), inspector_organization=getattr(actor, "organization", None),
+        inspector_contact=inspector_contact(actor),
         last_inspection_at=last_inspection_before(permit, now),
         weather_status="pending", under_stop_work=permit.status == "stop_work",
         signer_name=actor.name, signer_credentials=actor.credentials,
@@ -258,10 +283,35 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
     db.session.add(inspection)
     notice, in_time = matching_notice(permit, inspection_type, now)
     inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
+    if profile_of(permit).inspection_type(inspection_type).states_occasion:
+        _start_occasion(inspection, now)
     audit.record(actor, "inspection.start", inspection)
     if fetch_weather:
         _fill_weather(inspection, looked_up)
     return inspection
+
+
+def inspector_contact(actor) -> str | None:
+    """How to reach the inspector, as the report prints it: phone and email from the account."""
+    parts = [getattr(actor, "phone", None), getattr(actor, "email", None)]
+    return ", ".join(p for p in parts if p) or None
+
+
+def _start_occasion(inspection: Inspection, now: dt.datetime) -> None:
+    """Why the inspection is made, from the schedule (the inspector may say otherwise): an erosion-control
+    inspection started while the schedule has a storm's inspection open answers that storm (CGP 2022 Part
+    4.2; only an erosion-control inspection does, rules/engine.py), else it is routine. Other types start
+    with no trigger: the inspector gives it."""
+    if inspection.type == "erosion_control":
+        storm = storm_to_answer(inspection.permit, now)
+        inspection.trigger, inspection.storm_event_id = ("storm_event", storm.id) if storm else ("routine", None)
+    _apply_occasion(inspection)
+
+
+def _apply_occasion(inspection: Inspection) -> None:
+    """The schedule in force and the storms since the last report, as they stand at the inspection's time."""
+    inspection.schedule_in_force = schedule_in_force(inspection.permit, inspection.performed_at)
+    inspection.storms = storms_of(inspection)
 
 
 def _look_up_weather(inspection: Inspection):
@@ -302,8 +352,7 @@ def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
     ensure_draft(inspection)
     before = audit.snapshot(inspection)
     _apply(inspection, data)
-    if data.signature_png:
-        inspection.signature_sha256 = _store_signature(data.signature_png)
+    _store_signatures(inspection, data)
     audit.record(actor, "inspection.update", inspection, before)
     return inspection
 
@@ -334,11 +383,24 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
     _apply_gauge(inspection, data.gauge_precip_mm)
     if data.signature_png:
         inspection.signature_sha256 = hashlib.sha256(data.signature_png).hexdigest()
+    if type_of(inspection).permittee_signs:
+        inspection.permittee_signer_name = data.permittee_signer_name
+        inspection.permittee_signer_title = data.permittee_signer_title
+        if data.permittee_signature_png:
+            inspection.permittee_signature_sha256 = hashlib.sha256(data.permittee_signature_png).hexdigest()
     if inspection.amends_id is None:
         notice, in_time = matching_notice(inspection.permit, inspection.type, inspection.performed_at, inspection.id)
         inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
         inspection.last_inspection_at = last_inspection_before(inspection.permit, inspection.performed_at,
                                                                inspection.id)
+    inspection.ended_at, inspection.construction_phase = data.ended_at, data.construction_phase
+    if type_of(inspection).states_occasion:
+        inspection.trigger = data.trigger or inspection.trigger
+        if inspection.trigger != "storm_event":
+            inspection.storm_event_id = None
+        elif data.storm_event_id is not None:
+            inspection.storm_event_id = data.storm_event_id
+        _apply_occasion(inspection)
 
 
 def _apply_videos(inspection: Inspection, videos: dict[str, dict[str, Any]]) -> None:
@@ -383,12 +445,43 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
                 label = "" if subject.id == "" else f" for {subject.name}"
                 problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
     problems |= _type_problems(inspection, data)
+    problems |= _occasion_problems(inspection)
     if not (inspection.signer_name or "").strip():
         problems["signer_name"] = "Type the name of the person signing."
     if not (inspection.signer_credentials or "").strip():
         problems["signer_credentials"] = "Give the signer's credentials (P.E. number, certification)."
     if not data.signature_png and not _signature_stored(inspection):
         problems["signature"] = "Sign the report on the signature pad."
+    if type_of(inspection).permittee_signs:
+        problems |= _permittee_signature_problems(inspection, data)
+    return problems
+
+
+def _permittee_signature_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
+    """The town names the permittee's authorized signatory as a signer too (profile `permittee_signs`)."""
+    problems = {}
+    if not (inspection.permittee_signer_name or "").strip():
+        problems["permittee_signer_name"] = "Type the name of the permittee's authorized signatory."
+    if not (inspection.permittee_signer_title or "").strip():
+        problems["permittee_signer_title"] = "Give the signatory's title (for example: President, Owner)."
+    stored = inspection.permittee_signature_sha256 and db.session.get(Blob, inspection.permittee_signature_sha256)
+    if not data.permittee_signature_png and not stored:
+        problems["permittee_signature"] = "The permittee's authorized signatory signs on the second pad."
+    return problems
+
+
+def _occasion_problems(inspection: Inspection) -> dict[str, str]:
+    """When it ended and, for a storm inspection, which storm (CGP 2022 Part 4.7.1; issue 20)."""
+    problems = {}
+    if inspection.ended_at is not None and inspection.ended_at < inspection.performed_at:
+        problems["ended_at"] = "The inspection cannot end before it started."
+    elif inspection.ended_at is not None and inspection.ended_at > utcnow() + dt.timedelta(minutes=5):
+        problems["ended_at"] = "The end of the inspection cannot be in the future."
+    gauge_storm = any(s["source"] == "gauge" and s.get("inspection_id") == inspection.id
+                      for s in (inspection.storms or {}).get("since_last", []))
+    if inspection.trigger == "storm_event" and inspection.storm_event_id is None and not gauge_storm:
+        problems["storm_event_id"] = ("Choose the storm this inspection answers, or give the on-site rain-gauge "
+                                      "reading of the storm.")
     return problems
 
 
@@ -499,15 +592,14 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
         problems["signer_credentials"] = refusal
     if problems:
         raise ReportIncomplete(problems)
-    if data.signature_png:
-        inspection.signature_sha256 = _store_signature(data.signature_png)
+    _store_signatures(inspection, data)
     profile, now = profile_of(inspection.permit), utcnow()
     if inspection.type == "erosion_control":
         _stabilization_findings(actor, inspection, profile)
     if inspection.type == "final":
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
-    inspection.certification_statement = certification_statement(profile)
+    inspection.certification_statement = certification_statement(profile, type_of(inspection))
     if fetch_weather:
         _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     db.session.flush()
@@ -599,7 +691,8 @@ def amend(actor, original: Inspection) -> Inspection:
         "conditions", "wind_kmh", "wind_direction_deg", "precip_24h_mm", "precip_hours", "station_id",
         "station_name", "station_distance_m", "weather_sources", "weather_attribution", "weather_fetched_at",
         "gauge_precip_mm", "evaluation", "corrective_steps", "notes", "notice_id", "notice_given",
-        "under_stop_work", "storm_event_id")}
+        "under_stop_work", "storm_event_id", "inspector_title", "inspector_organization", "inspector_contact",
+        "ended_at", "construction_phase", "trigger", "schedule_in_force", "storms")}
     amendment = Inspection(**copied, status="draft", amends_id=original.id, details=dict(original.details or {}),
                            signer_name=actor.name, signer_credentials=actor.credentials, created_by_id=actor.id)
     amendment.answers = [ChecklistAnswer(item_key=a.item_key, subject_id=a.subject_id, answer=a.answer, note=a.note)

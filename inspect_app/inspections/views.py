@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
@@ -13,7 +14,7 @@ from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
-from inspect_app.inspections import canonical, forms, notification, queries, services
+from inspect_app.inspections import canonical, forms, notification, queries, services, wording
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -68,17 +69,21 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
                 new_record: bool = False, parts: report_parts.Parts | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
     values = values or services.values_of(inspection)
-    permit, profile = inspection.permit, profile_of(inspection.permit)
+    permit, profile, kind = inspection.permit, profile_of(inspection.permit), queries.type_of(inspection)
+    zone = ZoneInfo(profile.timezone)
+    storms = (queries.storm_choices(permit, inspection.performed_at)
+              if kind.states_occasion and not inspection.is_submitted else [])
     context = {
-        "inspection": inspection, "permit": permit, "profile": profile, "kind": queries.type_of(inspection),
+        "inspection": inspection, "permit": permit, "profile": profile, "kind": kind,
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
         "checklist": queries.checklist(inspection, values.details),
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
         "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
-        "statement": inspection.certification_statement or canonical.certification_statement(profile),
-        "new_record": new_record, "local_tz": LOCAL_TZ.key,
+        "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
+        "storm_choices": [(s.id, wording.storm_words(queries.storm_record(s), zone)) for s in storms],
+        "new_record": new_record, "local_tz": LOCAL_TZ.key, "wording": wording, "zone": zone,
         "new_parts": parts or report_parts.Parts(), "blank_parts": report_parts.blank(permit),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
@@ -232,12 +237,19 @@ def amend(inspection_id: str):
 @bp.get("/inspections/<inspection_id>/signature.png")
 def signature(inspection_id: str):
     """The signature drawn on the report."""
-    inspection = load_inspection(inspection_id)
-    if not inspection.signature_sha256:
-        abort(404)
+    return _signature_image(load_inspection(inspection_id).signature_sha256)
+
+
+@bp.get("/inspections/<inspection_id>/permittee-signature.png")
+def permittee_signature(inspection_id: str):
+    """The signature of the permittee's authorized signatory, where the town asks for it."""
+    return _signature_image(load_inspection(inspection_id).permittee_signature_sha256)
+
+
+def _signature_image(sha: str | None):
     store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not store.exists(inspection.signature_sha256):
+    if not sha or not store.exists(sha):
         abort(404)
     # A signature is a few kilobytes: read it whole, so no file handle outlives the request.
-    png = store.path(inspection.signature_sha256).read_bytes()
+    png = store.path(sha).read_bytes()
     return png, 200, {"Content-Type": "image/png", "Cache-Control": "private, max-age=3600"}

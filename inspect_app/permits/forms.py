@@ -46,6 +46,9 @@ class PermitForm(FlaskForm):
     sensitive_waters_note = StringField("Which water and why", validators=[Optional(), Length(max=300)])
     cgp_schedule = RadioField("CGP inspection schedule", choices=CGP_CHOICES, default="every_7_days",
                               validators=[DataRequired()])
+    npdes_id = StringField("NPDES ID", validators=[Optional(), Length(max=40)],
+                           description="The permit's ID under EPA's Construction General Permit (its notice of "
+                                       "intent), printed on erosion-control reports.")
     surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
     issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])

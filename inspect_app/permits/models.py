@@ -71,6 +71,9 @@ class Permit(db.Model):
     sensitive_waters: Mapped[bool] = mapped_column(Boolean, default=False)
     sensitive_waters_note: Mapped[str | None] = mapped_column(String(300))
     cgp_schedule: Mapped[str] = mapped_column(choice("cgp_schedule", *CGP_SCHEDULES))
+    # The permit's NPDES ID under EPA's Construction General Permit (its notice of intent), printed on
+    # every erosion-control report (CGP 2022 Part 4.7.1).
+    npdes_id: Mapped[str | None] = mapped_column(String(40))
     surety_amount: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2))
     issued_on: Mapped[dt.date] = mapped_column(Date)
     construction_started_on: Mapped[dt.date | None] = mapped_column(Date)

@@ -60,6 +60,7 @@ def _permit_fields(form: PermitForm) -> dict:
     data["owner_id"] = data["owner_id"] or None
     data["applicant_email"] = data["applicant_email"] or None
     data["sensitive_waters_note"] = data["sensitive_waters_note"] or None
+    data["npdes_id"] = (data["npdes_id"] or "").strip() or None
     return data
 
 

@@ -201,6 +201,15 @@ class InspectionType(Strict):
     def signer(self, role: str) -> Signer | None:
         """The profile's terms for a signer of `role`; None when that role does not sign this type."""
         return next((signer for signer in self.signers if signer.role == role), None)
+    # The signer's statement: the town's own ("town", naming `inspection_program`), or 40 CFR 122.22(d)
+    # word for word, as the CGP asks of its inspection reports (CGP 2022 Part 4.7.1, Appendix I.11.d).
+    certification: Literal["town", "40 CFR 122.22(d)"] = "town"
+    # The report says why it was made (the schedule in force and the trigger), the storms since the last
+    # report, and who and when in full: the CGP's inspection report (CGP 2022 Part 4.7.1; issue 20).
+    states_occasion: bool = False
+    # Where the town's rules name the permittee's authorized signatory as a signer besides the inspector (the
+    # CGP: a report signed per Appendix I.11 by the operator's authorized signatory), the report carries both.
+    permittee_signs: bool = False
 
     @field_validator("checklist")
     @classmethod

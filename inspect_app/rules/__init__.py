@@ -4,9 +4,11 @@ Build `PermitFacts` from the record, then call `obligations(facts, profile, now)
 """
 from inspect_app.rules.engine import (
     Obligation,
+    ScheduleInForce,
     corrective_action_due,
     lapse_deadline,
     obligations,
+    schedule_in_force,
     short_citation,
 )
 from inspect_app.rules.facts import (
@@ -34,6 +36,7 @@ __all__ = [
     "Obligation",
     "PermitFacts",
     "Report",
+    "ScheduleInForce",
     "StopWorkOrder",
     "Storm",
     "Structure",
@@ -41,5 +44,6 @@ __all__ = [
     "corrective_action_due",
     "lapse_deadline",
     "obligations",
+    "schedule_in_force",
     "short_citation",
 ]

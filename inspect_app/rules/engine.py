@@ -163,6 +163,37 @@ def obligations(facts: PermitFacts, profile: Profile, now: dt.datetime, *, histo
     return _Evaluation(facts, profile, now.astimezone(UTC), history).run()
 
 
+@dataclass(frozen=True, slots=True)
+class ScheduleInForce:
+    """The erosion-control inspection schedule a permit was under at one moment, in words, with its rule."""
+
+    every: str  # "7 calendar days", "month once the whole site is stabilized"
+    storms: bool  # an inspection is also due within 24 hours of each storm
+    sensitive_waters: bool
+    threshold_mm: float
+    citation: str
+
+    @property
+    def text(self) -> str:
+        """'At least every 14 calendar days, and within 24 hours of a storm of 0.25 in or more'."""
+        words = f"At least every {self.every}"
+        if self.storms:
+            words += f", and within 24 hours of a storm of {inches(self.threshold_mm)} or more"
+        if self.sensitive_waters:
+            words += " (the site discharges to sensitive waters)"
+        return words
+
+
+def schedule_in_force(facts: PermitFacts, profile: Profile, at: dt.datetime) -> ScheduleInForce:
+    """The schedule of CGP 2022 Part 4 in force at `at`, as the engine applies it: the permit's chosen
+    frequency, sensitive waters (Part 4.3), or the reduced frequency of a stabilized site (Part 4.4)."""
+    evaluation = _Evaluation(facts, profile, at.astimezone(UTC), history=False)
+    stabilized_since = evaluation._stabilized_since(evaluation.now)
+    _, every, citation = evaluation._interval_due(evaluation.now, stabilized_since)
+    storms = stabilized_since is None and (facts.sensitive_waters or facts.cgp_schedule == "every_14_days_and_storm")
+    return ScheduleInForce(every, storms, facts.sensitive_waters, profile.storm.threshold_mm, citation)
+
+
 def _when(at: dt.datetime, tz: dt.tzinfo) -> str:
     local = at.astimezone(tz)
     return f"{_date(local, tz)} at {local.hour % 12 or 12}:{local.minute:02d} {'a.m.' if local.hour < 12 else 'p.m.'}"

@@ -9,7 +9,6 @@ import sqlalchemy as sa
 import inspect_app.types
 from inspect_app.audit import chain, guards
 from inspect_app.audit.models import AuditEntry, chain_rows
-from inspect_app.extensions import db
 
 
 revision = '0008'
@@ -60,7 +59,7 @@ def upgrade():
         connection.execute(table.update().where(table.c.seq == sa.bindparam("row_seq"))
                            .values(prev_hash=sa.bindparam("prev_hash"), hash=sa.bindparam("hash")), sealed)
     # Then the database refuses to change what is final (guards.py), from here on.
-    guards.create(connection, db.metadata)
+    guards.create_for_schema_now(connection)
 
 
 def downgrade():

@@ -85,6 +85,9 @@ def filled(html: str, **overrides) -> dict[str, str]:
             values[name] = f"As shown on the plan ({name.replace('_', ' ')})."
     if "storm_date" in names:
         values.update(storm_date=yesterday, storm_depth_in="0.80", certified="1")
+    if "permittee_signature" in names:  # the town asks for the permittee's authorized signatory too
+        values.update(permittee_signer_name="Morgan Lee", permittee_signer_title="President",
+                      permittee_signature=signature_data_url(5))
     values.update(evaluation="compliant", signature=signature_data_url())
     values.update(overrides)
     return {k: v for k, v in values.items() if v is not None}
