@@ -28,13 +28,21 @@ CERTIFICATION_STATUS_LABELS = {"submitted": "Submitted, awaiting review", "accep
 SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
                           "final_report": "Final inspection report"}
 # A checklist answer.
-ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A"}
+# "unsafe": the area was not inspected because it was unsafe to (CGP areas not inspected, with the reason); it
+# is offered only where the town's profile says so (`unsafe_citation` of the inspection type).
+ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A", "unsafe": "Not inspected: unsafe"}
+# What a discharge looked like at a point of discharge (CGP 2022 Part 4.6, as the profile cites it).
+DISCHARGE_SIGN_LABELS = {"sediment": "Sediment", "turbidity": "Turbidity", "sheen": "Oil sheen",
+                         "colour": "Colour", "odour": "Odour", "floating_solids": "Floating solids"}
+# Whether stormwater was discharging at a point of discharge.
+DISCHARGING_LABELS = {"yes": "Discharging", "no": "Not discharging"}
 
 # By name, for the `label` filter: `{{ finding.severity|label("severity") }}`.
 LABELS: dict[str, dict[str, str]] = {
     "severity": SEVERITY_LABELS, "action_kind": ACTION_KIND_LABELS, "log_kind": LOG_KIND_LABELS,
     "party_role": PARTY_ROLE_LABELS, "certification_status": CERTIFICATION_STATUS_LABELS,
     "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS,
+    "discharge_sign": DISCHARGE_SIGN_LABELS, "discharging": DISCHARGING_LABELS,
 }
 
 

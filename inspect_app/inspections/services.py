@@ -30,6 +30,7 @@ from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
+from inspect_app.inspections import checks
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
@@ -383,6 +384,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
                 label = "" if subject.id == "" else f" for {subject.name}"
                 problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
     problems |= _type_problems(inspection, data)
+    problems |= checks.problems(inspection, data.answers, inspection.details)
     if not (inspection.signer_name or "").strip():
         problems["signer_name"] = "Type the name of the person signing."
     if not (inspection.signer_credentials or "").strip():

@@ -13,7 +13,7 @@ from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
-from inspect_app.inspections import canonical, forms, notification, queries, services
+from inspect_app.inspections import canonical, checks, forms, notification, queries, services
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -80,6 +80,11 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "statement": inspection.certification_statement or canonical.certification_statement(profile),
         "new_record": new_record, "local_tz": LOCAL_TZ.key,
         "new_parts": parts or report_parts.Parts(), "blank_parts": report_parts.blank(permit),
+        # The CGP's parts (inspections/checks.py): points of discharge, each fix's action, actions to link.
+        "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
+        else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
+        "fix_actions": checks.actions_of(values.details),
+        "link_actions": findings.open_actions(permit) if not inspection.is_submitted else [],
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
@@ -180,8 +185,9 @@ def save(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
+        errors = report_parts.apply(current_user, inspection, parts, data)
+    if not errors:
         services.save_draft(current_user, inspection, data)
-        errors = report_parts.apply(current_user, inspection, parts)
     if errors:
         db.session.rollback()  # nothing of a refused save is kept
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
@@ -200,7 +206,7 @@ def submit(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
-        errors = report_parts.apply(current_user, inspection, parts)
+        errors = report_parts.apply(current_user, inspection, parts, data)
     if not errors:
         try:
             services.submit(current_user, inspection, data)
