@@ -113,6 +113,16 @@ def problems(inspection: Inspection, answers: dict[tuple[str, str], tuple[str | 
     return found | fix_problems(inspection, answers, details)
 
 
+def recorded_fixes(inspection: Inspection) -> list[tuple[NeededFix, dict[str, Any], CorrectiveAction | None]]:
+    """Each condition requiring corrective action the stored report records, with its fix and action."""
+    details = inspection.details or {}
+    answers = {(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers}
+    actions = actions_of(details)
+    fixes = details.get("fixes", {})
+    return [(need, fixes.get(need.key) or {}, actions.get((fixes.get(need.key) or {}).get("action_id")))
+            for need in needed_fixes(inspection, answers, details)]
+
+
 def actions_of(details: dict[str, Any]) -> dict[str, CorrectiveAction]:
     """The corrective actions the report's fixes are tied to, by id."""
     ids = [f["action_id"] for f in details.get("fixes", {}).values() if f.get("action_id")]
