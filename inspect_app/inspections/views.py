@@ -53,14 +53,19 @@ def section(permit: Permit, notice_form=None) -> dict:
     profile = profile_of(permit)
     startable = [k for k in profile.inspection_types if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
-    # Someone else's draft's actions, in one query (not one per action).
-    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
-                                            .where(CorrectiveAction.permit_id == permit.id)))
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
             "notices": queries.notices_of(permit) if may_notice or current_user.role == "agent" else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
-            "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
+            "open_actions": visible_open_actions(permit)}
+
+
+def visible_open_actions(permit: Permit) -> list:
+    """The permit's open corrective actions the current user may see (not those of someone else's draft)."""
+    # Someone else's draft's actions, in one query (not one per action).
+    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
+                                            .where(CorrectiveAction.permit_id == permit.id)))
+    return [a for a in findings.open_actions(permit) if a.id not in hidden_actions]
 
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
@@ -84,7 +89,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
         "fix_actions": checks.actions_of(values.details),
-        "link_actions": findings.open_actions(permit) if not inspection.is_submitted else [],
+        "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
