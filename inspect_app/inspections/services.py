@@ -277,12 +277,24 @@ def _fill_weather(inspection: Inspection, looked_up) -> None:
 
 
 def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
+    rule = profile_of(permit).discharges
+    if rule is not None and rule.asked_on(inspection_type):
+        # The points of discharge named on the last report stay the site's points (inspections/checks.py).
+        return {"discharge_points": _last_discharge_points(permit)}
     if inspection_type == "pre_bury":
         done = _structures_with_submitted_pre_bury(permit)
         return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
     if inspection_type == "final":
         return {"certification": {"certified": False, "text": DEFAULT_ENGINEER_CERTIFICATION}}
     return {}
+
+
+def _last_discharge_points(permit: Permit) -> list[dict[str, str]]:
+    query = select(Inspection.details).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
+    for details in db.session.scalars(query.order_by(Inspection.performed_at.desc())):
+        if (details or {}).get("discharge_points"):
+            return details["discharge_points"]
+    return []
 
 
 def _structures_with_submitted_pre_bury(permit: Permit) -> set[str]:

@@ -103,6 +103,22 @@ def test_a_discharge_with_sediment_opens_its_corrective_action_and_shows_on_page
     assert record["details"]["fixes"][key]["action_id"] == action.id
 
 
+def test_a_point_of_discharge_named_on_a_report_is_asked_again_on_the_next(site, signed_in):
+    client = signed_in(site.inspector)
+    first = start(client, site.permit, "erosion_control")
+    saved = client.post(f"/inspections/{first.id}", filled(client.get(f"/inspections/{first.id}").text,
+                                                            discharge_points="Swale outlet at Bliss Road"))
+    assert saved.status_code == 303
+    db.session.expire_all()
+    named = db.session.get(Inspection, first.id).details["discharge_points"][0]["id"]
+    answers = {**_discharge(site), f"discharge-{named}-now": "no", f"discharge-{named}-since_last": "no"}
+    assert submit(client, first, **answers).status_code == 303
+
+    following = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{following.id}").text
+    assert f'name="discharge-{named}-now"' in page and "Swale outlet at Bliss Road" in page
+
+
 def test_a_control_answered_no_cannot_be_submitted_without_its_fix(site, signed_in):
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "erosion_control")
