@@ -163,7 +163,7 @@ def _discharges(inspection: Inspection, form: MultiDict, errors: dict[str, str])
 def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
            details: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The repair, date first observed and corrective action typed for each control or discharge that may need
-    one (CGP 2022 Part 5.1); whether one is needed is decided on submission (`checks.fix_problems`)."""
+    one (CGP 2022 Part 5.1); whether one is needed is decided on submission (`checks.problems`)."""
     keys = [checks.fix_key(item.key, subject.id) for item, found in queries.checklist(inspection, details)
             if item.corrective_condition for subject in found]
     if checks.discharges_asked(inspection):
