@@ -28,7 +28,14 @@ CERTIFICATION_STATUS_LABELS = {"submitted": "Submitted, awaiting review", "accep
 SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
                           "final_report": "Final inspection report"}
 # A checklist answer.
-ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A"}
+# "unsafe": the area was not inspected because it was unsafe to (CGP areas not inspected, with the reason); it
+# is offered only where the town's profile says so (`unsafe_citation` of the inspection type).
+ANSWER_LABELS = {"yes": "Yes", "no": "No", "na": "N/A", "unsafe": "Not inspected: unsafe"}
+# What a discharge looked like at a point of discharge (CGP 2022 Part 4.6, as the profile cites it).
+DISCHARGE_SIGN_LABELS = {"sediment": "Sediment", "turbidity": "Turbidity", "sheen": "Oil sheen",
+                         "colour": "Colour", "odour": "Odour", "floating_solids": "Floating solids"}
+# Whether stormwater was discharging at a point of discharge.
+DISCHARGING_LABELS = {"yes": "Discharging", "no": "Not discharging"}
 
 # Why an inspection was made (issue 20; CGP 2022 Part 4.7.1, §380-16 C(4)(b)): the schedule, a storm, the
 # authority's right to random inspections (§380-16 C(4)(b)[2]), or to follow up an earlier finding.
@@ -43,6 +50,7 @@ LABELS: dict[str, dict[str, str]] = {
     "party_role": PARTY_ROLE_LABELS, "certification_status": CERTIFICATION_STATUS_LABELS,
     "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS, "trigger": TRIGGER_LABELS,
     "storm_source": STORM_SOURCE_LABELS,
+    "discharge_sign": DISCHARGE_SIGN_LABELS, "discharging": DISCHARGING_LABELS,
 }
 
 

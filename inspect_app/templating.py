@@ -32,9 +32,12 @@ def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> 
     return value.astimezone(LOCAL_TZ).strftime(fmt)
 
 
-def local_date(value: dt.date | dt.datetime | None) -> str:
+def local_date(value: dt.date | dt.datetime | str | None) -> str:
+    """A day as people write it; a date stored in a report's details is an ISO string."""
     if value is None:
         return "—"
+    if isinstance(value, str):
+        value = dt.date.fromisoformat(value)
     if isinstance(value, dt.datetime):
         value = value.astimezone(LOCAL_TZ).date()
     return value.strftime("%b %-d, %Y")

@@ -246,6 +246,10 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
                                                   inspection_id=op.record_id, fetch_weather=False)
     _seed_controls(inspection, payload.controls)
     data = _report_input(inspection, payload, performed_at)
+    try:  # CGP 2022 Part 5.1: each control or discharge needing a fix opens its action, as on the form
+        findings.open_fixes(ctx.user, inspection, data)
+    except findings.FindingError as error:
+        raise Rejected({"payload.form": str(error)}) from None
     inspections.save_draft(ctx.user, inspection, data)
     made = _add_findings(ctx, inspection, payload.findings)
     _add_punch_items(ctx, inspection, payload.punch_list)

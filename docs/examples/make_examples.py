@@ -29,6 +29,10 @@ RENDERS = {"inspection-report": (1, 2), "stop-work-order": (1,), "certificate-of
            "om-certification": (1,), "inspection-history": (1,)}
 
 
+# The erosion control the example report lists on itself (a device-made id, as the form makes them).
+FENCE_ID = "5f0c2b1e-8d4a-4c3e-9b7a-2a6d1e0f4c11"
+
+
 def at(day: str, time: str) -> dt.datetime:
     """A Longmeadow local time (EDT/EST) as aware UTC."""
     from inspect_app.types import LOCAL_TZ
@@ -151,17 +155,26 @@ def build_records() -> dict:
                                          "sweep Bliss Road at the construction entrance by the close of the next "
                                          "business day; add inlet protection at CB-2.",
                         notes="Storm-event inspection within 24 hours of 0.40 in of rain (CGP 2022 Part 4.2).",
-                        details={"controls": []}, **weather)
+                        details={"controls": [{"id": FENCE_ID, "name": "Silt fence, east line"}]}, **weather)
     inspection.schedule_in_force = queries.schedule_in_force(bliss, inspection.performed_at)
     inspection.storms = queries.storms_of(inspection)
+    # The CGP's point of discharge: the permit's outfall (inspections/checks.py).
+    outfall = StormwaterStructure(permit_id=bliss.id, name="Outfall OF-1 to Longmeadow Brook", kind="outfall")
+    db.session.add(outfall)
+    db.session.flush()
     items = profile.inspection_type("erosion_control").checklist
     notes = {"controls_as_filed": ("no", "Silt fence down for 40 ft on the east line."),
              "construction_entrances": ("no", "Sediment tracked 60 ft onto Bliss Road."),
-             "inlets_protected": ("no", "CB-2 has no inlet protection.")}
+             "inlets_protected": ("no", "CB-2 has no inlet protection."),
+             "dewatering_areas": ("na", "No dewatering on site this week."),
+             "fueling_maintenance_areas": ("unsafe", "Crane lift over the fueling area during the inspection.")}
     inspection.answers = [ChecklistAnswer(item_key=i.key, subject_id="", answer=notes.get(i.key, ("yes", None))[0],
                                           note=notes.get(i.key, ("yes", None))[1]) for i in items if i.per == "site"]
     inspection.answers += [ChecklistAnswer(item_key="area_stabilization", subject_id=a.id, answer="yes",
                                            note="Disturbed, work ongoing") for a in bliss.areas]
+    inspection.answers += [ChecklistAnswer(item_key=key, subject_id=FENCE_ID, answer=answer, note=note) for key, answer, note in (
+        ("control_installed", "yes", None), ("control_maintained", "yes", None),
+        ("control_effective", "no", "Undermined: sediment has passed the fence."))]
     findings = []
     for description, location, severity, action, kind, due in (
         ("Silt fence undermined for about 40 ft; sediment has passed the fence toward the abutter.",
@@ -185,6 +198,20 @@ def build_records() -> dict:
     for n, (caption, finding) in enumerate(captions):
         store_photo(engineer, bliss, io.BytesIO(site_photo(n, f"2026:06:10 09:{35 + 4 * n:02d}:00")), caption=caption,
                     inspection=inspection, finding=finding)
+    at_outfall = store_photo(engineer, bliss, io.BytesIO(site_photo(7, "2026:06:10 10:05:00")),
+                             caption="Point of discharge: Outfall OF-1 to Longmeadow Brook", inspection=inspection)
+    # The discharge seen at the outfall, and the control found not effective tied to its corrective action.
+    fence_action = findings[0].actions[0] if findings[0].actions else db.session.scalar(
+        select(CorrectiveAction).where(CorrectiveAction.finding_id == findings[0].id))
+    inspection.details = inspection.details | {
+        "discharge_points": [],
+        "discharges": {outfall.id: {"now": "yes", "since_last": "yes", "signs": ["turbidity"],
+                                    "description": "Slightly turbid flow at the headwall; no sediment deposits "
+                                                   "below it.", "photos": [at_outfall.original_sha256]}},
+        "fixes": {f"control_effective-{FENCE_ID}": {
+            "repair": "Re-trench and backfill 40 ft of silt fence", "first_observed": "2026-06-10",
+            "action_id": fence_action.id, "kind": None, "owner_name": None}},
+    }
     seal(inspection, at("2026-06-10", "11:05"))
 
     # 2. A failed final inspection on SMP-2026-07 (Southborough) with its stop-work order and notice.

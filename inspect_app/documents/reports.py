@@ -22,7 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections import canonical, queries, wording
+from inspect_app.inspections import canonical, checks, queries, wording
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -167,7 +167,9 @@ def inspection_report(inspection: Inspection) -> Document:
     if inspection.notes:
         blocks += [Heading("Notes", 2), Paragraphs(inspection.notes)]
     blocks += _type_details(inspection, permit, tz)
+    blocks += _discharges(inspection, permit, profile)
     blocks += [Heading("Checklist"), _checklist(inspection, permit, profile)]
+    blocks += _fixes(inspection, tz)
     blocks += _findings_blocks(inspection, findings, photos, tz)
     general = [p for p in photos if p.finding_id is None]
     if general:
@@ -346,6 +348,40 @@ def _checklist(inspection: Inspection, permit: Permit, profile: Profile) -> Tabl
     rows += [(item.text, item.citation, "Site", "Not answered", "") for item in items
              if item.per == "site" and item.key not in answered]
     return Table(("Item", "Citation", "Applies to", "Answer", "Note"), tuple(rows), (3.6, 1.4, 1.3, 1.5, 2.3))
+
+
+def _discharges(inspection: Inspection, permit: Permit, profile: Profile) -> list:
+    """The discharges seen at each point of discharge (inspections/checks.py), where the town asks for them."""
+    if not checks.discharges_asked(inspection):
+        return []
+    details = inspection.details or {}
+    seen_all = details.get("discharges", {})
+    rows = []
+    for point in checks.discharge_points(permit, details):
+        seen = seen_all.get(point.id) or {}
+        signs = ", ".join(label(s, "discharge_sign") for s in seen.get("signs", [])) or "None seen"
+        photos = len(seen.get("photos", []))
+        rows.append((point.name, label(seen.get("now"), "discharging"), label(seen.get("since_last"), "discharging"),
+                     signs, (seen.get("description") or "—") + (f" ({photos} photo(s))" if photos else "")))
+    return [Heading(_cited("Discharges at each point of discharge", profile.discharges.citation), 2),
+            Table(("Point of discharge", "At the time", "Since the last inspection", "Seen", "Description"),
+                  tuple(rows) or (("No point of discharge recorded", "", "", "", ""),), (2, 1.4, 1.6, 2, 3))]
+
+
+def _fixes(inspection: Inspection, tz: ZoneInfo) -> list:
+    """Each condition requiring corrective action the report records, tied to its fix (CGP 2022 Part 5.1)."""
+    recorded = checks.recorded_fixes(inspection)
+    if not recorded:
+        return []
+    rows = tuple((f"{need.subject}: {need.what}", f"{need.condition.text} ({need.condition.citation})",
+                  fix.get("repair") or "—", _day(dt.date.fromisoformat(fix["first_observed"]))
+                  if fix.get("first_observed") else "—",
+                  f"{action.description} ({label(action.kind, 'action_kind')}), {action.owner_name}; "
+                  f"due {_when(action.due_at, tz)}" if action else "None")
+                 for need, fix, action in recorded)
+    return [Heading("Conditions requiring corrective action", 2),
+            Table(("Found", "Condition", "Repair needed", "First observed", "Corrective action"), rows,
+                  (2.2, 2.2, 1.8, 1.2, 2.6))]
 
 
 def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:

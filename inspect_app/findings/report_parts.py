@@ -11,7 +11,9 @@ from werkzeug.datastructures import MultiDict
 
 from inspect_app.findings import services as findings
 from inspect_app.findings.forms import ActionForm, FindingForm, PunchForm, action_form, finding_form
+from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import ReportInput
 from inspect_app.permits.models import Permit
 from inspect_app.photos.posted import store_posted
 from inspect_app.photos.processing import PhotoRejected
@@ -60,11 +62,15 @@ def read(permit: Permit, form: MultiDict) -> tuple[Parts, dict[str, str]]:
     return parts, errors
 
 
-def apply(actor, inspection: Inspection, parts: Parts) -> dict[str, str]:
-    """Record the parts on the draft; the messages of what the services refused, by field id."""
+def apply(actor, inspection: Inspection, parts: Parts, data: ReportInput) -> dict[str, str]:
+    """Record the parts on the draft, before the report's own fields (`data`, which takes the photos of each
+    point of discharge and the corrective actions opened for its fixes); the messages of what the services
+    refused, by field id."""
     permit = inspection.permit
     try:
         store_posted(actor, permit, "photos", inspection=inspection)
+        _discharge_photos(actor, inspection, data)
+        findings.open_fixes(actor, inspection, data)
         for part in parts.findings:
             f = part.finding
             made = findings.add_finding(actor, inspection, f.description.data, f.location.data, f.severity.data,
@@ -79,6 +85,17 @@ def apply(actor, inspection: Inspection, parts: Parts) -> dict[str, str]:
     except (findings.FindingError, PhotoRejected, PhotoRefused) as error:
         return {"new-parts": str(error)}
     return {}
+
+
+def _discharge_photos(actor, inspection: Inspection, data: ReportInput) -> None:
+    """Photos of each point of discharge (`discharge-<point id>-photos`), kept with its observation."""
+    seen = data.details.get("discharges", {})
+    for point in checks.discharge_points(inspection.permit, data.details):
+        stored = store_posted(actor, inspection.permit, f"discharge-{point.id}-photos", inspection=inspection,
+                              caption=f"Point of discharge: {point.name}")
+        if stored and point.id in seen:
+            seen[point.id]["photos"] = list(dict.fromkeys(seen[point.id]["photos"] + [p.original_sha256
+                                                                                   for p in stored]))
 
 
 def _finding(permit: Permit, part_id: str, form: MultiDict | None) -> NewPart:

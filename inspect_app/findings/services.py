@@ -17,8 +17,9 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import (
     ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
 )
+from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.services import ensure_draft
+from inspect_app.inspections.services import ReportInput, ensure_draft
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
@@ -26,6 +27,7 @@ from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
 from inspect_app import rules
+from inspect_app.rules import calendar
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 
@@ -106,8 +108,9 @@ def remove_finding(actor, finding: Finding) -> None:
 
 def open_action(actor, finding: Finding, kind: str, description: str, owner_id: str | None = None,
                 owner_name: str | None = None, now: dt.datetime | None = None,
-                action_id: str | None = None) -> CorrectiveAction:
-    """Open a corrective action on a finding, with its CGP Part 5 deadline."""
+                action_id: str | None = None, first_observed: dt.date | None = None) -> CorrectiveAction:
+    """Open a corrective action on a finding, with its CGP Part 5 deadline (from `first_observed`, the day
+    the condition was first seen, when that was before the inspection)."""
     if finding.status == "corrected":
         raise FindingError("kind", "This finding is already corrected.")
     if kind not in ACTION_KINDS:
@@ -124,6 +127,10 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
     # CGP 2022 Part 5.2: the clock runs from discovery, the inspection that recorded the condition, not
     # from when the action is opened (an action opened days later is already that much closer to due).
     discovered = inspection.performed_at
+    tz = calendar.zone(profile_of(inspection.permit).timezone)
+    if first_observed is not None and first_observed < discovered.astimezone(tz).date():
+        # Seen on an earlier day: the clock runs from then, from the start of that day (the stricter reading).
+        discovered = dt.datetime.combine(first_observed, dt.time(), tz).astimezone(dt.UTC)
     action = CorrectiveAction(**({"id": action_id} if action_id else {}),  # a device's own id (sync)
                               finding=finding, permit_id=finding.permit_id, kind=kind,
                               description=description.strip(), owner_id=owner.id if owner else None,
@@ -132,6 +139,28 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
     db.session.add(action)
     audit.record(actor, "action.create", action)
     return action
+
+
+def open_fixes(actor, inspection: Inspection, data: ReportInput) -> list[CorrectiveAction]:
+    """CGP 2022 Part 5.1: for each condition requiring corrective action the posted report records (a control
+    answered "no", a discharge with visible sediment) whose fix names its kind and who does it and is tied to
+    no open action yet, record the finding and open its corrective action (Part 5.2 deadline from discovery);
+    the action's id goes into the fix, so the report keeps it and a second save opens no second one."""
+    opened = []
+    fixes = data.details.get("fixes", {})
+    for need in checks.needed_fixes(inspection, data.answers, data.details):
+        fix = fixes.get(need.key) or {}
+        if checks.linked_action(inspection, fix.get("action_id")) is not None \
+                or not all(fix.get(k) for k in ("repair", "first_observed", "kind", "owner_name")):
+            continue
+        finding = add_finding(actor, inspection, f"{need.subject}: {need.what}. Repair needed: {fix['repair']}",
+                              need.subject, "minor", citation=need.condition.citation[:120])
+        action = open_action(actor, finding, fix["kind"], fix["repair"], owner_name=fix["owner_name"],
+                             first_observed=checks.first_observed(fix))
+        db.session.flush()  # its id, for the fix to name
+        fix["action_id"] = action.id
+        opened.append(action)
+    return opened
 
 
 def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: str | None = None,

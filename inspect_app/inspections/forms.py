@@ -18,8 +18,10 @@ from wtforms.validators import DataRequired, Length, NumberRange, Optional
 from inspect_app import units
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField
-from inspect_app.inspections import queries, services
+from inspect_app.findings.models import ACTION_KINDS
+from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, TRIGGERS, Inspection
+from inspect_app.labels import DISCHARGE_SIGN_LABELS, DISCHARGING_LABELS
 from inspect_app.photos.models import Blob
 from inspect_app.weather.models import StormEvent
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
@@ -126,14 +128,20 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
     data.details = _details(inspection, form, errors)
     if inspection.type == "final":
         data.videos = _videos(inspection, form, errors)
+    if checks.discharges_asked(inspection):
+        data.details |= _discharges(inspection, form, errors)
+    unsafe = checks.unsafe_allowed(inspection)
     for item, found in queries.checklist(inspection, data.details):
         for subject in found:
             name = services.answer_field(item.key, subject.id)
             answer = form.get(name) or None
-            if answer is not None and answer not in ANSWERS:
+            if answer is not None and (answer not in ANSWERS or (answer == "unsafe" and not unsafe)):
                 errors[name], answer = "Choose yes, no or n/a.", None
             note = _text(form, "note-" + name.removeprefix("answer-"), errors, 2000)
             data.answers[(item.key, subject.id)] = (answer, note)
+    fixes = _fixes(inspection, form, errors, data.details)
+    if fixes:
+        data.details["fixes"] = fixes
     return data, errors
 
 
@@ -153,6 +161,54 @@ def _occasion(inspection: Inspection, form: MultiDict, data: services.ReportInpu
         if storm is None or storm.permit_id != inspection.permit_id:
             errors["storm_event_id"], storm_id = "Choose one of this permit's storms.", None
     data.storm_event_id = storm_id
+
+
+def _discharges(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    """CGP: the points of discharge named on the report and what was seen at each (inspections/checks.py)."""
+    stored = (inspection.details or {})
+    known = {p["name"].lower(): p["id"] for p in stored.get("discharge_points", [])}
+    typed = {line.strip().lower(): line.strip() for line in (form.get("discharge_points") or "").splitlines()
+             if line.strip()}
+    if len(typed) > 50 or any(len(n) > 120 for n in typed.values()):
+        errors["discharge_points"] = "Name at most 50 points of discharge, each under 120 characters."
+        typed = {}
+    details: dict[str, Any] = {"discharge_points": [{"id": known.get(k) or new_id(), "name": n}
+                                                    for k, n in typed.items()], "discharges": {}}
+    kept = stored.get("discharges", {})
+    for point in checks.discharge_points(inspection.permit, details):
+        key = f"discharge-{point.id}"
+        seen: dict[str, Any] = {"photos": (kept.get(point.id) or {}).get("photos", [])}
+        for when in ("now", "since_last"):
+            seen[when] = form.get(f"{key}-{when}") or None
+            if seen[when] not in (None, *DISCHARGING_LABELS):
+                errors[f"{key}-{when}"], seen[when] = "Choose discharging or not discharging.", None
+        seen["signs"] = [s for s in form.getlist(f"{key}-signs") if s in DISCHARGE_SIGN_LABELS]
+        seen["description"] = _text(form, f"{key}-description", errors, 2000)
+        details["discharges"][point.id] = seen
+    return details
+
+
+def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
+           details: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The repair, date first observed and corrective action typed for each control or discharge that may need
+    one (CGP 2022 Part 5.1); whether one is needed is decided on submission (`checks.problems`)."""
+    keys = [checks.fix_key(item.key, subject.id) for item, found in queries.checklist(inspection, details)
+            if item.corrective_condition for subject in found]
+    if checks.discharges_asked(inspection):
+        keys += [checks.discharge_fix_key(p.id) for p in checks.discharge_points(inspection.permit, details)]
+    fixes = {}
+    for key in keys:
+        name = f"fix-{key}"
+        observed = _date(form, f"{name}-first_observed", errors)
+        fix = {"repair": _text(form, f"{name}-repair", errors, 2000),
+               "first_observed": observed.isoformat() if observed else None,
+               "action_id": _text(form, f"{name}-action", errors, 36),
+               "kind": form.get(f"{name}-kind") or None, "owner_name": _text(form, f"{name}-owner_name", errors, 200)}
+        if fix["kind"] not in (None, *ACTION_KINDS):
+            errors[f"{name}-kind"], fix["kind"] = "Choose the kind of corrective action.", None
+        if any(fix.values()):
+            fixes[key] = fix
+    return fixes
 
 
 def _gauge(form: MultiDict, errors: dict[str, str]) -> float | None:

@@ -30,6 +30,7 @@ from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
+from inspect_app.inspections import checks
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
@@ -326,12 +327,24 @@ def _fill_weather(inspection: Inspection, looked_up) -> None:
 
 
 def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
+    rule = profile_of(permit).discharges
+    if rule is not None and rule.asked_on(inspection_type):
+        # The points of discharge named on the last report stay the site's points (inspections/checks.py).
+        return {"discharge_points": _last_discharge_points(permit)}
     if inspection_type == "pre_bury":
         done = _structures_with_submitted_pre_bury(permit)
         return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
     if inspection_type == "final":
         return {"certification": {"certified": False, "text": DEFAULT_ENGINEER_CERTIFICATION}}
     return {}
+
+
+def _last_discharge_points(permit: Permit) -> list[dict[str, str]]:
+    query = select(Inspection.details).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
+    for details in db.session.scalars(query.order_by(Inspection.performed_at.desc())):
+        if (details or {}).get("discharge_points"):
+            return details["discharge_points"]
+    return []
 
 
 def _structures_with_submitted_pre_bury(permit: Permit) -> set[str]:
@@ -446,6 +459,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
                 problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
     problems |= _type_problems(inspection, data)
     problems |= _occasion_problems(inspection)
+    problems |= checks.problems(inspection, data.answers, inspection.details)
     if not (inspection.signer_name or "").strip():
         problems["signer_name"] = "Type the name of the person signing."
     if not (inspection.signer_credentials or "").strip():

@@ -14,7 +14,7 @@ from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
-from inspect_app.inspections import canonical, forms, notification, queries, services, wording
+from inspect_app.inspections import canonical, checks, forms, notification, queries, services, wording
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -54,14 +54,19 @@ def section(permit: Permit, notice_form=None) -> dict:
     profile = profile_of(permit)
     startable = [k for k in profile.inspection_types if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
-    # Someone else's draft's actions, in one query (not one per action).
-    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
-                                            .where(CorrectiveAction.permit_id == permit.id)))
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
             "notices": queries.notices_of(permit) if may_notice or current_user.role == "agent" else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
-            "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
+            "open_actions": visible_open_actions(permit)}
+
+
+def visible_open_actions(permit: Permit) -> list:
+    """The permit's open corrective actions the current user may see (not those of someone else's draft)."""
+    # Someone else's draft's actions, in one query (not one per action).
+    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
+                                            .where(CorrectiveAction.permit_id == permit.id)))
+    return [a for a in findings.open_actions(permit) if a.id not in hidden_actions]
 
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
@@ -85,6 +90,11 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "storm_choices": [(s.id, wording.storm_words(queries.storm_record(s), zone)) for s in storms],
         "new_record": new_record, "local_tz": LOCAL_TZ.key, "wording": wording, "zone": zone,
         "new_parts": parts or report_parts.Parts(), "blank_parts": report_parts.blank(permit),
+        # The CGP's parts (inspections/checks.py): points of discharge, each fix's action, actions to link.
+        "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
+        else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
+        "fix_actions": checks.actions_of(values.details),
+        "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 
@@ -185,8 +195,9 @@ def save(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
+        errors = report_parts.apply(current_user, inspection, parts, data)
+    if not errors:
         services.save_draft(current_user, inspection, data)
-        errors = report_parts.apply(current_user, inspection, parts)
     if errors:
         db.session.rollback()  # nothing of a refused save is kept
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
@@ -205,7 +216,7 @@ def submit(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
-        errors = report_parts.apply(current_user, inspection, parts)
+        errors = report_parts.apply(current_user, inspection, parts, data)
     if not errors:
         try:
             services.submit(current_user, inspection, data)

@@ -160,6 +160,31 @@ class ChecklistItem(Strict):
     # A "no" to this item is a violation by itself: the report cannot be evaluated "in compliance"
     # (§380-16 C(4)(e)[1]-[2]: the final inspection's all-work-complete and pipe video).
     no_is_violation: bool = False
+    # A "no" to this item is a condition requiring corrective action: the key of one of the profile's
+    # `corrective_conditions`. The report then needs the repair, the date first observed and a corrective
+    # action (opened, or an open one linked) before it can be submitted (CGP 2022 Part 5.1).
+    corrective_condition: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$")
+
+
+class CorrectiveCondition(Strict):
+    """A condition that triggers a corrective action (CGP 2022 Part 5.1), in the permit's words."""
+
+    text: str = Field(min_length=1, max_length=300)
+    citation: str = Field(min_length=1, max_length=CITATION_MAX)
+
+
+class DischargeRule(Strict):
+    """Discharges observed at each point of discharge (outfall structures and the points named on the
+    report), on the reports of `inspection_types`. A discharge with visible sediment is the condition
+    `sediment_condition` (a key of the profile's `corrective_conditions`)."""
+
+    inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
+                                    "periodic"], ...] = ("erosion_control",)
+    citation: str = Field(min_length=1, max_length=CITATION_MAX)
+    sediment_condition: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+
+    def asked_on(self, inspection_type: str) -> bool:
+        return inspection_type in self.inspection_types
 
 
 class Signer(Strict):
@@ -210,6 +235,9 @@ class InspectionType(Strict):
     # Where the town's rules name the permittee's authorized signatory as a signer besides the inspector (the
     # CGP: a report signed per Appendix I.11 by the operator's authorized signatory), the report carries both.
     permittee_signs: bool = False
+    # Set: an item of this report may be answered "not inspected: unsafe", with the reason, and is then not
+    # counted as inspected (the clause that allows it). Unset: every item must be inspected.
+    unsafe_citation: str | None = Field(default=None, min_length=1, max_length=CITATION_MAX)
 
     @field_validator("checklist")
     @classmethod
@@ -258,6 +286,24 @@ class Profile(Strict):
     # CGP 2022 Part 5.2 "close of the next business day": the hour the town's business day closes.
     close_of_business: dt.time = dt.time(17, 0)
     inspection_types: tuple[InspectionType, ...] = Field(min_length=1)
+    # Conditions requiring corrective action (CGP 2022 Part 5.1), by key, which checklist items and
+    # discharges name; and the discharge observations the reports ask for (None: none are asked).
+    corrective_conditions: dict[str, CorrectiveCondition] = Field(default_factory=dict)
+    discharges: DischargeRule | None = None
+
+    @model_validator(mode="after")
+    def _conditions_known(self) -> Self:
+        named = [(f"{kind.key}.{item.key}", item.corrective_condition) for kind in self.inspection_types
+                 for item in kind.checklist if item.corrective_condition]
+        if self.discharges is not None:
+            named.append(("discharges", self.discharges.sediment_condition))
+        unknown = [f"{where}: {key!r}" for where, key in named if key not in self.corrective_conditions]
+        if unknown:
+            raise ValueError("corrective condition not defined in [corrective_conditions]: " + ", ".join(unknown))
+        return self
+
+    def condition(self, key: str) -> CorrectiveCondition:
+        return self.corrective_conditions[key]
 
     @field_validator("timezone")
     @classmethod

@@ -106,6 +106,13 @@ def test_a_typed_control_answered_with_the_server_stopped_arrives_with_its_answe
         page.check(f"#answer-{key}-{control_id}-yes")
     page.check(f"#answer-control_effective-{control_id}-no")
     page.fill(f"#note-control_effective-{control_id}", "Undercut at the toe")
+    # A "no" comes with its fix: the repair, the date first observed and a corrective action (CGP 2022 Part 5.1).
+    fix = f"#fix-control_effective-{control_id}"
+    page.click(f"{fix} summary")
+    page.fill(f"{fix}-repair", "Re-stake the wattle")
+    page.fill(f"{fix}-first_observed", utcnow().astimezone(LOCAL_TZ).date().isoformat())
+    page.select_option(f"{fix}-kind", "routine_maintenance")
+    page.fill(f"{fix}-owner_name", "Site contractor")
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Re-stake the wattle on the west slope.")
     draw_signature(page)
@@ -118,6 +125,8 @@ def test_a_typed_control_answered_with_the_server_stopped_arrives_with_its_answe
     answers = {(a.item_key, a.subject_id): (a.answer, a.note) for a in report.answers}
     assert answers[("control_effective", control_id)] == ("no", "Undercut at the toe")
     assert answers[("control_installed", control_id)] == ("yes", None)
+    [action] = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id)).all()
+    assert report.details["fixes"][f"control_effective-{control_id}"]["action_id"] == action.id
     page.goto(f"{server.url}/inspections/{report.id}")
     assert "Undercut at the toe" in page.inner_text(f"#answer-control_effective-{control_id}")
 

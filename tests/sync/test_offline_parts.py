@@ -99,6 +99,11 @@ def test_typed_controls_keep_the_device_ids_and_their_answers(site):
     wattle = controls[1]["id"]
     op = report(permit, inspector, signature, "erosion_control", controls=controls, form={
         f"answer-control_effective-{wattle}": "no", f"note-control_effective-{wattle}": "Undercut at the toe",
+        # A "no" comes with its fix and corrective action (CGP 2022 Part 5.1; tests/sync/test_cgp_checks_sync.py).
+        f"fix-control_effective-{wattle}-repair": "Re-stake the wattle",
+        f"fix-control_effective-{wattle}-first_observed": utcnow().astimezone(LOCAL_TZ).date().isoformat(),
+        f"fix-control_effective-{wattle}-kind": "routine_maintenance",
+        f"fix-control_effective-{wattle}-owner_name": "Site contractor",
         "evaluation": "violations", "corrective_steps": "Re-stake the wattle."})
     answer = tablet.push([op])[0]
     assert answer["status"] == "applied", answer

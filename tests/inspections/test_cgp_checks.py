@@ -1,0 +1,214 @@
+"""What the CGP asks of an erosion-control report (issue 20, items 3-5): the discharges at each point of
+discharge, each control found wanting tied to its corrective action, the CGP's areas on the checklist and an
+area not inspected because unsafe. Read as the inspector reads the page and as a reviewer reads the PDF."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from pypdf import PdfReader
+
+from inspect_app import rules
+from inspect_app.documents import services as documents
+from inspect_app.extensions import db
+from inspect_app.findings import services as findings
+from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections import canonical
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
+from inspect_app.permits.services import profile_of
+from inspect_app.profiles import ProfileError, load_profile
+from inspect_app.types import LOCAL_TZ, utcnow
+from tests.builders import jpeg
+from tests.inspections.report_helpers import error_beside, filled, start, submit
+
+
+def pdf_text(inspection: Inspection) -> str:
+    db.session.refresh(inspection)  # as submitted by the request
+    pdf = documents.inspection_report_pdf(inspection)
+    return re.sub(r"\s+", " ", " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf)).pages))
+
+
+def page_text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+@pytest.fixture
+def site(make):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    outfall = permits.add_structure(None, permit, name="Outfall OF-1 to Cooley Brook", kind="outfall")
+    fence = permits.add_structure(None, permit, name="Silt fence, east line", kind="bmp")
+    db.session.commit()
+    return SimpleNamespace(permit=permit, inspector=inspector, outfall=outfall, fence=fence)
+
+
+def _discharge(site, **more) -> dict[str, str]:
+    key = f"discharge-{site.outfall.id}"
+    return {f"{key}-now": "yes", f"{key}-since_last": "no", **more}
+
+
+def test_a_discharge_with_sediment_opens_its_corrective_action_and_shows_on_page_and_pdf(site, signed_in):
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert "Discharges at each point of discharge" in page and "Outfall OF-1 to Cooley Brook" in page
+
+    # Not said whether it discharged: refused, the message beside the question.
+    refused = submit(client, inspection)
+    assert refused.status_code == 422
+    assert "say whether it was discharging at the time" in error_beside(refused.text, f"discharge-{site.outfall.id}-now")
+
+    key = f"discharge-{site.outfall.id}"
+    seen = _discharge(site, **{f"{key}-signs": "sediment", f"{key}-description": "Brown plume at the headwall"})
+    # Visible sediment is a condition requiring corrective action: without one the report is refused.
+    refused = submit(client, inspection, **seen)
+    assert refused.status_code == 422
+    assert "needs a corrective action" in error_beside(refused.text, f"fix-{key}-action")
+    assert "CGP 2022 Part 5.1" in error_beside(refused.text, f"fix-{key}-action")
+    assert db.session.query(CorrectiveAction).count() == 0  # nothing of a refused submission is kept
+
+    today = utcnow().astimezone(LOCAL_TZ).date().isoformat()
+    fix = {f"fix-{key}-repair": "Add a sediment trap above the headwall", f"fix-{key}-first_observed": today,
+           f"fix-{key}-kind": "new_or_replacement_control", f"fix-{key}-owner_name": "Site contractor"}
+    page = client.get(f"/inspections/{inspection.id}").text
+    form = filled(page, **seen, **fix)
+    photo = (io.BytesIO(jpeg(40)), "outfall.jpg")
+    done = client.post(f"/inspections/{inspection.id}/submit", {**form, f"{key}-photos": photo},
+                       content_type="multipart/form-data")
+    assert done.status_code == 303, done.text
+
+    db.session.expire_all()
+    inspection = db.session.get(Inspection, inspection.id)
+    [action] = db.session.query(CorrectiveAction).all()
+    assert action.due_at == rules.corrective_action_due("new_or_replacement_control", inspection.performed_at,
+                                                        profile_of(site.permit))
+    text = page_text(client.get(f"/inspections/{inspection.id}").text)
+    assert "At the time: Discharging; since the last inspection: Not discharging." in text
+    assert "Seen: Sediment." in text and "Brown plume at the headwall" in text and "(1 photo(s))" in text
+    assert "Stormwater discharging from the site carries visible sediment" in text
+    assert "Corrective action: Add a sediment trap above the headwall" in text
+
+    printed = pdf_text(inspection)
+    assert "Discharges at each point of discharge (CGP 2022 Part 4.6)" in printed
+    assert "Outfall OF-1 to Cooley Brook Discharging Not discharging Sediment Brown plume at the headwall" in printed
+    assert "Conditions requiring corrective action" in printed and "Add a sediment trap above the headwall" in printed
+    record = canonical.report_record(inspection)
+    assert record["details"]["discharges"][site.outfall.id]["signs"] == ["sediment"]
+    assert len(record["details"]["discharges"][site.outfall.id]["photos"]) == 1
+    assert record["details"]["fixes"][key]["action_id"] == action.id
+
+
+def test_a_point_of_discharge_named_on_a_report_is_asked_again_on_the_next(site, signed_in):
+    client = signed_in(site.inspector)
+    first = start(client, site.permit, "erosion_control")
+    saved = client.post(f"/inspections/{first.id}", filled(client.get(f"/inspections/{first.id}").text,
+                                                            discharge_points="Swale outlet at Bliss Road"))
+    assert saved.status_code == 303
+    db.session.expire_all()
+    named = db.session.get(Inspection, first.id).details["discharge_points"][0]["id"]
+    answers = {**_discharge(site), f"discharge-{named}-now": "no", f"discharge-{named}-since_last": "no"}
+    assert submit(client, first, **answers).status_code == 303
+
+    following = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{following.id}").text
+    assert f'name="discharge-{named}-now"' in page and "Swale outlet at Bliss Road" in page
+
+
+def test_a_control_answered_no_cannot_be_submitted_without_its_fix(site, signed_in):
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    no = {f"answer-control_installed-{site.fence.id}": "no"}
+    refused = submit(client, inspection, **_discharge(site), **no)
+    assert refused.status_code == 422
+    key = f"fix-control_installed-{site.fence.id}"
+    assert "never installed, or was installed incorrectly (CGP 2022 Part 5.1.2) needs a corrective action" \
+        in error_beside(refused.text, f"{key}-action")
+    assert "say what repair is needed" in error_beside(refused.text, f"{key}-repair")
+    assert "first observed" in error_beside(refused.text, f"{key}-first_observed")
+
+    # Seen first two days ago: the corrective-action clock runs from then (CGP 2022 Part 5.2).
+    first = utcnow().astimezone(LOCAL_TZ).date() - dt.timedelta(days=2)
+    fix = {f"{key}-repair": "Re-trench the silt fence", f"{key}-first_observed": first.isoformat(),
+           f"{key}-kind": "routine_maintenance", f"{key}-owner_name": "Site contractor"}
+    assert submit(client, inspection, **_discharge(site), **no, **fix).status_code == 303
+    [action] = db.session.query(CorrectiveAction).all()
+    discovered = dt.datetime.combine(first, dt.time(), LOCAL_TZ).astimezone(dt.UTC)
+    assert action.discovered_at == discovered
+    assert action.due_at == rules.corrective_action_due("routine_maintenance", discovered, profile_of(site.permit))
+    assert action.finding.citation == "CGP 2022 Part 5.1.2" and action.finding.location == "Silt fence, east line"
+
+    text = page_text(client.get(f"/inspections/{inspection.id}").text)
+    assert "Repair needed: Re-trench the silt fence" in text and "CGP 2022 Part 5.1.2" in text
+    printed = pdf_text(db.session.get(Inspection, inspection.id))
+    assert "Silt fence, east line: “No”: This control is installed as designed" in printed
+    assert "Re-trench the silt fence (Routine maintenance" in printed
+
+
+def test_a_control_answered_no_may_be_tied_to_a_corrective_action_already_open(site, signed_in, make):
+    earlier = make.inspection(site.permit, status="draft", inspector=site.inspector)
+    finding = findings.add_finding(None, earlier, "Silt fence undercut", "East line")
+    opened = findings.open_action(None, finding, "significant_repair", "Rebuild the east silt fence",
+                                  owner_name="Site contractor")
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    key = f"fix-control_effective-{site.fence.id}"
+    first = utcnow().astimezone(LOCAL_TZ).date().isoformat()
+    answer = {f"answer-control_effective-{site.fence.id}": "no", f"{key}-repair": "Rebuild it",
+              f"{key}-first_observed": first, f"{key}-action": opened.id}
+    assert submit(client, inspection, **_discharge(site), **answer).status_code == 303
+    assert db.session.query(CorrectiveAction).count() == 1  # linked, not opened again
+    assert "Corrective action: Rebuild the east silt fence" in page_text(client.get(f"/inspections/{inspection.id}").text)
+
+
+def test_the_cgp_areas_are_on_the_checklist_and_an_unsafe_area_needs_its_reason(site, signed_in):
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    for words in ("Dewatering areas", "Fueling and equipment maintenance areas", "non-stormwater discharges",
+                  "Barriers protecting resource areas", "Natural buffers", "Areas where stormwater flows"):
+        assert words in page
+    assert 'value="unsafe"' in page
+
+    unsafe = {"answer-dewatering_areas-site": "unsafe"}
+    refused = submit(client, inspection, **_discharge(site), **unsafe)
+    assert refused.status_code == 422
+    assert "Say why it was unsafe" in error_beside(refused.text, "note-dewatering_areas-site")
+    reason = {"note-dewatering_areas-site": "Trench flooded, banks unstable"}
+    assert submit(client, inspection, **_discharge(site), **unsafe, **reason).status_code == 303
+
+    text = page_text(client.get(f"/inspections/{inspection.id}").text)
+    assert "Site: Not inspected: unsafe: Trench flooded, banks unstable" in text
+    printed = pdf_text(db.session.get(Inspection, inspection.id))
+    assert "Not inspected: unsafe Trench flooded, banks unstable" in printed
+
+
+def test_unsafe_is_no_answer_where_the_town_does_not_allow_it(make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], structures=["Infiltration bed"])
+    client = signed_in(inspector)
+    inspection = start(client, permit, "pre_bury")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert 'value="unsafe"' not in page
+    name = next(n for n in re.findall(r'name="(answer-[^"]+)"', page))
+    refused = submit(client, inspection, **{name: "unsafe"})
+    assert refused.status_code == 422 and error_beside(refused.text, name) == "Choose yes, no or n/a."
+
+
+def test_a_town_adds_its_own_checklist_item_with_its_condition_and_a_wrong_key_is_named(tmp_path):
+    text = (Path(__file__).parents[2] / "inspect_app/profiles/cgp_baseline.toml").read_text()
+    own = text.replace('key = "natural_buffers"', 'key = "natural_buffers"\ncorrective_condition = "needs_repair"')
+    town = tmp_path / "town.toml"
+    town.write_text(own)
+    profile = load_profile(town)
+    item = next(i for i in profile.inspection_type("erosion_control").checklist if i.key == "natural_buffers")
+    assert profile.condition(item.corrective_condition).citation == "CGP 2022 Part 5.1.1"
+
+    town.write_text(own.replace('corrective_condition = "needs_repair"', 'corrective_condition = "no_such"'))
+    with pytest.raises(ProfileError, match="erosion_control.natural_buffers: 'no_such'"):
+        load_profile(town)
