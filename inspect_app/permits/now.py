@@ -1,0 +1,98 @@
+"""What to do now on a permit: its open obligations, most pressing first, each beside what answers it.
+
+The obligations are those `schedule.obligations` stored for the permit (never worked out again here);
+their order, status and words come from `dashboard.services`. This module only says, per kind of
+obligation, which action meets it and where on the permit page (or beyond it) that action is done.
+Whether the user may take it is the policy's question (`allowed(answer.action, permit)`), asked by the
+page, so a user sees only what they may do.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from flask import url_for
+
+from inspect_app.dashboard.services import KINDS, Row, permit_open, when_due
+from inspect_app.permits.models import Permit
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What meets an obligation: a word for its button, the policy action it needs, and where it is done.
+
+    `inspection_type`: a "Start" of that inspection type (the permit page's start form). Otherwise
+    `endpoint` (a page of its own, given the permit, or the report for `inspection:<id>` subjects) or
+    `section` (the id of the permit page's part where it is done).
+    """
+
+    label: str
+    action: str
+    inspection_type: str = ""
+    endpoint: str = ""
+    section: str = ""
+
+
+# The engine meets routine, storm and pre-construction duties with an erosion-control inspection
+# (schedule/facts.py ENGINE_INSPECTION_TYPES; §380-16 C(4)(b)[1], CGP 2022 Part 4.2).
+_ROUTINE = Answer("Start", "inspection.regulatory", inspection_type="erosion_control")
+ANSWERS: dict[str, Answer] = {
+    "pre_construction": _ROUTINE,
+    "inspection": _ROUTINE,
+    "storm_inspection": _ROUTINE,
+    # §380-16 C(4)(c): the pre-bury inspection, prior to backfilling an underground structure.
+    "pre_bury": Answer("Start", "inspection.regulatory", inspection_type="pre_bury"),
+    # §380-16 C(4)(d): the walk-through, to determine the punch list.
+    "walk_through": Answer("Start", "inspection.regulatory", inspection_type="walk_through"),
+    # §380-11 C(3)(a), CGP 2022 Part 2.2.14: recorded on the area (stabilization begun, then stabilized).
+    "stabilization": Answer("Record", "area.edit", section="areas"),
+    "stabilization_complete": Answer("Record", "area.edit", section="areas"),
+    # CGP 2022 Part 5.2, §380-16 C(4)(f)[2]: closed out from the report that found it.
+    "corrective_action": Answer("Close out", "action.close", section="inspections"),
+    "corrective_action_record": Answer("Close out", "action.close", section="inspections"),
+    # CGP 2022 Part 4.7.1: the report of an inspection, finished and signed by its author.
+    "report": Answer("Finish", "inspection.regulatory", endpoint="inspections.detail"),
+    # §380-14 C(2)(l): the annual O&M certification; §380-14 E: the cure of a failure to maintain.
+    "om_certification": Answer("Certify", "om.certify", endpoint="certifications.certify_form"),
+    "cure": Answer("Log the work", "om.log", endpoint="certifications.log"),
+    # §380-10 K: the permit's own dates (construction start, extension), recorded by editing the permit.
+    "start_of_work": Answer("Update", "permit.edit", endpoint="permits.edit"),
+    "extension_request": Answer("Update", "permit.edit", endpoint="permits.edit"),
+    "lapse": Answer("Update", "permit.edit", endpoint="permits.edit"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class NowItem:
+    """One open obligation as the permit page's first part shows it."""
+
+    row: Row
+    headline: str
+    when: str
+    answer: Answer | None
+    href: str = ""
+
+    @property
+    def status(self) -> str:
+        return self.row.obligation.status
+
+
+def _href(permit: Permit, answer: Answer | None, subject: str) -> str:
+    if answer is None or answer.inspection_type:
+        return ""
+    if answer.endpoint == "inspections.detail":
+        return url_for(answer.endpoint, inspection_id=subject.partition(":")[2])
+    if answer.endpoint:
+        return url_for(answer.endpoint, permit_id=permit.id)
+    return url_for("permits.detail", permit_id=permit.id, _anchor=answer.section)
+
+
+def section(permit: Permit, now: dt.datetime) -> list[NowItem]:
+    """The permit's open obligations as of `now`, overdue first, then due, then upcoming."""
+    items = []
+    for row in permit_open(permit.id, now):
+        ob = row.obligation
+        answer = ANSWERS.get(ob.kind)
+        headline = f"{KINDS.get(ob.kind, ob.kind)}: {row.subject}"
+        items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject)))
+    return items
