@@ -206,12 +206,39 @@ STATUS_RANK = {"overdue": 0, "due": 1, "upcoming": 2}
 
 
 @dataclass(frozen=True, slots=True)
+class Owed:
+    """A row, and how many more rows of the same duty (permit, kind, subject) it stands for.
+
+    A chain of missed routine inspections is one duty: the next inspection made meets them all
+    (rules/engine.py), so a short screen shows the first and counts the rest.
+    """
+
+    row: Row
+    more: int = 0
+
+
+def owed(rows: list[Row]) -> list[Owed]:
+    """`rows` with each repeat of a duty folded into its first row, in their order."""
+    first: dict[tuple[str, str, str], int] = {}
+    out: list[Owed] = []
+    for row in rows:
+        key = (row.permit.id, row.obligation.kind, row.obligation.subject)
+        if key in first:
+            at = first[key]
+            out[at] = Owed(out[at].row, out[at].more + 1)
+        else:
+            first[key] = len(out)
+            out.append(Owed(row))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class PermitCard:
     """One permit's rows of a screen, for the narrow (tablet) dashboard: its worst status and its items."""
 
     permit: PermitSummary
     worst: str
-    rows: tuple[Row, ...]
+    items: tuple[Owed, ...]
 
 
 def cards(rows: list[Row]) -> list[PermitCard]:
@@ -220,7 +247,7 @@ def cards(rows: list[Row]) -> list[PermitCard]:
     for row in rows:
         grouped.setdefault(row.permit.id, []).append(row)
     return [PermitCard(items[0].permit, min((r.obligation.status for r in items), key=STATUS_RANK.__getitem__),
-                       tuple(items)) for items in grouped.values()]
+                       tuple(owed(items))) for items in grouped.values()]
 
 
 def _problems(ids: Select) -> list[tuple[PermitSummary, str]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from flask import url_for
 
-from inspect_app.dashboard.services import KINDS, Row, permit_open, when_due
+from inspect_app.dashboard.services import KINDS, Row, owed, permit_open, when_due
 from inspect_app.permits.models import Permit
 
 
@@ -71,6 +71,8 @@ class NowItem:
     when: str
     answer: Answer | None
     href: str = ""
+    # Further open obligations of the same duty that the same action meets (dashboard.services.Owed).
+    more: int = 0
 
     @property
     def status(self) -> str:
@@ -90,9 +92,9 @@ def _href(permit: Permit, answer: Answer | None, subject: str) -> str:
 def section(permit: Permit, now: dt.datetime) -> list[NowItem]:
     """The permit's open obligations as of `now`, overdue first, then due, then upcoming."""
     items = []
-    for row in permit_open(permit.id, now):
-        ob = row.obligation
+    for each in owed(permit_open(permit.id, now)):
+        row, ob = each.row, each.row.obligation
         answer = ANSWERS.get(ob.kind)
         headline = f"{KINDS.get(ob.kind, ob.kind)}: {row.subject}"
-        items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject)))
+        items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject), each.more))
     return items
