@@ -33,32 +33,32 @@ class Answer:
     section: str = ""
 
 
+def _start(inspection_type: str) -> Answer:
+    """A "Start" of an inspection of this type, by whoever may make it (§380-16 C(2)-(3))."""
+    return Answer("Start", "inspection.regulatory", inspection_type=inspection_type)
+
+
 # The engine meets routine, storm and pre-construction duties with an erosion-control inspection
 # (schedule/facts.py ENGINE_INSPECTION_TYPES; §380-16 C(4)(b)[1], CGP 2022 Part 4.2).
-_ROUTINE = Answer("Start", "inspection.regulatory", inspection_type="erosion_control")
+_ROUTINE = _start("erosion_control")
+# §380-11 C(3)(a), CGP 2022 Part 2.2.14: recorded on the area (stabilization begun, then stabilized).
+_AREA = Answer("Record", "area.edit", section="areas")
+# CGP 2022 Part 5.2, §380-16 C(4)(f)[2]: closed out from the report that found it.
+_CLOSE_OUT = Answer("Close out", "action.close", section="inspections")
+# §380-10 K: the permit's own dates (construction start, extension), recorded by editing the permit.
+_PERMIT_DATES = Answer("Update", "permit.edit", endpoint="permits.edit")
 ANSWERS: dict[str, Answer] = {
-    "pre_construction": _ROUTINE,
-    "inspection": _ROUTINE,
-    "storm_inspection": _ROUTINE,
-    # §380-16 C(4)(c): the pre-bury inspection, prior to backfilling an underground structure.
-    "pre_bury": Answer("Start", "inspection.regulatory", inspection_type="pre_bury"),
-    # §380-16 C(4)(d): the walk-through, to determine the punch list.
-    "walk_through": Answer("Start", "inspection.regulatory", inspection_type="walk_through"),
-    # §380-11 C(3)(a), CGP 2022 Part 2.2.14: recorded on the area (stabilization begun, then stabilized).
-    "stabilization": Answer("Record", "area.edit", section="areas"),
-    "stabilization_complete": Answer("Record", "area.edit", section="areas"),
-    # CGP 2022 Part 5.2, §380-16 C(4)(f)[2]: closed out from the report that found it.
-    "corrective_action": Answer("Close out", "action.close", section="inspections"),
-    "corrective_action_record": Answer("Close out", "action.close", section="inspections"),
+    "pre_construction": _ROUTINE, "inspection": _ROUTINE, "storm_inspection": _ROUTINE,
+    # §380-16 C(4)(c): prior to backfilling an underground structure; C(4)(d): to settle the punch list.
+    "pre_bury": _start("pre_bury"), "walk_through": _start("walk_through"),
+    "stabilization": _AREA, "stabilization_complete": _AREA,
+    "corrective_action": _CLOSE_OUT, "corrective_action_record": _CLOSE_OUT,
     # CGP 2022 Part 4.7.1: the report of an inspection, finished and signed by its author.
     "report": Answer("Finish", "inspection.regulatory", endpoint="inspections.detail"),
     # §380-14 C(2)(l): the annual O&M certification; §380-14 E: the cure of a failure to maintain.
     "om_certification": Answer("Certify", "om.certify", endpoint="certifications.certify_form"),
     "cure": Answer("Log the work", "om.log", endpoint="certifications.log"),
-    # §380-10 K: the permit's own dates (construction start, extension), recorded by editing the permit.
-    "start_of_work": Answer("Update", "permit.edit", endpoint="permits.edit"),
-    "extension_request": Answer("Update", "permit.edit", endpoint="permits.edit"),
-    "lapse": Answer("Update", "permit.edit", endpoint="permits.edit"),
+    "start_of_work": _PERMIT_DATES, "extension_request": _PERMIT_DATES, "lapse": _PERMIT_DATES,
 }
 
 

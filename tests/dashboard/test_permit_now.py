@@ -6,6 +6,10 @@ import datetime as dt
 import re
 from html import unescape
 
+from inspect_app.accounts.policy import ACTIONS
+from inspect_app.dashboard.services import KINDS
+from inspect_app.inspections.models import INSPECTION_TYPES
+from inspect_app.permits.now import ANSWERS
 from inspect_app.types import LOCAL_TZ
 
 from tests.dashboard.test_dashboard import started_permit
@@ -103,3 +107,26 @@ def test_record_takes_the_user_to_the_areas(make, record, signed_in):
     assert record_link.group(1) == f"/permits/{permit.id}#areas"
     assert 'id="areas"' in page
 
+
+
+def test_a_chain_of_missed_inspections_is_one_item_with_its_count(make, record, signed_in):
+    inspector = make.user("inspector")
+    # Seven-day schedule, construction 30 days ago, never inspected: four routine deadlines have passed.
+    permit = started_permit(make, record, days_ago=30, inspectors=[inspector])
+    items = now_items(signed_in(inspector).get(f"/permits/{permit.id}").text)
+    routine = [i for i in items if i.startswith("Overdue Erosion-control inspection: Whole site")]
+    assert len(routine) == 1, items
+    assert re.search(r"\d+ more of the same are open too: the next inspection meets them all\.", routine[0])
+    assert "days late" in routine[0]
+
+
+def test_every_kind_of_obligation_has_an_answer_the_policy_and_the_app_know(app):
+    assert set(ANSWERS) == set(KINDS)
+    for kind, answer in ANSWERS.items():
+        assert answer.action in ACTIONS, kind
+        if answer.inspection_type:
+            assert answer.inspection_type in INSPECTION_TYPES, kind
+        elif answer.endpoint:
+            assert answer.endpoint in app.view_functions, kind
+        else:
+            assert answer.section in {"areas", "inspections"}, kind

@@ -35,6 +35,10 @@ def test_the_first_screen_of_the_permit_page_says_what_to_do_and_starts_it(make,
     expect(page.locator("#photos")).to_be_visible()
     expect(page.locator("#areas")).to_be_visible()
     expect(page.locator("[data-held-note]")).to_be_hidden()
+    # On a phone the items wrap: nothing runs off the side of the screen.
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.set_viewport_size(TABLET)
 
     start.click()
     page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
