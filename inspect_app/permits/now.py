@@ -4,7 +4,8 @@ The obligations are those `schedule.obligations` stored for the permit (never wo
 their order, status and words come from `dashboard.services`. This module only says, per kind of
 obligation, which action meets it and where on the permit page (or beyond it) that action is done.
 Whether the user may take it is the policy's question (`allowed(answer.action, permit)`), asked by the
-page, so a user sees only what they may do.
+page, so a user sees only what they may do. A report still in draft is its author's alone
+(accounts/policy.py): to anyone else its obligation shows with no link to it.
 """
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from dataclasses import dataclass
 
 from flask import url_for
 
+from inspect_app.accounts.policy import hidden_draft_parts
 from inspect_app.dashboard.services import KINDS, Row, owed, permit_open, when_due
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 
 
@@ -89,12 +93,22 @@ def _href(permit: Permit, answer: Answer | None, subject: str) -> str:
     return url_for("permits.detail", permit_id=permit.id, _anchor=answer.section)
 
 
-def section(permit: Permit, now: dt.datetime) -> list[NowItem]:
-    """The permit's open obligations as of `now`, overdue first, then due, then upcoming."""
+def _others_drafts(permit: Permit, user, rows: list[Row]) -> set[str]:
+    """The `inspection:<id>` subjects of `rows` that are someone else's draft (one query, if any)."""
+    if not any(row.obligation.subject.startswith("inspection:") for row in rows):
+        return set()
+    hidden = hidden_draft_parts(user)["inspections"].where(Inspection.permit_id == permit.id)
+    return {f"inspection:{inspection_id}" for inspection_id in db.session.scalars(hidden)}
+
+
+def section(permit: Permit, user, now: dt.datetime) -> list[NowItem]:
+    """The permit's open obligations as of `now`, overdue first, then due, then upcoming, for `user`."""
+    rows = permit_open(permit.id, now)
+    not_theirs = _others_drafts(permit, user, rows)
     items = []
-    for each in owed(permit_open(permit.id, now)):
+    for each in owed(rows):
         row, ob = each.row, each.row.obligation
-        answer = ANSWERS.get(ob.kind)
+        answer = None if ob.subject in not_theirs else ANSWERS.get(ob.kind)
         headline = f"{KINDS.get(ob.kind, ob.kind)}: {row.subject}"
         items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject), each.more))
     return items

@@ -118,8 +118,9 @@ def _folds(permit: Permit) -> list[Fold]:
 def _detail(permit: Permit, status_code: int = 200, **forms):
     context = _detail_forms(permit) | forms
     known_at = utcnow()
-    return render_template("permits/detail.html", permit=permit, sections=_sections(permit), folds=_folds(permit),
-                           now_items=now.section(permit, known_at), known_at=known_at, **context), status_code
+    page = render_template("permits/detail.html", permit=permit, sections=_sections(permit), folds=_folds(permit),
+                           now_items=now.section(permit, current_user, known_at), known_at=known_at, **context)
+    return page, status_code
 
 
 # The permit page's parts its forms replace in place, by the id htmx sends as HX-Target.

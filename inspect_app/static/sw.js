@@ -137,7 +137,9 @@ async function page(request) {
 // (the server renders it `data-held-note hidden`; templates/permits/_now.html).
 async function heldCopy(response) {
   const html = (await response.text()).replace(/ data-held-note hidden/g, " data-held-note");
-  return new Response(html, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const headers = new Headers(response.headers);
+  headers.delete("Content-Length");  // the body is shorter now
+  return new Response(html, { status: response.status, statusText: response.statusText, headers });
 }
 
 async function staticFile(request, event) {

@@ -8,7 +8,8 @@ from html import unescape
 
 from inspect_app.accounts.policy import ACTIONS
 from inspect_app.dashboard.services import KINDS
-from inspect_app.inspections.models import INSPECTION_TYPES
+from inspect_app.extensions import db
+from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.now import ANSWERS
 from inspect_app.types import LOCAL_TZ
 
@@ -103,7 +104,8 @@ def test_record_takes_the_user_to_the_areas(make, record, signed_in):
     inspector = make.user("inspector")
     permit = busy_site(make, record, inspectors=[inspector])
     page = signed_in(inspector).get(f"/permits/{permit.id}").text
-    record_link = re.search(r'data-kind="stabilization".*?<a class="btn" href="([^"]+)">Record</a>', part(page, "now"), re.S)
+    record_link = re.search(r'data-kind="stabilization".*?<a class="btn" href="([^"]+)">Record</a>',
+                            part(page, "now"), re.S)
     assert record_link.group(1) == f"/permits/{permit.id}#areas"
     assert 'id="areas"' in page
 
@@ -130,3 +132,20 @@ def test_every_kind_of_obligation_has_an_answer_the_policy_and_the_app_know(app)
             assert answer.endpoint in app.view_functions, kind
         else:
             assert answer.section in {"areas", "inspections"}, kind
+
+
+def test_a_draft_report_is_finished_by_its_author_and_not_opened_by_anyone_else(make, record, signed_in):
+    author, colleague = make.user("inspector"), make.user("inspector")
+    permit = started_permit(make, record, inspectors=[author, colleague])
+    draft = Inspection(permit_id=permit.id, type="erosion_control", status="draft", performed_at=record.ago(hours=2),
+                       inspector_id=author.id, inspector_name=author.name, inspector_credentials="P.E. (MA) No. 40001")
+    db.session.add(draft)
+    db.session.commit()
+
+    theirs = signed_in(author).get(f"/permits/{permit.id}").text
+    assert answers(theirs)["report"] == ["Finish"]
+    assert f'href="/inspections/{draft.id}">Finish</a>' in part(theirs, "now")
+
+    page = signed_in(colleague).get(f"/permits/{permit.id}").text
+    assert answers(page)["report"] == []
+    assert draft.id not in page
