@@ -15,6 +15,9 @@ Prints `name=value` lines:
 - offline_reload_median_ms: reload of a held permit page with the browser offline, from navigation
   start to the load event (Navigation Timing); median of RELOADS (target <= 300)
 - server_down_reload_median_ms: the same with the server process stopped
+- permit_page_first_screen_bytes: the permit page's HTML (as its inspector gets it) before its first
+  section break, the first folded part (`<details class="fold"`): the header, *What to do now* and what
+  the page puts before the folds (uncompressed bytes)
 """
 from __future__ import annotations
 
@@ -49,6 +52,8 @@ CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
+# Where the permit page's first screen ends: its first folded part (templates/permits/detail.html).
+FIRST_SECTION_BREAK = '<details class="fold"'
 # The tap on *Sign and submit*, timed from the click (kept across the navigation in sessionStorage).
 CLICK = """() => { sessionStorage.clickedAt = String(performance.timeOrigin + performance.now());
                  document.getElementById('submit-report').click(); }"""
@@ -146,6 +151,10 @@ def main() -> None:
         page.click("#hold-all")
         page.wait_for_selector("#held-status:has-text('Done')")
 
+        permit_url = f"{server.url}/permits/{permit_id}"
+        permit_html = page.evaluate("url => fetch(url).then(r => r.text())", permit_url)
+        first_screen = len(permit_html.split(FIRST_SECTION_BREAK, 1)[0].encode())
+
         context.set_offline(True)
         form_url = f"{server.url}/permits/{permit_id}/inspections/new/erosion_control"
         photos = [{"name": f"p{i}.jpg", "mimeType": "image/jpeg", "buffer": jpeg(i)} for i in range(3)]
@@ -172,7 +181,6 @@ def main() -> None:
             page.wait_for_load_state("domcontentloaded")
             saves.append(page.evaluate(SAVED_AFTER))
 
-        permit_url = f"{server.url}/permits/{permit_id}"
         offline_reloads = reloads(page, permit_url)
         context.set_offline(False)
         server.stop()
@@ -187,6 +195,7 @@ def main() -> None:
     print(f"shell_first_load_gzip_bytes={packed}")
     print(f"offline_reload_median_ms={statistics.median(offline_reloads):.1f}")
     print(f"server_down_reload_median_ms={statistics.median(down_reloads):.1f}")
+    print(f"permit_page_first_screen_bytes={first_screen}")
 
 
 def reloads(page, url: str) -> list[float]:

@@ -26,7 +26,7 @@ from inspect_app.schedule.facts import PermitSummary, Record, load_records
 from inspect_app.permits.models import StormwaterStructure
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import UTCDateTime
+from inspect_app.types import LOCAL_TZ, UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
 INSPECTION_KINDS = ("pre_construction", "inspection", "storm_inspection", "pre_bury", "walk_through")
@@ -81,6 +81,11 @@ class Board:
     pages: int = 1
     total: int = 0
 
+    @property
+    def cards(self) -> list[PermitCard]:
+        """The rows by permit, for the narrow (tablet) layout."""
+        return cards(self.rows)
+
 
 @dataclass(frozen=True)
 class Filters:
@@ -110,6 +115,25 @@ def describe_late(obligation: Obligation, now: dt.datetime) -> str:
     if delta is None:
         return "no fixed deadline"
     return f"{_span(delta)} late" if delta > dt.timedelta(0) else f"{_span(-delta)} left"
+
+
+def _moment(at: dt.datetime, now: dt.datetime) -> str:
+    """'2:14 PM' today, 'Fri 11:59 PM' within the week ahead, 'Dec 14 11:59 PM' otherwise (local time)."""
+    local, today = at.astimezone(LOCAL_TZ), now.astimezone(LOCAL_TZ).date()
+    if local.date() == today:
+        return local.strftime("%-I:%M %p")
+    if today < local.date() < today + dt.timedelta(days=7):
+        return local.strftime("%a %-I:%M %p")
+    return local.strftime("%b %-d %-I:%M %p")
+
+
+def when_due(obligation: Obligation, now: dt.datetime) -> str:
+    """'due by 2:14 PM', 'overdue since Dec 1 11:59 PM (2 days late)', 'opens Fri 7:00 AM', in plain words."""
+    if obligation.status == "overdue":
+        return f"overdue since {_moment(obligation.due_at, now)} ({describe_late(obligation, now)})"
+    if obligation.status == "due":
+        return f"due by {_moment(obligation.due_at, now)}" if obligation.due_at else "due now (no fixed deadline)"
+    return f"opens {_moment(obligation.opens_at, now)}" if obligation.opens_at else "upcoming"
 
 
 def _span(delta: dt.timedelta) -> str:
@@ -169,6 +193,63 @@ def _ordered(query: Select, sort: str) -> Select:
     if sort == "least_late":
         return query.order_by(no_deadline, _Ob.due_at.desc(), Permit.number, _Ob.kind, _Ob.subject, _Ob.id)
     return query.order_by(no_deadline, _Ob.due_at, Permit.number, _Ob.kind, _Ob.subject, _Ob.id)
+
+
+def permit_open(permit_id: str, now: dt.datetime) -> list[Row]:
+    """One permit's open obligations, overdue first, then due, then upcoming; soonest deadline first in each."""
+    pressing = case((_Ob.overdue_at(now), 0), (_Ob.opens_at <= now, 1), else_=2)
+    query = _open_rows(select(Permit.id).where(Permit.id == permit_id), now).order_by(
+        pressing, _Ob.due_at.is_(None), _Ob.due_at, _Ob.opens_at, _Ob.kind, _Ob.subject, _Ob.id)
+    return [_row(values) for values in db.session.execute(query)]
+
+
+# How bad a status is, worst first: a permit's card shows its worst.
+STATUS_RANK = {"overdue": 0, "due": 1, "upcoming": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """A row, and how many more rows of the same duty (permit, kind, subject) it stands for.
+
+    A chain of missed routine inspections is one duty: the next inspection made meets them all
+    (rules/engine.py), so a short screen shows the first and counts the rest.
+    """
+
+    row: Row
+    more: int = 0
+
+
+def owed(rows: list[Row]) -> list[Owed]:
+    """`rows` with each repeat of a duty folded into its first row, in their order."""
+    first: dict[tuple[str, str, str], int] = {}
+    out: list[Owed] = []
+    for row in rows:
+        key = (row.permit.id, row.obligation.kind, row.obligation.subject)
+        if key in first:
+            at = first[key]
+            out[at] = Owed(out[at].row, out[at].more + 1)
+        else:
+            first[key] = len(out)
+            out.append(Owed(row))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PermitCard:
+    """One permit's rows of a screen, for the narrow (tablet) dashboard: its worst status and its items."""
+
+    permit: PermitSummary
+    worst: str
+    items: tuple[Owed, ...]
+
+
+def cards(rows: list[Row]) -> list[PermitCard]:
+    """`rows` grouped by permit, in the order each permit first appears (so the screen's sort holds)."""
+    grouped: dict[str, list[Row]] = {}
+    for row in rows:
+        grouped.setdefault(row.permit.id, []).append(row)
+    return [PermitCard(items[0].permit, min((r.obligation.status for r in items), key=STATUS_RANK.__getitem__),
+                       tuple(owed(items))) for items in grouped.values()]
 
 
 def _problems(ids: Select) -> list[tuple[PermitSummary, str]]:

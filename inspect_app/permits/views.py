@@ -1,6 +1,8 @@
 """Permit pages: the list, one permit, and in-page edits of its inspectors, areas and structures."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
@@ -16,7 +18,7 @@ from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
 from inspect_app.inspections import views as inspections
-from inspect_app.permits import services
+from inspect_app.permits import now, services
 from inspect_app.permits.forms import (
     AreaForm, AreaStatusForm, AssignmentForm, PermitForm, PointForm, StatusForm, StructureForm,
 )
@@ -105,9 +107,42 @@ def _sections(permit: Permit) -> dict:
             "site_map": maps.site_section(permit, utcnow())}
 
 
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """A part of the permit page below *What to do now*, folded away (<details>) unless `open`."""
+
+    key: str
+    title: str
+    template: str
+    open: bool = False
+
+
+def _folds(permit: Permit) -> list[Fold]:
+    """The permit page's parts after *What to do now*, in page order; the ones worked in most start open."""
+    return [
+        Fold("facts", "Site and permit", "permits/_facts.html"),
+        Fold("enforcement", "Stop-work orders and notices of violation", "enforcement/_section.html",
+             open=permit.is_under_stop_work),
+        Fold("assignments", "Inspectors", "permits/_assignments.html"),
+        Fold("areas", "Disturbed areas", "permits/_areas.html", open=True),
+        Fold("structures", "Stormwater structures", "permits/_structures.html"),
+        Fold("site_map", "Site map", "permits/_site_map.html", open=True),
+        Fold("inspections", "Inspections", "inspections/_permit_section.html", open=True),
+        Fold("photos", "Photos", "photos/_permit_photos.html"),
+        Fold("rainfall", "Rainfall, last 60 days", "permits/_rainfall.html"),
+        Fold("om", "Operation and maintenance", "certifications/_permit_section.html", open=True),
+        Fold("schedule", "Schedule", "dashboard/_permit_link.html"),
+        Fold("completion", "Final submissions and certificate of completion", "completion/_section.html"),
+        Fold("documents", "Documents", "documents/_permit_documents.html"),
+    ]
+
+
 def _detail(permit: Permit, status_code: int = 200, **forms):
     context = _detail_forms(permit) | forms
-    return render_template("permits/detail.html", permit=permit, sections=_sections(permit), **context), status_code
+    known_at = utcnow()
+    page = render_template("permits/detail.html", permit=permit, sections=_sections(permit), folds=_folds(permit),
+                           now_items=now.section(permit, current_user, known_at), known_at=known_at, **context)
+    return page, status_code
 
 
 # The permit page's parts its forms replace in place, by the id htmx sends as HX-Target.

@@ -5,6 +5,7 @@
  *   seen shows the offline page, never the browser's error.
  * - Static files are served from the cache and refreshed in the background.
  * - htmx fragment requests are never answered from the page cache (they are not whole pages).
+ * - A page answered from the page cache shows its "as known when held" note (`heldCopy`).
  * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
  * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
  *   new report form of that permit and type (held on the device), so the tap still works.
@@ -126,11 +127,22 @@ async function page(request) {
   } catch (error) {
     const url = new URL(request.url);
     const key = url.pathname + url.search;
-    const cached = await caches.match(key, { cacheName: PAGE_CACHE }) || await caches.match(key, { cacheName: SHELL_CACHE });
+    const held = await caches.match(key, { cacheName: PAGE_CACHE });
+    if (held) return heldCopy(held);
+    const cached = await caches.match(key, { cacheName: SHELL_CACHE });
     if (cached) return cached;
     const offline = await caches.match("/offline", { cacheName: SHELL_CACHE });
     return offline || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
   }
+}
+
+// A page answered from the device, not the server: its note "As known when held at ..." is shown
+// (the server renders it `data-held-note hidden`; templates/permits/_now.html).
+async function heldCopy(response) {
+  const html = (await response.text()).replace(/ data-held-note hidden/g, " data-held-note");
+  const headers = new Headers(response.headers);
+  headers.delete("Content-Length");  // the body is shorter now
+  return new Response(html, { status: response.status, statusText: response.statusText, headers });
 }
 
 async function staticFile(request, event) {

@@ -1,0 +1,117 @@
+"""On a tablet, in a real headless Chromium: the permit page leads with what to do now (online and from
+the copy held on the device), and the dashboard below 1100 px is one card per permit, its filters in the URL."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.dashboard.test_permit_now import busy_site
+from tests.offline.offline_helpers import hold_permits, sign_in_controlled
+
+pytestmark = pytest.mark.browser
+TABLET = {"width": 1024, "height": 768}
+PHONE = {"width": 390, "height": 844}
+
+
+def test_the_first_screen_of_the_permit_page_says_what_to_do_and_starts_it(make, record, live_server, page, sign_in):
+    inspector = make.user("inspector")
+    permit = busy_site(make, record, inspectors=[inspector])
+    page.set_viewport_size(TABLET)
+    sign_in(page, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    storm = page.locator(".now-item[data-kind=storm_inspection]")
+    expect(storm).to_contain_text("Storm inspection: ")
+    expect(storm).to_contain_text("due by")
+    # On the first screen, with its button, without scrolling.
+    start = storm.get_by_role("button", name="Start")
+    box = start.bounding_box()
+    assert box["y"] + box["height"] <= TABLET["height"], box
+    expect(page.locator(".now-item").first).to_contain_text("Overdue")
+    # The rest is folded: photos are closed until asked for; the areas are open.
+    expect(page.locator("#photos")).to_be_hidden()
+    page.click("#fold-photos > summary")
+    expect(page.locator("#photos")).to_be_visible()
+    expect(page.locator("#areas")).to_be_visible()
+    expect(page.locator("[data-held-note]")).to_be_hidden()
+    # On a phone the items wrap: nothing runs off the side of the screen.
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    page.set_viewport_size(TABLET)
+
+    start.click()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    expect(page.locator("h1")).to_contain_text("Erosion control inspection")
+
+
+def test_the_held_permit_page_opens_offline_and_says_it_is_as_known_when_held(make, record, server, page):
+    inspector = make.user("inspector")
+    permit = busy_site(make, record, inspectors=[inspector])
+    page.set_viewport_size(TABLET)
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+
+    page.goto(f"{server.url}/permits/{permit.id}")
+    expect(page.locator("h1")).to_contain_text(permit.number)
+    note = page.locator("[data-held-note]")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text(re.compile(r"As known when held at \w{3} \d+, \d{4} \d+:\d\d [AP]M"))
+    expect(page.locator(".now-item[data-kind=stabilization]")).to_contain_text("Overdue")
+    expect(page.locator(".now-item[data-kind=storm_inspection]").get_by_role("button", name="Start")).to_be_visible()
+    box = note.bounding_box()
+    assert box["y"] < TABLET["height"]
+
+
+def test_the_dashboard_below_1100_px_is_one_card_per_permit_with_its_worst_status(make, record, live_server, page,
+                                                                                 sign_in):
+    late = busy_site(make, record, number="LM-2026-101")
+    calm = make.permit(number="LM-2026-102", construction_started_on=record.local_day(2),
+                       issued_on=record.local_day(30))
+    page.set_viewport_size(TABLET)
+    sign_in(page, make.user("agent"))
+    page.goto(f"{live_server.url}/dashboard/")
+    expect(page.locator(".board-table")).to_be_hidden()
+    card = page.locator(f"#card-{late.id}")
+    expect(card).to_be_visible()
+    expect(card.locator("h3")).to_contain_text("Overdue")
+    expect(card.locator("h3")).to_contain_text("LM-2026-101")
+    # One card per permit: the permit's several items are in it, not a card each.
+    assert page.locator(f"#card-{late.id}").count() == 1
+    assert card.locator("li").count() >= 3
+    assert page.locator(f"#card-{calm.id}").count() <= 1
+    # The reason folds out.
+    item = card.locator("li", has_text="Stabilization started")
+    expect(item.locator("cite")).to_be_hidden()
+    item.locator("summary").click()
+    expect(item.locator("cite")).to_have_text("CGP 2022 Part 2.2.14.a.i")
+    # The cards stack in one column on a phone and do not run off the screen.
+    page.set_viewport_size(PHONE)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], width
+    # Wide: the table, not the cards.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    expect(page.locator(".board-table")).to_be_visible()
+    expect(card).to_be_hidden()
+
+
+def test_dashboard_filters_stay_in_the_url_so_a_view_can_be_shared_and_reloaded(make, record, live_server, page,
+                                                                              sign_in):
+    late = busy_site(make, record, number="LM-2026-201")
+    page.set_viewport_size(TABLET)
+    sign_in(page, make.user("agent"))
+    page.goto(f"{live_server.url}/dashboard/")
+    card = page.locator(f"#card-{late.id}")
+    expect(card).to_contain_text("Erosion-control inspection")
+    page.select_option("select[name=kind]", "stabilization")
+    page.wait_for_url(re.compile(r"kind=stabilization"))
+    expect(card).not_to_contain_text("Erosion-control inspection")
+    expect(card).to_contain_text("Stabilization started")
+
+    shared = page.url
+    page.goto("about:blank")
+    page.goto(shared)
+    expect(page.locator("select[name=kind]")).to_have_value("stabilization")
+    expect(page.locator(f"#card-{late.id}")).to_contain_text("Stabilization started")
+    expect(page.locator(f"#card-{late.id}")).not_to_contain_text("Erosion-control inspection")
