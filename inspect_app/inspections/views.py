@@ -58,7 +58,7 @@ def section(permit: Permit, notice_form=None) -> dict:
                                             .where(CorrectiveAction.permit_id == permit.id)))
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
-            "notices": queries.notices_of(permit) if may_notice or current_user.role == "agent" else [],
+            "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": [a for a in findings.open_actions(permit) if a.id not in hidden_actions]}
 
