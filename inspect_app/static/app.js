@@ -61,26 +61,65 @@
           month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(new Date()).replace(" ", "T");
       }
     });
+    var posted = sessionStorage.getItem("posted-draft");
+    sessionStorage.removeItem("posted-draft");
+    if (posted) Drafts.del(posted);
+    root.querySelectorAll("form[data-draft]").forEach(function (form) { if (form.dataset.draft !== posted) restore(form); });
   }
+
+  // Unsaved typing survives a reload and a closed tab: a form[data-draft] keeps its fields on the device a
+  // moment after each change, gets them back when it opens (online or held), and forgets them once posted
+  // (the server has them then, or the outbox). Files and hidden fields are not kept: a photo chosen but not
+  // saved must be chosen again.
+  var Drafts = DeviceStore("drafts"), typing = null;
+  function fields(form) {
+    return Array.from(form.elements).filter(function (el) { return el.name && !/^(file|hidden|submit|button)$/.test(el.type); });
+  }
+  function keyOf(el) { return /^(radio|checkbox)$/.test(el.type) ? el.name + "=" + el.value : el.name; }
+  function keep(form) {
+    var kept = {}, parts = Array.from(document.querySelectorAll("[data-part*=' ']"), function (p) { return p.dataset.part; });
+    fields(form).forEach(function (el) { kept[keyOf(el)] = /^(radio|checkbox)$/.test(el.type) ? el.checked : el.value; });
+    clearTimeout(typing);
+    typing = setTimeout(function () { Drafts.put({ id: form.dataset.draft, fields: kept, parts: parts }); }, 300);
+  }
+  function restore(form) {
+    Drafts.get(form.dataset.draft).then(function (draft) {
+      if (!draft) return;
+      draft.parts.forEach(function (p) { if (!document.querySelector('[data-part="' + p + '"]')) addPart.apply(null, p.split(" ")); });
+      fields(form).forEach(function (el) {
+        var value = draft.fields[keyOf(el)];
+        if (value !== undefined) el[/^(radio|checkbox)$/.test(el.type) ? "checked" : "value"] = value;
+      });
+    });
+  }
+  document.addEventListener("input", function (evt) { if (evt.target.form && evt.target.form.dataset.draft) keep(evt.target.form); });
+  document.addEventListener("submit", function (evt) {
+    if (!evt.target.dataset.draft) return;
+    clearTimeout(typing);
+    sessionStorage.setItem("posted-draft", evt.target.dataset.draft);
+  });
   document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
   document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
 
   // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
   // this device makes, or removed again.
+  // data-part becomes "<template> <id>", so a kept draft can bring the part back.
+  function addPart(templateId, id) {
+    var part = document.getElementById(templateId).content.cloneNode(true);
+    part.querySelectorAll("[id], [name], [for], [aria-describedby], [data-part]").forEach(function (el) {
+      ["id", "name", "for", "aria-describedby", "data-part"].forEach(function (name) {
+        if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
+      });
+    });
+    document.querySelector('[data-list-of="' + templateId + '"]').appendChild(part);
+  }
   document.addEventListener("click", function (evt) {
     var add = evt.target.closest && evt.target.closest("[data-add]");
     var remove = evt.target.closest && evt.target.closest("[data-remove]");
-    if (add) {
-      var template = document.getElementById(add.getAttribute("data-add")), id = crypto.randomUUID();
-      var part = template.content.cloneNode(true);
-      part.querySelectorAll("[id], [name], [for], [aria-describedby]").forEach(function (el) {
-        ["id", "name", "for", "aria-describedby"].forEach(function (name) {
-          if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
-        });
-      });
-      document.querySelector('[data-list-of="' + template.id + '"]').appendChild(part);
-    } else if (remove) {
+    if (add) addPart(add.getAttribute("data-add"), crypto.randomUUID());
+    if (remove) {
       remove.closest("[data-part]").remove();
+      document.querySelectorAll("form[data-draft]").forEach(keep);
     }
   });
 

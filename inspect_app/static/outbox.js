@@ -117,10 +117,40 @@
     });
   }
 
+  // The previous release kept its outbox in a database of its own (LEGACY: sync operations, their files in
+  // "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
+  // then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
+  var LEGACY = "inspect-offline";
+  function legacyOutbox() {
+    return new Promise(function (resolve) {
+      var request = indexedDB.open(LEGACY);
+      request.onupgradeneeded = function () { request.transaction.abort(); };  // none on this device: make none
+      request.onerror = function () { resolve(null); };
+      request.onsuccess = function () {
+        var tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
+        var blobs = tx.objectStore("blobs").getAll();
+        tx.oncomplete = function () { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
+      };
+    });
+  }
+  function replayLegacy(legacy, csrf) {
+    return legacy.items.sort(byAge).reduce(function (chain, item) {
+      return legacy.blobs.reduce(function (up, held) {
+        var used = (item.blobs || []).some(function (ref) { return ref.sha256 === held.sha256; });
+        return used ? up.then(function () { return uploadBlob(held.sha256, held.blob, csrf); }) : up;
+      }, chain).then(function () {
+        return call("/sync/push", { method: "POST", body: JSON.stringify({ sent_at: new Date().toISOString(), ops: [item.op] }),
+                                    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
+      }).then(function (response) {  // 422: an operation the server can never take (malformed)
+        if (!response.ok && response.status !== 422) throw new Unreachable("legacy push " + response.status);
+      });
+    }, Promise.resolve()).then(function () { indexedDB.deleteDatabase(LEGACY); });
+  }
+
   function run() {
-    return FormStore.all().then(function (posts) {
-      var waiting = posts.filter(function (p) { return p.state === "waiting"; }).sort(byAge);
-      if (!waiting.length) { status.login = false; return null; }
+    return Promise.all([FormStore.all(), legacyOutbox()]).then(function (found) {
+      var waiting = found[0].filter(function (p) { return p.state === "waiting"; }).sort(byAge), legacy = found[1];
+      if (!waiting.length && !legacy) { status.login = false; return null; }
       status.lastTry = new Date();
       return session().then(function (csrf) {
         status.login = status.unreachable = false;
@@ -129,7 +159,7 @@
             // Another tab may have sent it (or the user corrected it) meanwhile.
             return fresh && fresh.state === "waiting" ? sendPost(fresh, csrf) : null;
           });
-        }, Promise.resolve());
+        }, legacy ? replayLegacy(legacy, csrf) : Promise.resolve());
       });
     }).then(function () { refresh(); }, function (error) {
       if (error instanceof LoginNeeded) status.login = true; else status.unreachable = true;

@@ -130,20 +130,18 @@ async function page(request) {
   }
 }
 
-async function staticFile(request, event) {
-  const cached = await caches.match(request);
-  const refresh = fetch(request).then(async (response) => {
-    if (response.ok) {
-      const cache = await caches.open(SHELL_CACHE);
-      await cache.put(request, response.clone());
-    }
+// The shell's files change only with VERSION (a digest of them, offline/views.py): served from the
+// cache with no refresh. Other static files: the network first, the cache when there is none.
+async function staticFile(request) {
+  const cached = await caches.match(request, { cacheName: SHELL_CACHE });
+  if (cached && SHELL.includes(new URL(request.url).pathname)) return cached;
+  try {
+    const response = await fetch(request);
+    if (response.ok) await (await caches.open(SHELL_CACHE)).put(request, response.clone());
     return response;
-  });
-  if (cached) {
-    event.waitUntil(refresh.catch(() => undefined));
-    return cached;
+  } catch (error) {
+    return cached || Response.error();
   }
-  return refresh;
 }
 
 // The permit page's "Start" form with no server: go to the offline form of that permit and type.
@@ -213,8 +211,12 @@ self.addEventListener("fetch", (event) => {
     return;
   }
   if (request.method !== "GET") return;
+  if (url.pathname === "/offline/saved") {  // shown only when a post did not reach the server: no network try
+    event.respondWith(caches.match(cacheKey(url), { cacheName: SHELL_CACHE }).then((saved) => saved || page(request)));
+    return;
+  }
   if (url.pathname.startsWith("/static/")) {
-    event.respondWith(staticFile(request, event));
+    event.respondWith(staticFile(request));
   } else if (isFragment(request) || url.pathname === "/sw.js") {
     return;  // straight to the network
   } else if (request.mode === "navigate" || (request.headers.get("Accept") || "").includes("text/html")
