@@ -2,28 +2,20 @@
 (function () {
   "use strict";
 
-  function csrfMeta() {
-    return document.querySelector('meta[name="csrf-token"]');
-  }
+  function csrfMeta() { return document.querySelector('meta[name="csrf-token"]'); }
 
   // Flask-WTF reads the token from this header on every non-GET htmx request.
   document.addEventListener("htmx:configRequest", function (evt) {
     var meta = csrfMeta();
-    if (meta && meta.content) {
-      evt.detail.headers["X-CSRFToken"] = meta.content;
-    }
+    if (meta && meta.content) evt.detail.headers["X-CSRFToken"] = meta.content;
   });
 
   document.addEventListener("htmx:beforeSwap", function (evt) {
-    var d = evt.detail;
-    var html = typeof d.serverResponse === "string" ? d.serverResponse : "";
+    var d = evt.detail, html = typeof d.serverResponse === "string" ? d.serverResponse : "";
 
     // hx-boost swaps only <body>; a new session (log in / log out) brings a new token in <head>.
-    var m = html.match(/<meta\s+name="csrf-token"\s+content="([^"]*)"/i);
-    var meta = csrfMeta();
-    if (m && meta) {
-      meta.content = m[1];
-    }
+    var m = html.match(/<meta\s+name="csrf-token"\s+content="([^"]*)"/i), meta = csrfMeta();
+    if (m && meta) meta.content = m[1];
 
     var status = d.xhr ? d.xhr.status : 0;
     // htmx 2 drops 4xx/5xx bodies. A boosted navigation should show our error page,
@@ -37,11 +29,8 @@
   // A boosted GET that cannot reach anything: let the browser navigate for real,
   // so the service worker can answer with a saved page or the offline page.
   document.addEventListener("htmx:sendError", function (evt) {
-    var d = evt.detail;
-    var cfg = d.requestConfig || {};
-    if (d.boosted && cfg.verb === "get" && cfg.path) {
-      window.location.href = cfg.path;
-    }
+    var d = evt.detail, cfg = d.requestConfig || {};
+    if (d.boosted && cfg.verb === "get" && cfg.path) window.location.href = cfg.path;
   });
 
   // Each form post carries its own key, so a post sent again from the outbox is applied once; a new
@@ -93,10 +82,8 @@
     });
   }
   document.addEventListener("input", function (evt) { if (evt.target.form && evt.target.form.dataset.draft) keep(evt.target.form); });
-  document.addEventListener("submit", function (evt) {
-    if (!evt.target.dataset.draft) return;
-    clearTimeout(typing);
-    sessionStorage.setItem("posted-draft", evt.target.dataset.draft);
+  document.addEventListener("submit", function (evt) {  // forgotten as the next page opens: the post goes first
+    if (evt.target.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", evt.target.dataset.draft); }
   });
   document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
   document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });

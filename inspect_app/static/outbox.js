@@ -92,8 +92,7 @@
   }
 
   function sendPost(post, csrf) {
-    var body = new FormData();
-    var uploads = Promise.resolve();
+    var body = new FormData(), uploads = Promise.resolve();
     post.entries.forEach(function (e) {
       if (typeof e[1] === "string") { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); return; }
       if (!e[1].size) return;  // a file input left empty
@@ -106,13 +105,9 @@
     }).then(function (response) {
       if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
       if (response.ok) return FormStore.del(post.id).then(changed);
-      if (response.status >= 500 || response.status === 409 || response.status === 429) {
-        throw new Unreachable("post " + response.status);
-      }
+      if (response.status >= 500 || response.status === 409 || response.status === 429) throw new Unreachable("post " + response.status);
       return response.text().then(function (html) {
-        post.state = "refused";
-        post.html = html;
-        return FormStore.put(post).then(changed);
+        return FormStore.put(Object.assign(post, { state: "refused", html: html })).then(changed);
       });
     });
   }
@@ -200,34 +195,21 @@
   function refresh() {
     return FormStore.all().then(function (posts) {
       var badge = document.getElementById("outbox-badge");
-      if (badge) {
-        badge.textContent = posts.length ? String(posts.length) : "";
-        badge.setAttribute("data-count", String(posts.length));
-      }
+      if (badge) badge.textContent = posts.length ? String(posts.length) : "";
+      if (badge) badge.setAttribute("data-count", String(posts.length));
       showLogin(posts.filter(function (p) { return p.state === "waiting"; }).length);
       renderOutbox(posts.sort(byAge));
     }, function () { /* no IndexedDB (private mode): nothing to show */ });
   }
 
-  function showLogin(waiting) {
-    var main = document.getElementById("main");
+  function showLogin(waiting) {  // the note is the page's own (base.html)
     var note = document.getElementById("outbox-login");
-    if (!status.login || !waiting) { if (note) note.remove(); return; }
-    if (!note && main) {
-      note = element("div", { id: "outbox-login", class: "flash flash-warning", role: "alert" });
-      main.insertBefore(note, main.firstChild);
-    }
-    if (note) {
-      note.textContent = "Your login has expired. Nothing is lost: " + waiting +
-        " item(s) wait on this device and are sent after you ";
-      note.appendChild(element("a", { href: "/login" }, "log in again"));
-      note.appendChild(document.createTextNode("."));
-    }
+    if (note) note.hidden = !(status.login && waiting);
+    if (note && waiting) note.querySelector("[data-waiting]").textContent = String(waiting);
   }
 
   function renderOutbox(posts) {
-    var list = document.getElementById("outbox-list");
-    var info = document.getElementById("outbox-status");
+    var list = document.getElementById("outbox-list"), info = document.getElementById("outbox-status");
     if (info) {
       info.textContent = status.login ? "Log in again to send." :
         status.unreachable ? "The server cannot be reached right now; it will be tried again by itself." +
@@ -288,8 +270,7 @@
       list.permits.forEach(function (p) { urls = urls.concat(p.urls); });
       say("Saving " + urls.length + " pages on this device…");
       return askWorker({ type: "hold", urls: urls }).then(function (saved) {
-        var now = new Date().toISOString();
-        var listed = {};
+        var now = new Date().toISOString(), listed = {};
         return Promise.all(list.permits.map(function (p) {
           listed[p.id] = true;
           return Held.put({ id: p.id, number: p.number, site_address: p.site_address, urls: p.urls, held_at: now,
@@ -326,23 +307,16 @@
   }
 
   // --- wiring ---------------------------------------------------------------------------------------
-  function onPage() {
-    refresh();
-    renderHeld();
-    syncSoon();
-  }
+  function onPage() { refresh(); renderHeld(); syncSoon(); }
 
   document.addEventListener("click", function (event) {
     var target = event.target.closest && event.target.closest("#sync-now, #hold-all");
     if (!target) return;
     event.preventDefault();
-    if (target.id === "sync-now") {
-      var info = document.getElementById("outbox-status");
-      if (info) info.textContent = "Sending…";
-      syncNow();
-    } else {
-      holdAll();
-    }
+    if (target.id === "hold-all") return holdAll();
+    var info = document.getElementById("outbox-status");
+    if (info) info.textContent = "Sending…";
+    syncNow();
   });
   document.addEventListener("htmx:afterRequest", function (event) {
     if (event.detail && event.detail.successful) syncSoon();
@@ -354,11 +328,7 @@
   window.addEventListener("online", syncSoon);
   if (channel) channel.onmessage = function () { refresh(); };
   setInterval(syncNow, TIMER_MS);
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", onPage);
-  } else {
-    onPage();
-  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage); else onPage();
 
   window.Outbox = { syncNow: syncNow, syncSoon: syncSoon, refresh: refresh, holdAll: holdAll, status: status };
 })();

@@ -36,7 +36,6 @@ const SHELL = [
   "/static/icons/icon-512.png",
 ];
 const NETWORK_TIMEOUT_MS = 4000;
-const HOLD_PARALLEL = 4;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout|sync\/)/;
@@ -59,9 +58,7 @@ self.addEventListener("activate", (event) => {
 
 self.addEventListener("message", (event) => {
   // Signing out on a shared tablet: forget the pages of the previous user.
-  if (event.data && event.data.type === "forget-pages") {
-    event.waitUntil(caches.delete(PAGE_CACHE));
-  }
+  if (event.data && event.data.type === "forget-pages") event.waitUntil(caches.delete(PAGE_CACHE));
   // "Make my permits available offline": cache each page; answer which ones were saved.
   if (event.data && event.data.type === "hold" && event.ports[0]) {
     event.waitUntil(hold(event.data.urls || []).then((saved) => event.ports[0].postMessage(saved)));
@@ -73,25 +70,20 @@ function cacheKey(url) {
   return parsed.pathname + parsed.search;
 }
 
+// All asked for at once: a browser opens a few connections to a host at most (six), the rest queue there.
 async function hold(urls) {
   const cache = await caches.open(PAGE_CACHE);
   const saved = {};
-  const queue = urls.slice();
-  async function worker() {
-    while (queue.length) {
-      const url = queue.shift();
-      try {
-        const response = await fetch(url, { credentials: "same-origin", cache: "no-store",
-                                            headers: { Accept: "text/html" } });
-        const type = response.headers.get("Content-Type") || "";
-        saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
-        if (saved[url]) await cache.put(cacheKey(url), response);
-      } catch (error) {
-        saved[url] = false;
-      }
+  await Promise.all(urls.map(async (url) => {
+    try {
+      const response = await fetch(url, { credentials: "same-origin", cache: "no-store", headers: { Accept: "text/html" } });
+      const type = response.headers.get("Content-Type") || "";
+      saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
+      if (saved[url]) await cache.put(cacheKey(url), response);
+    } catch (error) {
+      saved[url] = false;
     }
-  }
-  await Promise.all(Array.from({ length: HOLD_PARALLEL }, worker));
+  }));
   return saved;
 }
 
@@ -112,7 +104,7 @@ async function pageFromNetwork(request) {
   const type = response.headers.get("Content-Type") || "";
   if (response.ok && !response.redirected && type.startsWith("text/html")) {
     const cache = await caches.open(PAGE_CACHE);
-    await cache.put(new URL(request.url).pathname + new URL(request.url).search, response.clone());
+    await cache.put(cacheKey(request.url), response.clone());
   }
   return response;
 }
@@ -121,8 +113,7 @@ async function page(request) {
   try {
     return await pageFromNetwork(request);
   } catch (error) {
-    const url = new URL(request.url);
-    const key = url.pathname + url.search;
+    const key = cacheKey(request.url);
     const cached = await caches.match(key, { cacheName: PAGE_CACHE }) || await caches.match(key, { cacheName: SHELL_CACHE });
     if (cached) return cached;
     const offline = await caches.match("/offline", { cacheName: SHELL_CACHE });
