@@ -4,7 +4,10 @@
 (function () {
   "use strict";
 
-  if (window.InspectionForms) return;  // loaded again by a boosted page: htmx:load sets up its elements
+  if (window.InspectionForms) {
+    window.InspectionForms.init(document);
+    return;
+  }
 
   // Pad: <div data-signature-pad> with a <canvas>, a hidden input[data-signature-value] that receives
   // the PNG as a data URL, and a button[data-signature-clear].

@@ -188,23 +188,17 @@ self.addEventListener("fetch", (event) => {
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
-    event.respondWith(startInspection(request, decodeURIComponent(start[1])));
-    return;
+    return event.respondWith(startInspection(request, decodeURIComponent(start[1])));
   }
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname)) {
-    event.respondWith(formPost(request));
-    return;
+    return event.respondWith(formPost(request));
   }
   const fix = CORRECTION.exec(url.pathname);
-  if (request.method === "GET" && fix) {
-    event.respondWith(correction(fix[1]));
-    return;
-  }
+  if (request.method === "GET" && fix) return event.respondWith(correction(fix[1]));
   if (request.method !== "GET") return;
   if (url.pathname === "/offline/saved") {  // shown only when a post did not reach the server: no network try
-    event.respondWith(caches.match(cacheKey(url), { cacheName: SHELL_CACHE }).then((saved) => saved || page(request)));
-    return;
+    return event.respondWith(caches.match(cacheKey(url), { cacheName: SHELL_CACHE }).then((saved) => saved || page(request)));
   }
   if (url.pathname.startsWith("/static/")) {
     event.respondWith(staticFile(request));
