@@ -52,6 +52,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     # §380-16 C(2)-(3): the five scheduled inspections are the engineer's; agents do periodic/random ones.
     "inspection.regulatory": frozenset({"inspector"}),
     "inspection.notice": frozenset({"inspector"}),
+    # §380-16 C(3): the 24-hour notices are given by the engineer and read by the town's agents.
+    "inspection.notice.view": frozenset({"inspector", "agent"}),
     "finding.review": frozenset({"agent"}),
     "action.close": frozenset({"inspector", "agent", "permittee"}),
     "photo.add": frozenset({"inspector", "agent", "permittee"}),
@@ -71,6 +73,8 @@ ACTIONS: dict[str, frozenset[str]] = {
     "dashboard.view": frozenset({"agent", "admin"}),
     "dashboard.my_day": frozenset({"inspector"}),
     "dashboard.calendar": frozenset({"inspector", "agent", "admin"}),
+    # Another inspector's calendar: the town's, not a fellow inspector's (an inspector reads their own).
+    "dashboard.calendar.others": frozenset({"agent", "admin"}),
     "users.manage": frozenset({"admin"}),
     "mail.view": frozenset({"admin"}),
 }

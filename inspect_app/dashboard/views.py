@@ -9,7 +9,7 @@ from jinja2_fragments.flask import render_block
 from sqlalchemy import select
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import permit_or_404, require, visible_permits
+from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
 from inspect_app.dashboard import exports, maps, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
@@ -108,7 +108,8 @@ def calendar(user_id: str):
     """An iCalendar feed of the inspections due on an inspector's permits (the inspector or their town)."""
     inspector = db.get_or_404(User, user_id)
     require("dashboard.calendar")
-    if inspector.role != "inspector" or (current_user.role == "inspector" and current_user.id != inspector.id):
+    if inspector.role != "inspector" or (current_user.id != inspector.id
+                                         and not allowed(current_user, "dashboard.calendar.others")):
         abort(403)
     # An inspector works for no town: theirs is the calendar of a town whose permits they work on.
     assigned = select(PermitAssignment.permit_id).where(PermitAssignment.user_id == inspector.id)

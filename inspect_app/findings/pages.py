@@ -20,7 +20,6 @@ def page_context(inspection: Inspection, **overrides) -> dict:
     picked = overrides.pop("forms_for", {})
     return {
         "findings": list(inspection.findings), "findings_editable": editable,
-        "finding_form": overrides.pop("finding_form", None) or forms.finding_form(permit),
         "action_form": lambda f: picked.get(f"action-{f.id}") or forms.action_form(permit, f.id, formdata=None),
         "close_form": lambda a: picked.get(f"close-{a.id}")
         or forms.CloseOutForm(prefix=f"close-{a.id}", formdata=None),

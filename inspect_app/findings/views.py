@@ -1,4 +1,7 @@
-"""In-page (htmx) edits of a report's findings, corrective actions and punch list, and their review."""
+"""In-page (htmx) edits of a report's findings, corrective actions and punch list, and their review.
+
+A new finding is added as a repeatable part of the report form itself (findings/report_parts.py), saved or
+submitted with the report, online or from the outbox: there is no second way to add one here."""
 from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
@@ -49,25 +52,6 @@ def _action(action_id: str) -> CorrectiveAction:
     action = db.get_or_404(CorrectiveAction, action_id)
     _finding(action.finding_id)
     return action
-
-
-@bp.post("/inspections/<inspection_id>/findings")
-def add(inspection_id: str):
-    """Record a finding on the draft report."""
-    inspection = load_inspection(inspection_id, edit=True)
-    if inspection.is_submitted:
-        return locked(inspection, str(ReportLocked(inspection)))
-    form = forms.finding_form(inspection.permit)
-    if form.validate_on_submit():
-        fields = {n: f.data for n, f in form._fields.items() if n != "csrf_token"}
-        try:
-            services.add_finding(current_user, inspection, **fields)
-        except services.FindingError as error:
-            getattr(form, error.field).errors.append(str(error))
-        else:
-            db.session.commit()
-            return _answer(inspection)
-    return _answer(inspection, status=422, finding_form=form)
 
 
 @bp.post("/findings/<finding_id>/delete")

@@ -56,7 +56,7 @@ def section(permit: Permit, notice_form=None) -> dict:
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
-            "notices": queries.notices_of(permit) if may_notice or current_user.role == "agent" else [],
+            "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": visible_open_actions(permit)}
 

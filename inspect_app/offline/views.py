@@ -84,7 +84,7 @@ def pages():
     permits = list(db.session.scalars(query))
     reports = _reports_with_open_actions([p.id for p in permits])
     held_permits = [_permit_pages(p, reports.get(p.id, set())) for p in permits]
-    names = COMMON_PAGES + (PERMITTEE_PAGES if current_user.role == "permittee" else ())
+    names = COMMON_PAGES + (PERMITTEE_PAGES if allowed(current_user, "permit.list_mine") else ())
     common = [url_for(name) for name in names if name in current_app.view_functions]
     return jsonify({"permits": held_permits, "common": common, "listed_at": utcnow().isoformat()})
 

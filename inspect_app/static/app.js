@@ -2,28 +2,20 @@
 (function () {
   "use strict";
 
-  function csrfMeta() {
-    return document.querySelector('meta[name="csrf-token"]');
-  }
+  function csrfMeta() { return document.querySelector('meta[name="csrf-token"]'); }
 
   // Flask-WTF reads the token from this header on every non-GET htmx request.
   document.addEventListener("htmx:configRequest", function (evt) {
     var meta = csrfMeta();
-    if (meta && meta.content) {
-      evt.detail.headers["X-CSRFToken"] = meta.content;
-    }
+    if (meta && meta.content) evt.detail.headers["X-CSRFToken"] = meta.content;
   });
 
   document.addEventListener("htmx:beforeSwap", function (evt) {
-    var d = evt.detail;
-    var html = typeof d.serverResponse === "string" ? d.serverResponse : "";
+    var d = evt.detail, html = typeof d.serverResponse === "string" ? d.serverResponse : "";
 
     // hx-boost swaps only <body>; a new session (log in / log out) brings a new token in <head>.
-    var m = html.match(/<meta\s+name="csrf-token"\s+content="([^"]*)"/i);
-    var meta = csrfMeta();
-    if (m && meta) {
-      meta.content = m[1];
-    }
+    var m = html.match(/<meta\s+name="csrf-token"\s+content="([^"]*)"/i), meta = csrfMeta();
+    if (m && meta) meta.content = m[1];
 
     var status = d.xhr ? d.xhr.status : 0;
     // htmx 2 drops 4xx/5xx bodies. A boosted navigation should show our error page,
@@ -37,11 +29,8 @@
   // A boosted GET that cannot reach anything: let the browser navigate for real,
   // so the service worker can answer with a saved page or the offline page.
   document.addEventListener("htmx:sendError", function (evt) {
-    var d = evt.detail;
-    var cfg = d.requestConfig || {};
-    if (d.boosted && cfg.verb === "get" && cfg.path) {
-      window.location.href = cfg.path;
-    }
+    var d = evt.detail, cfg = d.requestConfig || {};
+    if (d.boosted && cfg.verb === "get" && cfg.path) window.location.href = cfg.path;
   });
 
   // Each form post carries its own key, so a post sent again from the outbox is applied once; a new
@@ -61,26 +50,63 @@
           month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(new Date()).replace(" ", "T");
       }
     });
+    var posted = sessionStorage.getItem("posted-draft");
+    sessionStorage.removeItem("posted-draft");
+    if (posted) Drafts.del(posted);
+    root.querySelectorAll("form[data-draft]").forEach(function (form) { if (form.dataset.draft !== posted) restore(form); });
   }
+
+  // Unsaved typing survives a reload and a closed tab: a form[data-draft] keeps its fields on the device a
+  // moment after each change, gets them back when it opens (online or held), and forgets them once posted
+  // (the server has them then, or the outbox). Files and hidden fields are not kept: a photo chosen but not
+  // saved must be chosen again.
+  var Drafts = DeviceStore("drafts"), typing = null;
+  function fields(form) {
+    return Array.from(form.elements).filter(function (el) { return el.name && !/^(file|hidden|submit|button)$/.test(el.type); });
+  }
+  function keyOf(el) { return /^(radio|checkbox)$/.test(el.type) ? el.name + "=" + el.value : el.name; }
+  function keep(form) {
+    var kept = {}, parts = Array.from(document.querySelectorAll("[data-part*=' ']"), function (p) { return p.dataset.part; });
+    fields(form).forEach(function (el) { kept[keyOf(el)] = /^(radio|checkbox)$/.test(el.type) ? el.checked : el.value; });
+    clearTimeout(typing);
+    typing = setTimeout(function () { Drafts.put({ id: form.dataset.draft, fields: kept, parts: parts }); }, 300);
+  }
+  function restore(form) {
+    Drafts.get(form.dataset.draft).then(function (draft) {
+      if (!draft) return;
+      draft.parts.forEach(function (p) { if (!document.querySelector('[data-part="' + p + '"]')) addPart.apply(null, p.split(" ")); });
+      fields(form).forEach(function (el) {
+        var value = draft.fields[keyOf(el)];
+        if (value !== undefined) el[/^(radio|checkbox)$/.test(el.type) ? "checked" : "value"] = value;
+      });
+    });
+  }
+  document.addEventListener("input", function (evt) { if (evt.target.form && evt.target.form.dataset.draft) keep(evt.target.form); });
+  document.addEventListener("submit", function (evt) {  // forgotten as the next page opens: the post goes first
+    if (evt.target.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", evt.target.dataset.draft); }
+  });
   document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
   document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
 
   // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
   // this device makes, or removed again.
+  // data-part becomes "<template> <id>", so a kept draft can bring the part back.
+  function addPart(templateId, id) {
+    var part = document.getElementById(templateId).content.cloneNode(true);
+    part.querySelectorAll("[id], [name], [for], [aria-describedby], [data-part]").forEach(function (el) {
+      ["id", "name", "for", "aria-describedby", "data-part"].forEach(function (name) {
+        if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
+      });
+    });
+    document.querySelector('[data-list-of="' + templateId + '"]').appendChild(part);
+  }
   document.addEventListener("click", function (evt) {
     var add = evt.target.closest && evt.target.closest("[data-add]");
     var remove = evt.target.closest && evt.target.closest("[data-remove]");
-    if (add) {
-      var template = document.getElementById(add.getAttribute("data-add")), id = crypto.randomUUID();
-      var part = template.content.cloneNode(true);
-      part.querySelectorAll("[id], [name], [for], [aria-describedby]").forEach(function (el) {
-        ["id", "name", "for", "aria-describedby"].forEach(function (name) {
-          if (el.hasAttribute(name)) el.setAttribute(name, el.getAttribute(name).split("__id__").join(id));
-        });
-      });
-      document.querySelector('[data-list-of="' + template.id + '"]').appendChild(part);
-    } else if (remove) {
+    if (add) addPart(add.getAttribute("data-add"), crypto.randomUUID());
+    if (remove) {
       remove.closest("[data-part]").remove();
+      document.querySelectorAll("form[data-draft]").forEach(keep);
     }
   });
 

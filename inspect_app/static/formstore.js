@@ -3,14 +3,15 @@
 //   {id, url, entries: [[name, text or File]] (files kept as their bytes: see FormStore), key (Idempotency-Key), created_at,
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
 // - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
+// - drafts: a form's unsaved typing {id (its data-draft), fields: {name or name=value: value or checked}, parts}.
 var DeviceStore = (function () {
   "use strict";
   var opening = null;
   function open() {
     opening = opening || new Promise(function (resolve, reject) {
-      var request = indexedDB.open("inspect-forms", 2);
+      var request = indexedDB.open("inspect-forms", 3);
       request.onupgradeneeded = function () {
-        ["posts", "held"].forEach(function (name) {
+        ["posts", "held", "drafts"].forEach(function (name) {
           if (!request.result.objectStoreNames.contains(name)) request.result.createObjectStore(name, { keyPath: "id" });
         });
       };

@@ -92,8 +92,7 @@
   }
 
   function sendPost(post, csrf) {
-    var body = new FormData();
-    var uploads = Promise.resolve();
+    var body = new FormData(), uploads = Promise.resolve();
     post.entries.forEach(function (e) {
       if (typeof e[1] === "string") { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); return; }
       if (!e[1].size) return;  // a file input left empty
@@ -106,21 +105,47 @@
     }).then(function (response) {
       if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
       if (response.ok) return FormStore.del(post.id).then(changed);
-      if (response.status >= 500 || response.status === 409 || response.status === 429) {
-        throw new Unreachable("post " + response.status);
-      }
+      if (response.status >= 500 || response.status === 409 || response.status === 429) throw new Unreachable("post " + response.status);
       return response.text().then(function (html) {
-        post.state = "refused";
-        post.html = html;
-        return FormStore.put(post).then(changed);
+        return FormStore.put(Object.assign(post, { state: "refused", html: html })).then(changed);
       });
     });
   }
 
+  // The previous release kept its outbox in a database of its own (LEGACY: sync operations, their files in
+  // "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
+  // then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
+  var LEGACY = "inspect-offline";
+  function legacyOutbox() {
+    return new Promise(function (resolve) {
+      var request = indexedDB.open(LEGACY);
+      request.onupgradeneeded = function () { request.transaction.abort(); };  // none on this device: make none
+      request.onerror = function () { resolve(null); };
+      request.onsuccess = function () {
+        var tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
+        var blobs = tx.objectStore("blobs").getAll();
+        tx.oncomplete = function () { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
+      };
+    });
+  }
+  function replayLegacy(legacy, csrf) {
+    return legacy.items.sort(byAge).reduce(function (chain, item) {
+      return legacy.blobs.reduce(function (up, held) {
+        var used = (item.blobs || []).some(function (ref) { return ref.sha256 === held.sha256; });
+        return used ? up.then(function () { return uploadBlob(held.sha256, held.blob, csrf); }) : up;
+      }, chain).then(function () {
+        return call("/sync/push", { method: "POST", body: JSON.stringify({ sent_at: new Date().toISOString(), ops: [item.op] }),
+                                    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
+      }).then(function (response) {  // 422: an operation the server can never take (malformed)
+        if (!response.ok && response.status !== 422) throw new Unreachable("legacy push " + response.status);
+      });
+    }, Promise.resolve()).then(function () { indexedDB.deleteDatabase(LEGACY); });
+  }
+
   function run() {
-    return FormStore.all().then(function (posts) {
-      var waiting = posts.filter(function (p) { return p.state === "waiting"; }).sort(byAge);
-      if (!waiting.length) { status.login = false; return null; }
+    return Promise.all([FormStore.all(), legacyOutbox()]).then(function (found) {
+      var waiting = found[0].filter(function (p) { return p.state === "waiting"; }).sort(byAge), legacy = found[1];
+      if (!waiting.length && !legacy) { status.login = false; return null; }
       status.lastTry = new Date();
       return session().then(function (csrf) {
         status.login = status.unreachable = false;
@@ -129,7 +154,7 @@
             // Another tab may have sent it (or the user corrected it) meanwhile.
             return fresh && fresh.state === "waiting" ? sendPost(fresh, csrf) : null;
           });
-        }, Promise.resolve());
+        }, legacy ? replayLegacy(legacy, csrf) : Promise.resolve());
       });
     }).then(function () { refresh(); }, function (error) {
       if (error instanceof LoginNeeded) status.login = true; else status.unreachable = true;
@@ -170,34 +195,21 @@
   function refresh() {
     return FormStore.all().then(function (posts) {
       var badge = document.getElementById("outbox-badge");
-      if (badge) {
-        badge.textContent = posts.length ? String(posts.length) : "";
-        badge.setAttribute("data-count", String(posts.length));
-      }
+      if (badge) badge.textContent = posts.length ? String(posts.length) : "";
+      if (badge) badge.setAttribute("data-count", String(posts.length));
       showLogin(posts.filter(function (p) { return p.state === "waiting"; }).length);
       renderOutbox(posts.sort(byAge));
     }, function () { /* no IndexedDB (private mode): nothing to show */ });
   }
 
-  function showLogin(waiting) {
-    var main = document.getElementById("main");
+  function showLogin(waiting) {  // the note is the page's own (base.html)
     var note = document.getElementById("outbox-login");
-    if (!status.login || !waiting) { if (note) note.remove(); return; }
-    if (!note && main) {
-      note = element("div", { id: "outbox-login", class: "flash flash-warning", role: "alert" });
-      main.insertBefore(note, main.firstChild);
-    }
-    if (note) {
-      note.textContent = "Your login has expired. Nothing is lost: " + waiting +
-        " item(s) wait on this device and are sent after you ";
-      note.appendChild(element("a", { href: "/login" }, "log in again"));
-      note.appendChild(document.createTextNode("."));
-    }
+    if (note) note.hidden = !(status.login && waiting);
+    if (note && waiting) note.querySelector("[data-waiting]").textContent = String(waiting);
   }
 
   function renderOutbox(posts) {
-    var list = document.getElementById("outbox-list");
-    var info = document.getElementById("outbox-status");
+    var list = document.getElementById("outbox-list"), info = document.getElementById("outbox-status");
     if (info) {
       info.textContent = status.login ? "Log in again to send." :
         status.unreachable ? "The server cannot be reached right now; it will be tried again by itself." +
@@ -258,8 +270,7 @@
       list.permits.forEach(function (p) { urls = urls.concat(p.urls); });
       say("Saving " + urls.length + " pages on this device…");
       return askWorker({ type: "hold", urls: urls }).then(function (saved) {
-        var now = new Date().toISOString();
-        var listed = {};
+        var now = new Date().toISOString(), listed = {};
         return Promise.all(list.permits.map(function (p) {
           listed[p.id] = true;
           return Held.put({ id: p.id, number: p.number, site_address: p.site_address, urls: p.urls, held_at: now,
@@ -296,23 +307,16 @@
   }
 
   // --- wiring ---------------------------------------------------------------------------------------
-  function onPage() {
-    refresh();
-    renderHeld();
-    syncSoon();
-  }
+  function onPage() { refresh(); renderHeld(); syncSoon(); }
 
   document.addEventListener("click", function (event) {
     var target = event.target.closest && event.target.closest("#sync-now, #hold-all");
     if (!target) return;
     event.preventDefault();
-    if (target.id === "sync-now") {
-      var info = document.getElementById("outbox-status");
-      if (info) info.textContent = "Sending…";
-      syncNow();
-    } else {
-      holdAll();
-    }
+    if (target.id === "hold-all") return holdAll();
+    var info = document.getElementById("outbox-status");
+    if (info) info.textContent = "Sending…";
+    syncNow();
   });
   document.addEventListener("htmx:afterRequest", function (event) {
     if (event.detail && event.detail.successful) syncSoon();
@@ -324,11 +328,7 @@
   window.addEventListener("online", syncSoon);
   if (channel) channel.onmessage = function () { refresh(); };
   setInterval(syncNow, TIMER_MS);
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", onPage);
-  } else {
-    onPage();
-  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage); else onPage();
 
   window.Outbox = { syncNow: syncNow, syncSoon: syncSoon, refresh: refresh, holdAll: holdAll, status: status };
 })();

@@ -3,15 +3,11 @@
 (function () {
   "use strict";
   // The picker includes this script and htmx runs it again after each swap: listen only once.
-  if (window.photoPickerReady) {
-    return;
-  }
+  if (window.photoPickerReady) return;
   window.photoPickerReady = true;
 
   function uploadPicker(elt) {
-    if (!elt || !elt.matches || !elt.matches("[data-photo-upload]")) {
-      return null;
-    }
+    if (!elt || !elt.matches || !elt.matches("[data-photo-upload]")) return null;
     return elt.closest(".photo-picker");
   }
 
@@ -25,9 +21,7 @@
 
   document.addEventListener("htmx:beforeRequest", function (evt) {
     var picker = uploadPicker(evt.detail.elt);
-    if (!picker) {
-      return;
-    }
+    if (!picker) return;
     var input = picker.querySelector('input[type="file"][name="photo"]');
     var file = input && input.files && input.files[0];
     var limit = Number(picker.dataset.maxBytes || 0);
@@ -40,9 +34,7 @@
   // htmx does not swap error responses other than 422; these have no picker to show.
   document.addEventListener("htmx:responseError", function (evt) {
     var picker = uploadPicker(evt.detail.elt);
-    if (!picker) {
-      return;
-    }
+    if (!picker) return;
     var status = evt.detail.xhr ? evt.detail.xhr.status : 0;
     if (status === 413) {
       say(picker, picker.dataset.tooLarge);

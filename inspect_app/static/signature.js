@@ -12,13 +12,10 @@
   // Pad: <div data-signature-pad> with a <canvas>, a hidden input[data-signature-value] that receives
   // the PNG as a data URL, and a button[data-signature-clear].
   function setUpPad(pad) {
-    var canvas = pad.querySelector("canvas");
-    var input = pad.querySelector("[data-signature-value]");
+    var canvas = pad.querySelector("canvas"), input = pad.querySelector("[data-signature-value]");
     var clear = pad.querySelector("[data-signature-clear]");
     if (!canvas || !input) return;
-    var ctx = canvas.getContext("2d");
-    var drawing = false;
-    var last = null;
+    var ctx = canvas.getContext("2d"), drawing = false, last = null;
 
     function size() {
       // Draw at the screen's real pixel density so the stroke is sharp; keep what was drawn.
@@ -28,10 +25,7 @@
       canvas.width = Math.max(1, Math.round(box.width * ratio));
       canvas.height = Math.max(1, Math.round(box.height * ratio));
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      ctx.lineWidth = 2.5;
-      ctx.lineCap = "round";
-      ctx.lineJoin = "round";
-      ctx.strokeStyle = "#111";
+      Object.assign(ctx, { lineWidth: 2.5, lineCap: "round", lineJoin: "round", strokeStyle: "#111" });
       if (kept) redraw(kept);
     }
 
@@ -76,9 +70,7 @@
       input.value = canvas.toDataURL("image/png");
       pad.classList.add("signed");
     }
-    canvas.addEventListener("pointerup", finish);
-    canvas.addEventListener("pointercancel", finish);
-    canvas.addEventListener("pointerleave", finish);
+    ["pointerup", "pointercancel", "pointerleave"].forEach(function (type) { canvas.addEventListener(type, finish); });
 
     if (clear) {
       clear.addEventListener("click", function () {

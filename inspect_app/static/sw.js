@@ -40,7 +40,6 @@ const SHELL = [
   "/static/icons/icon-512.png",
 ];
 const NETWORK_TIMEOUT_MS = 4000;
-const HOLD_PARALLEL = 4;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout|sync\/)/;
@@ -63,9 +62,7 @@ self.addEventListener("activate", (event) => {
 
 self.addEventListener("message", (event) => {
   // Signing out on a shared tablet: forget the pages of the previous user.
-  if (event.data && event.data.type === "forget-pages") {
-    event.waitUntil(caches.delete(PAGE_CACHE));
-  }
+  if (event.data && event.data.type === "forget-pages") event.waitUntil(caches.delete(PAGE_CACHE));
   // "Make my permits available offline": cache each page; answer which ones were saved.
   if (event.data && event.data.type === "hold" && event.ports[0]) {
     event.waitUntil(hold(event.data.urls || []).then((saved) => event.ports[0].postMessage(saved)));
@@ -77,25 +74,20 @@ function cacheKey(url) {
   return parsed.pathname + parsed.search;
 }
 
+// All asked for at once: a browser opens a few connections to a host at most (six), the rest queue there.
 async function hold(urls) {
   const cache = await caches.open(PAGE_CACHE);
   const saved = {};
-  const queue = urls.slice();
-  async function worker() {
-    while (queue.length) {
-      const url = queue.shift();
-      try {
-        const response = await fetch(url, { credentials: "same-origin", cache: "no-store",
-                                            headers: { Accept: "text/html" } });
-        const type = response.headers.get("Content-Type") || "";
-        saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
-        if (saved[url]) await cache.put(cacheKey(url), response);
-      } catch (error) {
-        saved[url] = false;
-      }
+  await Promise.all(urls.map(async (url) => {
+    try {
+      const response = await fetch(url, { credentials: "same-origin", cache: "no-store", headers: { Accept: "text/html" } });
+      const type = response.headers.get("Content-Type") || "";
+      saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
+      if (saved[url]) await cache.put(cacheKey(url), response);
+    } catch (error) {
+      saved[url] = false;
     }
-  }
-  await Promise.all(Array.from({ length: HOLD_PARALLEL }, worker));
+  }));
   return saved;
 }
 
@@ -116,7 +108,7 @@ async function pageFromNetwork(request) {
   const type = response.headers.get("Content-Type") || "";
   if (response.ok && !response.redirected && type.startsWith("text/html")) {
     const cache = await caches.open(PAGE_CACHE);
-    await cache.put(new URL(request.url).pathname + new URL(request.url).search, response.clone());
+    await cache.put(cacheKey(request.url), response.clone());
   }
   return response;
 }
@@ -125,8 +117,7 @@ async function page(request) {
   try {
     return await pageFromNetwork(request);
   } catch (error) {
-    const url = new URL(request.url);
-    const key = url.pathname + url.search;
+    const key = cacheKey(request.url);
     const held = await caches.match(key, { cacheName: PAGE_CACHE });
     if (held) return heldCopy(held);
     const cached = await caches.match(key, { cacheName: SHELL_CACHE });
@@ -145,20 +136,18 @@ async function heldCopy(response) {
   return new Response(html, { status: response.status, statusText: response.statusText, headers });
 }
 
-async function staticFile(request, event) {
-  const cached = await caches.match(request);
-  const refresh = fetch(request).then(async (response) => {
-    if (response.ok) {
-      const cache = await caches.open(SHELL_CACHE);
-      await cache.put(request, response.clone());
-    }
+// The shell's files change only with VERSION (a digest of them, offline/views.py): served from the
+// cache with no refresh. Other static files: the network first, the cache when there is none.
+async function staticFile(request) {
+  const cached = await caches.match(request, { cacheName: SHELL_CACHE });
+  if (cached && SHELL.includes(new URL(request.url).pathname)) return cached;
+  try {
+    const response = await fetch(request);
+    if (response.ok) await (await caches.open(SHELL_CACHE)).put(request, response.clone());
     return response;
-  });
-  if (cached) {
-    event.waitUntil(refresh.catch(() => undefined));
-    return cached;
+  } catch (error) {
+    return cached || Response.error();
   }
-  return refresh;
 }
 
 // The permit page's "Start" form with no server: go to the offline form of that permit and type.
@@ -214,22 +203,20 @@ self.addEventListener("fetch", (event) => {
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
-    event.respondWith(startInspection(request, decodeURIComponent(start[1])));
-    return;
+    return event.respondWith(startInspection(request, decodeURIComponent(start[1])));
   }
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname)) {
-    event.respondWith(formPost(request));
-    return;
+    return event.respondWith(formPost(request));
   }
   const fix = CORRECTION.exec(url.pathname);
-  if (request.method === "GET" && fix) {
-    event.respondWith(correction(fix[1]));
-    return;
-  }
+  if (request.method === "GET" && fix) return event.respondWith(correction(fix[1]));
   if (request.method !== "GET") return;
+  if (url.pathname === "/offline/saved") {  // shown only when a post did not reach the server: no network try
+    return event.respondWith(caches.match(cacheKey(url), { cacheName: SHELL_CACHE }).then((saved) => saved || page(request)));
+  }
   if (url.pathname.startsWith("/static/")) {
-    event.respondWith(staticFile(request, event));
+    event.respondWith(staticFile(request));
   } else if (isFragment(request) || url.pathname === "/sw.js") {
     return;  // straight to the network
   } else if (request.mode === "navigate" || (request.headers.get("Accept") || "").includes("text/html")

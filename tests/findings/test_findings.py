@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
@@ -16,7 +17,7 @@ from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.services import profiles
 from inspect_app.types import LOCAL_TZ, utcnow
-from tests.inspections.report_helpers import filled, start, submit
+from tests.inspections.report_helpers import error_beside, filled, save_with_finding, start, submit
 
 ET = ZoneInfo("America/New_York")
 
@@ -30,9 +31,8 @@ def site(make):
 
 
 def _finding(client, inspection, text="Silt fence down at the north edge", **extra) -> Finding:
-    response = client.post(f"/inspections/{inspection.id}/findings", {
-        "finding-description": text, "finding-severity": "minor", **extra}, htmx="findings")
-    assert response.status_code == 200, response.text
+    response = save_with_finding(client, inspection, text, **extra)
+    assert response.status_code == 303, response.text
     return db.session.scalar(select(Finding).where(Finding.description == text))
 
 
@@ -170,7 +170,7 @@ def test_a_finding_must_name_the_permits_own_area(site, signed_in, make):
     other = make.permit(areas=["Elsewhere"])
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "periodic")
-    response = client.post(f"/inspections/{inspection.id}/findings", {
-        "finding-description": "Bare soil", "finding-severity": "minor", "finding-area_id": other.areas[0].id}, htmx="findings")
-    assert response.status_code == 422 and "Not a valid choice" in response.text
+    response = save_with_finding(client, inspection, "Bare soil", area_id=other.areas[0].id)
+    [field] = set(re.findall(r'name="(finding-new-[0-9a-f-]{36}-area_id)"', response.text))  # the part posted
+    assert response.status_code == 422 and "Not a valid choice" in error_beside(response.text, field)
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -11,7 +12,7 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.types import LOCAL_TZ, utcnow
-from tests.inspections.report_helpers import start, submit
+from tests.inspections.report_helpers import save_with_finding, start, submit
 
 
 @pytest.fixture
@@ -21,8 +22,7 @@ def world(make, signed_in):
     client = signed_in(inspector)
     draft = start(client, permit, "erosion_control")
     report = start(client, permit, "periodic")
-    client.post(f"/inspections/{report.id}/findings", {"finding-description": "Rill on slope",
-                                                       "finding-severity": "minor"}, htmx="findings")
+    assert save_with_finding(client, report, "Rill on slope").status_code == 303
     finding = db.session.scalar(select(Finding))
     client.post(f"/findings/{finding.id}/actions", {f"action-{finding.id}-kind": "routine_maintenance",
                                                     f"action-{finding.id}-description": "Regrade",
@@ -82,5 +82,6 @@ def test_admins_and_other_towns_agents_review_nothing(world, signed_in):
 def test_an_agent_cannot_fill_in_an_engineers_inspection(world, signed_in):
     client = signed_in(world.agent)
     assert client.post(f"/inspections/{world.draft.id}", {"notes": "x"}).status_code == 404
-    assert client.post(f"/inspections/{world.draft.id}/findings", {"finding-description": "x"}).status_code == 404
+    assert client.post(f"/inspections/{world.draft.id}",
+                       {f"finding-new-{uuid.uuid4()}-description": "x"}).status_code == 404
     assert client.post(f"/permits/{world.permit.id}/inspections", {"type": "final"}).status_code == 403

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import datetime as dt
 import re
+import uuid
 from html.parser import HTMLParser
 
 from sqlalchemy import select
@@ -106,6 +107,17 @@ def submit(client, inspection: Inspection, **overrides):
     page = client.get(f"/inspections/{inspection.id}")
     assert page.status_code == 200, page.text
     return client.post(f"/inspections/{inspection.id}/submit", filled(page.text, **overrides))
+
+
+def save_with_finding(client, inspection: Inspection, description: str, **fields):
+    """Open the draft, add a finding (a repeatable part of the report form: `fields` by the finding form's
+    names, e.g. severity="major") and press "Save draft"."""
+    page = client.get(f"/inspections/{inspection.id}")
+    assert page.status_code == 200, page.text
+    part = f"finding-new-{uuid.uuid4()}-"
+    finding = {part + name: value for name, value in {"severity": "minor", **fields}.items()}
+    return client.post(f"/inspections/{inspection.id}",
+                       report_form(page.text)[0] | {part + "description": description} | finding)
 
 
 def mail_to(address: str) -> list[OutboundEmail]:

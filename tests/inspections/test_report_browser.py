@@ -30,17 +30,19 @@ def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live
     page.wait_for_selector("h1:has-text('Erosion control inspection')")
     assert "device GPS" in page.inner_text("#fact-location")
 
-    # A finding, added in the page without leaving it (htmx).
-    page.fill("#finding-description", "Sediment at the construction entrance")
-    page.fill("#finding-location", "Main gate")
-    page.click("button:has-text('Add finding')")
-    page.wait_for_selector("#findings h3:has-text('Sediment at the construction entrance')")
+    # A finding, a repeatable part of the report form (posted with it, online or from the outbox).
+    page.click("#add-new-finding")
+    finding = page.locator("[data-list-of=finding-template] [data-part]").last
+    finding.locator("textarea[name$=-description]").first.fill("Sediment at the construction entrance")
+    finding.locator("input[name$=-location]").fill("Main gate")
 
-    # Submitting too early names what is missing beside it.
+    # Submitting too early names what is missing beside it, and keeps the finding typed in the form.
     page.click("#submit-report")
     page.wait_for_selector("#evaluation-error")
     assert "Evaluation is required" in page.inner_text("#evaluation-error")
     assert "Sign the report" in page.inner_text("#signature-error")
+    assert page.locator("[data-list-of=finding-template] textarea[name$=-description]").first.input_value() \
+        == "Sediment at the construction entrance"
 
     for radio in page.locator("#checklist input[type=radio][value=yes]").all():
         radio.check()
@@ -57,6 +59,7 @@ def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live
 
     page.click("#submit-report")
     page.wait_for_selector("#report-status:has-text('Submitted')")
+    assert "Sediment at the construction entrance" in page.inner_text("#findings")
     # Loaded (a broken image is complete too, with no width): the signature shows, not a broken picture.
     page.wait_for_function("document.querySelector('#signature-image').complete")
     assert page.evaluate("document.querySelector('#signature-image').naturalWidth") > 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import uuid
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -19,7 +20,7 @@ from inspect_app.inspections.models import INSPECTION_TYPES, ChecklistAnswer, In
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob
 from tests.builders import signature_data_url
-from tests.inspections.report_helpers import error_beside, filled, mail_to, start, submit
+from tests.inspections.report_helpers import error_beside, filled, mail_to, save_with_finding, start, submit
 
 COMMON_LABELS = ("(a) Date and time", "(a) Location", "(b) Inspector and credentials", "(c) Type",
                  "(d) Date of last inspection", "(e) Weather at the time", "(f) Precipitation, previous 24 hours",
@@ -193,10 +194,11 @@ def test_a_submitted_report_cannot_be_edited(site, signed_in):
     assert submit(client, inspection).status_code == 303
     db.session.expire_all()
     before = canonical.record_hash(db.session.get(Inspection, inspection.id))
+    part = f"finding-new-{uuid.uuid4()}"  # a finding added as a part of the report form
 
     for url, data in [(f"/inspections/{inspection.id}", {"notes": "changed"}),
                       (f"/inspections/{inspection.id}/submit", {"notes": "changed"}),
-                      (f"/inspections/{inspection.id}/findings", {"finding-description": "late", "finding-severity": "minor"})]:
+                      (f"/inspections/{inspection.id}", {f"{part}-description": "late", f"{part}-severity": "minor"})]:
         response = client.post(url, data)
         assert response.status_code == 403
         assert "part of the legal record; it cannot be changed" in response.text
@@ -269,11 +271,11 @@ def test_unknown_type_is_refused_with_a_message(site, signed_in):
 def test_findings_are_part_of_the_record(site, signed_in):
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "periodic")
-    response = client.post(f"/inspections/{inspection.id}/findings", {
-        "finding-description": "Sediment past the silt fence", "finding-location": "North edge",
-        "finding-severity": "major", "finding-is_violation": "y", "finding-citation": "§380-11 C(3)(d)"}, htmx="findings")
-    assert response.status_code == 200 and "Sediment past the silt fence" in response.text
-    assert response.text.lstrip().startswith('<section class="card" id="findings">')
+    response = save_with_finding(client, inspection, "Sediment past the silt fence", location="North edge",
+                                 severity="major", is_violation="y", citation="§380-11 C(3)(d)")
+    assert response.status_code == 303
+    page = client.get(response.headers["Location"]).text
+    assert "Sediment past the silt fence" in page[page.index('id="findings"'):]
     # a recorded violation cannot sit under "in compliance"
     refused = submit(client, inspection)
     assert refused.status_code == 422 and "violation is recorded" in error_beside(refused.text, "evaluation")

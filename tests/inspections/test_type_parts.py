@@ -16,7 +16,7 @@ from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
-from tests.inspections.report_helpers import error_beside, filled, mail_to, start, submit
+from tests.inspections.report_helpers import error_beside, filled, mail_to, save_with_finding, start, submit
 
 
 @pytest.fixture
@@ -194,9 +194,8 @@ def test_a_final_needs_a_video_of_every_pipe_and_the_storm(site, signed_in):
 def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site, signed_in):
     client = signed_in(site.inspector)
     final = start(client, site.permit, "final")
-    client.post(f"/inspections/{final.id}/findings", {
-        "finding-description": "Basin outlet built 1 ft higher than the plan", "finding-severity": "critical",
-        "finding-is_violation": "y", "finding-citation": "§380-16 C(4)(e)[5]"}, htmx="findings")
+    assert save_with_finding(client, final, "Basin outlet built 1 ft higher than the plan", severity="critical",
+                             is_violation="y", citation="§380-16 C(4)(e)[5]").status_code == 303
     response = submit(client, final, evaluation="violations", certified=None,
                       corrective_steps="Rebuild the outlet control structure to the approved elevation.")
     assert response.status_code == 303

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
@@ -15,8 +16,8 @@ from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
-    WireFaults, add_finding, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg, new_report_url,
-    outbox, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
+    WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg,
+    new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
 )
 
 pytestmark = pytest.mark.browser
@@ -115,6 +116,47 @@ def test_a_draft_saved_offline_survives_a_closed_tab_and_arrives(site, server, p
     assert again.input_value("#notes") == "Wet morning, access from the north gate"
     assert again.is_checked("#answer-perimeter_controls-site-no")
     assert "Inlet protection missing" in again.inner_text("#findings")
+
+
+def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context):
+    """What is typed and not yet saved is kept on the device: after a reload, and in a new tab with the
+    server stopped (the held form). A photo chosen but not saved is not kept: the picker is empty again and
+    the photo must be chosen again. Once the report is posted, the typing is forgotten."""
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    url = new_report_url(server, permit)
+    page.goto(url)
+    wait_for_form(page)
+    page.fill("#notes", "Wet morning, access from the north gate")
+    page.check("#answer-perimeter_controls-site-no")
+    finding = add_finding(page, "Inlet protection missing", violation=False)
+    add_photos(page, "#photos", [photo_file("site.jpg", jpeg(1))])
+    page.wait_for_timeout(800)  # kept a moment after typing stops
+
+    page.reload()
+    wait_for_form(page)
+    expect(page.locator(f"[name={finding}-description]")).to_have_value("Inlet protection missing")
+    assert page.input_value("#notes") == "Wet morning, access from the north gate"
+    assert page.is_checked("#answer-perimeter_controls-site-no")
+    assert page.eval_on_selector("#photos", "input => input.files.length") == 0  # choose the photo again
+
+    page.close()
+    server.stop()
+    again = context.new_page()
+    again.goto(url)  # the held form, from the device
+    wait_for_form(again)
+    expect(again.locator(f"[name={finding}-description]")).to_have_value("Inlet protection missing")
+    assert again.input_value(f"[name={finding}-location]") == "East line"
+    assert again.input_value("#notes") == "Wet morning, access from the north gate"
+    assert again.is_checked("#answer-perimeter_controls-site-no")
+
+    again.click("#save-draft")  # kept by the outbox now: the typing is forgotten
+    again.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
+    again.goto(url)
+    wait_for_form(again)
+    again.wait_for_timeout(300)
+    assert again.input_value("#notes") == "" and again.locator(f"[name={finding}-description]").count() == 0
 
 
 def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server, page, app):
