@@ -52,6 +52,7 @@ class Screen:
 PAGES = (
     Screen("permit-page", "engineer@example.org", "/permits/{permit}"),
     Screen("dashboard", "agent@longmeadow.example.org", "/dashboard/"),
+    Screen("map", "agent@longmeadow.example.org", "/dashboard/map"),
 )
 
 
@@ -59,7 +60,9 @@ def demo_app():
     """The app on a fresh database with the demo records and a week-old stop of work on one area."""
     root = Path(tempfile.mkdtemp())
     app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{root / 'screens.sqlite3'}",
-                      "BLOB_ROOT": str(root / "blobs"), "WEATHER_ENDPOINT": "http://127.0.0.1:9"})
+                      "BLOB_ROOT": str(root / "blobs"), "WEATHER_ENDPOINT": "http://127.0.0.1:9",
+                      # No outside tile server: the maps draw their plain grid and scale.
+                      "MAP_TILE_URL": ""})
     with app.app_context():
         db.create_all()
         load_demo()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -19,9 +20,7 @@ from xml.sax.saxutils import escape
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
 from reportlab import rl_config
-from reportlab.graphics import renderPDF
-from reportlab.graphics.barcode.qr import QrCodeWidget
-from reportlab.graphics.shapes import Drawing
+from reportlab.graphics.barcode import qrencoder
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_LEFT
 from reportlab.lib.pagesizes import LETTER
@@ -515,13 +514,36 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
 QR_SIZE = 48.0
 
 
+QR_BORDER = 1  # modules of white around the code
+
+
+@functools.lru_cache(maxsize=32)
+def _qr_runs(url: str) -> tuple[int, tuple[tuple[int, int, int], ...]]:
+    """The QR code of `url` (reportlab's encoder, error correction M) as its module count and its dark runs
+    (row, column, length): encoded once per document, drawn on each of its pages."""
+    code = qrencoder.QRCode(None, qrencoder.QRErrorCorrectLevel.M)
+    code.addData(url)
+    code.make()
+    runs = []
+    for row_number, row in enumerate(code.modules):
+        column = 0
+        for dark, modules in itertools.groupby(map(bool, row)):
+            length = len(list(modules))
+            if dark:
+                runs.append((row_number, column, length))
+            column += length
+    return code.getModuleCount(), tuple(runs)
+
+
 def _draw_qr(canvas: Canvas, url: str, x: float, y: float) -> None:
-    """A QR code of `url`, QR_SIZE points square (reportlab's own barcode module)."""
-    widget = QrCodeWidget(url, barLevel="M", barBorder=1)
-    left, bottom, right_, top = widget.getBounds()
-    drawing = Drawing(QR_SIZE, QR_SIZE, transform=[QR_SIZE / (right_ - left), 0, 0, QR_SIZE / (top - bottom), 0, 0])
-    drawing.add(widget)
-    renderPDF.draw(drawing, canvas, x, y)
+    """A QR code of `url`, QR_SIZE points square, as one filled path."""
+    count, runs = _qr_runs(url)
+    box = QR_SIZE / (count + 2 * QR_BORDER)
+    path = canvas.beginPath()
+    for row, column, length in runs:
+        path.rect(x + (column + QR_BORDER) * box, y + QR_SIZE - (row + QR_BORDER + 1) * box, length * box, box)
+    canvas.setFillColorRGB(0, 0, 0)
+    canvas.drawPath(path, stroke=0, fill=1)
 
 
 def _fit(text: str, font: str, size: float, width: float) -> str:
