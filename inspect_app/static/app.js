@@ -64,10 +64,11 @@
   function fields(form) {
     return Array.from(form.elements).filter(function (el) { return el.name && !/^(file|hidden|submit|button)$/.test(el.type); });
   }
-  function keyOf(el) { return /^(radio|checkbox)$/.test(el.type) ? el.name + "=" + el.value : el.name; }
+  function prop(el) { return /^(radio|checkbox)$/.test(el.type) ? "checked" : "value"; }
+  function keyOf(el) { return prop(el) === "checked" ? el.name + "=" + el.value : el.name; }
   function keep(form) {
     var kept = {}, parts = Array.from(document.querySelectorAll("[data-part*=' ']"), function (p) { return p.dataset.part; });
-    fields(form).forEach(function (el) { kept[keyOf(el)] = /^(radio|checkbox)$/.test(el.type) ? el.checked : el.value; });
+    fields(form).forEach(function (el) { kept[keyOf(el)] = el[prop(el)]; });
     clearTimeout(typing);
     typing = setTimeout(function () { Drafts.put({ id: form.dataset.draft, fields: kept, parts: parts }); }, 300);
   }
@@ -77,14 +78,11 @@
       draft.parts.forEach(function (p) { if (!document.querySelector('[data-part="' + p + '"]')) addPart.apply(null, p.split(" ")); });
       fields(form).forEach(function (el) {
         var value = draft.fields[keyOf(el)];
-        if (value !== undefined) el[/^(radio|checkbox)$/.test(el.type) ? "checked" : "value"] = value;
+        if (value !== undefined) el[prop(el)] = value;
       });
     });
   }
   document.addEventListener("input", function (evt) { if (evt.target.form && evt.target.form.dataset.draft) keep(evt.target.form); });
-  document.addEventListener("submit", function (evt) {  // forgotten as the next page opens: the post goes first
-    if (evt.target.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", evt.target.dataset.draft); }
-  });
   document.addEventListener("DOMContentLoaded", function () { freshForms(document); });
   document.addEventListener("htmx:load", function (evt) { freshForms(evt.target); });
 
@@ -111,13 +109,13 @@
   });
 
   // The service worker makes the app open with no network (served from the root: it controls "/").
-  if ("serviceWorker" in navigator) {
-    navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });
-  }
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });
 
-  // Signing out on a shared tablet: the next user must not find the previous user's pages.
   document.addEventListener("submit", function (evt) {
     var form = evt.target;
+    // A posted form's draft is forgotten as the next page opens: the post goes first.
+    if (form.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", form.dataset.draft); }
+    // Signing out on a shared tablet: the next user must not find the previous user's pages.
     if (form.action && new URL(form.action, location.href).pathname === "/logout"
         && navigator.serviceWorker && navigator.serviceWorker.controller) {
       navigator.serviceWorker.controller.postMessage({ type: "forget-pages" });

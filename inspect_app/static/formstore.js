@@ -48,28 +48,26 @@ var DeviceStore = (function () {
 // post would be lost; an ArrayBuffer is stored inside the record everywhere (docs/webkit.md).
 var FormStore = (function (posts) {
   "use strict";
-  function kept(value) {
-    if (typeof value === "string") return Promise.resolve(value);
+  function kept(entry) {
+    var value = entry[1];
+    if (typeof value === "string") return Promise.resolve(entry);
     return value.arrayBuffer().then(function (bytes) {
-      return { fileBytes: bytes, name: value.name, type: value.type, lastModified: value.lastModified };
+      return [entry[0], { fileBytes: bytes, name: value.name, type: value.type, lastModified: value.lastModified }];
     });
   }
+  function asFile(v) {
+    return v && v.fileBytes ? new File([v.fileBytes], v.name, { type: v.type, lastModified: v.lastModified }) : v;
+  }
   function handedBack(post) {
-    if (post) {
-      post.entries = post.entries.map(function (e) {
-        var v = e[1];
-        return [e[0], v && v.fileBytes ? new File([v.fileBytes], v.name, { type: v.type, lastModified: v.lastModified }) : v];
-      });
-    }
+    if (post) post.entries = post.entries.map(function (e) { return [e[0], asFile(e[1])]; });
     return post;
   }
   return {
     all: function () { return posts.all().then(function (items) { return items.map(handedBack); }); },
     get: function (id) { return posts.get(id).then(handedBack); },
     put: function (post) {
-      return Promise.all(post.entries.map(function (e) {
-        return kept(e[1]).then(function (value) { return [e[0], value]; });
-      })).then(function (entries) { return posts.put(Object.assign({}, post, { entries: entries })); });
+      return Promise.all(post.entries.map(kept))
+        .then(function (entries) { return posts.put(Object.assign({}, post, { entries: entries })); });
     },
     del: posts.del,
   };

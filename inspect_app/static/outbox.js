@@ -9,7 +9,6 @@
 //   the user to open (/outbox/correct/<id>, served by the worker), correct and send again.
 // - Replay runs on page load, on `online`, after every successful htmx request, on a timer and on
 //   *Sync now*: a stopped server raises no `online` event, and Safari has no Background Sync.
-// - A Web Lock keeps two tabs from sending the same post at once.
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
 (function () {
   "use strict";
@@ -25,10 +24,10 @@
   function LoginNeeded() { this.message = "login"; }
   function Unreachable(detail) { this.message = "unreachable: " + detail; }
 
-  function element(tag, attrs, text) {
+  function element(tag, attrs, content) {  // content: a text, or a list of elements and texts
     var el = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) { el.setAttribute(k, attrs[k]); });
-    if (text !== undefined) el.textContent = text;
+    if (content !== undefined) el.append.apply(el, [].concat(content));
     return el;
   }
 
@@ -37,17 +36,13 @@
   function sha256(blob) {
     return blob.arrayBuffer().then(function (bytes) { return crypto.subtle.digest("SHA-256", bytes); })
       .then(function (digest) {
-        return Array.prototype.map.call(new Uint8Array(digest), function (b) {
-          return (b < 16 ? "0" : "") + b.toString(16);
-        }).join("");
+        return Array.from(new Uint8Array(digest), function (b) { return b.toString(16).padStart(2, "0"); }).join("");
       });
   }
 
   function call(url, options) {
-    options = options || {};
-    options.credentials = "same-origin";
-    options.cache = "no-store";
-    return fetch(url, options).catch(function (error) { throw new Unreachable(String(error)); })
+    return fetch(url, Object.assign(options, { credentials: "same-origin", cache: "no-store" }))
+      .catch(function (error) { throw new Unreachable(String(error)); })
       .then(function (response) {
         if (response.status === 401) throw new LoginNeeded();
         return response;
@@ -56,14 +51,23 @@
 
   function json(response) { return response.json().catch(function () { return {}; }); }
 
+  function getJson(url, what) {
+    return call(url, { headers: { Accept: "application/json" } }).then(function (response) {
+      if (!response.ok) throw new Unreachable(what + " " + response.status);
+      return json(response);
+    });
+  }
+
+  function postJson(url, body, csrf) {
+    return call(url, { method: "POST", body: JSON.stringify(body),
+                       headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
+  }
+
   // The session's fresh CSRF token, or LoginNeeded.
   function session() {
-    return call("/sync/session", { headers: { Accept: "application/json" } }).then(function (response) {
-      if (!response.ok) throw new Unreachable("session " + response.status);
-      return json(response).then(function (body) {
-        if (!body.user) throw new LoginNeeded();
-        return body.csrf_token;
-      });
+    return getJson("/sync/session", "session").then(function (body) {
+      if (!body.user) throw new LoginNeeded();
+      return body.csrf_token;
     });
   }
 
@@ -72,10 +76,8 @@
     var url = "/sync/blobs/" + sha;
     function sendFrom(offset) {
       if (offset >= blob.size) {
-        return call(url + "/complete", {
-          method: "POST", body: JSON.stringify({ content_type: blob.type || "application/octet-stream" }),
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-        }).then(function (response) { if (!response.ok) throw new Unreachable("blob complete " + response.status); });
+        return postJson(url + "/complete", { content_type: blob.type || "application/octet-stream" }, csrf)
+          .then(function (response) { if (!response.ok) throw new Unreachable("blob complete " + response.status); });
       }
       return call(url, {
         method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES),
@@ -85,10 +87,9 @@
         throw new Unreachable("blob chunk " + response.status);
       });
     }
-    return call(url, { headers: { Accept: "application/json" } }).then(function (response) {
-      if (!response.ok) throw new Unreachable("blob status " + response.status);
-      return json(response);
-    }).then(function (held) { return held.complete ? null : sendFrom(held.received || 0); });
+    return getJson(url, "blob status").then(function (held) {
+      return held.complete ? null : sendFrom(held.received || 0);
+    });
   }
 
   function sendPost(post, csrf) {
@@ -134,8 +135,7 @@
         var used = (item.blobs || []).some(function (ref) { return ref.sha256 === held.sha256; });
         return used ? up.then(function () { return uploadBlob(held.sha256, held.blob, csrf); }) : up;
       }, chain).then(function () {
-        return call("/sync/push", { method: "POST", body: JSON.stringify({ sent_at: new Date().toISOString(), ops: [item.op] }),
-                                    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
+        return postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
       }).then(function (response) {  // 422: an operation the server can never take (malformed)
         if (!response.ok && response.status !== 422) throw new Unreachable("legacy push " + response.status);
       });
@@ -162,8 +162,7 @@
     });
   }
 
-  var running = null;
-  var again = false;
+  var running = null, again = false;
   // Send what waits; one sender at a time per device (Web Lock), one run at a time per tab.
   function syncNow() {
     if (running) { again = true; return running; }
@@ -173,7 +172,6 @@
     running = Promise.resolve(work).catch(function () { return null; }).then(function () {
       running = null;
       if (again) { again = false; return syncNow(); }
-      return null;
     });
     return running;
   }
@@ -197,15 +195,12 @@
       var badge = document.getElementById("outbox-badge");
       if (badge) badge.textContent = posts.length ? String(posts.length) : "";
       if (badge) badge.setAttribute("data-count", String(posts.length));
-      showLogin(posts.filter(function (p) { return p.state === "waiting"; }).length);
+      var waiting = posts.filter(function (p) { return p.state === "waiting"; }).length;
+      var note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
+      if (note) note.hidden = !(status.login && waiting);
+      if (note && waiting) note.querySelector("[data-waiting]").textContent = String(waiting);
       renderOutbox(posts.sort(byAge));
     }, function () { /* no IndexedDB (private mode): nothing to show */ });
-  }
-
-  function showLogin(waiting) {  // the note is the page's own (base.html)
-    var note = document.getElementById("outbox-login");
-    if (note) note.hidden = !(status.login && waiting);
-    if (note && waiting) note.querySelector("[data-waiting]").textContent = String(waiting);
   }
 
   function renderOutbox(posts) {
@@ -222,25 +217,23 @@
     list.textContent = "";
     posts.forEach(function (post) {
       var refused = post.state === "refused";
-      var li = element("li", { id: "item-" + post.id, "data-state": post.state, class: "card outbox-item" });
-      var head = element("p");
-      head.appendChild(element("strong", {}, "Form for " + post.url));
-      head.appendChild(document.createTextNode(" · saved " + new Date(post.created_at).toLocaleString() + " "));
-      head.appendChild(element("span", { class: refused ? "pill pill-overdue" : "pill pill-due", "data-item-state": "" },
-                               refused ? "Refused" : "Waiting"));
-      li.appendChild(head);
-      var grid = element("ul", { class: "photo-grid" });
-      post.entries.forEach(function (e) {
-        if (typeof e[1] === "string" || !e[1].size) return;
+      var head = element("p", {}, [
+        element("strong", {}, "Form for " + post.url), " · saved " + new Date(post.created_at).toLocaleString() + " ",
+        element("span", { class: refused ? "pill pill-overdue" : "pill pill-due", "data-item-state": "" },
+                refused ? "Refused" : "Waiting"),
+      ]);
+      var li = element("li", { id: "item-" + post.id, "data-state": post.state, class: "card outbox-item" }, [head]);
+      var files = post.entries.filter(function (e) { return typeof e[1] !== "string" && e[1].size; });
+      var photos = files.map(function (e) {
         var url = URL.createObjectURL(e[1]);
         objectUrls.push(url);
-        grid.appendChild(element("li")).appendChild(element("img", { src: url, alt: e[1].name || "Photo" }));
+        return element("li", {}, [element("img", { src: url, alt: e[1].name || "Photo" })]);
       });
-      if (grid.children.length) li.appendChild(grid);
+      if (photos.length) li.appendChild(element("ul", { class: "photo-grid" }, photos));
       if (refused) {
-        li.appendChild(element("p", { class: "field-error", "data-reasons": "" }, "Refused by the server: open it to see why."));
-        li.appendChild(element("a", { class: "btn btn-secondary", href: "/outbox/correct/" + post.id, "data-correct": "" },
-                               "Open and correct"));
+        li.append(element("p", { class: "field-error", "data-reasons": "" }, "Refused by the server: open it to see why."),
+                  element("a", { class: "btn btn-secondary", href: "/outbox/correct/" + post.id, "data-correct": "" },
+                          "Open and correct"));
       }
       list.appendChild(li);
     });
@@ -262,12 +255,8 @@
     var info = document.getElementById("held-status");
     function say(text) { if (info) info.textContent = text; }
     say("Getting the list of your permits…");
-    return call("/offline/pages.json", { headers: { Accept: "application/json" } }).then(function (response) {
-      if (!response.ok) throw new Unreachable("pages " + response.status);
-      return json(response);
-    }).then(function (list) {
-      var urls = list.common.slice();
-      list.permits.forEach(function (p) { urls = urls.concat(p.urls); });
+    return getJson("/offline/pages.json", "pages").then(function (list) {
+      var urls = list.permits.reduce(function (all, p) { return all.concat(p.urls); }, list.common);
       say("Saving " + urls.length + " pages on this device…");
       return askWorker({ type: "hold", urls: urls }).then(function (saved) {
         var now = new Date().toISOString(), listed = {};
@@ -295,13 +284,11 @@
       list.textContent = "";
       if (!rows.length) list.appendChild(element("li", { class: "empty" }, "No permits are held on this device yet."));
       rows.sort(function (a, b) { return a.number < b.number ? -1 : 1; }).forEach(function (row) {
-        var li = element("li", { id: "held-" + row.id });
-        li.appendChild(element("a", { href: row.urls[0] }, "Permit " + row.number));
-        li.appendChild(document.createTextNode(" · " + row.site_address + " · "));
-        li.appendChild(element("span", { "data-held-at": row.held_at }, "saved " + new Date(row.held_at).toLocaleString()));
-        li.appendChild(document.createTextNode(" · " + (row.urls.length - row.missing.length) + " of " +
-                                               row.urls.length + " pages"));
-        list.appendChild(li);
+        list.appendChild(element("li", { id: "held-" + row.id }, [
+          element("a", { href: row.urls[0] }, "Permit " + row.number), " · " + row.site_address + " · ",
+          element("span", { "data-held-at": row.held_at }, "saved " + new Date(row.held_at).toLocaleString()),
+          " · " + (row.urls.length - row.missing.length) + " of " + row.urls.length + " pages",
+        ]));
       });
     });
   }

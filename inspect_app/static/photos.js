@@ -6,22 +6,21 @@
   if (window.photoPickerReady) return;
   window.photoPickerReady = true;
 
-  function uploadPicker(elt) {
-    if (!elt || !elt.matches || !elt.matches("[data-photo-upload]")) return null;
-    return elt.closest(".photo-picker");
+  // An htmx event of a picker's upload, handled with its picker.
+  function onUpload(type, handle) {
+    document.addEventListener(type, function (evt) {
+      var elt = evt.detail.elt;
+      var picker = elt && elt.matches && elt.matches("[data-photo-upload]") && elt.closest(".photo-picker");
+      if (picker) handle(evt, picker);
+    });
   }
 
   function say(picker, message) {
     var slot = picker.querySelector("[data-photo-message]");
-    if (slot) {
-      slot.textContent = message;
-      slot.hidden = false;
-    }
+    if (slot) Object.assign(slot, { textContent: message, hidden: false });
   }
 
-  document.addEventListener("htmx:beforeRequest", function (evt) {
-    var picker = uploadPicker(evt.detail.elt);
-    if (!picker) return;
+  onUpload("htmx:beforeRequest", function (evt, picker) {
     var input = picker.querySelector('input[type="file"][name="photo"]');
     var file = input && input.files && input.files[0];
     var limit = Number(picker.dataset.maxBytes || 0);
@@ -32,21 +31,13 @@
   });
 
   // htmx does not swap error responses other than 422; these have no picker to show.
-  document.addEventListener("htmx:responseError", function (evt) {
-    var picker = uploadPicker(evt.detail.elt);
-    if (!picker) return;
+  onUpload("htmx:responseError", function (evt, picker) {
     var status = evt.detail.xhr ? evt.detail.xhr.status : 0;
-    if (status === 413) {
-      say(picker, picker.dataset.tooLarge);
-    } else if (status !== 422) {
-      say(picker, "The photo was not saved (the server answered " + status + "). Try again.");
-    }
+    if (status === 413) say(picker, picker.dataset.tooLarge);
+    else if (status !== 422) say(picker, "The photo was not saved (the server answered " + status + "). Try again.");
   });
 
-  document.addEventListener("htmx:sendError", function (evt) {
-    var picker = uploadPicker(evt.detail.elt);
-    if (picker) {
-      say(picker, "No connection: the photo was not sent. Try again when there is signal.");
-    }
+  onUpload("htmx:sendError", function (evt, picker) {
+    say(picker, "No connection: the photo was not sent. Try again when there is signal.");
   });
 })();

@@ -25,18 +25,16 @@
       canvas.width = Math.max(1, Math.round(box.width * ratio));
       canvas.height = Math.max(1, Math.round(box.height * ratio));
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-      Object.assign(ctx, { lineWidth: 2.5, lineCap: "round", lineJoin: "round", strokeStyle: "#111" });
-      if (kept) redraw(kept);
-    }
-
-    function redraw(dataUrl) {
+      Object.assign(ctx, { lineWidth: 2.5, lineCap: "round", lineJoin: "round" });
+      ctx.strokeStyle = ctx.fillStyle = "#111";  // the stroke, and the dot of a tap
+      if (!kept) return;
       var image = new Image();
       image.onload = function () {
-        var box = canvas.getBoundingClientRect();
-        ctx.drawImage(image, 0, 0, box.width, box.height);
+        var drawn = canvas.getBoundingClientRect();
+        ctx.drawImage(image, 0, 0, drawn.width, drawn.height);
         pad.classList.add("signed");
       };
-      image.src = dataUrl;
+      image.src = kept;
     }
 
     function point(event) {
@@ -51,7 +49,6 @@
       last = point(event);
       ctx.beginPath();
       ctx.arc(last.x, last.y, ctx.lineWidth / 2, 0, Math.PI * 2);
-      ctx.fillStyle = ctx.strokeStyle;
       ctx.fill();
     });
     canvas.addEventListener("pointermove", function (event) {
@@ -88,10 +85,8 @@
     form.addEventListener("submit", function (event) {
       if (!navigator.geolocation || form.dataset.located) return;
       event.preventDefault();
-      var sent = false;
-      function send() {
-        if (sent) return;
-        sent = true;
+      function send() {  // once: whichever comes first, the position, a refusal or the timer
+        if (form.dataset.located) return;
         form.dataset.located = "1";
         form.submit();
       }
@@ -105,7 +100,7 @@
   }
 
   function each(root, selector, setUp) {
-    var found = Array.prototype.slice.call(root.querySelectorAll ? root.querySelectorAll(selector) : []);
+    var found = Array.from(root.querySelectorAll ? root.querySelectorAll(selector) : []);
     if (root.matches && root.matches(selector)) found.push(root);
     found.forEach(function (element) {
       if (element.dataset.ready) return;
@@ -121,9 +116,6 @@
 
   window.InspectionForms = { init: init };
   document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () { init(document); });
-  } else {
-    init(document);
-  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { init(document); });
+  else init(document);
 })();

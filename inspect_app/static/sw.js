@@ -3,12 +3,7 @@
  * - The app shell (styles, scripts, icons, the offline page) is cached at install.
  * - Pages are network-first: each page seen online is kept, so it opens offline later; a page never
  *   seen shows the offline page, never the browser's error.
- * - Static files are served from the cache and refreshed in the background.
  * - htmx fragment requests are never answered from the page cache (they are not whole pages).
- * - A page answered from the page cache shows its "as known when held" note (`heldCopy`).
- * - "Available offline": on a `hold` message the worker fetches and caches the pages it is given.
- * - Starting an inspection with no server: the start form's POST is answered with a redirect to the
- *   new report form of that permit and type (held on the device), so the tap still works.
  * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
  *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
  *   with the server's own "Saved on this device" page. A form without a key is never kept.
@@ -23,41 +18,25 @@ const VERSION = "dev";
 const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
-  "/offline",
-  "/offline/saved",
-  "/offline/saved?part=1",
-  "/static/app.css",
-  "/static/formstore.js",
-  "/static/app.js",
-  "/static/outbox.js",
-  "/static/signature.js",
-  "/static/vendor/htmx.min.js",
-  "/static/map.js",
-  "/static/vendor/leaflet/leaflet.js",
-  "/static/vendor/leaflet/leaflet.css",
-  "/static/manifest.webmanifest",
-  "/static/icons/icon-192.png",
-  "/static/icons/icon-512.png",
+  "/offline", "/offline/saved", "/offline/saved?part=1",
+  "/static/app.css", "/static/formstore.js", "/static/app.js", "/static/outbox.js", "/static/signature.js",
+  "/static/vendor/htmx.min.js", "/static/map.js", "/static/vendor/leaflet/leaflet.js",
+  "/static/vendor/leaflet/leaflet.css", "/static/manifest.webmanifest",
+  "/static/icons/icon-192.png", "/static/icons/icon-512.png",
 ];
 const NETWORK_TIMEOUT_MS = 4000;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
-const NOT_KEPT = /^\/(login|logout|sync\/)/;
+const NOT_KEPT = /^\/(login|logout)/;
 
 self.addEventListener("install", (event) => {
-  event.waitUntil(
-    caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting())
-  );
+  event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
 });
 
 self.addEventListener("activate", (event) => {
-  event.waitUntil(
-    caches.keys()
-      .then((keys) => Promise.all(
-        keys.filter((k) => k.startsWith("shell-") && k !== SHELL_CACHE).map((k) => caches.delete(k))
-      ))
-      .then(() => self.clients.claim())
-  );
+  event.waitUntil(caches.keys().then((keys) => Promise.all(
+    keys.filter((k) => k.startsWith("shell-") && k !== SHELL_CACHE).map((k) => caches.delete(k))
+  )).then(() => self.clients.claim()));
 });
 
 self.addEventListener("message", (event) => {
@@ -74,19 +53,14 @@ function cacheKey(url) {
   return parsed.pathname + parsed.search;
 }
 
+const fromShell = (key) => caches.match(key, { cacheName: SHELL_CACHE });
+
 // All asked for at once: a browser opens a few connections to a host at most (six), the rest queue there.
 async function hold(urls) {
-  const cache = await caches.open(PAGE_CACHE);
   const saved = {};
   await Promise.all(urls.map(async (url) => {
-    try {
-      const response = await fetch(url, { credentials: "same-origin", cache: "no-store", headers: { Accept: "text/html" } });
-      const type = response.headers.get("Content-Type") || "";
-      saved[url] = response.ok && !response.redirected && type.startsWith("text/html");
-      if (saved[url]) await cache.put(cacheKey(url), response);
-    } catch (error) {
-      saved[url] = false;
-    }
+    const asked = fetch(url, { credentials: "same-origin", cache: "no-store", headers: { Accept: "text/html" } });
+    saved[url] = await asked.then((response) => keepPage(url, response)).catch(() => false);
   }));
   return saved;
 }
@@ -95,35 +69,31 @@ function isFragment(request) {
   return request.headers.get("HX-Request") === "true" && request.headers.get("HX-Boosted") !== "true";
 }
 
-function withTimeout(promise, ms) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("timeout")), ms);
-    promise.then((value) => { clearTimeout(timer); resolve(value); },
-                 (error) => { clearTimeout(timer); reject(error); });
-  });
+// Keeps a whole page (not an error, a redirect to /login or anything but HTML); says whether it did.
+async function keepPage(url, response) {
+  const type = response.headers.get("Content-Type") || "";
+  const whole = response.ok && !response.redirected && type.startsWith("text/html");
+  if (whole) await (await caches.open(PAGE_CACHE)).put(cacheKey(url), response.clone());
+  return whole;
 }
 
-async function pageFromNetwork(request) {
-  const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
-  const type = response.headers.get("Content-Type") || "";
-  if (response.ok && !response.redirected && type.startsWith("text/html")) {
-    const cache = await caches.open(PAGE_CACHE);
-    await cache.put(cacheKey(request.url), response.clone());
-  }
-  return response;
+// A server that does not answer within the timeout counts as gone; the request itself is not cut off.
+function fetchInTime(request) {
+  const late = new Promise((resolve, reject) => setTimeout(() => reject(new Error("timeout")), NETWORK_TIMEOUT_MS));
+  return Promise.race([fetch(request), late]);
 }
 
 async function page(request) {
   try {
-    return await pageFromNetwork(request);
+    const response = await fetchInTime(request);
+    await keepPage(request.url, response);
+    return response;
   } catch (error) {
     const key = cacheKey(request.url);
     const held = await caches.match(key, { cacheName: PAGE_CACHE });
     if (held) return heldCopy(held);
-    const cached = await caches.match(key, { cacheName: SHELL_CACHE });
-    if (cached) return cached;
-    const offline = await caches.match("/offline", { cacheName: SHELL_CACHE });
-    return offline || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
+    return (await fromShell(key)) || (await fromShell("/offline"))
+      || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
   }
 }
 
@@ -139,7 +109,7 @@ async function heldCopy(response) {
 // The shell's files change only with VERSION (a digest of them, offline/views.py): served from the
 // cache with no refresh. Other static files: the network first, the cache when there is none.
 async function staticFile(request) {
-  const cached = await caches.match(request, { cacheName: SHELL_CACHE });
+  const cached = await fromShell(request);
   if (cached && SHELL.includes(new URL(request.url).pathname)) return cached;
   try {
     const response = await fetch(request);
@@ -154,7 +124,7 @@ async function staticFile(request) {
 async function startInspection(request, permitId) {
   const copy = request.clone();  // the body can be read once: keep a copy for the offline answer
   try {
-    return await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+    return await fetchInTime(request);
   } catch (error) {
     const form = await copy.formData();
     const type = encodeURIComponent(form.get("type") || "");
@@ -172,21 +142,19 @@ async function dropCorrected(request) {
 // A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment.
 async function formPost(request) {
   const copy = request.clone();  // the body can be read once: keep a copy to store
-  const url = new URL(request.url);
-  const target = url.pathname + url.search;
   const inPlace = request.mode !== "navigate";
   try {
-    const response = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+    const response = await fetchInTime(request);
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return response;
   } catch (error) {
     const form = await copy.formData();
     if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
     await dropCorrected(request);
-    await FormStore.put({ id: crypto.randomUUID(), url: target, entries: Array.from(form.entries()),
+    await FormStore.put({ id: crypto.randomUUID(), url: cacheKey(request.url), entries: Array.from(form.entries()),
                           key: form.get("idempotency_key"), created_at: new Date().toISOString(),
                           state: "waiting" });
-    if (inPlace) return caches.match("/offline/saved?part=1", { cacheName: SHELL_CACHE });
+    if (inPlace) return fromShell("/offline/saved?part=1");
     return Response.redirect("/offline/saved", 303);
   }
 }
@@ -213,7 +181,7 @@ self.addEventListener("fetch", (event) => {
   if (request.method === "GET" && fix) return event.respondWith(correction(fix[1]));
   if (request.method !== "GET") return;
   if (url.pathname === "/offline/saved") {  // shown only when a post did not reach the server: no network try
-    return event.respondWith(caches.match(cacheKey(url), { cacheName: SHELL_CACHE }).then((saved) => saved || page(request)));
+    return event.respondWith(fromShell(cacheKey(url)).then((saved) => saved || page(request)));
   }
   if (url.pathname.startsWith("/static/")) {
     event.respondWith(staticFile(request));
