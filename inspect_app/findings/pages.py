@@ -29,5 +29,4 @@ def page_context(inspection: Inspection, **overrides) -> dict:
         "may_close": not draft and allowed(current_user, "action.close", permit),
         "may_review": not draft and allowed(current_user, "finding.review", permit),
         "punch_items": punch_items_of(inspection) if inspection.type == "walk_through" else [],
-        "punch_form": overrides.pop("punch_form", None) or forms.PunchForm(prefix="newpunch", formdata=None),
     } | overrides

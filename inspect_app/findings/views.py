@@ -138,24 +138,6 @@ def send_back(finding_id: str):
     return _answer(inspection, status=422, forms_for={f"return-{finding.id}": form})
 
 
-@bp.post("/inspections/<inspection_id>/punch")
-def add_punch(inspection_id: str):
-    """Add an item of remaining work to the walk-through's punch list."""
-    inspection = load_inspection(inspection_id, edit=True)
-    if inspection.is_submitted:
-        return locked(inspection, str(ReportLocked(inspection)))
-    form = forms.PunchForm(prefix="newpunch")
-    if form.validate_on_submit():
-        try:
-            services.add_punch_item(current_user, inspection, form.description.data)
-        except services.FindingError as error:
-            form.description.errors.append(str(error))
-        else:
-            db.session.commit()
-            return _answer(inspection, "punch-list")
-    return _answer(inspection, "punch-list", 422, punch_form=form)
-
-
 @bp.post("/punch/<item_id>/delete")
 def remove_punch(item_id: str):
     """Take an item off the draft walk-through's punch list."""

@@ -120,6 +120,15 @@ def save_with_finding(client, inspection: Inspection, description: str, **fields
                        report_form(page.text)[0] | {part + "description": description} | finding)
 
 
+def save_with_punch(client, inspection: Inspection, *descriptions: str):
+    """Open the draft walk-through, add one punch-list item (a repeatable part of the report form) for each
+    description, and press "Save draft"."""
+    page = client.get(f"/inspections/{inspection.id}")
+    assert page.status_code == 200, page.text
+    items = {f"punch-new-{uuid.uuid4()}-description": description for description in descriptions}
+    return client.post(f"/inspections/{inspection.id}", report_form(page.text)[0] | items)
+
+
 def mail_to(address: str) -> list[OutboundEmail]:
     """The stored messages sent to `address`."""
     return [m for m in db.session.scalars(select(OutboundEmail)) if address in m.to]

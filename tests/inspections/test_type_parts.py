@@ -16,7 +16,8 @@ from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
-from tests.inspections.report_helpers import error_beside, filled, mail_to, save_with_finding, start, submit
+from tests.inspections.report_helpers import (error_beside, filled, mail_to, save_with_finding, save_with_punch,
+                                              start, submit)
 
 
 @pytest.fixture
@@ -141,12 +142,14 @@ def test_pre_bury_is_per_underground_structure(site, signed_in):
 def test_the_walk_through_punch_list_is_resolved_item_by_item_at_the_final(site, signed_in):
     client = signed_in(site.inspector)
     walk = start(client, site.permit, "walk_through")
-    for text in ("Loam and seed the swale", "Clean catch basin CB-2", "Mistake"):
-        response = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": text}, htmx="punch-list")
-        assert response.status_code == 200 and response.text.lstrip().startswith('<section class="card" id="punch-list">')
+    saved = save_with_punch(client, walk, "Loam and seed the swale", "Clean catch basin CB-2", "Mistake")
+    assert saved.status_code == 303
+    listed = client.get(f"/inspections/{walk.id}").text.split('id="punch-list"')[1].split("</section>")[0]
+    assert "Loam and seed the swale" in listed and "Clean catch basin CB-2" in listed
     mistake = db.session.scalar(select(PunchListItem).where(PunchListItem.description == "Mistake"))
-    assert client.post(f"/punch/{mistake.id}/delete", htmx="punch-list").status_code == 200
-    empty = client.post(f"/inspections/{walk.id}/punch", {"newpunch-description": " "}, htmx="punch-list")
+    response = client.post(f"/punch/{mistake.id}/delete", htmx="punch-list")
+    assert response.status_code == 200 and response.text.lstrip().startswith('<section class="card" id="punch-list">')
+    empty = save_with_punch(client, walk, " ")
     assert empty.status_code == 422 and "Describe the remaining work" in empty.text
 
     # A draft walk-through's list is not carried yet.
