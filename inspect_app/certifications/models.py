@@ -10,6 +10,7 @@ from sqlalchemy import JSON, Date, ForeignKey, Index, Numeric, String, Text, Uni
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
+from inspect_app.geo import SitePoint, point_checks
 from inspect_app.labels import CERTIFICATION_STATUS_LABELS, LOG_KIND_LABELS, PARTY_ROLE_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
@@ -45,13 +46,15 @@ class ResponsibleParty(db.Model):
     ends_on: Mapped[dt.date | None] = mapped_column(Date)
 
 
-class Easement(db.Model):
+class Easement(SitePoint, db.Model):
     """A stormwater management easement of the O&M plan: its purpose and location (§380-14 C(2)(d), (m);
     D(2): "The purpose of each easement shall be specified"), the grantor, and its recording at the registry
     of deeds, which must come before the certificate of completion (§380-14 D(4); Southborough §7.6 h)).
-    `location` is None only for an easement moved from the plan's former free text, which gave none."""
+    `location` is None only for an easement moved from the plan's former free text, which gave none. Its point
+    puts it on the site map, the "map and list" of C(2)(m)."""
 
     __tablename__ = "easements"
+    __table_args__ = point_checks()
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

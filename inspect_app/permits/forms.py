@@ -139,11 +139,11 @@ class StructureForm(FlaskForm):
 
 
 class PointForm(FlaskForm):
-    """A point on the site map for one of the permit's disturbed areas or structures (`subject` is
-    "area:<id>" or "structure:<id>"; the view gives the choices the user may place)."""
+    """A point on the site map for one of the permit's disturbed areas, structures or easements (`subject` is
+    "area:<id>", "structure:<id>" or "easement:<id>"; the view gives the choices the user may place)."""
 
-    subject = SelectField("Area or structure", validate_choice=False,
-                          validators=[DataRequired(message="Choose the area or structure to place.")])
+    subject = SelectField("Area, structure or easement", validate_choice=False,
+                          validators=[DataRequired(message="Choose the area, structure or easement to place.")])
     latitude = FloatField("Latitude", validators=[
         InputRequired(message="Tap the map or use this device's location to give a latitude."),
         NumberRange(*LATITUDE_RANGE, message="A latitude is between -90 and 90 degrees.")])
@@ -153,4 +153,4 @@ class PointForm(FlaskForm):
 
     def validate_subject(self, field) -> None:
         if field.data not in {choice.value for choice in field.choices}:
-            raise ValidationError("Choose an area or structure of this permit.")
+            raise ValidationError("Choose an area, structure or easement of this permit.")

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
+from inspect_app.certifications.models import Easement
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile
@@ -211,11 +212,29 @@ def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:
     return structure
 
 
-def place(actor, record: DisturbedArea | StormwaterStructure, latitude: float, longitude: float) -> None:
-    """Give a disturbed area or a structure its point on the site map (tapped there, or the device's GPS).
+Placeable = DisturbedArea | StormwaterStructure | Easement
+
+
+def point_name(record: Placeable) -> str:
+    """What the site map calls a record it can place: an area's or structure's name, an easement's purpose."""
+    if isinstance(record, Easement):
+        return f"Easement: {_shorten(record.purpose, 60)}"
+    return record.name
+
+
+def _shorten(words: str, limit: int) -> str:
+    return words if len(words) <= limit else words[:limit - 1].rstrip() + "…"
+
+
+@implements("§380-14 C(2)(m)")
+def place(actor, record: Placeable, latitude: float, longitude: float) -> None:
+    """Give a disturbed area, a structure or an easement its point on the site map (tapped there, or the
+    device's GPS); the site map with its list is then the "map and list of stormwater management easements"
+    of §380-14 C(2)(m).
 
     The area's `revision` stays: sync compares it to catch two devices changing the status timeline at
     once, and a point is not part of that timeline."""
     before = audit.snapshot(record)
     record.latitude, record.longitude = latitude, longitude
-    audit.record(actor, "area.point" if isinstance(record, DisturbedArea) else "structure.point", record, before)
+    kind = {DisturbedArea: "area", StormwaterStructure: "structure", Easement: "easement"}[type(record)]
+    audit.record(actor, f"{kind}.point", record, before)

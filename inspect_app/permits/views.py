@@ -10,6 +10,7 @@ from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
+from inspect_app.certifications import services as om
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
 from inspect_app.dashboard import maps
@@ -77,20 +78,26 @@ def _detail_forms(permit: Permit) -> dict:
             "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit)}
 
 
-def _placeable(permit: Permit) -> dict[str, DisturbedArea | StormwaterStructure]:
-    """The areas and structures of `permit` the user may put on its site map, by the point form's value."""
-    found: dict[str, DisturbedArea | StormwaterStructure] = {}
+_POINT_GROUPS = {"area": "Disturbed areas", "structure": "Structures", "easement": "Easements"}
+
+
+def _placeable(permit: Permit) -> dict[str, services.Placeable]:
+    """The areas, structures and easements of `permit` the user may put on its site map, by the point form's
+    value ("area:<id>", "structure:<id>", "easement:<id>")."""
+    found: dict[str, services.Placeable] = {}
     if allowed(current_user, "area.edit", permit):
         found |= {f"area:{a.id}": a for a in permit.areas}
     if allowed(current_user, "structure.edit", permit):
         found |= {f"structure:{s.id}": s for s in permit.structures}
+    if allowed(current_user, "om.plan.edit", permit):
+        found |= {f"easement:{e.id}": e for e in om.easements(permit)}
     return found
 
 
 def _point_form(permit: Permit) -> PointForm:
     form = PointForm(prefix="point")
     form.subject.choices = [SelectChoice("", "— choose —")] + [
-        SelectChoice(key, record.name, optgroup="Disturbed areas" if key.startswith("area:") else "Structures")
+        SelectChoice(key, services.point_name(record), optgroup=_POINT_GROUPS[key.partition(":")[0]])
         for key, record in _placeable(permit).items()]
     return form
 
@@ -315,7 +322,7 @@ def add_structure(permit_id: str):
 
 @bp.post("/<permit_id>/points")
 def place(permit_id: str):
-    """Give one of the site's disturbed areas or structures its point on the site map."""
+    """Give one of the site's disturbed areas, structures or easements its point on the site map."""
     permit = permit_or_404(permit_id, "area.edit")
     form = _point_form(permit)
     if form.validate_on_submit():

@@ -73,6 +73,43 @@ def test_a_listed_easement_shows_on_the_permit_page_with_its_purpose_location_an
     assert db.session.scalar(select(AuditEntry.action).where(AuditEntry.entity_id == easement.id)) == "easement.create"
 
 
+def test_an_easement_goes_on_the_site_map_with_its_purpose_and_location(make, signed_in, agent):
+    # §380-14 C(2)(m): "A map and list of stormwater management easements with purpose and location of each".
+    permit = make.permit()
+    browser = signed_in(agent)
+    assert _post(browser, permit, GOOD).status_code == 303
+    easement = db.session.scalar(select(Easement))
+    page = html.unescape(browser.get(f"/permits/{permit.id}").text)
+    listed = page.split(f'id="point-easement-{easement.id}"')[1].split("</li>")[0]
+    assert GOOD["purpose"] in listed and GOOD["location"] in listed and "No point on the map yet." in listed
+    assert f'<option value="easement:{easement.id}">Easement: Access for inspection and maintenance of Basin B-1' \
+        in page.split('id="point-subject"')[1].split("</select>")[0]
+
+    placed = browser.post(f"/permits/{permit.id}/points", {"point-subject": f"easement:{easement.id}",
+                                                           "point-latitude": "42.04502", "point-longitude": "-72.57311"})
+    assert placed.status_code == 303
+    page = html.unescape(browser.get(f"/permits/{permit.id}").text)
+    listed = page.split(f'id="point-easement-{easement.id}"')[0].rsplit("<li", 1)[1] + \
+        page.split(f'id="point-easement-{easement.id}"')[1].split("</li>")[0]
+    assert 'data-lat="42.04502" data-lon="-72.57311"' in listed and "42.045020, -72.573110" in listed
+    assert db.session.scalars(select(AuditEntry.action).where(AuditEntry.entity_id == easement.id)).all() == [
+        "easement.create", "easement.point"]
+
+
+def test_an_inspector_cannot_place_an_easement(make, signed_in, agent):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    assert _post(signed_in(agent), permit, GOOD).status_code == 303
+    easement = db.session.scalar(select(Easement))
+    browser = signed_in(inspector)
+    assert f"easement:{easement.id}" not in browser.get(f"/permits/{permit.id}").text  # the O&M plan is the agent's
+    refused = browser.post(f"/permits/{permit.id}/points", {"point-subject": f"easement:{easement.id}",
+                                                            "point-latitude": "42.045", "point-longitude": "-72.573"})
+    assert refused.status_code == 422
+    db.session.expire_all()
+    assert (easement.latitude, easement.longitude) == (None, None)
+
+
 def test_a_grantor_must_be_one_of_the_permits_easement_grantors(make, signed_in, agent):
     permit = make.permit()
     owner = om.change_responsible_party(None, permit, role="owner", name="Owner LLC", email=None, address=None,

@@ -84,9 +84,9 @@ def test_bad_points_are_refused_beside_the_field_and_nothing_changes(make, signe
         ({"point-latitude": "NaN", "point-longitude": "-72.5"}, "Enter a number."),
         ({"point-latitude": "", "point-longitude": ""}, "Tap the map or use this device's location"),
         ({"point-subject": "", "point-latitude": "42.05", "point-longitude": "-72.5"},
-         "Choose the area or structure to place."),
+         "Choose the area, structure or easement to place."),
         ({"point-subject": f"area:{other.areas[0].id}", "point-latitude": "42.05", "point-longitude": "-72.5"},
-         "Choose an area or structure of this permit."),
+         "Choose an area, structure or easement of this permit."),
     ]
     for fields, message in cases:
         response = agent.post(url, {"point-subject": f"area:{area.id}", **fields})
@@ -113,7 +113,7 @@ def test_another_towns_permit_is_not_found_and_an_inspector_places_areas_only(ma
     assert "Basin B-2" not in text_of(page, "point-subject")  # structures are the agent's to edit
     refused = client.post(f"/permits/{make_assigned.id}/points",
                           {"point-subject": f"structure:{make_assigned.structures[0].id}", **point})
-    assert refused.status_code == 422 and "Choose an area or structure of this permit." in refused.text
+    assert refused.status_code == 422 and "Choose an area, structure or easement of this permit." in refused.text
     assert client.post(f"/permits/{make_assigned.id}/points",
                        {"point-subject": f"area:{make_assigned.areas[0].id}", **point}).status_code == 303
     assert point_of(DisturbedArea, make_assigned.areas[0].id) == (42.05, -72.58)
