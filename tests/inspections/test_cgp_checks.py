@@ -166,6 +166,27 @@ def test_a_control_answered_no_may_be_tied_to_a_corrective_action_already_open(s
     assert "Corrective action: Rebuild the east silt fence" in page_text(client.get(f"/inspections/{inspection.id}").text)
 
 
+def test_a_fix_cannot_be_tied_to_an_action_on_someone_elses_draft(site, signed_in, make):
+    # Another inspector's draft is theirs alone (its findings and actions too): its action's id, typed into
+    # a hand-made post, neither ties the fix nor shows.
+    colleague = make.user("inspector")
+    theirs = make.inspection(site.permit, status="draft", inspector=colleague)
+    hidden = findings.open_action(None, findings.add_finding(None, theirs, "Silt fence undercut", "East line"),
+                                  "significant_repair", "Rebuild the east silt fence", owner_name="Site contractor")
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    assert hidden.id not in client.get(f"/inspections/{inspection.id}").text
+    key = f"fix-control_effective-{site.fence.id}"
+    answer = {f"answer-control_effective-{site.fence.id}": "no", f"{key}-repair": "Rebuild it",
+              f"{key}-first_observed": utcnow().astimezone(LOCAL_TZ).date().isoformat(), f"{key}-action": hidden.id}
+    refused = submit(client, inspection, **_discharge(site), **answer)
+    assert refused.status_code == 422 and "needs a corrective action" in error_beside(refused.text, f"{key}-action")
+    db.session.expire_all()
+    assert db.session.get(Inspection, inspection.id).status == "draft"
+    assert db.session.query(CorrectiveAction).count() == 1
+
+
 def test_the_cgp_areas_are_on_the_checklist_and_an_unsafe_area_needs_its_reason(site, signed_in):
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "erosion_control")
