@@ -7,6 +7,7 @@ from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAr
 from wtforms.validators import DataRequired, Length, Optional
 
 from inspect_app.fields import DateTimeLocalField, label_choices
+from inspect_app.findings.models import CITATION_LENGTH
 from inspect_app.permits.models import Permit
 
 class FindingForm(FlaskForm):
@@ -16,7 +17,7 @@ class FindingForm(FlaskForm):
     severity = SelectField("Severity", choices=label_choices("severity"),
                            default="minor", validators=[DataRequired()])
     is_violation = BooleanField("This is a violation of the permit or the approved plan")
-    citation = StringField("Citation", validators=[Optional(), Length(max=120)],
+    citation = StringField("Citation", validators=[Optional(), Length(max=CITATION_LENGTH)],
                            description="The rule it breaks, e.g. §380-11 C(3)(d)")
     area_id = SelectField("Disturbed area", validators=[Optional()])
     structure_id = SelectField("Structure", validators=[Optional()])

@@ -16,6 +16,10 @@ ACTION_KINDS = tuple(ACTION_KIND_LABELS)
 ACTION_STATUSES = ("open", "completed", "verified")
 
 
+# A finding's citation holds this many characters; a longer one (a profile's may hold 200) is cut to fit.
+CITATION_LENGTH = 120
+
+
 class Finding(db.Model):
     __tablename__ = "findings"
 
@@ -26,7 +30,7 @@ class Finding(db.Model):
     location: Mapped[str | None] = mapped_column(String(300))
     severity: Mapped[str] = mapped_column(choice("finding_severity", *SEVERITIES), default="minor")
     is_violation: Mapped[bool] = mapped_column(Boolean, default=False)
-    citation: Mapped[str | None] = mapped_column(String(120))
+    citation: Mapped[str | None] = mapped_column(String(CITATION_LENGTH))
     area_id: Mapped[str | None] = mapped_column(ForeignKey("disturbed_areas.id"))
     structure_id: Mapped[str | None] = mapped_column(ForeignKey("stormwater_structures.id"))
     # Made by the app itself (e.g. an area past its stabilization deadline), not typed by a person.

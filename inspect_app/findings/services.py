@@ -15,7 +15,7 @@ from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.findings.models import (
-    ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
+    ACTION_KINDS, CITATION_LENGTH, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
 )
 from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
@@ -87,7 +87,8 @@ def add_finding(actor, inspection: Inspection, description: str, location: str |
     finding = Finding(**({"id": finding_id} if finding_id else {}),
                       inspection=inspection, permit_id=permit.id, description=description.strip(),
                       location=location or None, severity=severity, is_violation=is_violation,
-                      citation=citation or None, area_id=area_id or None, structure_id=structure_id or None)
+                      citation=(citation or "")[:CITATION_LENGTH] or None, area_id=area_id or None,
+                      structure_id=structure_id or None)
     db.session.add(finding)
     audit.record(actor, "finding.create", finding)
     return finding
@@ -154,7 +155,7 @@ def open_fixes(actor, inspection: Inspection, data: ReportInput) -> list[Correct
                 or not all(fix.get(k) for k in ("repair", "first_observed", "kind", "owner_name")):
             continue
         finding = add_finding(actor, inspection, f"{need.subject}: {need.what}. Repair needed: {fix['repair']}",
-                              need.subject, "minor", citation=need.condition.citation[:120])
+                              need.subject, "minor", citation=need.condition.citation)
         action = open_action(actor, finding, fix["kind"], fix["repair"], owner_name=fix["owner_name"],
                              first_observed=checks.first_observed(fix))
         db.session.flush()  # its id, for the fix to name

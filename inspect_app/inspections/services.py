@@ -26,7 +26,7 @@ from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
+from inspect_app.findings.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
@@ -637,7 +637,7 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         finding = Finding(
             inspection=inspection, permit_id=inspection.permit_id, area_id=clock.area.id, is_automatic=True,
             is_violation=True, severity="major", location=clock.area.name,
-            citation=_stabilization_citation(profile, clock)[:CITATION_COLUMN],
+            citation=_stabilization_citation(profile, clock)[:CITATION_LENGTH],
             description=(f"{clock.area.name}: construction activity ceased on {local_time(clock.ceased_at)}; "
                          + (f"stabilization had to be started by {local_time(clock.initiate_by)}, and has not."
                             if clock.breach == "initiate" else
@@ -647,10 +647,6 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         audit.record(actor, "finding.automatic", finding)
         made.append(finding)
     return made
-
-
-# A finding's citation column (findings.models) holds 120 characters; a profile's citation may hold 200.
-CITATION_COLUMN = 120
 
 
 def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) -> str:
