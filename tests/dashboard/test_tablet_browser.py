@@ -2,10 +2,15 @@
 the copy held on the device), and the dashboard below 1100 px is one card per permit, its filters in the URL."""
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
 from playwright.sync_api import expect
+from pypdf import PdfReader
+
+from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 
 from tests.dashboard.test_permit_now import busy_site
 from tests.offline.offline_helpers import hold_permits, sign_in_controlled
@@ -43,6 +48,23 @@ def test_the_first_screen_of_the_permit_page_says_what_to_do_and_starts_it(make,
     start.click()
     page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
     expect(page.locator("h1")).to_contain_text("Erosion control inspection")
+
+
+def test_the_permit_page_prints_whole_with_its_folded_parts_open(make, live_server, page, sign_in):
+    # A folded part is closed on screen, and its words are still on paper: an inspector prints the page
+    # for the site file.
+    agent = make.user("agent")
+    permit = make.permit()
+    permits.add_structure(None, permit, name="Infiltration system IS-3", kind="infiltration", is_underground=True,
+                          design_size="38 ft x 14 ft", design_invert="EL 181.75")
+    db.session.commit()
+    sign_in(page, agent)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    expect(page.locator("#fold-structures")).not_to_have_attribute("open", "")
+    expect(page.get_by_text("38 ft x 14 ft")).to_be_hidden()
+    printed = PdfReader(io.BytesIO(page.pdf(format="Letter"))).pages
+    words = " ".join(" ".join(p.extract_text().split()) for p in printed)
+    assert "38 ft x 14 ft" in words and "EL 181.75" in words
 
 
 def test_the_held_permit_page_opens_offline_and_says_it_is_as_known_when_held(make, record, server, page):
