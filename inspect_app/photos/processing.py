@@ -185,8 +185,13 @@ def _scaled_renditions(picture: Image.Image, icc_profile: bytes | None) -> Rendi
 
 
 def _fit(picture: Image.Image, long_edge: int, resampling: Image.Resampling,
-         reducing_gap: float | None = None) -> Image.Image:
-    """The picture scaled down to at most ``long_edge`` px long, keeping its shape; itself if it fits."""
+         reducing_gap: float = 2.0) -> Image.Image:
+    """The picture scaled down to at most ``long_edge`` px long, keeping its shape; itself if it fits.
+
+    As Image.thumbnail, a picture more than ``2 * reducing_gap`` times too large (a huge PNG or WebP, which
+    has no draft decode) is first averaged down by a whole factor, leaving at least ``reducing_gap`` times
+    the size for the filter.
+    """
     width, height = picture.size
     scale = long_edge / max(width, height)
     if scale >= 1:
