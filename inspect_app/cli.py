@@ -1,11 +1,14 @@
 """Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`,
-`flask audit verify|anchor`."""
+`flask audit verify|anchor`, `flask idempotency expire`."""
 from __future__ import annotations
+
+import datetime as dt
 
 import click
 from flask import Blueprint, current_app
 from sqlalchemy import func, select
 
+from inspect_app import idempotency
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
@@ -223,3 +226,17 @@ def documents_freeze_existing() -> None:
     saying so on the document and its verify page). Safe to run again: it freezes only what has no document."""
     frozen = documents.freeze_existing()
     click.echo(f"{frozen} documents frozen from records signed before documents were frozen.")
+
+
+@bp.cli.group("idempotency")
+def idempotency_cli() -> None:
+    """The answers kept for form posts sent again with an Idempotency-Key."""
+
+
+@idempotency_cli.command("expire")
+def idempotency_expire() -> None:
+    """Delete the answers older than IDEMPOTENCY_RETENTION_DAYS (safe to run from cron)."""
+    retention = dt.timedelta(days=current_app.config["IDEMPOTENCY_RETENTION_DAYS"])
+    removed = idempotency.delete_expired(utcnow(), retention)
+    db.session.commit()
+    click.echo(f"answers_removed={removed}")

@@ -60,5 +60,10 @@ def from_environment(instance_path: Path) -> dict:
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         "WTF_CSRF_TIME_LIMIT": None,
+        # How long the answer to a form post with an Idempotency-Key is kept (`flask idempotency expire`).
+        # It is needed only when the post was applied but its answer never reached the device: the outbox
+        # sends it again as soon as the device is online and signed in, so 30 days covers a tablet left off
+        # for weeks, twice over a "remember me" sign-in (14 days). A post sent again later is a new post.
+        "IDEMPOTENCY_RETENTION_DAYS": int(os.environ.get("IDEMPOTENCY_RETENTION_DAYS", "30")),
         "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
     }

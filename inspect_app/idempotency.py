@@ -10,6 +10,9 @@ Two deliveries at once both run the view; the second one's commit fails on the k
 of `idempotent_requests`, per user), everything it did is rolled back, and it answers what the first
 answered. A request that commits nothing stores nothing, so it can simply run again.
 The sync protocol (/sync) has its own table of operations and is left alone.
+
+Answers are kept for IDEMPOTENCY_RETENTION_DAYS (config.py says why that long): `flask idempotency expire`,
+run daily, deletes older ones, and a key sent again after that is a new request.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ from typing import Any
 
 from flask import Flask, abort, g, has_request_context, request
 from flask_login import current_user
-from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, String, event
+from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, String, delete, event
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -63,6 +66,15 @@ def register(app: Flask) -> None:
     app.register_error_handler(IntegrityError, _second_delivery)
     if not event.contains(Session, "before_commit", _store_claim):
         event.listen(Session, "before_commit", _store_claim)
+
+
+def delete_expired(now: dt.datetime, retention: dt.timedelta) -> int:
+    """Delete the keys and answers received more than ``retention`` before ``now``; return how many.
+
+    No index on the time: the daily run reads at most a month of posts, and an index would cost every post.
+    """
+    result = db.session.execute(delete(IdempotentRequest).where(IdempotentRequest.received_at < now - retention))
+    return result.rowcount
 
 
 def _key() -> str | None:

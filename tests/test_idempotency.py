@@ -1,14 +1,18 @@
 """A form post sent again with its Idempotency-Key answers what the first delivery answered, and
-changes the record once: sent twice, by two users, refused first, or eight at the same moment."""
+changes the record once: sent twice, by two users, refused first, or eight at the same moment; and
+answers older than the retention are forgotten."""
 from __future__ import annotations
 
+import datetime as dt
 import threading
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from factories import SignedIn
 from inspect_app.extensions import db
+from inspect_app.idempotency import IdempotentRequest
 from inspect_app.inspections.models import Inspection
+from inspect_app.types import utcnow
 
 
 def started(permit) -> int:
@@ -117,3 +121,33 @@ def test_eight_deliveries_at_once_apply_once_and_answer_alike(app, make):
     assert [a.status_code for a in answers] == [303] * len(browsers)
     assert len({a.headers["Location"] for a in answers}) == 1
     assert started(permit) == 1
+
+
+def received_days_ago(key: str, days: int) -> None:
+    db.session.execute(update(IdempotentRequest).where(IdempotentRequest.key == key)
+                       .values(received_at=utcnow() - dt.timedelta(days=days)))
+    db.session.commit()
+
+
+def test_the_daily_expiry_forgets_answers_past_the_retention_and_keeps_the_others(app, make, runner):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    browser = SignedIn(app.test_client(), inspector)
+    retention_days = app.config["IDEMPOTENCY_RETENTION_DAYS"]
+    old = start(browser, permit, "key-0006-old")
+    recent = start(browser, permit, "key-0007-recent")
+    received_days_ago("key-0006-old", retention_days + 1)
+    received_days_ago("key-0007-recent", retention_days - 1)
+
+    result = runner.invoke(args=["idempotency", "expire"])
+
+    assert result.exit_code == 0 and result.output.strip() == "answers_removed=1"
+    replayed = start(browser, permit, "key-0007-recent")
+    assert replayed.headers.get("Idempotent-Replayed") == "true"
+    assert replayed.headers["Location"] == recent.headers["Location"]
+    # Past the retention the key is forgotten: the post sent again is a new one.
+    again = start(browser, permit, "key-0006-old")
+    assert again.status_code == 303 and "Idempotent-Replayed" not in again.headers
+    assert again.headers["Location"] != old.headers["Location"]
+    assert started(permit) == 3
+    assert runner.invoke(args=["idempotency", "expire"]).output.strip() == "answers_removed=0"

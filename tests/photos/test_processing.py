@@ -118,9 +118,9 @@ def test_original_is_untouched_and_its_sha256_is_its_identity(tmp_path: Path) ->
 
 
 def test_renditions_carry_no_exif_and_no_gps() -> None:
-    display, thumb, _ = make_renditions(jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
+    renditions = make_renditions(jpeg(orientation=6, taken="2024:05:14 09:30:12", gps=AMHERST_GPS))
 
-    for rendition in (display, thumb):
+    for rendition in renditions:  # display, thumbnail and the print copy PDFs embed
         exif = opened(rendition).getexif()
         assert dict(exif) == {}
         assert exif.get_ifd(ExifTags.IFD.GPSInfo) == {}
