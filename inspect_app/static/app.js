@@ -111,14 +111,9 @@
   // The service worker makes the app open with no network (served from the root: it controls "/").
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });
 
+  // A posted form's draft is forgotten as the next page opens: the post goes first.
   document.addEventListener("submit", function (evt) {
-    var form = evt.target;
-    // A posted form's draft is forgotten as the next page opens: the post goes first.
-    if (form.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", form.dataset.draft); }
-    // Signing out on a shared tablet: the next user must not find the previous user's pages.
-    if (form.action && new URL(form.action, location.href).pathname === "/logout"
-        && navigator.serviceWorker && navigator.serviceWorker.controller) {
-      navigator.serviceWorker.controller.postMessage({ type: "forget-pages" });
-    }
+    var draft = evt.target.dataset.draft;
+    if (draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", draft); }
   }, true);
 })();

@@ -1,14 +1,10 @@
-// The outbox: form posts the service worker kept on this device (static/formstore.js) while the server
-// could not be reached, sent again as they were.
-//
-// - Each goes with a fresh CSRF token and its Idempotency-Key: the server applies it once and answers a
-//   repeat with its first answer. It leaves the outbox only once the server answered 2xx/3xx.
-// - Its files go first, to /sync/blobs in 1 MiB chunks that resume from the server's offset; the form then
-//   names each by its SHA-256 (`<field>_sha256`).
-// - A refusal (4xx) is the server's own page: the form with its errors beside the fields. It is kept for
-//   the user to open (/outbox/correct/<id>, served by the worker), correct and send again.
-// - Replay runs on page load, on `online`, after every successful htmx request, on a timer and on
-//   *Sync now*: a stopped server raises no `online` event, and Safari has no Background Sync.
+// The outbox: form posts the service worker kept on this device (static/formstore.js), sent again as they were.
+// - With a fresh CSRF token and its Idempotency-Key (the server applies it once); it leaves on a 2xx/3xx.
+// - Its files first, to /sync/blobs in 1 MiB chunks resumed from the server's offset; the form names each
+//   by its SHA-256 (`<field>_sha256`).
+// - A refusal (4xx) is the server's page, the form with its errors, kept to open (/outbox/correct/<id>).
+// - Replay on page load, `online`, each successful htmx request, a timer and *Sync now*: a stopped server
+//   raises no `online` event, and Safari has no Background Sync.
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
 (function () {
   "use strict";
@@ -23,13 +19,6 @@
 
   function LoginNeeded() { this.message = "login"; }
   function Unreachable(detail) { this.message = "unreachable: " + detail; }
-
-  function element(tag, attrs, content) {  // content: a text, or a list of elements and texts
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { el.setAttribute(k, attrs[k]); });
-    if (content !== undefined) el.append.apply(el, [].concat(content));
-    return el;
-  }
 
   function byAge(a, b) { return a.created_at < b.created_at ? -1 : 1; }
 
@@ -187,8 +176,22 @@
     return refresh();
   }
 
-  // --- what the pages show --------------------------------------------------------------------------
+  // --- what the pages show: their own words, from their <template>s (offline/outbox.html, held.html) ---
   var objectUrls = [];
+
+  // A copy of the page's <template id>, each [data-field] given its text.
+  function fromTemplate(id, fields) {
+    var copy = document.getElementById(id).content.firstElementChild.cloneNode(true);
+    copy.querySelectorAll("[data-field]").forEach(function (el) { el.textContent = fields[el.dataset.field]; });
+    return copy;
+  }
+
+  // One of the page's sentences (a [data-say] of its <template id="<slot>-says">) in the slot, or none.
+  function say(slot, which, number) {
+    if (!document.getElementById(slot)) return;
+    var sentence = which ? fromTemplate(slot + "-says", { n: number }).querySelector('[data-say="' + which + '"]') : "";
+    document.getElementById(slot).replaceChildren(sentence);
+  }
 
   function refresh() {
     return FormStore.all().then(function (posts) {
@@ -204,39 +207,28 @@
   }
 
   function renderOutbox(posts) {
-    var list = document.getElementById("outbox-list"), info = document.getElementById("outbox-status");
-    if (info) {
-      info.textContent = status.login ? "Log in again to send." :
-        status.unreachable ? "The server cannot be reached right now; it will be tried again by itself." +
-          (status.lastTry ? " Last try: " + status.lastTry.toLocaleTimeString() + "." : "") :
-        posts.length ? "" : "Nothing waits: everything made on this device has reached the server.";
-    }
+    var list = document.getElementById("outbox-list");
+    say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
+        status.lastTry && status.lastTry.toLocaleTimeString());
     if (!list) return;
     objectUrls.forEach(URL.revokeObjectURL);
     objectUrls = [];
-    list.textContent = "";
-    posts.forEach(function (post) {
-      var refused = post.state === "refused";
-      var head = element("p", {}, [
-        element("strong", {}, "Form for " + post.url), " · saved " + new Date(post.created_at).toLocaleString() + " ",
-        element("span", { class: refused ? "pill pill-overdue" : "pill pill-due", "data-item-state": "" },
-                refused ? "Refused" : "Waiting"),
-      ]);
-      var li = element("li", { id: "item-" + post.id, "data-state": post.state, class: "card outbox-item" }, [head]);
-      var files = post.entries.filter(function (e) { return typeof e[1] !== "string" && e[1].size; });
-      var photos = files.map(function (e) {
-        var url = URL.createObjectURL(e[1]);
-        objectUrls.push(url);
-        return element("li", {}, [element("img", { src: url, alt: e[1].name || "Photo" })]);
+    list.replaceChildren.apply(list, posts.map(function (post) {
+      var li = fromTemplate("outbox-item", { url: post.url, saved: new Date(post.created_at).toLocaleString() });
+      li.id = "item-" + post.id;
+      li.setAttribute("data-state", post.state);
+      li.querySelectorAll("[data-if]").forEach(function (el) { if (el.dataset.if !== post.state) el.remove(); });
+      li.querySelectorAll("[data-correct]").forEach(function (a) { a.href = "/outbox/correct/" + post.id; });
+      var photos = li.querySelector(".photo-grid");
+      post.entries.forEach(function (e) {
+        if (typeof e[1] === "string" || !e[1].size) return;  // a text field, or a file input left empty
+        var img = photos.appendChild(document.createElement("li")).appendChild(new Image());
+        objectUrls.push(img.src = URL.createObjectURL(e[1]));
+        img.alt = e[1].name;
       });
-      if (photos.length) li.appendChild(element("ul", { class: "photo-grid" }, photos));
-      if (refused) {
-        li.append(element("p", { class: "field-error", "data-reasons": "" }, "Refused by the server: open it to see why."),
-                  element("a", { class: "btn btn-secondary", href: "/outbox/correct/" + post.id, "data-correct": "" },
-                          "Open and correct"));
-      }
-      list.appendChild(li);
-    });
+      if (!photos.children.length) photos.remove();
+      return li;
+    }));
   }
 
   // --- "available offline" ---------------------------------------------------------------------------
@@ -252,12 +244,10 @@
   }
 
   function holdAll() {
-    var info = document.getElementById("held-status");
-    function say(text) { if (info) info.textContent = text; }
-    say("Getting the list of your permits…");
+    say("held-status", "asking");
     return getJson("/offline/pages.json", "pages").then(function (list) {
       var urls = list.permits.reduce(function (all, p) { return all.concat(p.urls); }, list.common);
-      say("Saving " + urls.length + " pages on this device…");
+      say("held-status", "saving", urls.length);
       return askWorker({ type: "hold", urls: urls }).then(function (saved) {
         var now = new Date().toISOString(), listed = {};
         return Promise.all(list.permits.map(function (p) {
@@ -268,12 +258,11 @@
           return Promise.all(rows.filter(function (r) { return !listed[r.id]; }).map(function (r) { return Held.del(r.id); }));
         }).then(function () {
           var failed = urls.filter(function (u) { return !saved[u]; }).length;
-          say(failed ? failed + " page(s) could not be saved; try again." :
-              "Done: " + list.permits.length + " permit(s) are available offline.");
+          say("held-status", failed ? "failed" : "done", failed || list.permits.length);
         });
       });
     }).catch(function (error) {
-      say(error instanceof LoginNeeded ? "Log in first." : "No connection to the server: try again when online.");
+      say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
     }).then(renderHeld);
   }
 
@@ -281,14 +270,14 @@
     var list = document.getElementById("held-list");
     if (!list) return Promise.resolve();
     return Held.all().then(function (rows) {
-      list.textContent = "";
-      if (!rows.length) list.appendChild(element("li", { class: "empty" }, "No permits are held on this device yet."));
+      list.replaceChildren(rows.length ? "" : fromTemplate("held-none", {}));
       rows.sort(function (a, b) { return a.number < b.number ? -1 : 1; }).forEach(function (row) {
-        list.appendChild(element("li", { id: "held-" + row.id }, [
-          element("a", { href: row.urls[0] }, "Permit " + row.number), " · " + row.site_address + " · ",
-          element("span", { "data-held-at": row.held_at }, "saved " + new Date(row.held_at).toLocaleString()),
-          " · " + (row.urls.length - row.missing.length) + " of " + row.urls.length + " pages",
-        ]));
+        var li = list.appendChild(fromTemplate("held-item", {
+          number: row.number, site_address: row.site_address, held_at: new Date(row.held_at).toLocaleString(),
+          held: row.urls.length - row.missing.length, pages: row.urls.length }));
+        li.id = "held-" + row.id;
+        li.querySelector("a").href = row.urls[0];
+        li.querySelector("[data-held-at]").setAttribute("data-held-at", row.held_at);
       });
     });
   }
@@ -301,8 +290,7 @@
     if (!target) return;
     event.preventDefault();
     if (target.id === "hold-all") return holdAll();
-    var info = document.getElementById("outbox-status");
-    if (info) info.textContent = "Sending…";
+    say("outbox-status", "sending");
     syncNow();
   });
   document.addEventListener("htmx:afterRequest", function (event) {

@@ -1,12 +1,9 @@
 /* Service worker: the app opens with no network.
- *
- * - The app shell (styles, scripts, icons, the offline page) is cached at install.
- * - Pages are network-first: each page seen online is kept, so it opens offline later; a page never
- *   seen shows the offline page, never the browser's error.
- * - htmx fragment requests are never answered from the page cache (they are not whole pages).
- * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
- *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
- *   with the server's own "Saved on this device" page. A form without a key is never kept.
+ * - The shell (styles, scripts, icons, the offline and saved pages) is cached at install.
+ * - Pages are network-first, each kept as seen, so it opens offline later; a page never seen shows the
+ *   offline page. htmx fragments are never answered from the page cache (they are not whole pages).
+ * - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
+ *   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page.
  * - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
  * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
  */
@@ -46,10 +43,8 @@ self.addEventListener("activate", (event) => {
   )).then(() => self.clients.claim()));
 });
 
+// "Make my permits available offline": cache each page; answer which ones were saved.
 self.addEventListener("message", (event) => {
-  // Signing out on a shared tablet: forget the pages of the previous user.
-  if (event.data && event.data.type === "forget-pages") event.waitUntil(caches.delete(PAGE_CACHE));
-  // "Make my permits available offline": cache each page; answer which ones were saved.
   if (event.data && event.data.type === "hold" && event.ports[0]) {
     event.waitUntil(hold(event.data.urls || []).then((saved) => event.ports[0].postMessage(saved)));
   }
@@ -184,6 +179,8 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
+  // Signing out on a shared tablet: the next user must not find the previous user's pages.
+  if (request.method === "POST" && url.pathname === "/logout") event.waitUntil(caches.delete(PAGE_CACHE));
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
     return event.respondWith(startInspection(request, decodeURIComponent(start[1])));
