@@ -58,3 +58,19 @@ def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
     server.start()
     page.goto(f"{server.url}/permits/{permit.id}")
     assert permit.number in page.inner_text("h1")
+
+
+def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):
+    """A shared tablet: once the inspector has logged out, the permit page no longer opens with no server."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    _sign_in_and_get_controlled(page, server, inspector)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.wait_for_selector(f"h1:has-text('{permit.number}')")
+
+    page.click("header button:has-text('Log out')")
+    page.wait_for_selector("input[name=password]")
+    server.stop()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    assert "You are offline and this page is not saved on this device" in page.inner_text("main")
+    assert permit.number not in page.inner_text("main")
