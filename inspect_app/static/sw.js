@@ -144,7 +144,6 @@ async function dropCorrected(request) {
 // A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment. A browser
 // offline by its own account is not asked to try the network (a stopped server is tried, until the timeout).
 async function formPost(request) {
-  const T = {t0: performance.timeOrigin + performance.now(), online: navigator.onLine}; const mark = (k) => { T[k] = performance.timeOrigin + performance.now(); };
   const offline = !navigator.onLine;
   const copy = offline ? request : request.clone();  // the body can be read once: keep a copy to store
   const inPlace = request.mode !== "navigate";
@@ -154,15 +153,11 @@ async function formPost(request) {
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return response;
   } catch (error) {
-    mark("fetchFailed");
     const form = await copy.formData();
-    mark("formData");
     if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
     await FormStore.put({ id: crypto.randomUUID(), url: cacheKey(request.url), entries: Array.from(form.entries()),
                           key: form.get("idempotency_key"), created_at: new Date().toISOString(),
                           state: "waiting" });
-    mark("stored");
-    caches.open("prof").then((c) => c.put("/prof/" + T.t0, new Response(JSON.stringify(T))));
     await dropCorrected(request);  // kept first: a failed put must not lose the post it corrects
     if (inPlace) return fromShell("/offline/saved?part=1");
     return Response.redirect("/offline/saved", 303);
