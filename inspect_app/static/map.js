@@ -8,7 +8,6 @@
   "use strict";
 
   var DIGITS = 6;  // about 0.1 m: finer than any GPS or tap
-  var BUILT = "data-map-built";
 
   function markerClass(li) {
     return "map-mark map-mark-" + (li.getAttribute("data-mark") || "point") +
@@ -80,7 +79,7 @@
   }
 
   function build(element) {
-    element.setAttribute(BUILT, "");
+    if (!window.L) return false;  // Leaflet not run yet (its script and this one load in either order after a swap)
     var center = element.getAttribute("data-center").split(",").map(Number);
     var map = L.map(element, { center: center, zoom: Number(element.getAttribute("data-zoom")) || 15 });
     map.attributionControl.setPrefix("Leaflet");
@@ -106,15 +105,5 @@
     element.mapObject = map;
   }
 
-  function init(root) {
-    if (!window.L) return;
-    (root.querySelectorAll ? root : document).querySelectorAll("[data-map]:not([" + BUILT + "])").forEach(build);
-  }
-
-  init(document);
-  if (!window.SiteMaps) {
-    window.SiteMaps = { init: init };
-    document.addEventListener("DOMContentLoaded", function () { init(document); });
-    document.addEventListener("htmx:load", function (event) { init(event.target); });
-  }
+  window.setUpEach("[data-map]", build);
 })();

@@ -1,13 +1,11 @@
 // Photo markup (photos/_markup_editor.html): draw arrows, circles and labels on a photo with a finger,
 // as relative 0..1 coordinates in the form's hidden `markup` field (JSON). Plain pointer events, no
-// library. It checks nothing: the server does, and says what to fix. Safe to load more than once.
+// library. It checks nothing: the server does, and says what to fix. Each form set up once (app.js: setUpEach).
 (function () {
   "use strict";
   var HALO = "#fff", RED = "#e61414";
 
   function setUp(form) {
-    if (form.dataset.markupReady) return;
-    form.dataset.markupReady = "1";
     var canvas = form.querySelector("canvas");
     var input = form.querySelector("[data-markup-value]");
     var labelText = form.querySelector("input[name=label_text]");
@@ -107,8 +105,5 @@
     redraw();
   }
 
-  function init() { document.querySelectorAll("form[data-markup-editor]").forEach(setUp); }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
-  document.addEventListener("htmx:load", init);
+  window.setUpEach("form[data-markup-editor]", setUp);
 })();
