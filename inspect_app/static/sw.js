@@ -31,8 +31,9 @@ self.addEventListener("install", (event) => {
   // Where the engine routes by itself (Static Routing API), the shell's files and the saved page come
   // straight from the cache, with no wait for this script; elsewhere the fetch handler below does the same.
   if (event.addRoutes) {
-    event.addRoutes({ condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) },
-                      source: { cacheName: SHELL_CACHE } });
+    event.waitUntil(event.addRoutes({ source: { cacheName: SHELL_CACHE },
+      condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) } })
+      .catch(() => null));  // routes refused: the fetch handler serves the same
   }
   event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
 });
