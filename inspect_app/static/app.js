@@ -108,17 +108,27 @@
     }
   });
 
+  // Page scripts set up their elements through this: each one once, those on the page and those htmx swaps
+  // in later (hx-boost runs a page's scripts again with each page it brings; they load deferred, after this).
+  var setUps = {};
+  function setUpIn(root, selector) {
+    var found = Array.from(root.querySelectorAll(selector)).concat(root.matches && root.matches(selector) ? [root] : []);
+    found.forEach(function (el) {  // a setUp that answers false is tried again with the next swap
+      if (!setUps[selector].done.has(el) && setUps[selector].setUp(el) !== false) setUps[selector].done.add(el);
+    });
+  }
+  window.setUpEach = function (selector, setUp) {
+    if (!setUps[selector]) document.addEventListener("htmx:load", function (evt) { setUpIn(evt.detail.elt, selector); });
+    setUps[selector] = { setUp: setUp, done: (setUps[selector] || { done: new WeakSet() }).done };
+    setUpIn(document, selector);
+  };
+
   // The service worker makes the app open with no network (served from the root: it controls "/").
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(function () { /* not a secure origin */ });
 
+  // A posted form's draft is forgotten as the next page opens: the post goes first.
   document.addEventListener("submit", function (evt) {
-    var form = evt.target;
-    // A posted form's draft is forgotten as the next page opens: the post goes first.
-    if (form.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", form.dataset.draft); }
-    // Signing out on a shared tablet: the next user must not find the previous user's pages.
-    if (form.action && new URL(form.action, location.href).pathname === "/logout"
-        && navigator.serviceWorker && navigator.serviceWorker.controller) {
-      navigator.serviceWorker.controller.postMessage({ type: "forget-pages" });
-    }
+    var draft = evt.target.dataset.draft;
+    if (draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", draft); }
   }, true);
 })();

@@ -1,6 +1,6 @@
 // This device's IndexedDB ("inspect-forms"), shared by the service worker and the pages:
 // - posts: form posts the worker kept when the server could not be reached, for the outbox to send.
-//   {id, url, entries: [[name, text or File]] (files kept as their bytes: see FormStore), key (Idempotency-Key), created_at,
+//   {id, url, entries: [[name, text or File]] (or a File's bytes: see FormStore), key (Idempotency-Key), created_at,
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
 // - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
 // - drafts: a form's unsaved typing {id (its data-draft), fields: {name or name=value: value or checked}, parts}.
@@ -42,18 +42,25 @@ var DeviceStore = (function () {
     };
   };
 })();
-// A post's files are kept as their bytes and handed back as Files. WebKit keeps a Blob in IndexedDB as a
-// file on disk, and where an origin has no disk (Safari's Private Browsing, every WebDriver session) the
-// put fails with "UnknownError: Error preparing Blob/File data to be stored in object store" and the
-// post would be lost; an ArrayBuffer is stored inside the record everywhere (docs/webkit.md).
+// A post's files are kept as they are (Blobs) where the engine stores Blobs, and as their bytes where it does
+// not: WebKit keeps a Blob in IndexedDB as a file on disk, and where an origin has no disk (Safari's Private
+// Browsing, every WebDriver session) the put fails with "UnknownError: Error preparing Blob/File data to be
+// stored in object store" (docs/webkit.md). That refusal is the feature test: the post is kept again with
+// its files' bytes inside the record, and so is every later one. Both are handed back as Files.
 var FormStore = (function (posts) {
   "use strict";
-  function kept(entry) {
+  var blobsRefused = false;
+  function asBytes(entry) {
     var value = entry[1];
     if (typeof value === "string") return Promise.resolve(entry);
     return value.arrayBuffer().then(function (bytes) {
       return [entry[0], { fileBytes: bytes, name: value.name, type: value.type, lastModified: value.lastModified }];
     });
+  }
+  function putAsBytes(post) {
+    blobsRefused = true;
+    return Promise.all(post.entries.map(asBytes))
+      .then(function (entries) { return posts.put(Object.assign({}, post, { entries: entries })); });
   }
   function asFile(v) {
     return v && v.fileBytes ? new File([v.fileBytes], v.name, { type: v.type, lastModified: v.lastModified }) : v;
@@ -65,10 +72,7 @@ var FormStore = (function (posts) {
   return {
     all: function () { return posts.all().then(function (items) { return items.map(handedBack); }); },
     get: function (id) { return posts.get(id).then(handedBack); },
-    put: function (post) {
-      return Promise.all(post.entries.map(kept))
-        .then(function (entries) { return posts.put(Object.assign({}, post, { entries: entries })); });
-    },
+    put: function (post) { return blobsRefused ? putAsBytes(post) : posts.put(post).catch(function () { return putAsBytes(post); }); },
     del: posts.del,
   };
 })(DeviceStore("posts"));

@@ -1,19 +1,13 @@
 // Maps (templates/dashboard/_map_canvas.html): Leaflet draws the points a page lists.
-//
-// - Each point is an <li data-lat data-lon data-mark data-status> of the list named by data-points; its text
-//   (written by the server), less its .map-coords, is the marker's label, so no word or rule lives here. A point with no
-//   coordinates is listed but not drawn.
-// - Tiles come from data-tile-url; under them a plain grid and a scale, which is all there is when the tiles
-//   do not load (offline, or none configured): the page then unhides its [data-no-tiles] note.
-// - With data-pick, a tap on the map (or the form's "use this device's location" button) fills that form's
-//   latitude and longitude and shows where; the form is then posted as any other (the outbox keeps it
-//   when there is no server).
-// Runs on page load and again after each htmx swap (hx-boost brings this script back with the page).
+// - Each point is an <li data-lat data-lon ...> of the list named by data-points; its text (the server's), less
+//   its .map-coords, is the marker's label. A point with no coordinates is listed, not drawn.
+// - Tiles from data-tile-url, over a plain grid and a scale: all there is when tiles do not load (the page
+//   then unhides its [data-no-tiles] note).
+// - data-pick: a tap (or the form's "use this device's location") fills that form's latitude and longitude.
 (function () {
   "use strict";
 
   var DIGITS = 6;  // about 0.1 m: finer than any GPS or tap
-  var BUILT = "data-map-built";
 
   function markerClass(li) {
     return "map-mark map-mark-" + (li.getAttribute("data-mark") || "point") +
@@ -85,7 +79,7 @@
   }
 
   function build(element) {
-    element.setAttribute(BUILT, "");
+    if (!window.L) return false;  // Leaflet not run yet (its script and this one load in either order after a swap)
     var center = element.getAttribute("data-center").split(",").map(Number);
     var map = L.map(element, { center: center, zoom: Number(element.getAttribute("data-zoom")) || 15 });
     map.attributionControl.setPrefix("Leaflet");
@@ -111,15 +105,5 @@
     element.mapObject = map;
   }
 
-  function init(root) {
-    if (!window.L) return;
-    (root.querySelectorAll ? root : document).querySelectorAll("[data-map]:not([" + BUILT + "])").forEach(build);
-  }
-
-  init(document);
-  if (!window.SiteMaps) {
-    window.SiteMaps = { init: init };
-    document.addEventListener("DOMContentLoaded", function () { init(document); });
-    document.addEventListener("htmx:load", function (event) { init(event.target); });
-  }
+  window.setUpEach("[data-map]", build);
 })();

@@ -1,12 +1,11 @@
 // Photo markup (photos/_markup_editor.html): draw arrows, circles and labels on a photo with a finger,
 // as relative 0..1 coordinates in the form's hidden `markup` field (JSON). Plain pointer events, no
-// library. It checks nothing: the server does, and says what to fix. Safe to load more than once.
+// library. It checks nothing: the server does, and says what to fix. Each form set up once (app.js: setUpEach).
 (function () {
   "use strict";
+  var HALO = "#fff", RED = "#e61414";
 
   function setUp(form) {
-    if (form.dataset.markupReady) return;
-    form.dataset.markupReady = "1";
     var canvas = form.querySelector("canvas");
     var input = form.querySelector("[data-markup-value]");
     var labelText = form.querySelector("input[name=label_text]");
@@ -32,35 +31,19 @@
       redraw();
     }
 
-    function stroke(path, width, colour) {
-      ctx.lineWidth = width;
-      ctx.strokeStyle = colour;
-      ctx.fillStyle = colour;
-      path();
-    }
-
-    function paint(shape, w, h, line) {
-      var side = Math.min(w, h);
+    // One shape in one colour: drawn in white, twice as wide, then in red over it, it shows on any photo.
+    function paint(shape, w, h, line, colour) {
+      var side = Math.min(w, h), halo = colour === HALO;
       function px(p) { return [p[0] * w, p[1] * h]; }
+      Object.assign(ctx, { lineWidth: halo ? line * 2 : line, strokeStyle: colour, fillStyle: colour });
+      ctx.beginPath();
       if (shape.kind === "label") {
-        var at = px(shape.at);
-        ctx.font = "bold " + Math.round(side / 20) + "px sans-serif";
-        ctx.textBaseline = "middle";
-        ctx.lineWidth = line * 2;
-        ctx.strokeStyle = "#fff";
-        ctx.strokeText(shape.text, at[0], at[1]);
-        ctx.fillStyle = "#e61414";
-        ctx.fillText(shape.text, at[0], at[1]);
-        return;
-      }
-      function path() {
-        ctx.beginPath();
-        if (shape.kind === "circle") {
-          var c = px(shape.at);
-          ctx.arc(c[0], c[1], shape.r * side, 0, 2 * Math.PI);
-          ctx.stroke();
-          return;
-        }
+        Object.assign(ctx, { font: "bold " + Math.round(side / 20) + "px sans-serif", textBaseline: "middle" });
+        ctx[halo ? "strokeText" : "fillText"](shape.text, px(shape.at)[0], px(shape.at)[1]);
+      } else if (shape.kind === "circle") {
+        ctx.arc(px(shape.at)[0], px(shape.at)[1], shape.r * side, 0, 2 * Math.PI);
+        ctx.stroke();
+      } else {
         var a = px(shape.from), b = px(shape.to), angle = Math.atan2(b[1] - a[1], b[0] - a[0]);
         ctx.moveTo(a[0], a[1]);
         ctx.lineTo(b[0], b[1]);
@@ -74,8 +57,6 @@
         ctx.fill();
         ctx.stroke();
       }
-      stroke(path, line * 2, "#fff");
-      stroke(path, line, "#e61414");
     }
 
     function redraw() {
@@ -86,7 +67,7 @@
       ctx.lineJoin = "round";
       var line = Math.max(2, Math.min(canvas.width, canvas.height) / 100);
       shapes.concat(draft ? [draft] : []).forEach(function (shape) {
-        paint(shape, canvas.width, canvas.height, line);
+        [HALO, RED].forEach(function (colour) { paint(shape, canvas.width, canvas.height, line, colour); });
       });
     }
 
@@ -124,8 +105,5 @@
     redraw();
   }
 
-  function init() { document.querySelectorAll("form[data-markup-editor]").forEach(setUp); }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
-  document.addEventListener("htmx:load", init);
+  window.setUpEach("form[data-markup-editor]", setUp);
 })();

@@ -1,61 +1,45 @@
-// The outbox: form posts the service worker kept on this device (static/formstore.js) while the server
-// could not be reached, sent again as they were.
-//
-// - Each goes with a fresh CSRF token and its Idempotency-Key: the server applies it once and answers a
-//   repeat with its first answer. It leaves the outbox only once the server answered 2xx/3xx.
-// - Its files go first, to /sync/blobs in 1 MiB chunks that resume from the server's offset; the form then
-//   names each by its SHA-256 (`<field>_sha256`).
-// - A refusal (4xx) is the server's own page: the form with its errors beside the fields. It is kept for
-//   the user to open (/outbox/correct/<id>, served by the worker), correct and send again.
-// - Replay runs on page load, on `online`, after every successful htmx request, on a timer and on
-//   *Sync now*: a stopped server raises no `online` event, and Safari has no Background Sync.
+// The outbox: form posts the service worker kept on this device (static/formstore.js), sent again as they were.
+// - With a fresh CSRF token and its Idempotency-Key (the server applies it once); it leaves on a 2xx/3xx.
+// - Its files first, to /sync/blobs in 1 MiB chunks resumed from the server's offset; the form names each
+//   by its SHA-256 (`<field>_sha256`).
+// - A refusal (4xx) is the server's page, the form with its errors, kept to open (/outbox/correct/<id>).
+// - Replay on page load, `online`, each successful htmx request, a timer and *Sync now*: a stopped server
+//   raises no `online` event, and Safari has no Background Sync.
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
-(function () {
+(() => {
   "use strict";
 
   if (window.Outbox) return;
 
-  var CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
-  var TIMER_MS = 30000;
-  var Held = DeviceStore("held");
-  var channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : null;
-  var status = { login: false, unreachable: false, lastTry: null };
+  const CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
+  const TIMER_MS = 30000;
+  const Held = DeviceStore("held");
+  const channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : null;
+  const status = { login: false, unreachable: false, lastTry: null };
 
-  function LoginNeeded() { this.message = "login"; }
-  function Unreachable(detail) { this.message = "unreachable: " + detail; }
+  class LoginNeeded extends Error {}
+  class Unreachable extends Error {}
 
-  function element(tag, attrs, content) {  // content: a text, or a list of elements and texts
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { el.setAttribute(k, attrs[k]); });
-    if (content !== undefined) el.append.apply(el, [].concat(content));
-    return el;
+  const byAge = (a, b) => (a.created_at < b.created_at ? -1 : 1);
+  const waitingIn = (posts) => posts.filter((p) => p.state === "waiting");
+  const json = (response) => response.json().catch(() => ({}));
+
+  async function sha256(blob) {
+    const digest = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
+    return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
   }
 
-  function byAge(a, b) { return a.created_at < b.created_at ? -1 : 1; }
-
-  function sha256(blob) {
-    return blob.arrayBuffer().then(function (bytes) { return crypto.subtle.digest("SHA-256", bytes); })
-      .then(function (digest) {
-        return Array.from(new Uint8Array(digest), function (b) { return b.toString(16).padStart(2, "0"); }).join("");
-      });
+  async function call(url, options) {
+    const response = await fetch(url, { ...options, credentials: "same-origin", cache: "no-store" })
+      .catch((error) => { throw new Unreachable(String(error)); });
+    if (response.status === 401) throw new LoginNeeded();
+    return response;
   }
 
-  function call(url, options) {
-    return fetch(url, Object.assign(options, { credentials: "same-origin", cache: "no-store" }))
-      .catch(function (error) { throw new Unreachable(String(error)); })
-      .then(function (response) {
-        if (response.status === 401) throw new LoginNeeded();
-        return response;
-      });
-  }
-
-  function json(response) { return response.json().catch(function () { return {}; }); }
-
-  function getJson(url, what) {
-    return call(url, { headers: { Accept: "application/json" } }).then(function (response) {
-      if (!response.ok) throw new Unreachable(what + " " + response.status);
-      return json(response);
-    });
+  async function getJson(url, what) {
+    const response = await call(url, { headers: { Accept: "application/json" } });
+    if (!response.ok) throw new Unreachable(`${what} ${response.status}`);
+    return json(response);
   }
 
   function postJson(url, body, csrf) {
@@ -64,119 +48,106 @@
   }
 
   // The session's fresh CSRF token, or LoginNeeded.
-  function session() {
-    return getJson("/sync/session", "session").then(function (body) {
-      if (!body.user) throw new LoginNeeded();
-      return body.csrf_token;
-    });
+  async function session() {
+    const body = await getJson("/sync/session", "session");
+    if (!body.user) throw new LoginNeeded();
+    return body.csrf_token;
   }
 
   // Upload a file's bytes, resuming where the server says it holds them up to.
-  function uploadBlob(sha, blob, csrf) {
-    var url = "/sync/blobs/" + sha;
-    function sendFrom(offset) {
-      if (offset >= blob.size) {
-        return postJson(url + "/complete", { content_type: blob.type || "application/octet-stream" }, csrf)
-          .then(function (response) { if (!response.ok) throw new Unreachable("blob complete " + response.status); });
-      }
-      return call(url, {
-        method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES),
-        headers: { "Upload-Offset": String(offset), "X-CSRFToken": csrf, "Content-Type": "application/octet-stream" },
-      }).then(function (response) {
-        if (response.status === 409 || response.ok) return json(response).then(function (body) { return sendFrom(body.received); });
-        throw new Unreachable("blob chunk " + response.status);
-      });
+  async function uploadBlob(sha, blob, csrf) {
+    const url = `/sync/blobs/${sha}`, held = await getJson(url, "blob status");
+    if (held.complete) return;
+    for (let offset = held.received || 0; offset < blob.size;) {
+      const response = await call(url, { method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES), headers: {
+        "Upload-Offset": String(offset), "X-CSRFToken": csrf, "Content-Type": "application/octet-stream" } });
+      if (!response.ok && response.status !== 409) throw new Unreachable(`blob chunk ${response.status}`);
+      offset = (await json(response)).received;  // 409: the server holds another length; go on from there
     }
-    return getJson(url, "blob status").then(function (held) {
-      return held.complete ? null : sendFrom(held.received || 0);
-    });
+    const done = await postJson(`${url}/complete`, { content_type: blob.type || "application/octet-stream" }, csrf);
+    if (!done.ok) throw new Unreachable(`blob complete ${done.status}`);
   }
 
-  function sendPost(post, csrf) {
-    var body = new FormData(), uploads = Promise.resolve();
-    post.entries.forEach(function (e) {
-      if (typeof e[1] === "string") { body.append(e[0], e[0] === "csrf_token" ? csrf : e[1]); return; }
-      if (!e[1].size) return;  // a file input left empty
-      uploads = uploads.then(function () { return sha256(e[1]); }).then(function (sha) {
-        return uploadBlob(sha, e[1], csrf).then(function () { body.append(e[0] + "_sha256", sha); });
-      });
-    });
-    return uploads.then(function () {
-      return call(post.url, { method: "POST", body: body, headers: { "Idempotency-Key": post.key } });
-    }).then(function (response) {
-      if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
-      if (response.ok) return FormStore.del(post.id).then(changed);
-      if (response.status >= 500 || response.status === 409 || response.status === 429) throw new Unreachable("post " + response.status);
-      return response.text().then(function (html) {
-        return FormStore.put(Object.assign(post, { state: "refused", html: html })).then(changed);
-      });
-    });
+  async function sendPost(post, csrf) {
+    const body = new FormData();
+    for (const [name, value] of post.entries) {
+      if (typeof value === "string") {
+        body.append(name, name === "csrf_token" ? csrf : value);
+      } else if (value.size) {  // not a file input left empty
+        const sha = await sha256(value);
+        await uploadBlob(sha, value, csrf);
+        body.append(`${name}_sha256`, sha);
+      }
+    }
+    const response = await call(post.url, { method: "POST", body, headers: { "Idempotency-Key": post.key } });
+    if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
+    if ([409, 429].includes(response.status) || response.status >= 500) throw new Unreachable(`post ${response.status}`);
+    if (response.ok) await FormStore.del(post.id);
+    else await FormStore.put({ ...post, state: "refused", html: await response.text() });
+    await changed();
   }
 
   // The previous release kept its outbox in a database of its own (LEGACY: sync operations, their files in
   // "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
   // then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
-  var LEGACY = "inspect-offline";
+  const LEGACY = "inspect-offline";
   function legacyOutbox() {
-    return new Promise(function (resolve) {
-      var request = indexedDB.open(LEGACY);
-      request.onupgradeneeded = function () { request.transaction.abort(); };  // none on this device: make none
-      request.onerror = function () { resolve(null); };
-      request.onsuccess = function () {
-        var tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
-        var blobs = tx.objectStore("blobs").getAll();
-        tx.oncomplete = function () { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
+    return new Promise((resolve) => {
+      const request = indexedDB.open(LEGACY);
+      request.onupgradeneeded = () => request.transaction.abort();  // none on this device: make none
+      request.onerror = () => resolve(null);
+      request.onsuccess = () => {
+        const tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
+        const blobs = tx.objectStore("blobs").getAll();
+        tx.oncomplete = () => { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
       };
     });
   }
-  function replayLegacy(legacy, csrf) {
-    return legacy.items.sort(byAge).reduce(function (chain, item) {
-      return legacy.blobs.reduce(function (up, held) {
-        var used = (item.blobs || []).some(function (ref) { return ref.sha256 === held.sha256; });
-        return used ? up.then(function () { return uploadBlob(held.sha256, held.blob, csrf); }) : up;
-      }, chain).then(function () {
-        return postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
-      }).then(function (response) {  // 422: an operation the server can never take (malformed)
-        if (!response.ok && response.status !== 422) throw new Unreachable("legacy push " + response.status);
-      });
-    }, Promise.resolve()).then(function () { indexedDB.deleteDatabase(LEGACY); });
+  async function replayLegacy(legacy, csrf) {
+    for (const item of legacy.items.sort(byAge)) {
+      for (const held of legacy.blobs) {
+        if ((item.blobs || []).some((ref) => ref.sha256 === held.sha256)) await uploadBlob(held.sha256, held.blob, csrf);
+      }
+      const response = await postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
+      // 422: an operation the server can never take (malformed)
+      if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);
+    }
+    indexedDB.deleteDatabase(LEGACY);
   }
 
-  function run() {
-    return Promise.all([FormStore.all(), legacyOutbox()]).then(function (found) {
-      var waiting = found[0].filter(function (p) { return p.state === "waiting"; }).sort(byAge), legacy = found[1];
-      if (!waiting.length && !legacy) { status.login = false; return null; }
+  async function run() {
+    try {
+      const [posts, legacy] = await Promise.all([FormStore.all(), legacyOutbox()]);
+      const waiting = waitingIn(posts).sort(byAge);
+      if (!waiting.length && !legacy) { status.login = false; return; }
       status.lastTry = new Date();
-      return session().then(function (csrf) {
-        status.login = status.unreachable = false;
-        return waiting.reduce(function (chain, post) {
-          return chain.then(function () { return FormStore.get(post.id); }).then(function (fresh) {
-            // Another tab may have sent it (or the user corrected it) meanwhile.
-            return fresh && fresh.state === "waiting" ? sendPost(fresh, csrf) : null;
-          });
-        }, legacy ? replayLegacy(legacy, csrf) : Promise.resolve());
-      });
-    }).then(function () { refresh(); }, function (error) {
-      if (error instanceof LoginNeeded) status.login = true; else status.unreachable = true;
+      const csrf = await session();
+      status.login = status.unreachable = false;
+      if (legacy) await replayLegacy(legacy, csrf);
+      for (const post of waiting) {
+        const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
+        if (fresh && fresh.state === "waiting") await sendPost(fresh, csrf);
+      }
+    } catch (error) {
+      status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;
+    } finally {
       refresh();
-    });
+    }
   }
 
-  var running = null, again = false;
+  let running = null, again = false;
   // Send what waits; one sender at a time per device (Web Lock), one run at a time per tab.
   function syncNow() {
     if (running) { again = true; return running; }
-    var work = navigator.locks
-      ? navigator.locks.request("outbox-sync", { ifAvailable: true }, function (lock) { return lock ? run() : null; })
-      : run();
-    running = Promise.resolve(work).catch(function () { return null; }).then(function () {
+    const work = navigator.locks ? navigator.locks.request("outbox-sync", { ifAvailable: true }, (lock) => lock && run()) : run();
+    running = Promise.resolve(work).catch(() => null).then(() => {
       running = null;
       if (again) { again = false; return syncNow(); }
     });
     return running;
   }
 
-  var soon = null;
+  let soon = null;
   function syncSoon() {
     clearTimeout(soon);
     soon = setTimeout(syncNow, 50);
@@ -187,135 +158,121 @@
     return refresh();
   }
 
-  // --- what the pages show --------------------------------------------------------------------------
-  var objectUrls = [];
+  // --- what the pages show: their own words, from their <template>s (offline/outbox.html, held.html) ---
+  let objectUrls = [];
 
-  function refresh() {
-    return FormStore.all().then(function (posts) {
-      var badge = document.getElementById("outbox-badge");
-      if (badge) badge.textContent = posts.length ? String(posts.length) : "";
-      if (badge) badge.setAttribute("data-count", String(posts.length));
-      var waiting = posts.filter(function (p) { return p.state === "waiting"; }).length;
-      var note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
-      if (note) note.hidden = !(status.login && waiting);
-      if (note && waiting) note.querySelector("[data-waiting]").textContent = String(waiting);
-      renderOutbox(posts.sort(byAge));
-    }, function () { /* no IndexedDB (private mode): nothing to show */ });
+  // A copy of the page's <template id>, each [data-field] given its text.
+  function fromTemplate(id, fields) {
+    const copy = document.getElementById(id).content.firstElementChild.cloneNode(true);
+    copy.querySelectorAll("[data-field]").forEach((el) => { el.textContent = fields[el.dataset.field]; });
+    return copy;
+  }
+
+  // One of the page's sentences (a [data-say] of its <template id="<slot>-says">) in the slot, or none.
+  function say(slot, which, number) {
+    if (!document.getElementById(slot)) return;
+    const sentence = which ? fromTemplate(`${slot}-says`, { n: number }).querySelector(`[data-say="${which}"]`) : "";
+    document.getElementById(slot).replaceChildren(sentence);
+  }
+
+  async function refresh() {
+    let posts;
+    try {
+      posts = (await FormStore.all()).sort(byAge);
+    } catch (error) {
+      return;  // no IndexedDB (private mode): nothing to show
+    }
+    const badge = document.getElementById("outbox-badge"), waiting = waitingIn(posts).length;
+    if (badge) Object.assign(badge, { textContent: posts.length || "" }).setAttribute("data-count", posts.length);
+    const note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
+    if (note) note.hidden = !(status.login && waiting);
+    if (note && waiting) note.querySelector("[data-waiting]").textContent = waiting;
+    say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
+        status.lastTry && status.lastTry.toLocaleTimeString());
+    renderOutbox(posts);
   }
 
   function renderOutbox(posts) {
-    var list = document.getElementById("outbox-list"), info = document.getElementById("outbox-status");
-    if (info) {
-      info.textContent = status.login ? "Log in again to send." :
-        status.unreachable ? "The server cannot be reached right now; it will be tried again by itself." +
-          (status.lastTry ? " Last try: " + status.lastTry.toLocaleTimeString() + "." : "") :
-        posts.length ? "" : "Nothing waits: everything made on this device has reached the server.";
-    }
+    const list = document.getElementById("outbox-list");
     if (!list) return;
     objectUrls.forEach(URL.revokeObjectURL);
     objectUrls = [];
-    list.textContent = "";
-    posts.forEach(function (post) {
-      var refused = post.state === "refused";
-      var head = element("p", {}, [
-        element("strong", {}, "Form for " + post.url), " · saved " + new Date(post.created_at).toLocaleString() + " ",
-        element("span", { class: refused ? "pill pill-overdue" : "pill pill-due", "data-item-state": "" },
-                refused ? "Refused" : "Waiting"),
-      ]);
-      var li = element("li", { id: "item-" + post.id, "data-state": post.state, class: "card outbox-item" }, [head]);
-      var files = post.entries.filter(function (e) { return typeof e[1] !== "string" && e[1].size; });
-      var photos = files.map(function (e) {
-        var url = URL.createObjectURL(e[1]);
-        objectUrls.push(url);
-        return element("li", {}, [element("img", { src: url, alt: e[1].name || "Photo" })]);
-      });
-      if (photos.length) li.appendChild(element("ul", { class: "photo-grid" }, photos));
-      if (refused) {
-        li.append(element("p", { class: "field-error", "data-reasons": "" }, "Refused by the server: open it to see why."),
-                  element("a", { class: "btn btn-secondary", href: "/outbox/correct/" + post.id, "data-correct": "" },
-                          "Open and correct"));
+    list.replaceChildren(...posts.map((post) => {
+      const li = fromTemplate("outbox-item", { url: post.url, saved: new Date(post.created_at).toLocaleString() });
+      Object.assign(li, { id: `item-${post.id}` }).setAttribute("data-state", post.state);
+      li.querySelectorAll("[data-if]").forEach((el) => { if (el.dataset.if !== post.state) el.remove(); });
+      li.querySelectorAll("[data-correct]").forEach((a) => { a.href = `/outbox/correct/${post.id}`; });
+      const photos = li.querySelector(".photo-grid");
+      for (const [, file] of post.entries) {
+        if (typeof file === "string" || !file.size) continue;  // a text field, or a file input left empty
+        const img = photos.appendChild(document.createElement("li")).appendChild(new Image());
+        objectUrls.push(img.src = URL.createObjectURL(file));
+        img.alt = file.name;
       }
-      list.appendChild(li);
-    });
+      if (!photos.children.length) photos.remove();
+      return li;
+    }));
   }
 
   // --- "available offline" ---------------------------------------------------------------------------
-  function askWorker(message) {
-    return navigator.serviceWorker.ready.then(function (registration) {
-      var worker = navigator.serviceWorker.controller || registration.active;
-      return new Promise(function (resolve) {
-        var pipe = new MessageChannel();
-        pipe.port1.onmessage = function (event) { resolve(event.data); };
-        worker.postMessage(message, [pipe.port2]);
-      });
-    });
+  async function askWorker(message) {
+    const registration = await navigator.serviceWorker.ready, pipe = new MessageChannel();
+    (navigator.serviceWorker.controller || registration.active).postMessage(message, [pipe.port2]);
+    return new Promise((resolve) => { pipe.port1.onmessage = (event) => resolve(event.data); });
   }
 
-  function holdAll() {
-    var info = document.getElementById("held-status");
-    function say(text) { if (info) info.textContent = text; }
-    say("Getting the list of your permits…");
-    return getJson("/offline/pages.json", "pages").then(function (list) {
-      var urls = list.permits.reduce(function (all, p) { return all.concat(p.urls); }, list.common);
-      say("Saving " + urls.length + " pages on this device…");
-      return askWorker({ type: "hold", urls: urls }).then(function (saved) {
-        var now = new Date().toISOString(), listed = {};
-        return Promise.all(list.permits.map(function (p) {
-          listed[p.id] = true;
-          return Held.put({ id: p.id, number: p.number, site_address: p.site_address, urls: p.urls, held_at: now,
-                            missing: p.urls.filter(function (u) { return !saved[u]; }) });
-        })).then(Held.all).then(function (rows) {
-          return Promise.all(rows.filter(function (r) { return !listed[r.id]; }).map(function (r) { return Held.del(r.id); }));
-        }).then(function () {
-          var failed = urls.filter(function (u) { return !saved[u]; }).length;
-          say(failed ? failed + " page(s) could not be saved; try again." :
-              "Done: " + list.permits.length + " permit(s) are available offline.");
-        });
-      });
-    }).catch(function (error) {
-      say(error instanceof LoginNeeded ? "Log in first." : "No connection to the server: try again when online.");
-    }).then(renderHeld);
+  async function holdAll() {
+    say("held-status", "asking");
+    try {
+      const list = await getJson("/offline/pages.json", "pages");
+      const urls = list.permits.reduce((all, p) => all.concat(p.urls), list.common);
+      say("held-status", "saving", urls.length);
+      const saved = await askWorker({ type: "hold", urls }), now = new Date().toISOString();
+      const missing = (pages) => pages.filter((u) => !saved[u]), listed = new Set(list.permits.map((p) => p.id));
+      await Promise.all(list.permits.map((p) => Held.put({ id: p.id, number: p.number, site_address: p.site_address,
+                                                           urls: p.urls, held_at: now, missing: missing(p.urls) })));
+      await Promise.all((await Held.all()).filter((r) => !listed.has(r.id)).map((r) => Held.del(r.id)));
+      say("held-status", missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length);
+    } catch (error) {
+      say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
+    }
+    return renderHeld();
   }
 
-  function renderHeld() {
-    var list = document.getElementById("held-list");
-    if (!list) return Promise.resolve();
-    return Held.all().then(function (rows) {
-      list.textContent = "";
-      if (!rows.length) list.appendChild(element("li", { class: "empty" }, "No permits are held on this device yet."));
-      rows.sort(function (a, b) { return a.number < b.number ? -1 : 1; }).forEach(function (row) {
-        list.appendChild(element("li", { id: "held-" + row.id }, [
-          element("a", { href: row.urls[0] }, "Permit " + row.number), " · " + row.site_address + " · ",
-          element("span", { "data-held-at": row.held_at }, "saved " + new Date(row.held_at).toLocaleString()),
-          " · " + (row.urls.length - row.missing.length) + " of " + row.urls.length + " pages",
-        ]));
-      });
-    });
+  async function renderHeld() {
+    const list = document.getElementById("held-list");
+    if (!list) return;
+    const rows = (await Held.all()).sort((a, b) => (a.number < b.number ? -1 : 1));
+    list.replaceChildren(...(rows.length ? [] : [fromTemplate("held-none", {})]), ...rows.map((row) => {
+      const li = fromTemplate("held-item", { number: row.number, site_address: row.site_address, pages: row.urls.length,
+        held: row.urls.length - row.missing.length, held_at: new Date(row.held_at).toLocaleString() });
+      li.id = `held-${row.id}`;
+      li.querySelector("a").href = row.urls[0];
+      li.querySelector("[data-held-at]").setAttribute("data-held-at", row.held_at);
+      return li;
+    }));
   }
 
   // --- wiring ---------------------------------------------------------------------------------------
   function onPage() { refresh(); renderHeld(); syncSoon(); }
 
-  document.addEventListener("click", function (event) {
-    var target = event.target.closest && event.target.closest("#sync-now, #hold-all");
+  document.addEventListener("click", (event) => {
+    const target = event.target.closest && event.target.closest("#sync-now, #hold-all");
     if (!target) return;
     event.preventDefault();
     if (target.id === "hold-all") return holdAll();
-    var info = document.getElementById("outbox-status");
-    if (info) info.textContent = "Sending…";
+    say("outbox-status", "sending");
     syncNow();
   });
-  document.addEventListener("htmx:afterRequest", function (event) {
+  document.addEventListener("htmx:afterRequest", (event) => {
     if (event.detail && event.detail.successful) syncSoon();
     refresh();  // a form htmx posted in place may have been kept by the worker
   });
-  document.addEventListener("htmx:afterSettle", function (event) {
-    if (event.detail && event.detail.boosted) onPage();
-  });
+  document.addEventListener("htmx:afterSettle", (event) => { if (event.detail && event.detail.boosted) onPage(); });
   window.addEventListener("online", syncSoon);
-  if (channel) channel.onmessage = function () { refresh(); };
+  if (channel) channel.onmessage = () => refresh();
   setInterval(syncNow, TIMER_MS);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage); else onPage();
 
-  window.Outbox = { syncNow: syncNow, syncSoon: syncSoon, refresh: refresh, holdAll: holdAll, status: status };
+  window.Outbox = { syncNow, syncSoon, refresh, holdAll, status };
 })();

@@ -30,14 +30,10 @@
     }
   });
 
-  // htmx does not swap error responses other than 422; these have no picker to show.
+  // htmx does not swap error responses other than 422; these have no picker to show. The words are the picker's.
   onUpload("htmx:responseError", function (evt, picker) {
     var status = evt.detail.xhr ? evt.detail.xhr.status : 0;
-    if (status === 413) say(picker, picker.dataset.tooLarge);
-    else if (status !== 422) say(picker, "The photo was not saved (the server answered " + status + "). Try again.");
+    if (status !== 422) say(picker, status === 413 ? picker.dataset.tooLarge : picker.dataset.notSaved);
   });
-
-  onUpload("htmx:sendError", function (evt, picker) {
-    say(picker, "No connection: the photo was not sent. Try again when there is signal.");
-  });
+  onUpload("htmx:sendError", function (evt, picker) { say(picker, picker.dataset.noConnection); });
 })();

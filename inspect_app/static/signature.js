@@ -1,13 +1,7 @@
 // Inspection forms on a tablet: the finger-drawn signature pad, and the device's location when an
-// inspection is started. Plain pointer events, no library. Safe to load more than once (hx-boost runs
-// the scripts of every page it swaps in): the second load only sets up new elements.
+// inspection is started. Plain pointer events, no library. Each element is set up once (app.js: setUpEach).
 (function () {
   "use strict";
-
-  if (window.InspectionForms) {
-    window.InspectionForms.init(document);
-    return;
-  }
 
   // Pad: <div data-signature-pad> with a <canvas>, a hidden input[data-signature-value] that receives
   // the PNG as a data URL, and a button[data-signature-clear].
@@ -99,23 +93,6 @@
     });
   }
 
-  function each(root, selector, setUp) {
-    var found = Array.from(root.querySelectorAll ? root.querySelectorAll(selector) : []);
-    if (root.matches && root.matches(selector)) found.push(root);
-    found.forEach(function (element) {
-      if (element.dataset.ready) return;
-      element.dataset.ready = "1";
-      setUp(element);
-    });
-  }
-
-  function init(root) {
-    each(root, "[data-signature-pad]", setUpPad);
-    each(root, "form[data-geolocate]", setUpLocation);
-  }
-
-  window.InspectionForms = { init: init };
-  document.addEventListener("htmx:load", function (event) { init(event.detail.elt); });
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { init(document); });
-  else init(document);
+  window.setUpEach("[data-signature-pad]", setUpPad);
+  window.setUpEach("form[data-geolocate]", setUpLocation);
 })();

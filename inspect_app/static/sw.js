@@ -1,12 +1,9 @@
 /* Service worker: the app opens with no network.
- *
- * - The app shell (styles, scripts, icons, the offline page) is cached at install.
- * - Pages are network-first: each page seen online is kept, so it opens offline later; a page never
- *   seen shows the offline page, never the browser's error.
- * - htmx fragment requests are never answered from the page cache (they are not whole pages).
- * - A form post (a navigation) that cannot reach the server is kept on the device (static/formstore.js:
- *   its fields, files included, and its idempotency key) for the outbox to send again, and answered
- *   with the server's own "Saved on this device" page. A form without a key is never kept.
+ * - The shell (styles, scripts, icons, the offline and saved pages) is cached at install.
+ * - Pages are network-first, each kept as seen, so it opens offline later; a page never seen shows the
+ *   offline page. htmx fragments are never answered from the page cache (they are not whole pages).
+ * - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
+ *   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page.
  * - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
  * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
  */
@@ -24,12 +21,20 @@ const SHELL = [
   "/static/vendor/leaflet/leaflet.css", "/static/manifest.webmanifest",
   "/static/icons/icon-192.png", "/static/icons/icon-512.png",
 ];
+const ROUTED = SHELL.filter((path) => path.startsWith("/static/")).concat("/offline/saved");
 const NETWORK_TIMEOUT_MS = 4000;
 const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout)/;
 
 self.addEventListener("install", (event) => {
+  // Where the engine routes by itself (Static Routing API), the shell's files and the saved page come
+  // straight from the cache, with no wait for this script; elsewhere the fetch handler below does the same.
+  if (event.addRoutes) {
+    event.waitUntil(event.addRoutes({ source: { cacheName: SHELL_CACHE },
+      condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) } })
+      .catch(() => null));  // routes refused: the fetch handler serves the same
+  }
   event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
 });
 
@@ -39,10 +44,8 @@ self.addEventListener("activate", (event) => {
   )).then(() => self.clients.claim()));
 });
 
+// "Make my permits available offline": cache each page; answer which ones were saved.
 self.addEventListener("message", (event) => {
-  // Signing out on a shared tablet: forget the pages of the previous user.
-  if (event.data && event.data.type === "forget-pages") event.waitUntil(caches.delete(PAGE_CACHE));
-  // "Make my permits available offline": cache each page; answer which ones were saved.
   if (event.data && event.data.type === "hold" && event.ports[0]) {
     event.waitUntil(hold(event.data.urls || []).then((saved) => event.ports[0].postMessage(saved)));
   }
@@ -139,21 +142,24 @@ async function dropCorrected(request) {
   if (fix) await FormStore.del(fix[1]);
 }
 
-// A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment.
+// A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment. A browser
+// offline by its own account is not asked to try the network (a stopped server is tried, until the timeout).
 async function formPost(request) {
-  const copy = request.clone();  // the body can be read once: keep a copy to store
+  const offline = !navigator.onLine;
+  const copy = offline ? request : request.clone();  // the body can be read once: keep a copy to store
   const inPlace = request.mode !== "navigate";
   try {
+    if (offline) throw new Error("offline");
     const response = await fetchInTime(request);
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return response;
   } catch (error) {
     const form = await copy.formData();
     if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
-    await dropCorrected(request);
     await FormStore.put({ id: crypto.randomUUID(), url: cacheKey(request.url), entries: Array.from(form.entries()),
                           key: form.get("idempotency_key"), created_at: new Date().toISOString(),
                           state: "waiting" });
+    await dropCorrected(request);  // kept first: a failed put must not lose the post it corrects
     if (inPlace) return fromShell("/offline/saved?part=1");
     return Response.redirect("/offline/saved", 303);
   }
@@ -169,6 +175,8 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
+  // Signing out on a shared tablet: the next user must not find the previous user's pages.
+  if (request.method === "POST" && url.pathname === "/logout") event.waitUntil(caches.delete(PAGE_CACHE));
   const start = START_INSPECTION.exec(url.pathname);
   if (request.method === "POST" && request.mode === "navigate" && start) {
     return event.respondWith(startInspection(request, decodeURIComponent(start[1])));

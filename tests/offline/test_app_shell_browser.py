@@ -11,6 +11,16 @@ def _sign_in_and_get_controlled(page, server, user):
     assert "/permits/" in page.url
 
 
+def _permit_page_seen_online(make, server, page):
+    """An inspector signed in (the service worker controlling the page) has opened their permit's page."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    _sign_in_and_get_controlled(page, server, inspector)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.wait_for_selector(f"h1:has-text('{permit.number}')")
+    return permit
+
+
 def test_service_worker_is_served_from_the_root_uncached(client):
     response = client.get("/sw.js")
     assert response.status_code == 200
@@ -26,11 +36,7 @@ def test_manifest_makes_the_app_installable(client):
 
 
 def test_pages_seen_online_open_with_the_browser_offline(make, server, page, context):
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector])
-    _sign_in_and_get_controlled(page, server, inspector)
-    page.goto(f"{server.url}/permits/{permit.id}")
-    page.wait_for_selector(f"h1:has-text('{permit.number}')")
+    permit = _permit_page_seen_online(make, server, page)
 
     context.set_offline(True)
     page.reload()
@@ -40,12 +46,8 @@ def test_pages_seen_online_open_with_the_browser_offline(make, server, page, con
 
 
 def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector])
-    _sign_in_and_get_controlled(page, server, inspector)
+    permit = _permit_page_seen_online(make, server, page)
     page.goto(f"{server.url}/permits/")
-    page.goto(f"{server.url}/permits/{permit.id}")
-    page.wait_for_selector(f"h1:has-text('{permit.number}')")
 
     server.stop()
     page.goto(f"{server.url}/permits/")
@@ -58,3 +60,15 @@ def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
     server.start()
     page.goto(f"{server.url}/permits/{permit.id}")
     assert permit.number in page.inner_text("h1")
+
+
+def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):
+    """A shared tablet: once the inspector has logged out, the permit page no longer opens with no server."""
+    permit = _permit_page_seen_online(make, server, page)
+
+    page.click("header button:has-text('Log out')")
+    page.wait_for_selector("input[name=password]")
+    server.stop()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    assert "You are offline and this page is not saved on this device" in page.inner_text("main")
+    assert permit.number not in page.inner_text("main")
