@@ -42,17 +42,23 @@ system-packages:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# Each database's pass runs on as many workers as the machine has cores (pytest-xdist), each worker with its own
+# database (tests/databases.py), the browser tests together on one of them (tests/conftest.py);
+# `make test WORKERS=0` runs everything in one process.
+WORKERS ?= auto
+PYTEST := $(BIN)/pytest -n $(WORKERS) --dist loadgroup
+
 test: install-test system-packages
 	@echo "== SQLite =="
-	$(BIN)/pytest
+	$(PYTEST)
 	@echo "== PostgreSQL =="
-	tests/postgres.sh $(BIN)/pytest
+	tests/postgres.sh $(PYTEST)
 
 test-sqlite: install-test
-	$(BIN)/pytest
+	$(PYTEST)
 
 test-postgres: install-test system-packages
-	tests/postgres.sh $(BIN)/pytest
+	tests/postgres.sh $(PYTEST)
 
 test-browser: install-test system-packages
 	$(BIN)/pytest -m browser

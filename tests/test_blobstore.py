@@ -106,7 +106,8 @@ def test_missing_blob_is_reported_not_invented(tmp_path: Path) -> None:
         store.size(PHOTO_SHA)
 
 
-@pytest.mark.parametrize("name", ["../../etc/passwd", PHOTO_SHA.upper(), PHOTO_SHA[:-1], "", PHOTO_SHA + "0"])
+@pytest.mark.parametrize("name", ["../../etc/passwd", PHOTO_SHA.upper(), PHOTO_SHA[:-1], "", PHOTO_SHA + "0"],
+                         ids=["path", "upper case", "63 digits", "empty", "65 digits"])  # the same in every worker
 def test_names_that_are_not_a_sha256_are_refused(tmp_path: Path, name: str) -> None:
     store = BlobStore(tmp_path)
 

@@ -1,29 +1,19 @@
 """The migrations, applied to an empty database, make exactly the schema the models describe."""
 from __future__ import annotations
 
-import os
-
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask_migrate import downgrade, upgrade
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import inspect, text
 
 from inspect_app import create_app
 from inspect_app.extensions import db
+from tests.databases import worker_database
 
 
 def _empty_database_url(tmp_path) -> str:
     """An empty database: a new SQLite file, or a new database on the test PostgreSQL server."""
-    url = os.environ.get("TEST_DATABASE_URL")
-    if not url:
-        return f"sqlite:///{tmp_path / 'migrations.sqlite3'}"
-    engine = create_engine(url, isolation_level="AUTOCOMMIT")
-    with engine.connect() as connection:
-        connection.execute(text("DROP DATABASE IF EXISTS inspect_migrations"))
-        connection.execute(text("CREATE DATABASE inspect_migrations"))
-    engine.dispose()
-    base, _, query = url.partition("?")
-    return base.rsplit("/", 1)[0] + "/inspect_migrations" + (f"?{query}" if query else "")
+    return worker_database("inspect_migrations") or f"sqlite:///{tmp_path / 'migrations.sqlite3'}"
 
 
 def test_migrations_from_empty_match_the_models(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,19 +67,25 @@ def load_profiles(folder: Path | None = None, *, extra: Path | str | None = None
 def load_profile(path: Path) -> Profile:
     """Read one profile file and validate it against the schema."""
     try:
-        with path.open("rb") as file:
-            data = tomllib.load(file)
+        content = path.read_bytes()
+    except OSError as error:
+        raise ProfileError(f"{path}: cannot be read: {error.strerror}") from None
+    try:
+        return _profile_of(content)
     except tomllib.TOMLDecodeError as error:
         raise ProfileError(f"{path}: {_describe_toml_error(error)}") from None
     except UnicodeDecodeError as error:
         raise ProfileError(f"{path}: is not UTF-8 text: {error}") from None
-    except OSError as error:
-        raise ProfileError(f"{path}: cannot be read: {error.strerror}") from None
-    try:
-        return Profile.model_validate(data)
     except ValidationError as error:
         lines = [f"{path}: {_field_path(issue['loc'])}: {_problem(issue)}" for issue in error.errors()]
         raise ProfileError("\n".join(lines)) from None
+
+
+@lru_cache(maxsize=32)
+def _profile_of(content: bytes) -> Profile:
+    """The profile a file's text makes. The same text makes the same profile (frozen), so an app made again
+    in the same process (a test, a CLI command within the app) reads and checks each town's file once."""
+    return Profile.model_validate(tomllib.loads(content.decode("utf-8")))
 
 
 def _describe_toml_error(error: tomllib.TOMLDecodeError) -> str:
