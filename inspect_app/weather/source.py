@@ -211,7 +211,7 @@ def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5
         _settings.configured = True
 
 
-# -- the fetcher processes -------------------------------------------------------------------
+# -- the fetcher process ---------------------------------------------------------------------
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]  # where `python -m inspect_app.weather.fetcher` runs
 _IDLE_RETIRE_S = 300  # a fetcher idle this long is replaced, well before it would end by itself
