@@ -27,6 +27,7 @@ stored rows alone, so the database layer can cache what was fetched and never tr
 """
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import json
 import logging
@@ -228,6 +229,22 @@ class _Fetcher:
 
 
 _fetcher = _Fetcher(threading.Lock())
+
+
+@atexit.register
+def _stop_fetcher() -> None:
+    """When this process ends: close the fetcher's input, on which it ends, and reap it."""
+    process = _fetcher.process  # not under the lock: a hung lookup's thread may hold it as the process ends
+    if process is None:
+        return
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()
+    try:
+        process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def start_fetcher() -> None:
