@@ -86,6 +86,7 @@ AGENTS = {"longmeadow": 2, "southborough": 1}
 PHOTOS_PER_REPORT = 2
 WORKERS, THREADS = 4, 4
 STATIONS = {"longmeadow": ("72508", 42.05, -72.58), "southborough": ("74490", 42.30, -71.52)}
+WEATHER_SOURCES = "temperature=isd_lite; conditions=isd_lite; wind=isd_lite; precipitation=isd_lite"
 
 
 # --- PostgreSQL -----------------------------------------------------------------------------------
@@ -196,6 +197,9 @@ def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
                         latitude=latitude, longitude=longitude, location_source="permit", inspector_id=inspector.id,
                         inspector_name=inspector.name, inspector_credentials=inspector.credentials,
                         weather_status="complete", temperature_c=12.0, conditions="Overcast", precip_24h_mm=2.0,
+                        # As the app stores a lookup's result: the report page names the sources.
+                        station_id=STATIONS[key][0], station_name=f"{key.title()} station", station_distance_m=5600.0,
+                        weather_sources=WEATHER_SOURCES, weather_attribution="Meteostat (CC BY 4.0)",
                         evaluation="compliant", notes="Perimeter controls in place.", details={"controls": []},
                         notice_given=False, under_stop_work=False, signer_name=inspector.name,
                         signer_credentials=inspector.credentials, signed_at=at, submitted_at=at, created_at=at,

@@ -3,7 +3,8 @@
 The same PostgreSQL (its own, fsync on), town, fake meteostat and gunicorn as bench/load.py; then, RUNS
 times, one fresh worker (4 threads) measured twice:
   memory_worker_start_mb   resident set of the fresh worker once it has answered /healthz
-  worker_rss_mb            the same worker after serving 100 pages (permit pages, reports, the dashboard)
+  worker_rss_mb            the same worker after serving 100 pages (permit pages, reports naming their
+                           weather sources as stored reports do, the dashboard)
                            but no weather lookup (target <= 90), measured as bench.load measures it
 Each is the median over the runs (a fresh worker each time); memory_worker_runs says how many.
 

@@ -8,7 +8,7 @@ rendering (a download afterwards only reads the frozen bytes).
 Prints, one per line:
   pdf_24_photos_median_s          median wall time of rendered_report_pdf() over the runs (target <= 1.5 s)
   pdf_24_photos_peak_rss_mb       the rendering process's peak resident set (resource.getrusage ru_maxrss),
-                                  interpreter, app and every run included (target <= 250 MB); the report is
+                                  interpreter, app and every run included (target <= 150 MB); the report is
                                   stored by a child process first, as the app stores it before any download
   pdf_24_photos_peak_rss_before_render_mb  the same high-water mark before the first render (app loaded)
   pdf_24_photos_traced_peak_mb    peak of Python-level allocations during one render (tracemalloc)

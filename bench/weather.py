@@ -13,6 +13,8 @@ read by meteostat's own code), an app on a temporary SQLite database pointed at 
   chart_stored_median_ms    the same request within the hour: drawn from stored hours only
   hung_fill_s               fill_inspection_weather() with a server that accepts and never answers
                             (WEATHER_DEADLINE_S = 3: the bound any request waits at most)
+  weather_fetcher_start_s   starting the fetcher process (meteostat, pandas) until it answers, before the
+                            figures above (a worker's first lookup, or one after 10 idle minutes, pays it)
 
 Run from the repository root: python -m bench.weather [runs] (or python bench/weather.py [runs]).
 """
@@ -39,7 +41,7 @@ from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
 from inspect_app.inspections.models import Inspection  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
-from inspect_app.weather import services  # noqa: E402
+from inspect_app.weather import services, source  # noqa: E402
 from inspect_app.weather.models import StormEvent  # noqa: E402
 from inspect_app.permits.models import Permit  # noqa: E402
 from sqlalchemy import delete, update  # noqa: E402
@@ -105,6 +107,10 @@ def main(runs: int) -> None:
                 db.session.commit()
                 return made
 
+            # The fetcher process starts with the first lookup (or, in a cron job, before it): timed apart.
+            started = time.perf_counter()
+            source.start_fetcher()
+            fetcher_start_s = time.perf_counter() - started
             site = permit(0)
             base = now - dt.timedelta(days=200)
             looked_up = [report(site, base + dt.timedelta(days=i)) for i in range(runs)]
@@ -169,6 +175,7 @@ def main(runs: int) -> None:
     print(f"hung_fill_s={hung_s:.2f}")
     print(f"sweep_500_permits_s={sweep_500_s:.1f}")
     print(f"station_files_fetched={len(files)}")
+    print(f"weather_fetcher_start_s={fetcher_start_s:.2f}")
 
 
 if __name__ == "__main__":

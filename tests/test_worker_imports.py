@@ -1,6 +1,7 @@
 """What an app server's worker loads (issue 18: a worker's memory). `gunicorn wsgi:app` serves pages: it
-does not load Alembic (the `flask db` command's), nor meteostat, pandas, numpy or requests (loaded by the
-first weather lookup). The `flask` command still has `flask db`."""
+does not load Alembic (the `flask db` command's), nor meteostat, pandas, numpy or requests (only the weather
+fetcher process loads them: tests/weather/test_weather_stations.py looks weather up and shows the app process
+still without them), nor the tools of the tests and benches. The `flask` command still has `flask db`."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests")
+HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests",
+         "locust", "schemathesis", "hypothesis", "pytest", "pypdf")
 
 
 def test_the_wsgi_app_loads_no_migration_tool_and_no_weather_library(tmp_path):

@@ -4,9 +4,9 @@ Spec "Weather": the nearest station with data, its distance, temperature, condit
 precipitation in the 24 hours before the inspection (§380-16 C(4)(f)[1](e),(f)). Values are SI, as
 stored; the *_to_* helpers convert for display.
 
-Every network call is bounded: meteostat runs in a daemon worker thread that the caller waits on for
+Every network call is bounded: a lookup runs in a daemon worker thread that the caller waits on for
 at most `deadline_s`; at most `MAX_IN_FLIGHT` workers exist at once (a further lookup is answered
-*pending* at once instead of starting a thread); and each worker's sockets time out after the
+*pending* at once instead of starting a thread); and each fetch's sockets time out after the
 configured `timeout_s`, so a worker stuck on a server that accepts and never answers ends by itself
 (the first failure ends its walk over stations, so it lives at most about 3 × `timeout_s`: the
 station list plus two yearly files). So threads never pile up, even through a long outage.
@@ -16,8 +16,10 @@ window (spec "Weather"): many airport and mesonet stations report temperature bu
 the rain may come from a station a little farther away than the temperature. `WeatherResult.stations`
 records each choice with the hours it covered.
 
-meteostat (and with it pandas and numpy, about 160 MB) is imported on the first lookup, not with this
-module, so an app worker that only serves pages never loads it (see `_meteostat`).
+meteostat (and with it pandas and numpy, about 160 MB) never enters an app process: each worker thread
+asks a fetcher process (`weather.fetcher`, started on the first lookup, ended when idle) for the stations
+near a site and for a station's hours, and this module does the rest; what pages need to know of meteostat's
+providers and condition codes is in `weather.providers`.
 
 This module keeps no store: `lookup` returns the hourly rows it used (`HourlyObservation`, shaped
 like `weather.models.WeatherObservation`) and `summarize` / `daily_totals` rebuild a result from
@@ -25,23 +27,24 @@ stored rows alone, so the database layer can cache what was fetched and never tr
 """
 from __future__ import annotations
 
+import atexit
 import datetime as dt
-import hashlib
+import json
 import logging
 import math
 import queue
+import subprocess
+import sys
 import threading
-import urllib.request
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
 from inspect_app.units import compass_point
-
-if TYPE_CHECKING:
-    import pandas as pd
+from inspect_app.weather import providers
 
 Status = Literal["complete", "incomplete", "pending"]
 T = TypeVar("T")
@@ -56,21 +59,10 @@ NOW_LOOKBACK = dt.timedelta(hours=2)  # an hourly value this old still describes
 PUBLICATION_LAG = dt.timedelta(days=7)
 MAX_IN_FLIGHT = 4  # worker threads alive at once, hung or not
 MAX_RAINFALL_DAYS = 400
-_PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco")  # meteostat's parameter names
 # What a report shows, and the meteostat parameter whose data decides which station gives it.
 PARAMETER_GROUPS = {"temperature": "temp", "conditions": "coco", "wind": "wspd", "precipitation": "prcp"}
 _ATTRIBUTE = {"temp": "temperature_c", "prcp": "precip_mm", "wspd": "wind_kmh", "wdir": "wind_direction_deg",
               "coco": "condition_code"}
-_MODEL_GRADES = ("FORECAST", "ANALYSIS")  # meteostat.enumerations.Grade names of model data
-
-
-def provider_name(provider_id: str) -> str:
-    """A data provider's name ("NOAA ISD Lite") from meteostat's registry, or the id if unknown.
-
-    This loads meteostat (see `_meteostat`): only pages that name a report's weather sources pay for it.
-    """
-    provider = _meteostat()["provider_service"].get_provider(provider_id)
-    return provider.name if provider else provider_id
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -203,125 +195,105 @@ class _Settings:
 
 
 _settings = _Settings()
-_worker = threading.local()  # per worker thread: socket timeout and the count of failures seen
 _in_flight = threading.BoundedSemaphore(MAX_IN_FLIGHT)
-_station_list_lock = threading.Lock()  # meteostat writes stations.db in place on first use
-_load_lock = threading.Lock()
-_loaded: dict[str, Any] = {}  # meteostat's modules and helpers, once imported
+_settings_lock = threading.Lock()
 
 
 def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5) -> None:
-    """Point meteostat at `endpoint_base` (None: the real service) with bounded, uncached requests.
+    """Point lookups at `endpoint_base` (None: the real service) with bounded, uncached requests.
 
-    Cheap: meteostat itself is configured when it is first imported, at the first lookup.
+    Cheap: the fetcher process applies the settings with each request.
     """
     if timeout_s <= 0:
         raise ValueError("timeout_s must be a positive number of seconds")
     cache_dir.mkdir(parents=True, exist_ok=True)
-    # pandas reads the CSVs with urllib.urlopen, which has no timeout; this opener gives the sockets
-    # of our worker threads one (other threads keep urllib's default behaviour).
-    urllib.request.install_opener(urllib.request.build_opener(_BoundedHTTPHandler, _BoundedHTTPSHandler))
-    with _load_lock:
+    with _settings_lock:
         _settings.endpoint_base, _settings.cache_dir, _settings.timeout_s = endpoint_base, cache_dir, timeout_s
         _settings.configured = True
-        if _loaded:
-            _apply_settings(_loaded)
 
 
-def _meteostat() -> dict[str, Any]:
-    """meteostat's modules and helpers, imported and configured on first use.
+# -- the fetcher process ---------------------------------------------------------------------
 
-    Imported here rather than at the top of the module on purpose (not to dodge an import cycle):
-    meteostat brings pandas and numpy, about 160 MB, and most app workers only serve pages and never
-    look weather up (issue 18). Every path that performs a lookup or reads meteostat's tables comes here.
-    """
-    with _load_lock:
-        if not _loaded:
-            import meteostat as ms
-            import meteostat.providers.meteostat.daily as daily_provider
-            import meteostat.providers.meteostat.hourly as hourly_provider
-            import pandas as pd
-            import requests
-            from meteostat.core.providers import provider_service
-            from meteostat.enumerations import TTL
-            from meteostat.utils.conversions import to_condition, to_direction
-
-            found = {"ms": ms, "pd": pd, "hourly_provider": hourly_provider, "daily_provider": daily_provider,
-                     "provider_service": provider_service, "TTL": TTL, "to_condition": to_condition,
-                     "to_direction": to_direction, "request_errors": requests.RequestException,
-                     "defaults": (list(type(ms.config).stations_db_endpoints), type(ms.config).hourly_endpoint,
-                                  type(ms.config).daily_endpoint)}
-            if _settings.configured:
-                _apply_settings(found)
-            _loaded.update(found)
-        return _loaded
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]  # where `python -m inspect_app.weather.fetcher` runs
+_IDLE_RETIRE_S = 300  # a fetcher idle this long is replaced, well before it would end by itself
 
 
-def _apply_settings(loaded: dict[str, Any]) -> None:
-    ms, settings = loaded["ms"], _settings
-    assert settings.cache_dir is not None
-    if settings.endpoint_base is None:
-        stations_endpoints, hourly_endpoint, daily_endpoint = loaded["defaults"]
-        stations_endpoints = list(stations_endpoints)
-    else:
-        base = settings.endpoint_base.rstrip("/")
-        stations_endpoints = [f"{base}/stations.db"]
-        hourly_endpoint = f"{base}/hourly/{{year}}/{{station}}.csv.gz"
-        daily_endpoint = f"{base}/daily/{{year}}/{{station}}.csv.gz"
-    # One station-list file per endpoint, so switching endpoints never reuses another's list.
-    endpoint_key = hashlib.sha256(stations_endpoints[0].encode()).hexdigest()[:12]
-    ms.config.stations_db_endpoints = stations_endpoints
-    ms.config.stations_db_file = str(settings.cache_dir / f"stations-{endpoint_key}.db")
-    ms.config.cache_directory = str(settings.cache_dir)
-    # meteostat's data cache would serve a current-year file for up to 30 days (new hours never
-    # appear) and a failed refresh overwrites a good entry; the app keeps its own station+hour store.
-    ms.config.cache_enable = False
-    # The staleness test is max(ttl, cache_ttl): this makes the station list refresh weekly.
-    ms.config.cache_ttl = loaded["TTL"].WEEK
-    ms.config.network_timeout = settings.timeout_s  # requests takes a float
-    # Retries sleep 1, 2, 4 s between attempts: far past any deadline. A later lookup is the retry.
-    ms.config.network_max_retries = 0
-    ms.config.hourly_endpoint = hourly_endpoint
-    ms.config.daily_endpoint = daily_endpoint
-    # The provider modules copy their endpoint into a module global when first imported, so once
-    # anything (another test package, an earlier app) has imported meteostat, ms.config alone is
-    # ignored. Setting the globals too makes configure() work whatever was imported first.
-    loaded["hourly_provider"].ENDPOINT = hourly_endpoint
-    loaded["daily_provider"].ENDPOINT = daily_endpoint
+@dataclass
+class _Fetcher:
+    """This process's one fetcher process: requests take turns (`lock`), so a worker never holds more
+    than one copy of meteostat and pandas however many of its threads look weather up."""
+
+    lock: threading.Lock
+    process: subprocess.Popen[str] | None = None
+    used_at: float = 0.0
 
 
-class _BoundedHTTPHandler(urllib.request.HTTPHandler):
-    def http_open(self, req):  # type: ignore[no-untyped-def]
-        _bound_socket(req)
-        return super().http_open(req)
+_fetcher = _Fetcher(threading.Lock())
 
 
-class _BoundedHTTPSHandler(urllib.request.HTTPSHandler):
-    def https_open(self, req):  # type: ignore[no-untyped-def]
-        _bound_socket(req)
-        return super().https_open(req)
+@atexit.register
+def _stop_fetcher() -> None:
+    """When this process ends: close the fetcher's input, on which it ends, and reap it."""
+    process = _fetcher.process  # not under the lock: a hung lookup's thread may hold it as the process ends
+    if process is None:
+        return
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()
+    try:
+        process.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
-def _bound_socket(req: urllib.request.Request) -> None:
-    timeout = getattr(_worker, "timeout_s", None)
-    # urllib marks "no timeout given" with a sentinel object rather than a number.
-    if timeout is not None and not isinstance(req.timeout, (int, float)):  # type: ignore[attr-defined]
-        req.timeout = timeout  # type: ignore[attr-defined]
+def start_fetcher() -> None:
+    """Start the fetcher process now if it is not running, and wait until it answers: a batch job (the
+    storm sweep, the backfill) calls this first, so its first lookup's deadline is not spent starting it."""
+    if not _settings.configured:
+        raise RuntimeError("call weather.source.configure() at start-up before looking up weather")
+    _fetch("ready")
 
 
-class _FailureCounter(logging.Handler):
-    """Counts meteostat's warnings in a worker: it returns None both for "404, no file" (logged at
-    INFO) and for a timeout or server error (logged at WARNING or ERROR), and only the log tells them
-    apart. A failure must make the result pending, not "no data"."""
+class FetchFailed(Exception):
+    """The fetcher could not do a request; `expected` when the weather service could not be reached."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if hasattr(_worker, "failures"):
-            _worker.failures += 1
+    def __init__(self, kind: str, message: str, expected: bool) -> None:
+        super().__init__(message)
+        self.kind, self.expected = kind, expected
 
 
-_failure_counter = _FailureCounter(level=logging.WARNING)
-if _failure_counter not in logging.getLogger("meteostat").handlers:
-    logging.getLogger("meteostat").addHandler(_failure_counter)
+def _fetch(op: str, **args: Any) -> tuple[Any, int]:
+    """One request to the fetcher process (started if need be): its value and the number of failures
+    meteostat logged while answering it."""
+    with _settings_lock:
+        request = {"settings": [_settings.endpoint_base, str(_settings.cache_dir), _settings.timeout_s],
+                   "op": op, "args": args}
+    with _fetcher.lock:
+        process = _fetcher.process
+        if process is None or process.poll() is not None or time.monotonic() - _fetcher.used_at > _IDLE_RETIRE_S:
+            if process is not None:
+                process.kill()
+                process.wait()
+            process = _fetcher.process = subprocess.Popen(
+                [sys.executable, "-m", "inspect_app.weather.fetcher"], cwd=_PROJECT_ROOT,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            process.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
+            process.stdin.flush()  # type: ignore[union-attr]
+            line = process.stdout.readline()  # type: ignore[union-attr]
+        except OSError:
+            line = ""
+        _fetcher.used_at = time.monotonic()
+        if not line:
+            process.kill()
+            process.wait()
+            _fetcher.process = None
+            raise FetchFailed("EOFError", "the weather fetcher ended without answering", expected=False)
+    answer = json.loads(line)
+    if not answer["ok"]:
+        raise FetchFailed(answer["kind"], answer["message"], answer["expected"])
+    return answer["value"], answer["failures"]
 
 
 # -- bounded worker --------------------------------------------------------------------------
@@ -337,8 +309,6 @@ def _run_bounded(work: Callable[[], T], deadline_s: float) -> T:
     answer: queue.SimpleQueue[tuple[bool, object]] = queue.SimpleQueue()
 
     def run() -> None:
-        _worker.timeout_s = _settings.timeout_s
-        _worker.failures = 0
         try:
             answer.put((True, work()))
         except Exception as exc:  # handed to the caller, who turns it into "pending"
@@ -380,41 +350,33 @@ def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, 
     `held`: stations whose hours of the window the caller already stores, with the groups they have
     data for; such a station is chosen (or passed over) from that, without fetching its file again.
     """
-    loaded = _meteostat()
-    ms = loaded["ms"]
-    with _station_list_lock:
-        nearby = ms.stations.nearby(ms.Point(latitude, longitude), radius=SEARCH_RADIUS_M,
-                                    limit=MAX_CANDIDATES + len(exclude))
+    nearby, _ = _fetch("nearby", latitude=latitude, longitude=longitude, radius_m=SEARCH_RADIUS_M,
+                       limit=MAX_CANDIDATES + len(exclude))
     chosen: dict[str, Station] = {}
     rows: list[HourlyObservation] = []
     tried = 0
-    for station_id, meta in nearby.iterrows():
+    for meta in nearby:
+        station_id = meta["id"]
         if station_id in exclude:
             continue
         if tried == MAX_CANDIDATES or len(chosen) == len(wanted):
             break
         tried += 1
-        if held is not None and str(station_id) in held:
-            found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
+        found = Station(station_id, meta["name"], meta["distance_m"])
+        if held is not None and station_id in held:
             for group in wanted:
-                if group not in chosen and group in held[str(station_id)]:
+                if group not in chosen and group in held[station_id]:
                     chosen[group] = found
             continue
-        key = (str(station_id), start, end)
+        key = (station_id, start, end)
         fetched = memo.get(key) if memo is not None else None
         if fetched is None:
-            station = ms.Station(id=str(station_id), name=meta["name"], country=meta["country"],
-                                 region=meta["region"], latitude=meta["latitude"],
-                                 longitude=meta["longitude"], timezone=meta["timezone"])
-            frame = ms.hourly(station, start, end, parameters=[ms.Parameter(p) for p in _PARAMETERS]
-                              ).fetch(sources=True)
-            fetched = _rows_from_frame(str(station_id), frame)
-            if _worker.failures:
+            fetched, failed = _hourly(meta, start, end)
+            if failed:
                 # A nearer station may have data we could not read: never fall back past it.
                 return _Fetched({}, (), True, dt.datetime.now(dt.UTC))
             if memo is not None:
                 memo[key] = fetched
-        found = Station(str(station_id), str(meta["name"]), float(meta["distance"]))
         used = False
         for group in wanted:
             attribute = _ATTRIBUTE[PARAMETER_GROUPS[group]]
@@ -426,38 +388,27 @@ def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, 
     return _Fetched(chosen, tuple(rows), False, dt.datetime.now(dt.UTC))
 
 
-def _rows_from_frame(station_id: str, frame: pd.DataFrame | None) -> tuple[HourlyObservation, ...]:
-    if frame is None or frame.empty:
-        return ()
-    pd = _meteostat()["pd"]
-    rows = []
-    for label, record in frame.iterrows():
-        def value(name: str) -> float | None:
-            raw = record.get(name)
-            return None if raw is None or pd.isna(raw) else float(raw)
-
-        sources = ";".join(f"{name}={record[f'{name}_source']}" for name in _PARAMETERS
-                           if value(name) is not None)
-        coco = value("coco")
-        rows.append(HourlyObservation(
-            station_id=station_id,
-            hour=pd.Timestamp(label).to_pydatetime().replace(tzinfo=dt.UTC),
-            temperature_c=value("temp"), precip_mm=value("prcp"), wind_kmh=value("wspd"),
-            wind_direction_deg=value("wdir"), condition_code=None if coco is None else int(coco),
-            sources=sources))
-    return tuple(rows)
+def _hourly(station: dict[str, Any], start: dt.datetime, end: dt.datetime
+            ) -> tuple[tuple[HourlyObservation, ...], bool]:
+    """A station's hours from `start` to `end` (naive UTC) through the fetcher, and whether meteostat
+    failed while reading them (then the rows may lack hours that exist)."""
+    fetched, failures = _fetch("hourly", station=station, start=start.isoformat(), end=end.isoformat())
+    rows = tuple(HourlyObservation(station["id"], dt.datetime.fromisoformat(hour).replace(tzinfo=dt.UTC),
+                                   temperature_c=temp, precip_mm=prcp, wind_kmh=wspd, wind_direction_deg=wdir,
+                                   condition_code=None if coco is None else int(coco), sources=sources)
+                 for hour, temp, prcp, wspd, wdir, coco, sources in fetched)
+    return rows, failures > 0
 
 
 def _unreachable(what: str, error: Exception) -> str:
     """Log a failed lookup: one line with the reason when the service cannot be reached (it happens
     every time the network is down), a traceback only for an error nobody expected."""
     log = logging.getLogger(__name__)
-    # meteostat raises a bare Exception when the station list cannot be downloaded. requests (which
-    # meteostat fetches with) is loaded with meteostat: before that, no lookup could have raised its errors.
-    expected = isinstance(error, (OSError, _loaded.get("request_errors", OSError))) or (
-        type(error) is Exception and "download" in str(error))
+    # The fetcher tells which of its errors mean "could not be reached" (weather.fetcher.answer).
+    expected = error.expected if isinstance(error, FetchFailed) else isinstance(error, OSError)
+    kind = error.kind if isinstance(error, FetchFailed) else type(error).__name__
     if expected:
-        log.warning("%s: the weather service could not be reached (%s: %s)", what, type(error).__name__, error)
+        log.warning("%s: the weather service could not be reached (%s: %s)", what, kind, error)
     else:
         log.error("%s failed unexpectedly", what, exc_info=error)
     return "the weather service could not be reached"
@@ -575,7 +526,6 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
                  "conditions": condition and condition.source_of("coco"), "wind": wind and wind.source_of("wspd")}
         model_filled = tuple(name for name, source in used.items() if _is_model(source))
     final = settled or (status == "complete" and not model_filled)
-    loaded = _meteostat() if condition or wind else None
     observed = temperature or condition or wind
 
     return WeatherResult(
@@ -583,7 +533,7 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
         window_start_utc=start, window_end_utc=end, station=precip_station or next(iter(stations.values()), None),
         temperature_c=temperature.temperature_c if temperature else None,
         condition_code=condition.condition_code if condition else None,
-        conditions=loaded["to_condition"](condition.condition_code) if condition and loaded else None,
+        conditions=providers.condition_name(condition.condition_code) if condition else None,
         wind_kmh=wind.wind_kmh if wind else None,
         wind_direction_deg=wind.wind_direction_deg if wind else None,
         wind_direction=(compass_point(wind.wind_direction_deg)
@@ -665,13 +615,8 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
         return (), ""
 
     def fetch() -> tuple[HourlyObservation, ...] | None:
-        ms = _meteostat()["ms"]
-        with _station_list_lock:  # meteostat reads the station's metadata from its station list here
-            series = ms.hourly(station_id, _naive(first), _naive(last),
-                               parameters=[ms.Parameter(p) for p in _PARAMETERS])
-        frame = series.fetch(sources=True)
-        rows = _rows_from_frame(station_id, frame)
-        return None if _worker.failures else rows
+        rows, failed = _hourly({"id": station_id}, _naive(first), _naive(last))
+        return None if failed else rows
 
     try:
         rows = _run_bounded(fetch, deadline_s)
@@ -720,27 +665,17 @@ def attribution(sources: Iterable[str | None]) -> str:
     """The licence attribution for data from these providers, to show wherever the weather is shown."""
     # Meteostat's bulk data is CC BY 4.0; some providers behind it ask to be named too.
     parts = ["Meteostat (CC BY 4.0)"]
-    providers = sorted({p for s in sources if s for p in s.split()})
-    service = _meteostat()["provider_service"] if providers else None
-    for provider_id in providers:
-        provider = service.get_provider(provider_id)
-        licence = provider.license if provider else None
-        if licence and licence.attribution:
-            named = f"{licence.attribution} ({licence.name})" if licence.name else licence.attribution
+    for provider_id in sorted({p for s in sources if s for p in s.split()}):
+        provider = providers.PROVIDERS.get(provider_id)
+        if provider and provider.attribution:
+            named = f"{provider.attribution} ({provider.licence})" if provider.licence else provider.attribution
             if named not in parts:
                 parts.append(named)
     return ", ".join(parts)
 
 
 def _is_model(source: str | None) -> bool:
-    if not source:
-        return False
-    service = _meteostat()["provider_service"]
-    for provider_id in source.split():
-        provider = service.get_provider(provider_id)
-        if provider is not None and provider.grade.name in _MODEL_GRADES:
-            return True
-    return False
+    return source is not None and any(providers.is_model(provider_id) for provider_id in source.split())
 
 
 def _describe_sources(used: dict[str, str | None]) -> str:

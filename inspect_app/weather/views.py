@@ -14,7 +14,7 @@ from inspect_app.extensions import db, htmx
 from inspect_app.permits.models import Permit
 from inspect_app.templating import local_time
 from inspect_app.units import inches, inches_and_mm
-from inspect_app.weather import charts, services, source
+from inspect_app.weather import charts, providers, services, source
 
 # The commands are grouped by what they are for (weather, compliance), not by blueprint.
 bp = Blueprint("weather", __name__, cli_group=None)
@@ -37,11 +37,9 @@ def weather_sources(stored: str | None) -> str:
         return "—"
     described = []
     for part in stored.split("; "):
-        value, _, providers = part.partition("=")
-        model_filled = providers.endswith(" (model)")
-        names = []
-        for provider_id in providers.removesuffix(" (model)").split():
-            names.append(source.provider_name(provider_id))
+        value, _, ids = part.partition("=")
+        model_filled = ids.endswith(" (model)")
+        names = [providers.provider_name(provider_id) for provider_id in ids.removesuffix(" (model)").split()]
         described.append(f"{value}: {', '.join(names)} ({'model-filled' if model_filled else 'observation'})")
     return "; ".join(described)
 
@@ -96,6 +94,7 @@ def weather_cli() -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Fill at most this many reports.")
 def backfill(limit: int | None) -> None:
     """Fill the weather of reports still pending, or not final yet; each lookup is bounded."""
+    source.start_fetcher()
     outcomes = services.backfill_pending(limit)
     db.session.commit()
     for o in outcomes:
@@ -118,6 +117,7 @@ def compliance_cli() -> None:
 def sweep(days: int) -> None:
     """Record the storm events (0.25 in within 24 hours, CGP 2022 Part 4.2) of every permit still under
     CGP inspections, and their inspections due, in one transaction."""
+    source.start_fetcher()
     outcome = services.sweep_storms(days)
     db.session.commit()
     for number, event in outcome.created:

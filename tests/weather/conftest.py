@@ -91,6 +91,8 @@ def fake_meteostat(meteostat_server, meteostat_cache) -> FakeMeteostat:
     # Again before every test (it is cheap): another test package may have pointed weather.source
     # at its own server since; the station list stays cached per endpoint, so nothing is refetched.
     source.configure(meteostat_server.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+    # The test's deadlines are about the service, not about starting the fetcher process (once a session).
+    source.start_fetcher()
     return meteostat_server
 
 
@@ -198,6 +200,7 @@ def app_meteostat(app, app_meteostat_server, meteostat_cache) -> FakeMeteostat:
     """The app (made first: create_app configures weather) pointed at the whole-app fake server."""
     app.config.update(WEATHER_ENDPOINT=app_meteostat_server.base_url, WEATHER_DEADLINE_S=3.0)
     source.configure(app_meteostat_server.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+    source.start_fetcher()  # as fake_meteostat does
     return app_meteostat_server
 
 

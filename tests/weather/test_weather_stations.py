@@ -1,6 +1,6 @@
 """Which station each value comes from (spec "Weather": the nearest station with data for that parameter),
 provisional weather on site while hours are unpublished, quiet logs when meteostat is unreachable, and
-meteostat loaded only by the code that looks weather up."""
+meteostat loaded only by the fetcher process, never by the app's."""
 from __future__ import annotations
 
 import datetime as dt
@@ -103,22 +103,40 @@ def test_an_unreachable_service_logs_one_line_without_a_traceback(fake_meteostat
     assert "could not be reached" in ours[0].getMessage() and "download" in ours[0].getMessage()
 
 
-def test_serving_pages_never_imports_meteostat_or_pandas(tmp_path):
+def test_the_app_process_never_imports_meteostat_or_pandas_even_to_look_weather_up(tmp_path):
+    # In a fresh process: pages, a page naming a report's weather sources, and a lookup through the fetcher
+    # process (weather.fetcher), which alone loads meteostat.
     script = (
-        "import sys\n"
+        "import datetime as dt, sys\n"
+        "from pathlib import Path\n"
+        "from weather_fake import FakeMeteostat, hours\n"
         "from inspect_app import create_app\n"
         "from inspect_app.extensions import db\n"
-        f"app = create_app({{'TESTING': True, 'SQLALCHEMY_DATABASE_URI': 'sqlite:///{tmp_path}/pages.sqlite3'}})\n"
+        "from inspect_app.weather import source\n"
+        "fake = FakeMeteostat()\n"
+        "fake.add_station('IMP1', 'Import Field', 42.0, -72.0)\n"
+        "fake.start()\n"
+        "at = dt.datetime(2024, 5, 14, 12, tzinfo=dt.UTC)\n"
+        "fake.publish_hourly('IMP1', hours(at - dt.timedelta(hours=23), 24, temp=14.0, prcp=0.2))\n"
+        f"app = create_app({{'TESTING': True, 'SQLALCHEMY_DATABASE_URI': 'sqlite:///{tmp_path}/pages.sqlite3',\n"
+        "                  'WEATHER_ENDPOINT': fake.base_url})\n"
         "with app.app_context():\n"
         "    db.create_all()\n"
         "client = app.test_client()\n"
         "assert client.get('/login').status_code == 200\n"
         "assert client.get('/').status_code in (200, 302)\n"
+        "with app.test_request_context():\n"
+        "    named = app.jinja_env.filters['weather_sources']('temperature=isd_lite; precipitation=metno_forecast (model)')\n"
+        "assert named == ('temperature: NOAA ISD Lite (observation); '\n"
+        "                 'precipitation: MET Norway Forecast (model-filled)'), named\n"
         "print(sorted(m for m in ('meteostat', 'pandas', 'numpy') if m in sys.modules))\n"
-        "from inspect_app.weather import source\n"
-        "source._meteostat()\n"
+        f"source.configure(fake.base_url, Path('{tmp_path}') / 'cache', timeout_s=5.0)\n"
+        "result = source.lookup(42.0, -72.0, at, deadline_s=60.0)\n"
+        "assert (result.status, result.station.id, result.precip_24h_mm) == ('complete', 'IMP1', 4.8), result\n"
         "print(sorted(m for m in ('meteostat', 'pandas', 'numpy') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "tests"), "SECRET_KEY": "probe",
+                               "BLOB_ROOT": str(tmp_path / "blobs")})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[]", "['meteostat', 'numpy', 'pandas']"]
+    assert done.stdout.splitlines() == ["[]", "[]"]
