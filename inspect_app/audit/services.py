@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import or_, select, text
-from sqlalchemy.orm import Mapper
+from sqlalchemy.orm import Mapper, RelationshipProperty
 from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
@@ -76,7 +76,7 @@ def _settled(obj: Any) -> bool:
         return False
     parents = _parent_collections(state.mapper)
     session = state.session
-    for other in (*session.new, *session.dirty):
+    for other in (*session.new, *session.dirty) if parents else ():
         keys = parents.get(type(other))
         if keys and any(key in sa_inspect(other).committed_state or other in session.new for key in keys):
             return False
@@ -91,13 +91,32 @@ def _sets_on_update(mapper: Mapper) -> bool:
 
 @functools.cache
 def _parent_collections(mapper: Mapper) -> dict[type, tuple[str, ...]]:
-    """The one-to-many collections (by the class that has them) that can hold a `mapper` object."""
+    """The one-to-many collections (by the class that has them) that can hold a `mapper` object and whose
+    changes would not show on the object itself.
+
+    A collection with a many-to-one of the object's own on its other side (back_populates or backref)
+    is left out (as is one that is view only): adding the object to it, or taking it out, sets that
+    many-to-one, which `_settled` sees in the object's own changes. So for most models there is nothing to
+    look for elsewhere in the session, and `_settled` need not go through every pending object.
+    """
     found: dict[type, list[str]] = {}
     for parent in mapper.registry.mappers:
         for relationship in parent.relationships:
-            if relationship.direction is ONETOMANY and mapper.isa(relationship.mapper):
+            if relationship.direction is ONETOMANY and mapper.isa(relationship.mapper) \
+                    and not _shows_on_child(relationship):
                 found.setdefault(parent.class_, []).append(relationship.key)
     return {cls: tuple(keys) for cls, keys in found.items()}
+
+
+def _shows_on_child(collection: RelationshipProperty) -> bool:
+    """Whether a change to this one-to-many collection either writes nothing (view only) or sets the
+    child's own many-to-one as well (back_populates, kept in step both ways)."""
+    if collection.viewonly:
+        return True
+    if not collection.back_populates or collection.sync_backref is False:
+        return False
+    reverse = collection.mapper.get_property(collection.back_populates)
+    return reverse.direction is MANYTOONE and not reverse.viewonly
 
 
 # -- the hash chain ---------------------------------------------------------------------------------
