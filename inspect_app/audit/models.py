@@ -66,7 +66,7 @@ def install_session_hooks() -> None:
 
 
 def _stamp_commit_order(session: Session) -> None:
-    """Number this transaction's entries in commit order, just before it commits.
+    """Number this transaction's entries in commit order and seal them in the chain, just before it commits.
 
     On PostgreSQL the numbers are taken under a transaction-level advisory lock, which is released only
     once the commit is visible: the next transaction takes its numbers after that, so what a reader can
@@ -79,38 +79,49 @@ def _stamp_commit_order(session: Session) -> None:
     session.flush()
     if not session.info.pop(_UNSTAMPED, False):
         return
-    if session.get_bind().dialect.name == "postgresql":
+    table = AuditEntry.__table__
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    if postgresql:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
-        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = nextval('audit_commit_seq') "
-                                       "WHERE commit_seq IS NULL RETURNING seq")).scalars().all()
-    else:
-        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = seq WHERE commit_seq IS NULL "
-                                       "RETURNING seq")).scalars().all()
-    _seal(session, stamped)
+    # This transaction's entries (every committed one is numbered), in the order they were written.
+    rows = session.execute(_chain_query().where(table.c.commit_seq.is_(None)).order_by(table.c.seq)).mappings().all()
+    if not rows:
+        return
+    if postgresql:
+        numbers = sorted(session.execute(text("SELECT nextval('audit_commit_seq') FROM generate_series(1, :n)"),
+                                         {"n": len(rows)}).scalars())
+    else:  # one writer at a time: the order they were written in is the order they commit in
+        numbers = [row["seq"] for row in rows]
+    _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)])
+
+
+def _chain_query():
+    table = AuditEntry.__table__
+    return select(*(table.c[name] for name in (*chain.CONTENT_COLUMNS, "prev_hash", "hash")))
 
 
 def chain_rows(where=None):
-    """A query of the entries' chained columns in commit order (for sealing and for `flask audit verify`)."""
+    """A query of the entries' chained columns in commit order (for `flask audit verify`)."""
     table = AuditEntry.__table__
-    query = select(*(table.c[name] for name in (*chain.CONTENT_COLUMNS, "prev_hash", "hash")))
-    return query.where(where if where is not None else table.c.commit_seq.is_not(None)).order_by(table.c.commit_seq)
+    return (_chain_query().where(where if where is not None else table.c.commit_seq.is_not(None))
+            .order_by(table.c.commit_seq))
 
 
-def _seal(session: Session, seqs: list[int]) -> None:
-    """Chain this transaction's entries after the head, in commit order, still under the commit-order lock.
+def _seal(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Chain this transaction's entries after the head, in commit order, still under the commit-order lock;
+    each row's number, link and hash written in one UPDATE.
 
-    The rows are read back from the database, so the hash covers exactly what `flask audit verify` reads.
+    The rows were read from the database, given their commit numbers, so the hash covers exactly what
+    `flask audit verify` reads once they are written.
     """
-    if not seqs:
-        return
     table = AuditEntry.__table__
     head = session.execute(select(table.c.hash).where(table.c.hash.is_not(None))
                            .order_by(table.c.commit_seq.desc()).limit(1)).scalar()
-    rows = session.execute(chain_rows(table.c.seq.in_(seqs))).mappings().all()
-    sealed = [{"row_seq": row["seq"], "prev_hash": prev, "hash": digest}
+    sealed = [{"row_seq": row["seq"], "number": row["commit_seq"], "prev_hash": prev, "hash": digest}
               for row, prev, digest in chain.link(head or chain.GENESIS, rows)]
     session.execute(update(table).where(table.c.seq == bindparam("row_seq"))
-                    .values(prev_hash=bindparam("prev_hash"), hash=bindparam("hash")),
+                    .values(commit_seq=bindparam("number"), prev_hash=bindparam("prev_hash"),
+                            hash=bindparam("hash")),
                     sealed, execution_options={"synchronize_session": False})
 
 
