@@ -45,10 +45,29 @@ COMMIT_SEQUENCE = Sequence("audit_commit_seq", metadata=db.metadata)
 # The transaction-level lock that lets one committing transaction at a time take its numbers.
 _COMMIT_ORDER_LOCK = 380_014
 _UNSTAMPED = "audit_entries_to_stamp"
+_WAITING = "audit_entries_waiting"
 
 
 def _note_new_entries(session: Session, flush_context) -> None:
     if any(isinstance(obj, AuditEntry) for obj in session.new):
+        session.info[_UNSTAMPED] = True
+
+
+def add_after_flush(session: Session, row: dict[str, Any]) -> None:
+    """Write an entry's row with the others waiting, in one statement, right after the next flush (or at
+    the end of the SAVEPOINT or transaction, whichever comes first), instead of as an object of its own.
+
+    After the flush, so it goes in after every entry recorded before it (those wait in the session as
+    objects, flushed with the changes they record): entries are numbered in the order they were written.
+    A SAVEPOINT or transaction rolled back takes the rows waiting in it along.
+    """
+    session.info.setdefault(_WAITING, []).append({"at": utcnow(), **row})
+
+
+def _write_waiting(session: Session, flush_context=None) -> None:
+    rows = session.info.pop(_WAITING, None)
+    if rows:
+        session.connection().execute(AuditEntry.__table__.insert(), rows)
         session.info[_UNSTAMPED] = True
 
 
@@ -60,7 +79,8 @@ def install_session_hooks() -> None:
     entries of its own, run before it.
     """
     for name, listener in (("before_flush", _refuse_audit_changes), ("after_flush", _note_new_entries),
-                           ("before_commit", _stamp_commit_order), ("after_transaction_end", _forget_unstamped)):
+                           ("after_flush", _write_waiting), ("before_commit", _stamp_commit_order),
+                           ("after_transaction_end", _forget_unstamped)):
         if not event.contains(Session, name, listener):
             event.listen(Session, name, listener)
 
@@ -74,9 +94,10 @@ def _stamp_commit_order(session: Session) -> None:
     The lock is taken last, holding nothing anyone else waits for, so it cannot deadlock; so not on the
     release of a SAVEPOINT (a sync push makes one per operation), only on the real commit.
     """
+    session.flush()
+    _write_waiting(session)  # rows still waiting when there was nothing to flush
     if session.in_nested_transaction():
         return
-    session.flush()
     if not session.info.pop(_UNSTAMPED, False):
         return
     table = AuditEntry.__table__
@@ -128,7 +149,11 @@ def _seal(session: Session, rows: list[dict[str, Any]]) -> None:
 def _forget_unstamped(session: Session, transaction) -> None:
     """The transaction has ended: nothing of it is left to number. Not on the end of a SAVEPOINT (which
     fires the session's rollback event too): entries flushed before it, or in an earlier one, still wait
-    for the commit, which would otherwise leave them unnumbered and outside the chain."""
+    for the commit, which would otherwise leave them unnumbered and outside the chain.
+
+    Rows still waiting to be written go with any SAVEPOINT or transaction that ends: one that commits
+    has written them (`_stamp_commit_order`), so they are those of one rolled back."""
+    session.info.pop(_WAITING, None)
     if transaction.parent is None:
         session.info.pop(_UNSTAMPED, None)
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
 from inspect_app.audit.guards import GUARDS
-from inspect_app.audit.models import AuditEntry, chain_rows
+from inspect_app.audit.models import AuditEntry, add_after_flush, chain_rows
 from inspect_app.extensions import db
 
 
@@ -36,14 +36,16 @@ def snapshot(obj: Any) -> dict[str, Any]:
 
 # A session flag, set by a caller that applies many changes inside one SAVEPOINT and lets that
 # SAVEPOINT's flush write them (sync, for area status changes): `record` then skips its own flush when
-# a flush could not change the recorded object's columns, so its snapshot is the same either way.
+# a flush could not change the recorded object's columns, so its snapshot is the same either way, and
+# its entry is written with the others of the SAVEPOINT in one statement (`models.add_after_flush`).
 DEFER_FLUSH = "audit_defer_flush"
 
 
 def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
-           permit_id: str | None = None) -> AuditEntry:
+           permit_id: str | None = None) -> None:
     """Add an audit entry for `obj` after `action`; `before` is its snapshot before the change."""
-    if not (db.session.info.get(DEFER_FLUSH) and _settled(obj)):
+    deferred = db.session.info.get(DEFER_FLUSH) and _settled(obj)
+    if not deferred:
         db.session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
     entity = sa_inspect(obj).mapper.class_.__tablename__
     after = None if action.endswith("delete") else snapshot(obj)
@@ -51,17 +53,12 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
         permit_id = getattr(obj, "permit_id", None)
         if permit_id is None and entity == "permits":
             permit_id = obj.id
-    entry = AuditEntry(
-        actor_id=getattr(actor, "id", None),
-        action=action,
-        entity=entity,
-        entity_id=str(getattr(obj, "id", "")),
-        permit_id=permit_id,
-        before=before,
-        after=after,
-    )
-    db.session.add(entry)
-    return entry
+    row = {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
+           "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
+    if deferred:
+        add_after_flush(db.session(), row)
+    else:
+        db.session.add(AuditEntry(**row))
 
 
 def _settled(obj: Any) -> bool:
