@@ -1,8 +1,16 @@
-"""Sync throughput and resumable upload, against a live central record on 127.0.0.1 (SQLite).
+"""Sync throughput and resumable upload, against a live central record on 127.0.0.1.
+
+The record is a temporary SQLite database, or the (empty) database named by BENCH_DATABASE_URL or
+TEST_DATABASE_URL, whose tables are made and dropped: `tests/postgres.sh python -m bench.sync` runs it on
+a throwaway PostgreSQL.
 
 Prints `name=value` lines:
 - push_ops_per_s: 1,000 area status operations pushed in batches of 200 (target >= 2000)
+- push_cpu_ms_per_op: the CPU time of that push (server and client, one process), per operation: fairer
+  than the wall time on a busy machine
+- push_sql_per_op: SQL statements the server ran for it, per operation
 - replay_ops_per_s: the same 1,000 pushed again, each answered "duplicate" (target >= 10000)
+- replay_cpu_ms_per_op: the CPU time of that replay, per operation
 - blob_resent_bytes: for an 8 MB blob (a video, as its first bytes tell) whose upload breaks off at 50 %, the bytes sent again after
   resuming (target <= one chunk, chunk_bytes)
 
@@ -25,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sqlalchemy import event  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
@@ -77,10 +86,13 @@ def cutting_proxy(target_port: int, cut_after: int) -> tuple[str, threading.Even
 
 def main() -> None:
     root = Path(tempfile.mkdtemp())
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{root / 'central.sqlite3'}",
+    url = (os.environ.get("BENCH_DATABASE_URL") or os.environ.get("TEST_DATABASE_URL")
+           or f"sqlite:///{root / 'central.sqlite3'}")
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url,
                       "BLOB_ROOT": str(root / "blobs"), "PASSWORD_HASH_METHOD": "pbkdf2:sha256:1000"})
     with app.app_context():
         db.create_all()
+        engine = db.engine
         inspector = create_user("bench@example.org", "Bench Inspector", "inspector", "bench-password")
         permits.ensure_jurisdictions()
         jurisdiction = permits.ensure_jurisdictions()[0]
@@ -107,14 +119,22 @@ def main() -> None:
         at = start + dt.timedelta(minutes=step + 1)
         ops.append(new_op("area.status", areas[area_index], {"status": statuses[step % 2], "at": at.isoformat()},
                           base_revision=step + 1))
-    began = time.perf_counter()
+    statements = [0]
+
+    def count(*_args) -> None:
+        statements[0] += 1
+
+    event.listen(engine, "before_cursor_execute", count)
+    began, cpu = time.perf_counter(), time.process_time()
     results = client.push(ops)
-    push_s = time.perf_counter() - began
+    push_s, push_cpu = time.perf_counter() - began, time.process_time() - cpu
+    event.remove(engine, "before_cursor_execute", count)
+    push_statements = statements[0]
     assert {r["status"] for r in results} == {"applied"}, {r["status"] for r in results}
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     replay = client.push(ops)
-    replay_s = time.perf_counter() - began
+    replay_s, replay_cpu = time.perf_counter() - began, time.process_time() - cpu
     assert {r["status"] for r in replay} == {"duplicate"}
 
     # A pipe-run video as the server tells it: an MP4 `ftyp` box, then bytes (uploads are checked by type).
@@ -124,11 +144,18 @@ def main() -> None:
     report = SyncClient(proxy_url, token, chunk_size=CHUNK, backoff_s=0.01).upload_blob(data)
     assert cut.is_set() and SyncClient(url, token).blob_status(hashlib.sha256(data).hexdigest())["complete"]
     server.shutdown()
+    if not url.startswith("sqlite"):
+        with app.app_context():
+            db.drop_all()
 
+    print(f"push_database={engine.dialect.name}")
     print(f"push_ops={OPS}")
     print(f"push_s={push_s:.2f}")
     print(f"push_ops_per_s={OPS / push_s:.0f}")
+    print(f"push_cpu_ms_per_op={1000 * push_cpu / OPS:.3f}")
+    print(f"push_sql_per_op={push_statements / OPS:.2f}")
     print(f"replay_ops_per_s={OPS / replay_s:.0f}")
+    print(f"replay_cpu_ms_per_op={1000 * replay_cpu / OPS:.3f}")
     print(f"blob_bytes={BLOB_BYTES}")
     print(f"chunk_bytes={CHUNK}")
     print(f"blob_resumed_from_bytes={report.resumed_from[-1]}")

@@ -271,14 +271,15 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
         return [_apply_claimed(ctx, op) for op in run]
     work = db.session.begin_nested()
     try:
-        answers = []
+        settled = []
         for op in run:
             # Kinds whose appliers allow it let their changes wait for this SAVEPOINT's flush.
             db.session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
-            answers.append(_settle(op.op_id, op.record_id, *_run(ctx, op)))
+            settled.append(_answer(op.op_id, op.record_id, *_run(ctx, op)))
         db.session.info.pop(audit.DEFER_FLUSH, None)
+        _store_answers([row for _, row in settled])  # the run's answers in one statement
         work.commit()  # flushes what waited; an IntegrityError from it is caught below like any other
-        return answers
+        return [answer for answer, _ in settled]
     except (Rejected, Waiting, Duplicate, IntegrityError):
         if work.is_active:
             work.rollback()
@@ -357,7 +358,14 @@ def _stored_result(record_id: str, status: str, result: dict[str, Any]) -> dict[
 
 
 def _settle(op_id: str, record_id: str, status: str, result: dict[str, Any]) -> dict[str, Any]:
-    """Store the operation's answer and give it.
+    """Store the operation's answer and give it."""
+    answer, row = _answer(op_id, record_id, status, result)
+    _store_answers([row])
+    return answer
+
+
+def _answer(op_id: str, record_id: str, status: str, result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operation's answer, and its row's new values (for `_store_answers`).
 
     `duplicate` (the record it makes was already made) is stored as the first operation's answer, so
     the answer to a replay of this one is the same as its first answer.
@@ -367,11 +375,18 @@ def _settle(op_id: str, record_id: str, status: str, result: dict[str, Any]) -> 
     else:
         stored = _stored_result(record_id, status, result)
         answer = {"op_id": op_id, **stored}
-    # On the session's connection, in its transaction: the row needs no flush of the ORM's pending
-    # changes first (they go with the next flush, before the savepoint or transaction ends).
-    db.session.connection().execute(_SETTLE, {"key": op_id, "status": stored["status"], "result": stored,
-                                              "settled_at": None if stored["status"] == "waiting" else utcnow()})
-    return answer
+    return answer, {"key": op_id, "status": stored["status"], "result": stored,
+                    "settled_at": None if stored["status"] == "waiting" else utcnow()}
+
+
+def _store_answers(rows: list[dict[str, Any]]) -> None:
+    """Write operations' answers to their rows, in one statement.
+
+    On the session's connection, in its transaction: the rows need no flush of the ORM's pending
+    changes first (they go with the next flush, before the savepoint or transaction ends).
+    """
+    if rows:
+        db.session.connection().execute(_SETTLE, rows)
 
 
 def _answer_stored(op_id: str) -> dict[str, Any]:

@@ -82,7 +82,8 @@ def push():
     except services.BatchError as error:
         return _error(error.status, str(error), problems=error.problems)
     device_id = g.sync_device.id if g.sync_device else None
-    results = services.push(current_user, device_id, ops, offset)
+    # The user itself, not the request-local proxy: a push reads it for every operation.
+    results = services.push(current_user._get_current_object(), device_id, ops, offset)
     response = jsonify({"results": results, "received_at": received_at.isoformat()})
     stored = services.stored_inspections(ops, results)
     if stored:  # their weather is looked up once this answer is sent: a push never waits for it

@@ -45,10 +45,29 @@ COMMIT_SEQUENCE = Sequence("audit_commit_seq", metadata=db.metadata)
 # The transaction-level lock that lets one committing transaction at a time take its numbers.
 _COMMIT_ORDER_LOCK = 380_014
 _UNSTAMPED = "audit_entries_to_stamp"
+_WAITING = "audit_entries_waiting"
 
 
 def _note_new_entries(session: Session, flush_context) -> None:
     if any(isinstance(obj, AuditEntry) for obj in session.new):
+        session.info[_UNSTAMPED] = True
+
+
+def add_after_flush(session: Session, row: dict[str, Any]) -> None:
+    """Write an entry's row with the others waiting, in one statement, right after the next flush (or at
+    the end of the SAVEPOINT or transaction, whichever comes first), instead of as an object of its own.
+
+    After the flush, so it goes in after every entry recorded before it (those wait in the session as
+    objects, flushed with the changes they record): entries are numbered in the order they were written.
+    A SAVEPOINT or transaction rolled back takes the rows waiting in it along.
+    """
+    session.info.setdefault(_WAITING, []).append({"at": utcnow(), **row})
+
+
+def _write_waiting(session: Session, flush_context=None) -> None:
+    rows = session.info.pop(_WAITING, None)
+    if rows:
+        session.connection().execute(AuditEntry.__table__.insert(), rows)
         session.info[_UNSTAMPED] = True
 
 
@@ -60,13 +79,14 @@ def install_session_hooks() -> None:
     entries of its own, run before it.
     """
     for name, listener in (("before_flush", _refuse_audit_changes), ("after_flush", _note_new_entries),
-                           ("before_commit", _stamp_commit_order), ("after_transaction_end", _forget_unstamped)):
+                           ("after_flush", _write_waiting), ("before_commit", _stamp_commit_order),
+                           ("after_transaction_end", _forget_unstamped)):
         if not event.contains(Session, name, listener):
             event.listen(Session, name, listener)
 
 
 def _stamp_commit_order(session: Session) -> None:
-    """Number this transaction's entries in commit order, just before it commits.
+    """Number this transaction's entries in commit order and seal them in the chain, just before it commits.
 
     On PostgreSQL the numbers are taken under a transaction-level advisory lock, which is released only
     once the commit is visible: the next transaction takes its numbers after that, so what a reader can
@@ -74,50 +94,66 @@ def _stamp_commit_order(session: Session) -> None:
     The lock is taken last, holding nothing anyone else waits for, so it cannot deadlock; so not on the
     release of a SAVEPOINT (a sync push makes one per operation), only on the real commit.
     """
+    session.flush()
+    _write_waiting(session)  # rows still waiting when there was nothing to flush
     if session.in_nested_transaction():
         return
-    session.flush()
     if not session.info.pop(_UNSTAMPED, False):
         return
-    if session.get_bind().dialect.name == "postgresql":
+    table = AuditEntry.__table__
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    if postgresql:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
-        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = nextval('audit_commit_seq') "
-                                       "WHERE commit_seq IS NULL RETURNING seq")).scalars().all()
-    else:
-        stamped = session.execute(text("UPDATE audit_entries SET commit_seq = seq WHERE commit_seq IS NULL "
-                                       "RETURNING seq")).scalars().all()
-    _seal(session, stamped)
+    # This transaction's entries (every committed one is numbered), in the order they were written.
+    rows = session.execute(_chain_query().where(table.c.commit_seq.is_(None)).order_by(table.c.seq)).mappings().all()
+    if not rows:
+        return
+    if postgresql:
+        numbers = sorted(session.execute(text("SELECT nextval('audit_commit_seq') FROM generate_series(1, :n)"),
+                                         {"n": len(rows)}).scalars())
+    else:  # one writer at a time: the order they were written in is the order they commit in
+        numbers = [row["seq"] for row in rows]
+    _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)])
+
+
+def _chain_query():
+    table = AuditEntry.__table__
+    return select(*(table.c[name] for name in (*chain.CONTENT_COLUMNS, "prev_hash", "hash")))
 
 
 def chain_rows(where=None):
-    """A query of the entries' chained columns in commit order (for sealing and for `flask audit verify`)."""
+    """A query of the entries' chained columns in commit order (for `flask audit verify`)."""
     table = AuditEntry.__table__
-    query = select(*(table.c[name] for name in (*chain.CONTENT_COLUMNS, "prev_hash", "hash")))
-    return query.where(where if where is not None else table.c.commit_seq.is_not(None)).order_by(table.c.commit_seq)
+    return (_chain_query().where(where if where is not None else table.c.commit_seq.is_not(None))
+            .order_by(table.c.commit_seq))
 
 
-def _seal(session: Session, seqs: list[int]) -> None:
-    """Chain this transaction's entries after the head, in commit order, still under the commit-order lock.
+def _seal(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Chain this transaction's entries after the head, in commit order, still under the commit-order lock;
+    each row's number, link and hash written in one UPDATE.
 
-    The rows are read back from the database, so the hash covers exactly what `flask audit verify` reads.
+    The rows were read from the database, given their commit numbers, so the hash covers exactly what
+    `flask audit verify` reads once they are written.
     """
-    if not seqs:
-        return
     table = AuditEntry.__table__
     head = session.execute(select(table.c.hash).where(table.c.hash.is_not(None))
                            .order_by(table.c.commit_seq.desc()).limit(1)).scalar()
-    rows = session.execute(chain_rows(table.c.seq.in_(seqs))).mappings().all()
-    sealed = [{"row_seq": row["seq"], "prev_hash": prev, "hash": digest}
+    sealed = [{"row_seq": row["seq"], "number": row["commit_seq"], "prev_hash": prev, "hash": digest}
               for row, prev, digest in chain.link(head or chain.GENESIS, rows)]
     session.execute(update(table).where(table.c.seq == bindparam("row_seq"))
-                    .values(prev_hash=bindparam("prev_hash"), hash=bindparam("hash")),
+                    .values(commit_seq=bindparam("number"), prev_hash=bindparam("prev_hash"),
+                            hash=bindparam("hash")),
                     sealed, execution_options={"synchronize_session": False})
 
 
 def _forget_unstamped(session: Session, transaction) -> None:
     """The transaction has ended: nothing of it is left to number. Not on the end of a SAVEPOINT (which
     fires the session's rollback event too): entries flushed before it, or in an earlier one, still wait
-    for the commit, which would otherwise leave them unnumbered and outside the chain."""
+    for the commit, which would otherwise leave them unnumbered and outside the chain.
+
+    Rows still waiting to be written go with any SAVEPOINT or transaction that ends: one that commits
+    has written them (`_stamp_commit_order`), so they are those of one rolled back."""
+    session.info.pop(_WAITING, None)
     if transaction.parent is None:
         session.info.pop(_UNSTAMPED, None)
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import or_, select, text
-from sqlalchemy.orm import Mapper
+from sqlalchemy.orm import Mapper, RelationshipProperty
 from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
 from inspect_app.audit.guards import GUARDS
-from inspect_app.audit.models import AuditEntry, chain_rows
+from inspect_app.audit.models import AuditEntry, add_after_flush, chain_rows
 from inspect_app.extensions import db
 
 
@@ -36,14 +36,16 @@ def snapshot(obj: Any) -> dict[str, Any]:
 
 # A session flag, set by a caller that applies many changes inside one SAVEPOINT and lets that
 # SAVEPOINT's flush write them (sync, for area status changes): `record` then skips its own flush when
-# a flush could not change the recorded object's columns, so its snapshot is the same either way.
+# a flush could not change the recorded object's columns, so its snapshot is the same either way, and
+# its entry is written with the others of the SAVEPOINT in one statement (`models.add_after_flush`).
 DEFER_FLUSH = "audit_defer_flush"
 
 
 def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
-           permit_id: str | None = None) -> AuditEntry:
+           permit_id: str | None = None) -> None:
     """Add an audit entry for `obj` after `action`; `before` is its snapshot before the change."""
-    if not (db.session.info.get(DEFER_FLUSH) and _settled(obj)):
+    deferred = db.session.info.get(DEFER_FLUSH) and _settled(obj)
+    if not deferred:
         db.session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
     entity = sa_inspect(obj).mapper.class_.__tablename__
     after = None if action.endswith("delete") else snapshot(obj)
@@ -51,17 +53,12 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
         permit_id = getattr(obj, "permit_id", None)
         if permit_id is None and entity == "permits":
             permit_id = obj.id
-    entry = AuditEntry(
-        actor_id=getattr(actor, "id", None),
-        action=action,
-        entity=entity,
-        entity_id=str(getattr(obj, "id", "")),
-        permit_id=permit_id,
-        before=before,
-        after=after,
-    )
-    db.session.add(entry)
-    return entry
+    row = {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
+           "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
+    if deferred:
+        add_after_flush(db.session(), row)
+    else:
+        db.session.add(AuditEntry(**row))
 
 
 def _settled(obj: Any) -> bool:
@@ -76,7 +73,7 @@ def _settled(obj: Any) -> bool:
         return False
     parents = _parent_collections(state.mapper)
     session = state.session
-    for other in (*session.new, *session.dirty):
+    for other in (*session.new, *session.dirty) if parents else ():
         keys = parents.get(type(other))
         if keys and any(key in sa_inspect(other).committed_state or other in session.new for key in keys):
             return False
@@ -91,13 +88,32 @@ def _sets_on_update(mapper: Mapper) -> bool:
 
 @functools.cache
 def _parent_collections(mapper: Mapper) -> dict[type, tuple[str, ...]]:
-    """The one-to-many collections (by the class that has them) that can hold a `mapper` object."""
+    """The one-to-many collections (by the class that has them) that can hold a `mapper` object and whose
+    changes would not show on the object itself.
+
+    A collection with a many-to-one of the object's own on its other side (back_populates or backref)
+    is left out (as is one that is view only): adding the object to it, or taking it out, sets that
+    many-to-one, which `_settled` sees in the object's own changes. So for most models there is nothing to
+    look for elsewhere in the session, and `_settled` need not go through every pending object.
+    """
     found: dict[type, list[str]] = {}
     for parent in mapper.registry.mappers:
         for relationship in parent.relationships:
-            if relationship.direction is ONETOMANY and mapper.isa(relationship.mapper):
+            if relationship.direction is ONETOMANY and mapper.isa(relationship.mapper) \
+                    and not _shows_on_child(relationship):
                 found.setdefault(parent.class_, []).append(relationship.key)
     return {cls: tuple(keys) for cls, keys in found.items()}
+
+
+def _shows_on_child(collection: RelationshipProperty) -> bool:
+    """Whether a change to this one-to-many collection either writes nothing (view only) or sets the
+    child's own many-to-one as well (back_populates, kept in step both ways)."""
+    if collection.viewonly:
+        return True
+    if not collection.back_populates or collection.sync_backref is False:
+        return False
+    reverse = collection.mapper.get_property(collection.back_populates)
+    return reverse.direction is MANYTOONE and not reverse.viewonly
 
 
 # -- the hash chain ---------------------------------------------------------------------------------

@@ -377,15 +377,19 @@ def _areas(rows) -> tuple[Area, ...]:
     return tuple(Area(id=i, name=n, events=tuple(events.get(i, ()))) for i, n in names.items())
 
 
+# A report's amendment: made once, since each new alias has its columns worked out again (milliseconds,
+# at every commit that changes a permit's record).
+_AMENDMENT = aliased(InspectionRow, name="amendment")
+
+
 def _gauge_readings(ids: Select) -> Select:
     """(permit id, performed_at, gauge mm) of the submitted reports with an on-site rain-gauge reading.
 
     CGP 2022 Part 4.2 lets a gauge stand for a station: a reading of the threshold or more is a storm. A
     report corrected by a submitted amendment gives way to the amendment's reading.
     """
-    amendment = aliased(InspectionRow)
-    corrected = (select(amendment.id).where(amendment.amends_id == InspectionRow.id, amendment.status == "submitted")
-                 .exists())
+    corrected = (select(_AMENDMENT.id).where(_AMENDMENT.amends_id == InspectionRow.id,
+                                             _AMENDMENT.status == "submitted").exists())
     return (
         select(InspectionRow.permit_id, InspectionRow.performed_at, InspectionRow.gauge_precip_mm)
         .where(InspectionRow.permit_id.in_(ids), InspectionRow.status == "submitted",

@@ -1,5 +1,6 @@
-"""A push's SQL statements grow with its operations, not with how many permits they touch (issue 18:
-sync push speed): the areas of a batch are read with their permits' assignments in the prefetch."""
+"""A push's SQL statements do not grow with how many permits its operations touch, nor with how many
+operations are applied together (issue 18: sync push speed): the areas of a batch are read with their
+permits' assignments in the prefetch, and a run's answers and audit entries are written in one statement each."""
 from __future__ import annotations
 
 from sqlalchemy import event
@@ -40,3 +41,18 @@ def test_a_push_does_not_query_once_per_permit(client, make, device_token):
     counts = (push_statements(client, token, one_permit), push_statements(client, token, six_permits))
 
     assert counts[0] == counts[1], f"{counts[0]} statements for 6 areas of one permit, {counts[1]} for six permits"
+
+
+def test_a_push_does_not_query_once_per_operation(client, make, device_token):
+    inspector = make.user("inspector")
+    three = make.permit(inspectors=[inspector], areas=[f"Pad {n}" for n in range(3)]).areas
+    twelve = make.permit(inspectors=[inspector], areas=[f"Pad {n}" for n in range(12)]).areas
+    warm = make.permit(inspectors=[inspector], areas=["Pad"]).areas
+    db.session.commit()
+    token = device_token(inspector)
+    push_statements(client, token, warm)
+    db.session.expire_all()
+
+    counts = (push_statements(client, token, three), push_statements(client, token, twelve))
+
+    assert counts[0] == counts[1], f"{counts[0]} statements for 3 area changes, {counts[1]} for 12"
