@@ -393,9 +393,10 @@ def _rgb(im: Image.Image) -> Image.Image:
 
 
 def _jpeg(im: Image.Image, quality: int, icc_profile: bytes | None) -> bytes:
-    """Encode ``im`` as a JPEG, keeping the colour profile so colours stay true."""
+    """Encode ``im`` as a JPEG, keeping the colour profile so colours stay true and nothing else: no EXIF, and
+    not the original's JPEG comment, which Pillow would copy and where some cameras write the place."""
     out = io.BytesIO()
-    im.save(out, "JPEG", quality=quality, icc_profile=icc_profile)
+    im.save(out, "JPEG", quality=quality, icc_profile=icc_profile, comment=b"")
     return out.getvalue()
 
 

@@ -94,7 +94,8 @@
       var words = li.cloneNode(true);  // the item's words, less its coordinates (the marker says where)
       words.querySelectorAll(".map-coords").forEach(function (el) { el.remove(); });
       var label = words.textContent.replace(/\s+/g, " ").trim();
-      if (shown) marker.bindTooltip(label, { permanent: true, direction: "right", className: "map-label" });
+      // A text node, not a string: Leaflet puts a string in as HTML, and the label is what someone typed.
+      if (shown) marker.bindTooltip(document.createTextNode(label), { permanent: true, direction: "right", className: "map-label" });
       else marker.bindPopup(li.innerHTML);
       bounds.push(at);
     });

@@ -46,13 +46,16 @@ def test_without_tiles_the_markers_stand_on_a_grid_with_a_scale(make, live_serve
     with socket.socket() as probe:  # a tile server that is not there
         probe.bind(("127.0.0.1", 0))
         app.config["MAP_TILE_URL"] = f"http://127.0.0.1:{probe.getsockname()[1]}/{{z}}/{{x}}/{{y}}.png"
-    permit = make.permit(areas=["Lot 1"])
-    placed(permit, **{"Lot 1": (42.0504, -72.5822)})
+    typed = "<b>Lot 1</b><img src=x>"  # an area's name is what someone typed: a label shows it as words
+    permit = make.permit(areas=[typed])
+    placed(permit, **{typed: (42.0504, -72.5822)})
     sign_in(page, make.user("agent"))
     page.goto(f"{live_server.url}/permits/{permit.id}")
 
     site = page.locator("#site-map-canvas")
     expect(site.locator("path.map-mark")).to_have_count(2)
+    expect(site.locator(".map-label", has_text=f"Area {typed}")).to_be_visible()
+    assert site.locator(".map-label b, .map-label img").count() == 0
     expect(page.locator("[data-no-tiles]")).to_be_visible()
     expect(site).to_have_attribute("data-tiles", "none")
     assert site.locator(".map-grid-tile").count() > 0

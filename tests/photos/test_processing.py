@@ -14,6 +14,7 @@ from inspect_app.photos.processing import (
     MAX_BYTES,
     PhotoRejected,
     inspect_photo,
+    make_print_rendition,
     make_renditions,
 )
 from tests.builders import BLUE, RED, jpeg, png_declaring
@@ -124,6 +125,16 @@ def test_renditions_carry_no_exif_and_no_gps() -> None:
         exif = opened(rendition).getexif()
         assert dict(exif) == {}
         assert exif.get_ifd(ExifTags.IFD.GPSInfo) == {}
+
+
+def test_renditions_do_not_keep_a_comment_where_a_camera_wrote_the_place() -> None:
+    # Some GPS-stamp camera apps write the place in the JPEG's comment (COM), not only in EXIF.
+    out = io.BytesIO()
+    opened(jpeg(size=(1600, 1200))).save(out, "JPEG", comment=b"GPS 42.0172N 72.0511W Lot 7")
+    assert opened(out.getvalue()).info["comment"] == b"GPS 42.0172N 72.0511W Lot 7"
+
+    for rendition in [*make_renditions(out.getvalue()), make_print_rendition(out.getvalue())]:
+        assert b"42.0172N" not in rendition and "comment" not in opened(rendition).info
 
 
 def test_12_megapixel_jpeg_is_decoded_at_half_scale_and_turned_upright() -> None:
