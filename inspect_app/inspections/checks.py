@@ -124,18 +124,19 @@ def recorded_fixes(inspection: Inspection) -> list[tuple[NeededFix, dict[str, An
     """Each condition requiring corrective action the stored report records, with its fix and action."""
     details = inspection.details or {}
     answers = {(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers}
-    actions = actions_of(details)
+    actions = actions_of(inspection, details)
     fixes = details.get("fixes", {})
     return [(need, fixes.get(need.key) or {}, actions.get((fixes.get(need.key) or {}).get("action_id")))
             for need in needed_fixes(inspection, answers, details)]
 
 
-def actions_of(details: dict[str, Any]) -> dict[str, CorrectiveAction]:
-    """The corrective actions the report's fixes are tied to, by id."""
+def actions_of(inspection: Inspection, details: dict[str, Any]) -> dict[str, CorrectiveAction]:
+    """The corrective actions of the report's permit its fixes are tied to, by id."""
     ids = [f["action_id"] for f in details.get("fixes", {}).values() if f.get("action_id")]
     if not ids:
         return {}
-    return {a.id: a for a in db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.id.in_(ids)))}
+    return {a.id: a for a in db.session.scalars(select(CorrectiveAction).where(
+        CorrectiveAction.id.in_(ids), CorrectiveAction.permit_id == inspection.permit_id))}
 
 
 def fix_problems(inspection: Inspection, answers: dict[tuple[str, str], tuple[str | None, str | None]],

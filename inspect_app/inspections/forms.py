@@ -206,6 +206,11 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
                "kind": form.get(f"{name}-kind") or None, "owner_name": _text(form, f"{name}-owner_name", errors, 200)}
         if fix["kind"] not in (None, *ACTION_KINDS):
             errors[f"{name}-kind"], fix["kind"] = "Choose the kind of corrective action.", None
+        kept = ((inspection.details or {}).get("fixes", {}).get(key) or {}).get("action_id")
+        if fix["action_id"] and fix["action_id"] != kept and checks.linked_action(inspection, fix["action_id"]) is None:
+            # Only an open action of this permit the author may see (an id typed into a hand-made post is not);
+            # the one the draft already holds stays, though verified since (an amendment keeps its links).
+            errors[f"{name}-action"], fix["action_id"] = "Choose an open corrective action of this permit.", None
         if any(fix.values()):
             fixes[key] = fix
     return fixes

@@ -93,7 +93,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         # The CGP's parts (inspections/checks.py): points of discharge, each fix's action, actions to link.
         "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
-        "fix_actions": checks.actions_of(values.details),
+        "fix_actions": checks.actions_of(inspection, values.details),
         "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}

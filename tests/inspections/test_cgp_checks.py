@@ -181,10 +181,29 @@ def test_a_fix_cannot_be_tied_to_an_action_on_someone_elses_draft(site, signed_i
     answer = {f"answer-control_effective-{site.fence.id}": "no", f"{key}-repair": "Rebuild it",
               f"{key}-first_observed": utcnow().astimezone(LOCAL_TZ).date().isoformat(), f"{key}-action": hidden.id}
     refused = submit(client, inspection, **_discharge(site), **answer)
-    assert refused.status_code == 422 and "needs a corrective action" in error_beside(refused.text, f"{key}-action")
+    assert refused.status_code == 422
+    assert error_beside(refused.text, f"{key}-action") == "Choose an open corrective action of this permit."
+    assert hidden.id not in refused.text and "Rebuild the east silt fence" not in refused.text
     db.session.expire_all()
     assert db.session.get(Inspection, inspection.id).status == "draft"
     assert db.session.query(CorrectiveAction).count() == 1
+
+
+def test_a_control_answered_yes_cannot_carry_a_link_to_another_permits_action(site, signed_in, make):
+    # A fix is asked only under a "no"; an id posted under a "yes" is still checked, so a report cannot name
+    # (and print) an action of another permit.
+    elsewhere = make.permit()
+    foreign = findings.open_action(None, findings.add_finding(None, make.inspection(elsewhere, status="draft"),
+                                                              "Basin silted up"),
+                                   "significant_repair", "Dredge the other site's basin", owner_name="Them")
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    key = f"fix-control_effective-{site.fence.id}"
+    refused = submit(client, inspection, **_discharge(site), **{f"{key}-action": foreign.id})
+    assert refused.status_code == 422
+    assert error_beside(refused.text, f"{key}-action") == "Choose an open corrective action of this permit."
+    assert "Dredge the other site" not in client.get(f"/inspections/{inspection.id}").text
 
 
 def test_the_cgp_areas_are_on_the_checklist_and_an_unsafe_area_needs_its_reason(site, signed_in):
