@@ -235,8 +235,8 @@ def idempotency_cli() -> None:
 
 @idempotency_cli.command("expire")
 def idempotency_expire() -> None:
-    """Delete the answers older than IDEMPOTENCY_RETENTION_DAYS (safe to run from cron)."""
+    """Drop the pages of answers older than IDEMPOTENCY_RETENTION_DAYS; the keys stay (safe to run from cron)."""
     retention = dt.timedelta(days=current_app.config["IDEMPOTENCY_RETENTION_DAYS"])
-    removed = idempotency.delete_expired(utcnow(), retention)
+    forgotten = idempotency.forget_old_pages(utcnow(), retention)
     db.session.commit()
-    click.echo(f"answers_removed={removed}")
+    click.echo(f"answer_pages_dropped={forgotten}")

@@ -60,10 +60,11 @@ def from_environment(instance_path: Path) -> dict:
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         "WTF_CSRF_TIME_LIMIT": None,
-        # How long the answer to a form post with an Idempotency-Key is kept (`flask idempotency expire`).
-        # It is needed only when the post was applied but its answer never reached the device: the outbox
+        # How long the page answering a form post with an Idempotency-Key is kept (`flask idempotency expire`).
+        # It is shown only when the post was applied but its answer never reached the device: the outbox
         # sends it again as soon as the device is online and signed in, so 30 days covers a tablet left off
-        # for weeks, twice over a "remember me" sign-in (14 days). A post sent again later is a new post.
+        # for weeks, twice over a "remember me" sign-in (14 days). The key itself is kept for good: a post
+        # sent again later is still applied once, and answers its first status with no page.
         "IDEMPOTENCY_RETENTION_DAYS": int(os.environ.get("IDEMPOTENCY_RETENTION_DAYS", "30")),
         "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
     }

@@ -11,8 +11,8 @@ of `idempotent_requests`, per user), everything it did is rolled back, and it an
 answered. A request that commits nothing stores nothing, so it can simply run again.
 The sync protocol (/sync) has its own table of operations and is left alone.
 
-Answers are kept for IDEMPOTENCY_RETENTION_DAYS (config.py says why that long): `flask idempotency expire`,
-run daily, deletes older ones, and a key sent again after that is a new request.
+Keys are kept for good, so a post is applied once however late it is sent again; the page of an answer is
+kept IDEMPOTENCY_RETENTION_DAYS (config.py), then `flask idempotency expire`, run daily, drops it.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from flask import Flask, abort, g, has_request_context, request
 from flask_login import current_user
-from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, String, delete, event
+from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, String, event, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -68,12 +68,15 @@ def register(app: Flask) -> None:
         event.listen(Session, "before_commit", _store_claim)
 
 
-def delete_expired(now: dt.datetime, retention: dt.timedelta) -> int:
-    """Delete the keys and answers received more than ``retention`` before ``now``; return how many.
-
-    No index on the time: the daily run reads at most a month of posts, and an index would cost every post.
-    """
-    result = db.session.execute(delete(IdempotentRequest).where(IdempotentRequest.received_at < now - retention))
+def forget_old_pages(now: dt.datetime, retention: dt.timedelta) -> int:
+    """Drop the stored page (the body) of answers received more than ``retention`` before ``now``; return how
+    many. The key, with the answer's status and headers (a redirect's Location), is kept for good: a post
+    whose answer was lost is applied once however late its device sends it again (a second notice of
+    violation or log entry would be a false record), and answers with its first status and no page. A key
+    still being applied (no status yet) is left alone."""
+    result = db.session.execute(update(IdempotentRequest).where(
+        IdempotentRequest.received_at < now - retention, IdempotentRequest.status.is_not(None),
+        IdempotentRequest.body.is_not(None)).values(body=None))
     return result.rowcount
 
 
