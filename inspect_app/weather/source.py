@@ -28,11 +28,13 @@ stored rows alone, so the database layer can cache what was fetched and never tr
 from __future__ import annotations
 
 import atexit
+import contextlib
 import datetime as dt
 import json
 import logging
 import math
 import queue
+import select
 import subprocess
 import sys
 import threading
@@ -255,6 +257,28 @@ def start_fetcher() -> None:
     _fetch("ready")
 
 
+def _retire(process: subprocess.Popen[str]) -> None:
+    """Stop a fetcher outright, reap it and close its pipes."""
+    process.kill()
+    process.wait()
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # a write the dead process never read cannot be flushed
+                pipe.close()
+
+
+def _answer_deadline_s(timeout_s: float) -> float:
+    """How long the fetcher may take to answer one request: each of its few downloads gives up after
+    `timeout_s`, so one that takes far longer hangs (and holds every lookup of this process behind it)."""
+    return 10 * timeout_s + 5
+
+
+def _answer_line(process: subprocess.Popen[str], deadline_s: float) -> str:
+    """The fetcher's answer (one line), or "" when none comes within `deadline_s`."""
+    ready, _, _ = select.select([process.stdout], [], [], deadline_s)
+    return process.stdout.readline() if ready else ""  # type: ignore[union-attr]
+
+
 class FetchFailed(Exception):
     """The fetcher could not do a request; `expected` when the weather service could not be reached."""
 
@@ -273,23 +297,21 @@ def _fetch(op: str, **args: Any) -> tuple[Any, int]:
         process = _fetcher.process
         if process is None or process.poll() is not None or time.monotonic() - _fetcher.used_at > _IDLE_RETIRE_S:
             if process is not None:
-                process.kill()
-                process.wait()
+                _retire(process)
             process = _fetcher.process = subprocess.Popen(
                 [sys.executable, "-m", "inspect_app.weather.fetcher"], cwd=_PROJECT_ROOT,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             process.stdin.write(json.dumps(request) + "\n")  # type: ignore[union-attr]
             process.stdin.flush()  # type: ignore[union-attr]
-            line = process.stdout.readline()  # type: ignore[union-attr]
+            line = _answer_line(process, _answer_deadline_s(request["settings"][2]))
         except OSError:
             line = ""
         _fetcher.used_at = time.monotonic()
-        if not line:
-            process.kill()
-            process.wait()
+        if not line:  # it ended, or hangs: it is stopped, and the next request starts another
+            _retire(process)
             _fetcher.process = None
-            raise FetchFailed("EOFError", "the weather fetcher ended without answering", expected=False)
+            raise FetchFailed("EOFError", "the weather fetcher did not answer", expected=False)
     answer = json.loads(line)
     if not answer["ok"]:
         raise FetchFailed(answer["kind"], answer["message"], answer["expected"])

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
@@ -101,6 +106,28 @@ def test_an_unreachable_service_logs_one_line_without_a_traceback(fake_meteostat
     ours = [r for r in caplog.records if r.name == "inspect_app.weather.source"]
     assert len(ours) == 1 and ours[0].exc_info is None
     assert "could not be reached" in ours[0].getMessage() and "download" in ours[0].getMessage()
+
+
+def test_a_fetcher_that_hangs_is_stopped_and_the_next_lookup_starts_another(fake_meteostat):
+    # A fetcher that stops answering (here: stopped by a signal) must not hold this process's lookups for good.
+    [hung] = fetcher_pids()
+    os.kill(hung, signal.SIGSTOP)
+    began = time.monotonic()
+    with pytest.raises(source.FetchFailed, match="did not answer"):
+        source.start_fetcher()
+    assert time.monotonic() - began < 15  # the fixture's sockets give up after 0.5 s: 10 s is its limit
+    assert hung not in fetcher_pids()  # stopped and reaped, not left behind
+
+    source.start_fetcher()  # the next request starts a new one, which answers
+    [started] = fetcher_pids()
+    assert started != hung
+
+
+def fetcher_pids() -> list[int]:
+    """The weather fetcher processes this test process started (children running inspect_app.weather.fetcher)."""
+    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "inspect_app.weather.fetcher"],
+                           capture_output=True, text=True).stdout
+    return [int(pid) for pid in found.split()]
 
 
 def test_the_app_process_never_imports_meteostat_or_pandas_even_to_look_weather_up(tmp_path):
