@@ -38,6 +38,8 @@ FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-dat
 # The headers of an answer a browser acts on; the others (cookies above all) are not replayed.
 KEPT_HEADERS = ("Content-Type", "Location", "Vary", "HX-Redirect", "HX-Location", "HX-Refresh",
                 "HX-Trigger", "HX-Retarget", "HX-Reswap")
+# The form field naming who filled the form in (the templates write it beside the key).
+POSTED_BY = "posted_by"
 # How long a second delivery waits for the first one's answer before it says "try again".
 WAIT_S = 5.0
 POLL_S = 0.05
@@ -96,6 +98,12 @@ def _replay_or_claim():
     key = _key()
     if key is None:
         return None
+    posted_by = request.form.get(POSTED_BY) if request.mimetype in FORM_TYPES else None
+    if posted_by and posted_by != current_user.id:
+        # A post kept on a shared tablet, sent by its outbox after someone else signed in: it is that person's
+        # act (their name, their signature), so it is never applied as another's.
+        abort(403, description="This was saved on this device while someone else was signed in. Only they can "
+                               "send it: they must sign in on this device. Nothing was changed.")
     found = db.session.get(IdempotentRequest, (current_user.id, key))
     if found is not None:
         db.session.rollback()

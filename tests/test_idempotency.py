@@ -152,3 +152,25 @@ def test_the_daily_expiry_drops_old_pages_and_a_late_resend_is_still_applied_onc
         assert replayed.headers["Location"] == first.headers["Location"]
     assert started(permit) == 2
     assert runner.invoke(args=["idempotency", "expire"]).output.strip() == "answer_pages_dropped=0"
+
+
+def test_a_post_kept_on_a_shared_tablet_is_never_applied_as_the_next_persons(app, make):
+    # Inspector A fills in a report offline; the tablet's outbox sends it after inspector B has signed in.
+    # It is A's act (A's name, A's signature): it is refused, said why, and nothing changes.
+    a, b = make.user("inspector"), make.user("inspector")
+    permit = make.permit(inspectors=[a, b])
+    first = SignedIn(app.test_client(), a)
+    report_url = start(first, permit, "key-0008-by-a").headers["Location"]
+    form = first.client.get(report_url).text
+    assert f'name="posted_by" value="{a.id}"' in form  # beside the key the outbox sends it again with
+
+    second = SignedIn(app.test_client(), b)
+    refused = second.post(f"/permits/{permit.id}/inspections",
+                          {"type": "erosion_control", "idempotency_key": "key-0009-by-a", "posted_by": a.id})
+    assert refused.status_code == 403
+    assert "saved on this device while someone else was signed in" in refused.text
+    assert started(permit) == 1  # A's own; none for B
+    # B's own post is B's.
+    assert second.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control", "idempotency_key":
+                                                              "key-0010-by-b", "posted_by": b.id}).status_code == 303
+    assert started(permit) == 2
