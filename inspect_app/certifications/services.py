@@ -201,9 +201,11 @@ def save_easement(actor, permit: Permit, easement: Easement | None, *, purpose: 
 
 
 def easement_rows(permit: Permit) -> list[dict[str, Any]]:
-    """The easements as plain data for a record and its document (purpose, location, grantor, recording)."""
+    """The easements as plain data for a record and its document (purpose, location and its point on the site
+    map, grantor, recording)."""
     return [{"purpose": e.purpose, "location": e.location, "grantor": e.grantor.name if e.grantor else None,
-             "registry_reference": e.registry_reference, "recorded_on": e.recorded_on} for e in easements(permit)]
+             "registry_reference": e.registry_reference, "recorded_on": e.recorded_on,
+             "point": [e.latitude, e.longitude] if e.has_point else None} for e in easements(permit)]
 
 
 @implements("§380-14 F(2)", "§7.6, Changes to O&M Plans b)")

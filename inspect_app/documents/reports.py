@@ -632,9 +632,15 @@ def _easements_blocks(easements: list[dict[str, Any]], registry: str, profile: P
     D(2), D(4))."""
     return [Heading(profile.cited("Stormwater management easements", "easements")),
             Table(("Purpose", "Location", "Grantor", f"Recorded at the {registry}"), tuple(
-                (e["purpose"], e["location"] or "not given", e["grantor"] or "—",
+                (e["purpose"], " ".join(filter(None, (e["location"] or "not given", _point(e.get("point"))))),
+                 e["grantor"] or "—",
                  f"{e['registry_reference']}, {_day(e['recorded_on'])}" if e["recorded_on"] else "Not recorded")
                 for e in easements) or (("None listed", "", "", ""),), (3, 2.2, 1.6, 2.2))]
+
+
+def _point(point: list[float] | None) -> str | None:
+    """Where a point of the site map is, as its record keeps it (latitude, longitude; none before it had one)."""
+    return f"({point[0]:.6f}, {point[1]:.6f})" if point else None
 
 
 def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:

@@ -28,7 +28,7 @@ def test_the_certificate_and_the_certification_list_the_recorded_easements(claus
     db.session.add(grantor)
     db.session.flush()
     db.session.add(Easement(permit_id=permit.id, purpose="Access for inspection and maintenance of Basin B-1",
-                            location="East line of Lot 4", grantor_id=grantor.id,
+                            location="East line of Lot 4", grantor_id=grantor.id, latitude=42.04502, longitude=-72.57311,
                             registry_reference="Book 25170, Page 90", recorded_on=dt.date(2026, 10, 8)))
     db.session.commit()
     certificate = complete(permit, make, seal)
@@ -43,5 +43,6 @@ def test_the_certificate_and_the_certification_list_the_recorded_easements(claus
         assert heading in text, (clause, heading)
         assert "Access for inspection and maintenance of Basin B-1" in text
         assert "East line of Lot 4" in text and "Lot 4 Trust" in text
+        assert "(42.045020, -72.573110)" in text  # its point on the site map (§380-14 C(2)(m): a map and list)
         assert "Book 25170, Page 90, Oct 8, 2026" in text
         assert town == "longmeadow" or "§380" not in text
