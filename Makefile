@@ -42,10 +42,10 @@ system-packages:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# Each database's pass runs on as many workers as the machine has cores (pytest-xdist), each worker with its own
-# database (tests/databases.py), the browser tests together on one of them (tests/conftest.py);
-# `make test WORKERS=0` runs everything in one process.
-WORKERS ?= auto
+# Each database's pass runs on two workers (pytest-xdist; CI has two cores), each worker with its own database
+# (tests/databases.py), the browser tests together on one of them (tests/conftest.py). A fixed number, not
+# `auto`: a container may see all of its host's cores. `make test WORKERS=0` runs everything in one process.
+WORKERS ?= 2
 PYTEST := $(BIN)/pytest -n $(WORKERS) --dist loadgroup
 
 test: install-test system-packages
