@@ -64,3 +64,8 @@ def label(value: str | None, of: str, missing: str = "—") -> str:
 def choices(of: str) -> list[tuple[str, str]]:
     """The (value, words) pairs of a label set, in order, for a form's select or radio buttons."""
     return list(LABELS[of].items())
+
+
+def shorten(text: str, length: int = 60) -> str:
+    """`text` cut to at most `length` characters, ending in "…" where it was cut (for a list or a choice)."""
+    return text if len(text) <= length else text[: length - 1].rstrip() + "…"

@@ -11,6 +11,7 @@ from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import Easement
 from inspect_app.extensions import db
+from inspect_app.labels import shorten
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules import lapse_deadline
@@ -218,12 +219,8 @@ Placeable = DisturbedArea | StormwaterStructure | Easement
 def point_name(record: Placeable) -> str:
     """What the site map calls a record it can place: an area's or structure's name, an easement's purpose."""
     if isinstance(record, Easement):
-        return f"Easement: {_shorten(record.purpose, 60)}"
+        return f"Easement: {shorten(record.purpose)}"
     return record.name
-
-
-def _shorten(words: str, limit: int) -> str:
-    return words if len(words) <= limit else words[:limit - 1].rstrip() + "…"
 
 
 @implements("§380-14 C(2)(m)")

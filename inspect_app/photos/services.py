@@ -21,6 +21,7 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Blob, Photo
 from inspect_app.photos.markup import Shape, as_json
+from inspect_app.labels import shorten
 from inspect_app.photos.processing import (
     MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
 )
@@ -213,7 +214,7 @@ def attachments(photos: list[Photo]) -> dict[str, str]:
             inspection = inspections[photo.inspection_id]
             parts.append(f"{humanize(inspection.type)} inspection, {local_date(inspection.performed_at)}")
         if photo.finding_id in findings:
-            parts.append(f"finding: {_short(findings[photo.finding_id].description)}")
+            parts.append(f"finding: {shorten(findings[photo.finding_id].description)}")
         if photo.structure_id in structures:
             parts.append(structures[photo.structure_id].name)
         if photo.log_entry_id in log_entries:
@@ -332,10 +333,6 @@ def _utc(taken_at: dt.datetime | None) -> dt.datetime | None:
 
 def _caption(caption: str | None) -> str | None:
     return (caption or "").strip() or None
-
-
-def _short(text: str, length: int = 60) -> str:
-    return text if len(text) <= length else text[: length - 1].rstrip() + "…"
 
 
 def _id(record: Any) -> str | None:
