@@ -31,7 +31,8 @@ def test_inspector_adds_a_photo_and_a_bad_file_is_refused_beside_the_input(site,
     assert "Jun 3, 2026 9:30 AM" in page.inner_text(".photo-grid")
     assert page.locator(".photo-picker .field-error:visible").count() == 0
     thumb = page.locator(".photo-grid img").first
-    thumb.wait_for()
+    thumb.scroll_into_view_if_needed()  # the thumbnail loads lazily: wait until it has, a broken one never does
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=thumb.element_handle())
     assert page.evaluate("img => img.naturalHeight > img.naturalWidth", thumb.element_handle())
 
     page.locator(".photo-caption-edit input[name=caption]").fill("Inlet protection at CB-2, after rain")
