@@ -6,273 +6,253 @@
 // - Replay on page load, `online`, each successful htmx request, a timer and *Sync now*: a stopped server
 //   raises no `online` event, and Safari has no Background Sync.
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
-(() => {
-  "use strict";
+const CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
+const TIMER_MS = 30000;
+const Held = DeviceStore("held");
+const channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : null;
+const status = { login: false, unreachable: false, lastTry: null };
 
-  if (window.Outbox) return;
+class LoginNeeded extends Error {}
+class Unreachable extends Error {}
 
-  const CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
-  const TIMER_MS = 30000;
-  const Held = DeviceStore("held");
-  const channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : null;
-  const status = { login: false, unreachable: false, lastTry: null };
+const byAge = (a, b) => (a.created_at < b.created_at ? -1 : 1);
+const waitingIn = (posts) => posts.filter((p) => p.state === "waiting");
+const json = (response) => response.json().catch(() => ({}));
 
-  class LoginNeeded extends Error {}
-  class Unreachable extends Error {}
+async function sha256(blob) {
+  const digest = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
-  const byAge = (a, b) => (a.created_at < b.created_at ? -1 : 1);
-  const waitingIn = (posts) => posts.filter((p) => p.state === "waiting");
-  const json = (response) => response.json().catch(() => ({}));
+async function call(url, options) {
+  const response = await fetch(url, { ...options, credentials: "same-origin", cache: "no-store" })
+    .catch((error) => { throw new Unreachable(String(error)); });
+  if (response.status === 401) throw new LoginNeeded();
+  return response;
+}
 
-  async function sha256(blob) {
-    const digest = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
-    return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+async function getJson(url, what) {
+  const response = await call(url, { headers: { Accept: "application/json" } });
+  if (!response.ok) throw new Unreachable(`${what} ${response.status}`);
+  return json(response);
+}
+
+function postJson(url, body, csrf) {
+  return call(url, { method: "POST", body: JSON.stringify(body),
+                     headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
+}
+
+// Upload a file's bytes, resuming where the server says it holds them up to.
+async function uploadBlob(sha, blob, csrf) {
+  const url = `/sync/blobs/${sha}`, held = await getJson(url, "blob status");
+  if (held.complete) return;
+  for (let offset = held.received || 0; offset < blob.size;) {
+    const response = await call(url, { method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES), headers: {
+      "Upload-Offset": String(offset), "X-CSRFToken": csrf, "Content-Type": "application/octet-stream" } });
+    if (!response.ok && response.status !== 409) throw new Unreachable(`blob chunk ${response.status}`);
+    offset = (await json(response)).received;  // 409: the server holds another length; go on from there
   }
+  const done = await postJson(`${url}/complete`, { content_type: blob.type || "application/octet-stream" }, csrf);
+  if (!done.ok) throw new Unreachable(`blob complete ${done.status}`);
+}
 
-  async function call(url, options) {
-    const response = await fetch(url, { ...options, credentials: "same-origin", cache: "no-store" })
-      .catch((error) => { throw new Unreachable(String(error)); });
-    if (response.status === 401) throw new LoginNeeded();
-    return response;
-  }
-
-  async function getJson(url, what) {
-    const response = await call(url, { headers: { Accept: "application/json" } });
-    if (!response.ok) throw new Unreachable(`${what} ${response.status}`);
-    return json(response);
-  }
-
-  function postJson(url, body, csrf) {
-    return call(url, { method: "POST", body: JSON.stringify(body),
-                       headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
-  }
-
-  // The session's fresh CSRF token, or LoginNeeded.
-  async function session() {
-    const body = await getJson("/sync/session", "session");
-    if (!body.user) throw new LoginNeeded();
-    return body.csrf_token;
-  }
-
-  // Upload a file's bytes, resuming where the server says it holds them up to.
-  async function uploadBlob(sha, blob, csrf) {
-    const url = `/sync/blobs/${sha}`, held = await getJson(url, "blob status");
-    if (held.complete) return;
-    for (let offset = held.received || 0; offset < blob.size;) {
-      const response = await call(url, { method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES), headers: {
-        "Upload-Offset": String(offset), "X-CSRFToken": csrf, "Content-Type": "application/octet-stream" } });
-      if (!response.ok && response.status !== 409) throw new Unreachable(`blob chunk ${response.status}`);
-      offset = (await json(response)).received;  // 409: the server holds another length; go on from there
-    }
-    const done = await postJson(`${url}/complete`, { content_type: blob.type || "application/octet-stream" }, csrf);
-    if (!done.ok) throw new Unreachable(`blob complete ${done.status}`);
-  }
-
-  async function sendPost(post, csrf) {
-    const body = new FormData();
-    for (const [name, value] of post.entries) {
-      if (typeof value === "string") {
-        body.append(name, name === "csrf_token" ? csrf : value);
-      } else if (value.size) {  // not a file input left empty
-        const sha = await sha256(value);
-        await uploadBlob(sha, value, csrf);
-        body.append(`${name}_sha256`, sha);
-      }
-    }
-    const response = await call(post.url, { method: "POST", body, headers: { "Idempotency-Key": post.key } });
-    if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
-    if ([409, 429].includes(response.status) || response.status >= 500) throw new Unreachable(`post ${response.status}`);
-    if (response.ok) await FormStore.del(post.id);
-    else await FormStore.put({ ...post, state: "refused", html: await response.text() });
-    await changed();
-  }
-
-  // The previous release kept its outbox in a database of its own (LEGACY: sync operations, their files in
-  // "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
-  // then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
-  const LEGACY = "inspect-offline";
-  function legacyOutbox() {
-    return new Promise((resolve) => {
-      const request = indexedDB.open(LEGACY);
-      request.onupgradeneeded = () => request.transaction.abort();  // none on this device: make none
-      request.onerror = () => resolve(null);
-      request.onsuccess = () => {
-        const tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
-        const blobs = tx.objectStore("blobs").getAll();
-        tx.oncomplete = () => { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
-      };
-    });
-  }
-  async function replayLegacy(legacy, csrf) {
-    for (const item of legacy.items.sort(byAge)) {
-      for (const held of legacy.blobs) {
-        if ((item.blobs || []).some((ref) => ref.sha256 === held.sha256)) await uploadBlob(held.sha256, held.blob, csrf);
-      }
-      const response = await postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
-      // 422: an operation the server can never take (malformed)
-      if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);
-    }
-    indexedDB.deleteDatabase(LEGACY);
-  }
-
-  async function run() {
-    try {
-      const [posts, legacy] = await Promise.all([FormStore.all(), legacyOutbox()]);
-      const waiting = waitingIn(posts).sort(byAge);
-      if (!waiting.length && !legacy) { status.login = false; return; }
-      status.lastTry = new Date();
-      const csrf = await session();
-      status.login = status.unreachable = false;
-      if (legacy) await replayLegacy(legacy, csrf);
-      for (const post of waiting) {
-        const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
-        if (fresh && fresh.state === "waiting") await sendPost(fresh, csrf);
-      }
-    } catch (error) {
-      status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;
-    } finally {
-      refresh();
+async function sendPost(post, csrf) {
+  const body = new FormData();
+  for (const [name, value] of post.entries) {
+    if (typeof value === "string") {
+      body.append(name, name === "csrf_token" ? csrf : value);
+    } else if (value.size) {  // not a file input left empty
+      const sha = await sha256(value);
+      await uploadBlob(sha, value, csrf);
+      body.append(`${name}_sha256`, sha);
     }
   }
+  const response = await call(post.url, { method: "POST", body, headers: { "Idempotency-Key": post.key } });
+  if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
+  if ([409, 429].includes(response.status) || response.status >= 500) throw new Unreachable(`post ${response.status}`);
+  if (response.ok) await FormStore.del(post.id);
+  else await FormStore.put({ ...post, state: "refused", html: await response.text() });
+  channel?.postMessage({ type: "changed" });  // the other tabs redraw too
+  await refresh();
+}
 
-  let running = null, again = false;
-  // Send what waits; one sender at a time per device (Web Lock), one run at a time per tab.
-  function syncNow() {
-    if (running) { again = true; return running; }
-    const work = navigator.locks ? navigator.locks.request("outbox-sync", { ifAvailable: true }, (lock) => lock && run()) : run();
-    running = Promise.resolve(work).catch(() => null).then(() => {
-      running = null;
-      if (again) { again = false; return syncNow(); }
-    });
-    return running;
-  }
-
-  let soon = null;
-  function syncSoon() {
-    clearTimeout(soon);
-    soon = setTimeout(syncNow, 50);
-  }
-
-  function changed() {
-    if (channel) channel.postMessage({ type: "changed" });
-    return refresh();
-  }
-
-  // --- what the pages show: their own words, from their <template>s (offline/outbox.html, held.html) ---
-  let objectUrls = [];
-
-  // A copy of the page's <template id>, each [data-field] given its text.
-  function fromTemplate(id, fields) {
-    const copy = document.getElementById(id).content.firstElementChild.cloneNode(true);
-    copy.querySelectorAll("[data-field]").forEach((el) => { el.textContent = fields[el.dataset.field]; });
-    return copy;
-  }
-
-  // One of the page's sentences (a [data-say] of its <template id="<slot>-says">) in the slot, or none.
-  function say(slot, which, number) {
-    if (!document.getElementById(slot)) return;
-    const sentence = which ? fromTemplate(`${slot}-says`, { n: number }).querySelector(`[data-say="${which}"]`) : "";
-    document.getElementById(slot).replaceChildren(sentence);
-  }
-
-  async function refresh() {
-    let posts;
-    try {
-      posts = (await FormStore.all()).sort(byAge);
-    } catch (error) {
-      return;  // no IndexedDB (private mode): nothing to show
-    }
-    const badge = document.getElementById("outbox-badge"), waiting = waitingIn(posts).length;
-    if (badge) Object.assign(badge, { textContent: posts.length || "" }).setAttribute("data-count", posts.length);
-    const note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
-    if (note) note.hidden = !(status.login && waiting);
-    if (note && waiting) note.querySelector("[data-waiting]").textContent = waiting;
-    say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
-        status.lastTry && status.lastTry.toLocaleTimeString());
-    renderOutbox(posts);
-  }
-
-  function renderOutbox(posts) {
-    const list = document.getElementById("outbox-list");
-    if (!list) return;
-    objectUrls.forEach(URL.revokeObjectURL);
-    objectUrls = [];
-    list.replaceChildren(...posts.map((post) => {
-      const li = fromTemplate("outbox-item", { url: post.url, saved: new Date(post.created_at).toLocaleString() });
-      Object.assign(li, { id: `item-${post.id}` }).setAttribute("data-state", post.state);
-      li.querySelectorAll("[data-if]").forEach((el) => { if (el.dataset.if !== post.state) el.remove(); });
-      li.querySelectorAll("[data-correct]").forEach((a) => { a.href = `/outbox/correct/${post.id}`; });
-      const photos = li.querySelector(".photo-grid");
-      for (const [, file] of post.entries) {
-        if (typeof file === "string" || !file.size) continue;  // a text field, or a file input left empty
-        const img = photos.appendChild(document.createElement("li")).appendChild(new Image());
-        objectUrls.push(img.src = URL.createObjectURL(file));
-        img.alt = file.name;
-      }
-      if (!photos.children.length) photos.remove();
-      return li;
-    }));
-  }
-
-  // --- "available offline" ---------------------------------------------------------------------------
-  async function askWorker(message) {
-    const registration = await navigator.serviceWorker.ready, pipe = new MessageChannel();
-    (navigator.serviceWorker.controller || registration.active).postMessage(message, [pipe.port2]);
-    return new Promise((resolve) => { pipe.port1.onmessage = (event) => resolve(event.data); });
-  }
-
-  async function holdAll() {
-    say("held-status", "asking");
-    try {
-      const list = await getJson("/offline/pages.json", "pages");
-      const urls = list.permits.reduce((all, p) => all.concat(p.urls), list.common);
-      say("held-status", "saving", urls.length);
-      const saved = await askWorker({ type: "hold", urls }), now = new Date().toISOString();
-      const missing = (pages) => pages.filter((u) => !saved[u]), listed = new Set(list.permits.map((p) => p.id));
-      await Promise.all(list.permits.map((p) => Held.put({ id: p.id, number: p.number, site_address: p.site_address,
-                                                           urls: p.urls, held_at: now, missing: missing(p.urls) })));
-      await Promise.all((await Held.all()).filter((r) => !listed.has(r.id)).map((r) => Held.del(r.id)));
-      say("held-status", missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length);
-    } catch (error) {
-      say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
-    }
-    return renderHeld();
-  }
-
-  async function renderHeld() {
-    const list = document.getElementById("held-list");
-    if (!list) return;
-    const rows = (await Held.all()).sort((a, b) => (a.number < b.number ? -1 : 1));
-    list.replaceChildren(...(rows.length ? [] : [fromTemplate("held-none", {})]), ...rows.map((row) => {
-      const li = fromTemplate("held-item", { number: row.number, site_address: row.site_address, pages: row.urls.length,
-        held: row.urls.length - row.missing.length, held_at: new Date(row.held_at).toLocaleString() });
-      li.id = `held-${row.id}`;
-      li.querySelector("a").href = row.urls[0];
-      li.querySelector("[data-held-at]").setAttribute("data-held-at", row.held_at);
-      return li;
-    }));
-  }
-
-  // --- wiring ---------------------------------------------------------------------------------------
-  function onPage() { refresh(); renderHeld(); syncSoon(); }
-
-  document.addEventListener("click", (event) => {
-    const target = event.target.closest && event.target.closest("#sync-now, #hold-all");
-    if (!target) return;
-    event.preventDefault();
-    if (target.id === "hold-all") return holdAll();
-    say("outbox-status", "sending");
-    syncNow();
+// The previous release kept its outbox in a database of its own (LEGACY: sync operations, their files in
+// "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
+// then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
+const LEGACY = "inspect-offline";
+function legacyOutbox() {
+  return new Promise((resolve) => {
+    const request = indexedDB.open(LEGACY);
+    request.onupgradeneeded = () => request.transaction.abort();  // none on this device: make none
+    request.onerror = () => resolve(null);
+    request.onsuccess = () => {
+      const tx = request.result.transaction(["outbox", "blobs"]), items = tx.objectStore("outbox").getAll();
+      const blobs = tx.objectStore("blobs").getAll();
+      tx.oncomplete = () => { request.result.close(); resolve({ items: items.result, blobs: blobs.result }); };
+    };
   });
-  document.addEventListener("htmx:afterRequest", (event) => {
-    if (event.detail && event.detail.successful) syncSoon();
-    refresh();  // a form htmx posted in place may have been kept by the worker
-  });
-  document.addEventListener("htmx:afterSettle", (event) => { if (event.detail && event.detail.boosted) onPage(); });
-  window.addEventListener("online", syncSoon);
-  if (channel) channel.onmessage = () => refresh();
-  setInterval(syncNow, TIMER_MS);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage); else onPage();
+}
+async function replayLegacy(legacy, csrf) {
+  for (const item of legacy.items.sort(byAge)) {
+    for (const held of legacy.blobs) {
+      if ((item.blobs || []).some((ref) => ref.sha256 === held.sha256)) await uploadBlob(held.sha256, held.blob, csrf);
+    }
+    const response = await postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
+    // 422: an operation the server can never take (malformed)
+    if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);
+  }
+  indexedDB.deleteDatabase(LEGACY);
+}
 
-  window.Outbox = { syncNow, syncSoon, refresh, holdAll, status };
-})();
+async function run() {
+  try {
+    const [posts, legacy] = await Promise.all([FormStore.all(), legacyOutbox()]);
+    const waiting = waitingIn(posts).sort(byAge);
+    if (!waiting.length && !legacy) { status.login = false; return; }
+    status.lastTry = new Date();
+    const { user, csrf_token: csrf } = await getJson("/sync/session", "session");  // a fresh CSRF token
+    if (!user) throw new LoginNeeded();
+    status.login = status.unreachable = false;
+    if (legacy) await replayLegacy(legacy, csrf);
+    for (const post of waiting) {
+      const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
+      if (fresh && fresh.state === "waiting") await sendPost(fresh, csrf);
+    }
+  } catch (error) {
+    status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;
+  } finally {
+    refresh();
+  }
+}
+
+let running = null, again = false;
+// Send what waits; one sender at a time per device (Web Lock), one run at a time per tab.
+function syncNow() {
+  if (running) { again = true; return running; }
+  const work = navigator.locks ? navigator.locks.request("outbox-sync", { ifAvailable: true }, (lock) => lock && run()) : run();
+  running = Promise.resolve(work).catch(() => null).then(() => {
+    running = null;
+    if (again) { again = false; return syncNow(); }
+  });
+  return running;
+}
+
+let soon = null;
+function syncSoon() {
+  clearTimeout(soon);
+  soon = setTimeout(syncNow, 50);
+}
+
+// --- what the pages show: their own words, from their <template>s (offline/outbox.html, held.html) ---
+let objectUrls = [];
+
+// A copy of the page's <template id>, each [data-field] given its text.
+function fromTemplate(id, fields) {
+  const copy = document.getElementById(id).content.firstElementChild.cloneNode(true);
+  copy.querySelectorAll("[data-field]").forEach((el) => { el.textContent = fields[el.dataset.field]; });
+  return copy;
+}
+
+// One of the page's sentences (a [data-say] of its <template id="<slot>-says">) in the slot, or none.
+function say(slot, which, number) {
+  if (!document.getElementById(slot)) return;
+  const sentence = which ? fromTemplate(`${slot}-says`, { n: number }).querySelector(`[data-say="${which}"]`) : "";
+  document.getElementById(slot).replaceChildren(sentence);
+}
+
+async function refresh() {
+  const posts = await FormStore.all().then((all) => all.sort(byAge), () => null);
+  if (!posts) return;  // no IndexedDB (private mode): nothing to show
+  const badge = document.getElementById("outbox-badge"), waiting = waitingIn(posts).length;
+  if (badge) Object.assign(badge, { textContent: posts.length || "" }).setAttribute("data-count", posts.length);
+  const note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
+  if (note) note.hidden = !(status.login && waiting);
+  if (note && waiting) note.querySelector("[data-waiting]").textContent = waiting;
+  say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
+      status.lastTry && status.lastTry.toLocaleTimeString());
+  renderOutbox(posts);
+}
+
+function renderOutbox(posts) {
+  const list = document.getElementById("outbox-list");
+  if (!list) return;
+  objectUrls.forEach(URL.revokeObjectURL);
+  objectUrls = [];
+  list.replaceChildren(...posts.map((post) => {
+    const li = fromTemplate("outbox-item", { url: post.url, saved: new Date(post.created_at).toLocaleString() });
+    Object.assign(li, { id: `item-${post.id}` }).setAttribute("data-state", post.state);
+    li.querySelectorAll("[data-if]").forEach((el) => { if (el.dataset.if !== post.state) el.remove(); });
+    li.querySelectorAll("[data-correct]").forEach((a) => { a.href = `/outbox/correct/${post.id}`; });
+    const photos = li.querySelector(".photo-grid");
+    for (const [, file] of post.entries) {
+      if (typeof file === "string" || !file.size) continue;  // a text field, or a file input left empty
+      const img = photos.appendChild(document.createElement("li")).appendChild(new Image());
+      objectUrls.push(img.src = URL.createObjectURL(file));
+      img.alt = file.name;
+    }
+    if (!photos.children.length) photos.remove();
+    return li;
+  }));
+}
+
+// --- "available offline" ---------------------------------------------------------------------------
+async function askWorker(message) {
+  const pipe = new MessageChannel();
+  (await navigator.serviceWorker.ready).active.postMessage(message, [pipe.port2]);
+  return new Promise((resolve) => { pipe.port1.onmessage = (event) => resolve(event.data); });
+}
+
+async function holdAll() {
+  say("held-status", "asking");
+  try {
+    const list = await getJson("/offline/pages.json", "pages");
+    const urls = list.permits.reduce((all, p) => all.concat(p.urls), list.common);
+    say("held-status", "saving", urls.length);
+    const saved = await askWorker({ type: "hold", urls }), now = new Date().toISOString();
+    const missing = (pages) => pages.filter((u) => !saved[u]), listed = new Set(list.permits.map((p) => p.id));
+    await Promise.all(list.permits.map((p) => Held.put({ id: p.id, number: p.number, site_address: p.site_address,
+                                                         urls: p.urls, held_at: now, missing: missing(p.urls) })));
+    await Promise.all((await Held.all()).filter((r) => !listed.has(r.id)).map((r) => Held.del(r.id)));
+    say("held-status", missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length);
+  } catch (error) {
+    say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
+  }
+  return renderHeld();
+}
+
+async function renderHeld() {
+  const list = document.getElementById("held-list");
+  if (!list) return;
+  const rows = (await Held.all()).sort((a, b) => (a.number < b.number ? -1 : 1));
+  list.replaceChildren(...(rows.length ? [] : [fromTemplate("held-none", {})]), ...rows.map((row) => {
+    const li = fromTemplate("held-item", { number: row.number, site_address: row.site_address, pages: row.urls.length,
+      held: row.urls.length - row.missing.length, held_at: new Date(row.held_at).toLocaleString() });
+    li.id = `held-${row.id}`;
+    li.querySelector("a").href = row.urls[0];
+    li.querySelector("[data-held-at]").setAttribute("data-held-at", row.held_at);
+    return li;
+  }));
+}
+
+// --- wiring ---------------------------------------------------------------------------------------
+function onPage() { refresh(); renderHeld(); syncSoon(); }
+
+document.addEventListener("click", (event) => {
+  const target = event.target.closest?.("#sync-now, #hold-all");
+  if (!target) return;
+  event.preventDefault();
+  if (target.id === "hold-all") return holdAll();
+  say("outbox-status", "sending");
+  syncNow();
+});
+document.addEventListener("htmx:afterRequest", (event) => {
+  if (event.detail?.successful) syncSoon();
+  refresh();  // a form htmx posted in place may have been kept by the worker
+});
+document.addEventListener("htmx:afterSettle", (event) => { if (event.detail?.boosted) onPage(); });
+window.addEventListener("online", syncSoon);
+if (channel) channel.onmessage = refresh;
+setInterval(syncNow, TIMER_MS);
+onPage();  // a module runs once the document is parsed
+
+window.Outbox = { syncNow, syncSoon, refresh, holdAll, status };

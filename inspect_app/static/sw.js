@@ -1,12 +1,11 @@
-/* Service worker: the app opens with no network.
- * - The shell (styles, scripts, icons, the offline and saved pages) is cached at install.
- * - Pages are network-first, each kept as seen, so it opens offline later; a page never seen shows the
- *   offline page. htmx fragments are never answered from the page cache (they are not whole pages).
- * - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
- *   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page.
- * - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
- * - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
- */
+// Service worker: the app opens with no network.
+// - The shell (styles, scripts, icons, the offline and saved pages) is cached at install.
+// - Pages are network-first, each kept as seen, so it opens offline later; a page never seen shows the
+//   offline page. htmx fragments are never answered from the page cache (they are not whole pages).
+// - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
+//   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page.
+// - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
+// - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
 "use strict";
 importScripts("/static/formstore.js");
 
@@ -23,18 +22,15 @@ const SHELL = [
 ];
 const ROUTED = SHELL.filter((path) => path.startsWith("/static/")).concat("/offline/saved");
 const NETWORK_TIMEOUT_MS = 4000;
-const START_INSPECTION = /^\/permits\/([^/]+)\/inspections$/;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout)/;
 
 self.addEventListener("install", (event) => {
   // Where the engine routes by itself (Static Routing API), the shell's files and the saved page come
   // straight from the cache, with no wait for this script; elsewhere the fetch handler below does the same.
-  if (event.addRoutes) {
-    event.waitUntil(event.addRoutes({ source: { cacheName: SHELL_CACHE },
-      condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) } })
-      .catch(() => null));  // routes refused: the fetch handler serves the same
-  }
+  event.waitUntil(Promise.resolve(event.addRoutes?.({ source: { cacheName: SHELL_CACHE },
+    condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) } }))
+    .catch(() => null));  // routes refused: the fetch handler serves the same
   event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
 });
 
@@ -51,10 +47,8 @@ self.addEventListener("message", (event) => {
   }
 });
 
-function cacheKey(url) {
-  const parsed = new URL(url, self.location.origin);
-  return parsed.pathname + parsed.search;
-}
+// A page's path and query: what it is kept under.
+const cacheKey = (url) => new URL(url, self.location.origin).href.slice(self.location.origin.length);
 
 const fromShell = (key) => caches.match(key, { cacheName: SHELL_CACHE });
 
@@ -68,14 +62,11 @@ async function hold(urls) {
   return saved;
 }
 
-function isFragment(request) {
-  return request.headers.get("HX-Request") === "true" && request.headers.get("HX-Boosted") !== "true";
-}
+const isFragment = (request) => request.headers.get("HX-Request") === "true" && request.headers.get("HX-Boosted") !== "true";
 
 // Keeps a whole page (not an error, a redirect to /login or anything but HTML); says whether it did.
 async function keepPage(url, response) {
-  const type = response.headers.get("Content-Type") || "";
-  const whole = response.ok && !response.redirected && type.startsWith("text/html");
+  const whole = response.ok && !response.redirected && (response.headers.get("Content-Type") || "").startsWith("text/html");
   if (whole) await (await caches.open(PAGE_CACHE)).put(cacheKey(url), response.clone());
   return whole;
 }
@@ -92,8 +83,7 @@ async function page(request) {
     await keepPage(request.url, response);
     return response;
   } catch (error) {
-    const key = cacheKey(request.url);
-    const held = await caches.match(key, { cacheName: PAGE_CACHE });
+    const key = cacheKey(request.url), held = await caches.match(key, { cacheName: PAGE_CACHE });
     if (held) return heldCopy(held);
     return (await fromShell(key)) || (await fromShell("/offline"))
       || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
@@ -123,18 +113,6 @@ async function staticFile(request) {
   }
 }
 
-// The permit page's "Start" form with no server: go to the offline form of that permit and type.
-async function startInspection(request, permitId) {
-  const copy = request.clone();  // the body can be read once: keep a copy for the offline answer
-  try {
-    return await fetchInTime(request);
-  } catch (error) {
-    const form = await copy.formData();
-    const type = encodeURIComponent(form.get("type") || "");
-    return Response.redirect(`/permits/${encodeURIComponent(permitId)}/inspections/new/${type}`, 303);
-  }
-}
-
 // A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one, kept or
 // delivered (a new refusal then shows on the page itself).
 async function dropCorrected(request) {
@@ -144,6 +122,8 @@ async function dropCorrected(request) {
 
 // A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment. A browser
 // offline by its own account is not asked to try the network (a stopped server is tried, until the timeout).
+// A form with no idempotency key is not kept: it goes to the page of this app its `offline_page` names (the
+// permit page's "Start": the held new report of that type), or to the offline page.
 async function formPost(request) {
   const offline = !navigator.onLine;
   const copy = offline ? request : request.clone();  // the body can be read once: keep a copy to store
@@ -155,13 +135,15 @@ async function formPost(request) {
     return response;
   } catch (error) {
     const form = await copy.formData();
-    if (!form.get("idempotency_key")) return inPlace ? Response.error() : page(new Request("/offline"));
+    if (!form.get("idempotency_key")) {
+      if (inPlace) return Response.error();
+      const elsewhere = new URL(form.get("offline_page") || "/offline", self.location.origin);
+      return Response.redirect(elsewhere.origin === self.location.origin ? elsewhere : "/offline", 303);
+    }
     await FormStore.put({ id: crypto.randomUUID(), url: cacheKey(request.url), entries: Array.from(form.entries()),
-                          key: form.get("idempotency_key"), created_at: new Date().toISOString(),
-                          state: "waiting" });
+                          key: form.get("idempotency_key"), created_at: new Date().toISOString(), state: "waiting" });
     await dropCorrected(request);  // kept first: a failed put must not lose the post it corrects
-    if (inPlace) return fromShell("/offline/saved?part=1");
-    return Response.redirect("/offline/saved", 303);
+    return inPlace ? fromShell("/offline/saved?part=1") : Response.redirect("/offline/saved", 303);
   }
 }
 
@@ -177,10 +159,6 @@ self.addEventListener("fetch", (event) => {
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
   // Signing out on a shared tablet: the next user must not find the previous user's pages.
   if (request.method === "POST" && url.pathname === "/logout") event.waitUntil(caches.delete(PAGE_CACHE));
-  const start = START_INSPECTION.exec(url.pathname);
-  if (request.method === "POST" && request.mode === "navigate" && start) {
-    return event.respondWith(startInspection(request, decodeURIComponent(start[1])));
-  }
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname)) {
     return event.respondWith(formPost(request));
@@ -188,9 +166,8 @@ self.addEventListener("fetch", (event) => {
   const fix = CORRECTION.exec(url.pathname);
   if (request.method === "GET" && fix) return event.respondWith(correction(fix[1]));
   if (request.method !== "GET") return;
-  if (url.pathname === "/offline/saved") {  // shown only when a post did not reach the server: no network try
-    return event.respondWith(fromShell(cacheKey(url)).then((saved) => saved || page(request)));
-  }
+  // The saved page is shown only when a post did not reach the server: no network try.
+  if (url.pathname === "/offline/saved") return event.respondWith(fromShell(cacheKey(url)).then((kept) => kept || page(request)));
   if (url.pathname.startsWith("/static/")) {
     event.respondWith(staticFile(request));
   } else if (isFragment(request) || url.pathname === "/sw.js") {

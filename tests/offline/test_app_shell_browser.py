@@ -72,3 +72,19 @@ def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):
     page.goto(f"{server.url}/permits/{permit.id}")
     assert "You are offline and this page is not saved on this device" in page.inner_text("main")
     assert permit.number not in page.inner_text("main")
+
+
+def test_a_form_posted_with_no_server_goes_only_to_a_page_of_the_app(make, server, page):
+    """A form the worker cannot keep goes where its `offline_page` says (the permit page's "Start": the held new
+    report), but never off the app: a form naming a page elsewhere (another site's, say) gets the offline page."""
+    permit = _permit_page_seen_online(make, server, page)
+
+    server.stop()
+    page.evaluate("""([action, elsewhere]) => {
+        const form = Object.assign(document.createElement("form"), {method: "post", action});
+        form.append(Object.assign(document.createElement("input"), {type: "hidden", name: "offline_page", value: elsewhere}));
+        document.body.append(form);
+        form.submit();
+    }""", [f"/permits/{permit.id}/inspections", "https://elsewhere.example/sign-in"])
+    page.wait_for_url(f"{server.url}/offline")
+    assert "You are offline and this page is not saved on this device" in page.inner_text("main")
