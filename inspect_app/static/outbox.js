@@ -47,12 +47,16 @@
                        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
   }
 
-  // The session's fresh CSRF token, or LoginNeeded.
+  // Who is signed in and the session's fresh CSRF token, or LoginNeeded.
   async function session() {
     const body = await getJson("/sync/session", "session");
     if (!body.user) throw new LoginNeeded();
-    return body.csrf_token;
+    return body;
   }
+
+  // A post names who filled it in (its posted_by field); someone else's waits on the device for them to sign
+  // in again: the server refuses it to anyone else (403), which would leave it refused, never sent.
+  const filledInBy = (post, userId) => post.entries.every(([name, value]) => name !== "posted_by" || value === userId);
 
   // Upload a file's bytes, resuming where the server says it holds them up to.
   async function uploadBlob(sha, blob, csrf) {
@@ -121,12 +125,12 @@
       const waiting = waitingIn(posts).sort(byAge);
       if (!waiting.length && !legacy) { status.login = false; return; }
       status.lastTry = new Date();
-      const csrf = await session();
+      const { user, csrf_token: csrf } = await session();
       status.login = status.unreachable = false;
       if (legacy) await replayLegacy(legacy, csrf);
       for (const post of waiting) {
         const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
-        if (fresh && fresh.state === "waiting") await sendPost(fresh, csrf);
+        if (fresh && fresh.state === "waiting" && filledInBy(fresh, user.id)) await sendPost(fresh, csrf);
       }
     } catch (error) {
       status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;

@@ -215,6 +215,32 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
     assert _stored(inspection_id).status == "submitted"
 
 
+def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_they_sign_in(
+        site, server, page, context, make):
+    # The server refuses a post filled in by someone else than who is signed in (403, idempotency.POSTED_BY);
+    # the next person's outbox leaves it waiting, not refused for good: it is its author's, sent by them.
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    inspection_id = fill_erosion_report(page, [jpeg(41)])
+    [item] = outbox(page)
+
+    context.clear_cookies()  # the tablet is handed on, and the next person signs in
+    context.set_offline(False)
+    sign_in_controlled(page, server, make.user("inspector"))
+    page.goto(f"{server.url}/outbox")
+    page.evaluate("Outbox.syncNow()")
+    assert [(i["id"], i["state"]) for i in outbox(page)] == [(item["id"], "waiting")]
+    assert _stored(inspection_id) is None
+
+    context.clear_cookies()
+    sign_in_controlled(page, server, inspector)
+    wait_for_outbox(page, lambda items: not items)
+    assert _stored(inspection_id).status == "submitted"
+
+
 def test_a_rejected_item_stays_with_its_reason_while_the_rest_sync(site, server, page):
     inspector, permit = site
     sign_in_controlled(page, server, inspector)
