@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
@@ -157,6 +158,35 @@ def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context)
     wait_for_form(again)
     again.wait_for_timeout(300)
     assert again.input_value("#notes") == "" and again.locator(f"[name={finding}-description]").count() == 0
+
+
+def test_what_one_person_typed_is_not_put_into_the_next_persons_report_on_a_shared_tablet(
+        site, server, page, context, make):
+    """Unsaved typing is its author's: on a shared tablet, the next person's new report of the same permit
+    opens empty (it would otherwise be sent as their act); the author finds theirs again when back."""
+    inspector, permit = site
+    other = make.user("inspector")
+    permits.assign(None, permit, other, "erosion_control_inspector")
+    db.session.commit()
+    sign_in_controlled(page, server, inspector)
+    url = new_report_url(server, permit)
+    page.goto(url)
+    wait_for_form(page)
+    page.fill("#notes", "Wet morning, access from the north gate")
+    page.wait_for_timeout(800)  # kept a moment after typing stops
+
+    context.clear_cookies()  # the tablet is handed on, and the next person signs in
+    sign_in_controlled(page, server, other)
+    page.goto(url)
+    wait_for_form(page)
+    page.wait_for_timeout(300)
+    assert page.input_value("#notes") == ""
+
+    context.clear_cookies()
+    sign_in_controlled(page, server, inspector)
+    page.goto(url)
+    wait_for_form(page)
+    expect(page.locator("#notes")).to_have_value("Wet morning, access from the north gate")
 
 
 def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server, page, app):
