@@ -501,7 +501,11 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
         statement=certification_statement(permit, for_period), submitted_by_id=getattr(actor, "id", None),
         submitted_at=utcnow(), status="submitted",
         contents={"as_of": assembly.as_of.isoformat(), "entry_ids": [e.id for e in assembly.entries],
-                  "missing": [_missing_data(m) for m in assembly.missing]},
+                  "missing": [_missing_data(m) for m in assembly.missing],
+                  # The easements as signed: a later version (the review) shows what was certified, not
+                  # an easement listed, changed or placed on the map since.
+                  "easements": [{**e, "recorded_on": e["recorded_on"] and e["recorded_on"].isoformat()}
+                                for e in easement_rows(permit)]},
     )
     try:
         with db.session.begin_nested():  # one certification per permit and period (a double-click)
@@ -690,6 +694,12 @@ def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]
     return rows
 
 
+def _signed_easements(cert: OMCertification) -> list[dict[str, Any]]:
+    """The easements as the certification was signed with them (`easement_rows`, kept in its contents)."""
+    return [{**e, "recorded_on": dt.date.fromisoformat(e["recorded_on"]) if e["recorded_on"] else None}
+            for e in cert.contents["easements"]]
+
+
 def certification_record(cert: OMCertification) -> dict[str, Any]:
     """Everything the certification's PDF shows, as plain data (str, int, date, aware datetime, lists)."""
     permit = db.session.get(Permit, cert.permit_id)
@@ -713,7 +723,7 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
         "period": {"start": cert.period_start, "end": cert.period_end,
                    "due_on": cert.period_end + dt.timedelta(days=1),
                    "as_of": dt.date.fromisoformat(as_of) if as_of else cert.period_end},
-        "easements": easement_rows(permit),
+        "easements": _signed_easements(cert) if "easements" in cert.contents else easement_rows(permit),
         "parties": [{"role": p.role, "name": p.name, "address": p.address, "email": p.email,
                      "starts_on": p.starts_on, "ends_on": p.ends_on}
                     for p in current_parties(permit, min(cert.period_end, _local_day(cert.submitted_at, profile)))],

@@ -104,6 +104,10 @@ async function replayLegacy(legacy, csrf) {
   indexedDB.deleteDatabase(LEGACY);
 }
 
+// A post names who filled it in (its posted_by field); someone else's waits on the device for them to sign
+// in again: the server refuses it to anyone else (403), which would leave it refused, never sent.
+const filledInBy = (post, userId) => post.entries.every(([name, value]) => name !== "posted_by" || value === userId);
+
 async function run() {
   try {
     const [posts, legacy] = await Promise.all([FormStore.all(), legacyOutbox()]);
@@ -116,7 +120,7 @@ async function run() {
     if (legacy) await replayLegacy(legacy, csrf);
     for (const post of waiting) {
       const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
-      if (fresh && fresh.state === "waiting") await sendPost(fresh, csrf);
+      if (fresh && fresh.state === "waiting" && filledInBy(fresh, user.id)) await sendPost(fresh, csrf);
     }
   } catch (error) {
     status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;

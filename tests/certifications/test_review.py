@@ -6,10 +6,12 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from inspect_app.certifications.models import NoticeToCorrect, OMCertification
+from inspect_app.certifications.models import Easement, NoticeToCorrect, OMCertification
+from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.services import profile_of
+from tests.documents.test_documents import read
 
 
 def _submitted(signed_in, owner, permit) -> OMCertification:
@@ -98,3 +100,28 @@ def test_agent_sends_a_notice_without_a_certification(make, signed_in, owner, ag
                         {"notice-text": "Mow the basin side slopes."}).status_code == 303
     notice = db.session.scalars(select(NoticeToCorrect)).one()
     assert notice.certification_id is None and notice.cured_at is None
+
+
+def test_the_reviewed_certification_lists_the_easements_it_was_signed_with(make, signed_in, owner, agent,
+                                                                           completed_permit):
+    # §380-14 C(2)(l): the responsible party certifies the plan as it stood; an easement listed or placed on
+    # the site map after signing is not put under their signature by the review's version of the document.
+    permit = completed_permit(owner)
+    browser = signed_in(agent)
+    assert browser.post(f"/permits/{permit.id}/om/easements", {
+        "easement-purpose": "Access to Basin B-1", "easement-location": "East line of Lot 4"}).status_code == 303
+    cert = _submitted(signed_in, owner, permit)
+    browser = signed_in(agent)
+    assert browser.post(f"/permits/{permit.id}/om/easements", {
+        "easement-purpose": "Flood route listed after signing", "easement-location": "Lots 5-6"}).status_code == 303
+    signed_with = db.session.scalars(select(Easement).where(Easement.purpose == "Access to Basin B-1")).one()
+    assert browser.post(f"/permits/{permit.id}/points", {"point-subject": f"easement:{signed_with.id}",
+                                                         "point-latitude": "42.04502",
+                                                         "point-longitude": "-72.57311"}).status_code == 303
+    assert browser.post(f"/permits/{permit.id}/om/certifications/{cert.id}/review",
+                        {"review-decision": "accepted"}).status_code == 303
+
+    db.session.expire_all()
+    reviewed = read(documents.om_certification_pdf(cert))
+    assert "Accepted" in reviewed and "Access to Basin B-1 East line of Lot 4 — Not recorded" in reviewed
+    assert "Flood route listed after signing" not in reviewed and "42.045020" not in reviewed

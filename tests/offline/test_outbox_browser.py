@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
@@ -159,6 +160,35 @@ def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context)
     assert again.input_value("#notes") == "" and again.locator(f"[name={finding}-description]").count() == 0
 
 
+def test_what_one_person_typed_is_not_put_into_the_next_persons_report_on_a_shared_tablet(
+        site, server, page, context, make):
+    """Unsaved typing is its author's: on a shared tablet, the next person's new report of the same permit
+    opens empty (it would otherwise be sent as their act); the author finds theirs again when back."""
+    inspector, permit = site
+    other = make.user("inspector")
+    permits.assign(None, permit, other, "erosion_control_inspector")
+    db.session.commit()
+    sign_in_controlled(page, server, inspector)
+    url = new_report_url(server, permit)
+    page.goto(url)
+    wait_for_form(page)
+    page.fill("#notes", "Wet morning, access from the north gate")
+    page.wait_for_timeout(800)  # kept a moment after typing stops
+
+    context.clear_cookies()  # the tablet is handed on, and the next person signs in
+    sign_in_controlled(page, server, other)
+    page.goto(url)
+    wait_for_form(page)
+    page.wait_for_timeout(300)
+    assert page.input_value("#notes") == ""
+
+    context.clear_cookies()
+    sign_in_controlled(page, server, inspector)
+    page.goto(url)
+    wait_for_form(page)
+    expect(page.locator("#notes")).to_have_value("Wet morning, access from the north gate")
+
+
 def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server, page, app):
     inspector, permit = site
     faults = WireFaults(app.wsgi_app)
@@ -211,6 +241,32 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
     page.fill("input[name=password]", "correct horse battery")
     page.click("button[type=submit]")
     page.wait_for_url(lambda url: "/login" not in url)
+    wait_for_outbox(page, lambda items: not items)
+    assert _stored(inspection_id).status == "submitted"
+
+
+def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_they_sign_in(
+        site, server, page, context, make):
+    # The server refuses a post filled in by someone else than who is signed in (403, idempotency.POSTED_BY);
+    # the next person's outbox leaves it waiting, not refused for good: it is its author's, sent by them.
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    inspection_id = fill_erosion_report(page, [jpeg(41)])
+    [item] = outbox(page)
+
+    context.clear_cookies()  # the tablet is handed on, and the next person signs in
+    context.set_offline(False)
+    sign_in_controlled(page, server, make.user("inspector"))
+    page.goto(f"{server.url}/outbox")
+    page.evaluate("Outbox.syncNow()")
+    assert [(i["id"], i["state"]) for i in outbox(page)] == [(item["id"], "waiting")]
+    assert _stored(inspection_id) is None
+
+    context.clear_cookies()
+    sign_in_controlled(page, server, inspector)
     wait_for_outbox(page, lambda items: not items)
     assert _stored(inspection_id).status == "submitted"
 
