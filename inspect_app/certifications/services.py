@@ -502,10 +502,11 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
         submitted_at=utcnow(), status="submitted",
         contents={"as_of": assembly.as_of.isoformat(), "entry_ids": [e.id for e in assembly.entries],
                   "missing": [_missing_data(m) for m in assembly.missing],
-                  # The easements as signed: a later version (the review) shows what was certified, not
-                  # an easement listed, changed or placed on the map since.
+                  # The easements and the plan's recording as signed: a later version (the review) shows
+                  # what was certified, not an easement listed, changed or placed on the map since.
                   "easements": [{**e, "recorded_on": e["recorded_on"] and e["recorded_on"].isoformat()}
-                                for e in easement_rows(permit)]},
+                                for e in easement_rows(permit)],
+                  "plan": _plan_row(plan_of(permit))},
     )
     try:
         with db.session.begin_nested():  # one certification per permit and period (a double-click)
@@ -694,6 +695,14 @@ def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]
     return rows
 
 
+def _plan_row(plan: OMPlan | None) -> dict[str, Any]:
+    """The O&M plan's recording and budget as a certification's record shows them (the date as ISO text)."""
+    budget = plan.estimated_annual_budget if plan else None
+    return {"registry_reference": plan.registry_reference if plan else None,
+            "recorded_on": plan.recorded_on.isoformat() if plan and plan.recorded_on else None,
+            "estimated_annual_budget": str(budget) if budget is not None else None}
+
+
 def _signed_easements(cert: OMCertification) -> list[dict[str, Any]]:
     """The easements as the certification was signed with them (`easement_rows`, kept in its contents)."""
     return [{**e, "recorded_on": dt.date.fromisoformat(e["recorded_on"]) if e["recorded_on"] else None}
@@ -704,12 +713,11 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
     """Everything the certification's PDF shows, as plain data (str, int, date, aware datetime, lists)."""
     permit = db.session.get(Permit, cert.permit_id)
     profile = permits.profile_of(permit)
-    plan = plan_of(permit)
+    plan = cert.contents.get("plan") or _plan_row(plan_of(permit))  # as signed (kept since it was)
     ids = cert.contents.get("entry_ids", [])
     by_id = {e.id: e for e in db.session.scalars(select(MaintenanceLogEntry).where(MaintenanceLogEntry.id.in_(ids)))}
     structures = {s.id: s.name for s in permit.structures}
     notice = db.session.scalar(select(NoticeToCorrect).where(NoticeToCorrect.certification_id == cert.id))
-    budget = plan.estimated_annual_budget if plan else None
     as_of = cert.contents.get("as_of")
     return {
         "id": cert.id,
@@ -717,9 +725,7 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
         "registry_of_deeds": profile.registry_of_deeds, "citation": profile.om_certification.citation,
         "permit": {"id": permit.id, "number": permit.number, "site_address": permit.site_address,
                    "owner_name": permit.owner_name, "completed_on": permit.completed_on},
-        "plan": {"registry_reference": plan.registry_reference if plan else None,
-                 "recorded_on": plan.recorded_on if plan else None,
-                 "estimated_annual_budget": str(budget) if budget is not None else None},
+        "plan": {**plan, "recorded_on": dt.date.fromisoformat(plan["recorded_on"]) if plan["recorded_on"] else None},
         "period": {"start": cert.period_start, "end": cert.period_end,
                    "due_on": cert.period_end + dt.timedelta(days=1),
                    "as_of": dt.date.fromisoformat(as_of) if as_of else cert.period_end},

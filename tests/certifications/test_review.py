@@ -102,6 +102,14 @@ def test_agent_sends_a_notice_without_a_certification(make, signed_in, owner, ag
     assert notice.certification_id is None and notice.cured_at is None
 
 
+def _accepted_document(browser, permit, cert: OMCertification) -> str:
+    """The agent accepts the certification; the text of the document's version that the review froze."""
+    assert browser.post(f"/permits/{permit.id}/om/certifications/{cert.id}/review",
+                        {"review-decision": "accepted"}).status_code == 303
+    db.session.expire_all()
+    return read(documents.om_certification_pdf(cert))
+
+
 def test_the_reviewed_certification_lists_the_easements_it_was_signed_with(make, signed_in, owner, agent,
                                                                            completed_permit):
     # §380-14 C(2)(l): the responsible party certifies the plan as it stood; an easement listed or placed on
@@ -118,10 +126,21 @@ def test_the_reviewed_certification_lists_the_easements_it_was_signed_with(make,
     assert browser.post(f"/permits/{permit.id}/points", {"point-subject": f"easement:{signed_with.id}",
                                                          "point-latitude": "42.04502",
                                                          "point-longitude": "-72.57311"}).status_code == 303
-    assert browser.post(f"/permits/{permit.id}/om/certifications/{cert.id}/review",
-                        {"review-decision": "accepted"}).status_code == 303
-
-    db.session.expire_all()
-    reviewed = read(documents.om_certification_pdf(cert))
+    reviewed = _accepted_document(browser, permit, cert)
     assert "Accepted" in reviewed and "Access to Basin B-1 East line of Lot 4 — Not recorded" in reviewed
     assert "Flood route listed after signing" not in reviewed and "42.045020" not in reviewed
+
+
+def test_the_reviewed_certification_shows_the_plan_as_it_stood_when_signed(make, signed_in, owner, agent,
+                                                                           completed_permit):
+    # The plan's recording printed above the signature is the one the party signed under: the plan recorded
+    # afterwards does not change it in the review's version.
+    permit = completed_permit(owner)
+    cert = _submitted(signed_in, owner, permit)
+    browser = signed_in(agent)
+    assert browser.post(f"/permits/{permit.id}/om/plan", {
+        "plan-estimated_annual_budget": "4800", "plan-registry_reference": "Book 25170, Page 88",
+        "plan-recorded_on": "2026-10-08"}).status_code == 303
+    reviewed = _accepted_document(browser, permit, cert)
+    assert "Accepted" in reviewed and "Not yet recorded at the Hampden County Registry of Deeds" in reviewed
+    assert "Book 25170, Page 88" not in reviewed
