@@ -34,6 +34,7 @@ var DeviceStore = (() => {
     get: (id) => run(name, "readonly", (store) => store.get(id)),
     put: (item) => run(name, "readwrite", (store) => store.put(item)),
     del: (id) => run(name, "readwrite", (store) => store.delete(id)),
+    clear: () => run(name, "readwrite", (store) => store.clear()),
   });
 })();
 

@@ -49,7 +49,6 @@ self.addEventListener("message", (event) => {
 
 // A page's path and query: what it is kept under.
 const cacheKey = (url) => new URL(url, self.location.origin).href.slice(self.location.origin.length);
-
 const fromShell = (key) => caches.match(key, { cacheName: SHELL_CACHE });
 
 // All asked for at once: a browser opens a few connections to a host at most (six), the rest queue there.
@@ -157,8 +156,9 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
-  // Signing out on a shared tablet: the next user must not find the previous user's pages.
-  if (request.method === "POST" && url.pathname === "/logout") event.waitUntil(caches.delete(PAGE_CACHE));
+  // Signing out on a shared tablet: the next user must not find the previous user's pages, nor their list.
+  const signingOut = request.method === "POST" && url.pathname === "/logout";
+  if (signingOut) event.waitUntil(Promise.all([caches.delete(PAGE_CACHE), DeviceStore("held").clear()]));
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname)) {
     return event.respondWith(formPost(request));

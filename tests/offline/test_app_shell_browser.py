@@ -2,6 +2,7 @@
 import pytest
 
 from browser_pages import signed_in_page
+from tests.offline.offline_helpers import hold_permits
 
 pytestmark = pytest.mark.browser
 
@@ -63,8 +64,11 @@ def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
 
 
 def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):
-    """A shared tablet: once the inspector has logged out, the permit page no longer opens with no server."""
+    """A shared tablet: once the inspector has logged out, the permit page no longer opens with no server, and
+    the next person signed in is not shown the list of permits the first one held (their numbers and sites)."""
     permit = _permit_page_seen_online(make, server, page)
+    hold_permits(page, server)
+    assert permit.site_address in page.inner_text("#held-list")
 
     page.click("header button:has-text('Log out')")
     page.wait_for_selector("input[name=password]")
@@ -72,6 +76,12 @@ def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):
     page.goto(f"{server.url}/permits/{permit.id}")
     assert "You are offline and this page is not saved on this device" in page.inner_text("main")
     assert permit.number not in page.inner_text("main")
+
+    server.start()
+    _sign_in_and_get_controlled(page, server, make.user("inspector"))
+    page.goto(f"{server.url}/offline/")
+    page.wait_for_selector("#held-list li.empty")  # the list is filled in from the device's store
+    assert permit.site_address not in page.inner_text("main")
 
 
 def test_a_form_posted_with_no_server_goes_only_to_a_page_of_the_app(make, server, page):
