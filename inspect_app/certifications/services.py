@@ -188,6 +188,12 @@ def save_easement(actor, permit: Permit, easement: Easement | None, *, purpose: 
         errors["registry_reference"] = f"Give the {profile.registry_of_deeds} reference (book and page)."
     elif reference and not recorded_on:
         errors["recorded_on"] = "Give the date the easement was recorded."
+    completion = profile.completion  # §380-14 D(4): recorded before the certificate; it stays so after it
+    if (easement and easement.is_recorded and not recorded_on and permit.completed_on
+            and "easements_recorded" in completion.gates):
+        errors["registry_reference"] = ("The certificate of completion was issued with this easement recorded "
+                                        f"({short_citation(completion.easements_citation)}): its recording "
+                                        "cannot be removed.")
     if errors:
         raise OMError(errors)
     before = audit.snapshot(easement) if easement else None

@@ -138,3 +138,26 @@ def test_the_certificate_waits_for_every_easement_to_be_recorded(make, signed_in
         "Flood route of the 100-year storm."]
     page = html.unescape(browser.get(f"/permits/{permit.id}/om").text)
     assert "Book 25170, Page 90, Oct 8, 2026" in page
+
+
+def test_after_the_certificate_a_recorded_easement_cannot_be_made_unrecorded(make, signed_in, agent):
+    # §380-14 D(4): recorded "prior to issuance of a Certificate of Completion"; clearing the recording after it
+    # would leave a completed permit with an unrecorded easement on its record.
+    permit = make.permit()
+    browser = signed_in(agent)
+    recorded = {**GOOD, "registry_reference": "Book 25170, Page 90", "recorded_on": "2026-10-08"}
+    assert _post(browser, permit, recorded).status_code == 303
+    easement = db.session.scalar(select(Easement))
+    permit.completed_on = dt.date(2026, 10, 20)
+    db.session.commit()
+
+    response = _post(browser, permit, {**GOOD, "registry_reference": "", "recorded_on": ""},
+                     prefix=f"e-{easement.id}", easement_id=easement.id)
+    assert response.status_code == 422
+    assert error_beside(response.text, f"e-{easement.id}-registry_reference") == (
+        "The certificate of completion was issued with this easement recorded (§380-14 D(4)): "
+        "its recording cannot be removed.")
+    db.session.expire_all()
+    assert (easement.registry_reference, easement.recorded_on) == ("Book 25170, Page 90", dt.date(2026, 10, 8))
+    corrected = {**recorded, "registry_reference": "Book 25170, Page 91"}  # a typo may still be put right
+    assert _post(browser, permit, corrected, prefix=f"e-{easement.id}", easement_id=easement.id).status_code == 303
