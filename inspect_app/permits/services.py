@@ -184,9 +184,11 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
         raise PermitError("at", f"The area has been {area.status.replace('_', ' ')} since {since}; "
                                 "give a later time.")
     before = audit.snapshot(area)
-    event = AreaStatusEvent(status=status, at=at, note=note, inspection_id=inspection_id,
+    # Joined to the area from the event's side: the timeline, if loaded, gets it too, and one not loaded
+    # stays unread (a device's push changes hundreds of areas with long timelines).
+    event = AreaStatusEvent(area=area, status=status, at=at, note=note, inspection_id=inspection_id,
                             recorded_by_id=getattr(actor, "id", None))
-    area.events.append(event)
+    db.session.add(event)
     area.status, area.status_since = status, at
     area.revision += 1
     audit.record(actor, "area.status", area, before)
