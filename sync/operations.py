@@ -161,7 +161,7 @@ def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, d
         return _conflict(ctx, op, area)
     try:
         permits.change_area_status(ctx.user, area, payload.status, ctx.server_time(payload.at),
-                                   payload.note, payload.inspection_id)
+                                   payload.note, payload.inspection_id, batched=True)
     except permits.PermitError as error:
         raise Rejected({f"payload.{error.field}": str(error)}) from None
     return "applied", {"revision": area.revision}
