@@ -255,7 +255,8 @@ def _begin_write() -> None:
 
 # Built once: two statements run for every operation pushed, so they are compiled once (cached) too.
 _CLAIM = {name: dialect.insert(SyncOperation.__table__).on_conflict_do_nothing(index_elements=["op_id"])
-          .returning(SyncOperation.__table__.c.op_id) for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))}
+          for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))}
+_CLAIM_RETURNING = {name: statement.returning(SyncOperation.__table__.c.op_id) for name, statement in _CLAIM.items()}
 _SETTLE = (update(SyncOperation.__table__).where(SyncOperation.__table__.c.op_id == bindparam("key"))
            .values(status=bindparam("status"), result=bindparam("result"), settled_at=bindparam("settled_at")))
 
@@ -329,8 +330,17 @@ def _claim_all(ctx: Context, ops: list[Op]) -> set[str]:
              "payload": op.payload, "user_id": ctx.user.id, "device_id": ctx.device_id, "received_at": utcnow(),
              "status": "waiting", "result": {}, "settled_at": None} for index, op in enumerate(ops)]
     rows.sort(key=lambda row: row["op_id"])
-    statement = _CLAIM[db.session.get_bind().dialect.name]
-    return set(db.session.execute(statement, rows).scalars())  # RETURNING: no row on a conflict
+    dialect = db.session.get_bind().dialect.name
+    # Without RETURNING first: the rows then go as one short statement run for each (with it, as one
+    # statement of some 3,000 parameters that psycopg parses afresh every time: a fifth of a push's
+    # CPU on PostgreSQL). As many rows inserted as sent: all are ours. Fewer: a replay racing on another
+    # connection took some since `_stored_ops` looked, and RETURNING tells which are ours.
+    attempt = db.session.begin_nested()
+    if db.session.execute(_CLAIM[dialect], rows).rowcount == len(rows):
+        attempt.commit()
+        return {row["op_id"] for row in rows}
+    attempt.rollback()
+    return set(db.session.execute(_CLAIM_RETURNING[dialect], rows).scalars())  # no row on a conflict
 
 
 def _attempt_op(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
