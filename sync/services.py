@@ -36,7 +36,6 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
-from inspect_app.schedule.facts import collector_paused
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import canonical_uuid, utcnow
 from inspect_app.weather import services as weather
@@ -185,13 +184,10 @@ def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta)
     # changes are re-read with populate_existing and locked (see operations._locked).
     session.expire_on_commit = False
     try:
-        # A push keeps thousands of ORM objects alive until its session ends, which frees them: the
-        # collector would walk all of the app's objects again for them (a sixth of a push's CPU time).
-        with collector_paused():
-            for start in range(0, max(len(ops), 1), every):
-                answers.extend(_push_transaction(ctx, ops[start:start + every], stored,
-                                                 first=start == 0, last=start + every >= len(ops)))
-                db.session.commit()
+        for start in range(0, max(len(ops), 1), every):
+            answers.extend(_push_transaction(ctx, ops[start:start + every], stored,
+                                             first=start == 0, last=start + every >= len(ops)))
+            db.session.commit()
     except BaseException:
         db.session.rollback()  # the operations of this transaction were not stored: a resend applies them
         raise
