@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import re
 import uuid
 from zoneinfo import ZoneInfo
 
@@ -11,6 +12,7 @@ from sqlalchemy import DateTime
 from sqlalchemy.types import TypeDecorator
 
 LOCAL_TZ = ZoneInfo("America/New_York")
+_UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def new_id() -> str:
@@ -25,6 +27,8 @@ def canonical_uuid(value: object) -> str:
     """
     if not isinstance(value, str) or len(value) != 36 or value.count("-") != 4:
         raise ValueError("Must be a UUID, as text.")
+    if _UUID_TEXT.fullmatch(value):  # laid out as it should be (nearly always): its lower case is its form
+        return value.lower()
     try:
         return str(uuid.UUID(value))
     except ValueError:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, Sequence, String, bindparam, event, select, text, update
+from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Sequence, String, Table, bindparam, event, select,
+                        text, update)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from inspect_app.audit import chain
@@ -45,7 +46,7 @@ COMMIT_SEQUENCE = Sequence("audit_commit_seq", metadata=db.metadata)
 # The transaction-level lock that lets one committing transaction at a time take its numbers.
 _COMMIT_ORDER_LOCK = 380_014
 _UNSTAMPED = "audit_entries_to_stamp"
-_WAITING = "audit_entries_waiting"
+_WAITING = "rows_waiting_for_flush"
 
 
 def _note_new_entries(session: Session, flush_context) -> None:
@@ -53,21 +54,30 @@ def _note_new_entries(session: Session, flush_context) -> None:
         session.info[_UNSTAMPED] = True
 
 
-def add_after_flush(session: Session, row: dict[str, Any]) -> None:
-    """Write an entry's row with the others waiting, in one statement, right after the next flush (or at
+def add_after_flush(session: Session, row: dict[str, Any], table: Table | None = None) -> None:
+    """Write an entry's row (or a row of `table`, for a change made by the hundred: a sync push's area
+    status events) with the others waiting, one statement per table, right after the next flush (or at
     the end of the SAVEPOINT or transaction, whichever comes first), instead of as an object of its own.
 
     After the flush, so it goes in after every entry recorded before it (those wait in the session as
     objects, flushed with the changes they record): entries are numbered in the order they were written.
     A SAVEPOINT or transaction rolled back takes the rows waiting in it along.
     """
-    session.info.setdefault(_WAITING, []).append({"at": utcnow(), **row})
+    if table is None:
+        table, row = AuditEntry.__table__, {"at": utcnow(), **row}
+    session.info.setdefault(_WAITING, {}).setdefault(table, []).append(row)
+
+
+def waiting_rows(session: Session, table: Table) -> list[dict[str, Any]]:
+    """The rows of `table` waiting to be written after the next flush."""
+    return session.info.get(_WAITING, {}).get(table, [])
 
 
 def _write_waiting(session: Session, flush_context=None) -> None:
-    rows = session.info.pop(_WAITING, None)
-    if rows:
-        session.connection().execute(AuditEntry.__table__.insert(), rows)
+    waiting = session.info.pop(_WAITING, None) or {}
+    for table, rows in waiting.items():  # in the order each table's first row came
+        session.connection().execute(table.insert(), rows)
+    if AuditEntry.__table__ in waiting:
         session.info[_UNSTAMPED] = True
 
 

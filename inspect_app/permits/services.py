@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
+from inspect_app.audit.models import add_after_flush
 from inspect_app.certifications.models import Easement
 from inspect_app.extensions import db
 from inspect_app.labels import shorten
@@ -17,7 +18,7 @@ from inspect_app.profiles.schema import Profile
 from inspect_app.rules import lapse_deadline
 from inspect_app.rules.calendar import zone
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
-from inspect_app.types import LOCAL_TZ, utcnow
+from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 
 class PermitError(ValueError):
@@ -172,9 +173,15 @@ def add_area(actor, permit: Permit, name: str, acres, since: dt.datetime | None 
     return area
 
 
-def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
-                       note: str | None = None, inspection_id: str | None = None) -> AreaStatusEvent:
-    """Add an event to an area's timeline; its newest event is its status (§380-11 C(3)(a) clock)."""
+def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime, note: str | None = None,
+                       inspection_id: str | None = None, *, batched: bool = False) -> None:
+    """Add an event to an area's timeline; its newest event is its status (§380-11 C(3)(a) clock).
+
+    `batched`: one of many changes applied together (a sync push): the event is written as a row with the
+    others of its kind after the next flush, in one statement, rather than as an object of its own, and
+    the area's timeline, if loaded, does not show it. The area changes in the same call, so the flush
+    that writes the area writes the event too (and the schedule notes it: schedule/obligations.py).
+    """
     if at > utcnow() + dt.timedelta(minutes=5):
         raise PermitError("at", "The date cannot be in the future.")
     if status == "disturbed":
@@ -184,13 +191,15 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
         raise PermitError("at", f"The area has been {area.status.replace('_', ' ')} since {since}; "
                                 "give a later time.")
     before = audit.snapshot(area)
-    event = AreaStatusEvent(status=status, at=at, note=note, inspection_id=inspection_id,
-                            recorded_by_id=getattr(actor, "id", None))
-    area.events.append(event)
+    event = {"id": new_id(), "area_id": area.id, "status": status, "at": at, "note": note,
+             "inspection_id": inspection_id, "recorded_by_id": getattr(actor, "id", None), "recorded_at": utcnow()}
+    if batched:
+        add_after_flush(db.session(), event, AreaStatusEvent.__table__)
+    else:  # joined from the event's side: a loaded timeline gets it, one not loaded stays unread
+        db.session.add(AreaStatusEvent(area=area, **event))
     area.status, area.status_since = status, at
     area.revision += 1
     audit.record(actor, "area.status", area, before)
-    return event
 
 
 @implements("§380-16 C(4)(e)[5]", "§5.0 (Stop Work Order)")

@@ -24,6 +24,7 @@ from sqlalchemy import Select, delete, event, insert, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session, SessionTransaction
 
+from inspect_app.audit.models import waiting_rows
 from inspect_app.extensions import db
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.models import Permit
@@ -118,6 +119,8 @@ def _note_changed_permits(session: Session, flush_context) -> None:
     engine reads changed (editing a draft report's weather or notes does not).
     """
     changed = session.info.setdefault(_CHANGED, _Changed())
+    # Status events a push writes as rows, right after this flush (permits.services.change_area_status).
+    changed.areas.update(row["area_id"] for row in waiting_rows(session, AreaStatusEvent.__table__))
     dirty = {obj for obj in session.dirty if type(obj) in READS}
     for obj in (*session.new, *session.deleted, *dirty):
         columns = READS.get(type(obj))

@@ -4,13 +4,15 @@ answer and its effect on the record are what they would be alone: applied once, 
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
+from inspect_app.permits import services as permits
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
-from inspect_app.types import new_id
+from inspect_app.types import new_id, utcnow
 from sync.client import new_op
 from sync.models import SyncConflict, SyncOperation
 
@@ -108,3 +110,30 @@ def test_a_long_push_of_one_area_applies_each_change_once_in_order(client, runne
     assert (area.revision, area.status) == (451, statuses[449 % 2])
     assert count(AreaStatusEvent, AreaStatusEvent.area_id == area_id) == 451
     assert verify(runner).exit_code == 0, verify(runner).output
+
+
+def test_areas_a_push_stops_show_the_event_in_their_timeline_and_their_deadline_on_the_dashboard(
+        client, make, device_token, signed_in):
+    # §380-11 C(3)(a): the 7-day clock starts when work stops; the push writes its events as rows, not
+    # objects, and the stored obligations must still be worked out again with them.
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], number="LM-PUSH-1", construction_started_on=dt.date(2026, 6, 2))
+    disturbed, ceased = utcnow() - dt.timedelta(days=40), utcnow() - dt.timedelta(days=8)
+    areas = {name: permits.add_area(None, permit, name, Decimal("0.5"), since=disturbed).id
+             for name in ("North slope", "South swale")}
+    db.session.commit()
+    token, permit_id = device_token(inspector), permit.id
+    ops = [new_op("area.status", area_id, {"status": "activity_ceased", "note": f"Grading stopped on {name}",
+                                           "at": ceased.isoformat()}, 1)
+           for name, area_id in areas.items()]
+
+    assert [r["status"] for r in push(client, token, ops)] == ["applied", "applied"]
+
+    snapshot = client.get(f"/sync/permits/{permit_id}/snapshot", headers={"Authorization": f"Bearer {token}"}).json
+    notes = sorted(e["note"] for e in snapshot["area_events"] if e["status"] == "activity_ceased")
+    assert notes == ["Grading stopped on North slope", "Grading stopped on South swale"]
+    assert {a["name"]: a["status"] for a in snapshot["areas"]} == {"North slope": "activity_ceased",
+                                                                  "South swale": "activity_ceased"}
+    page = signed_in(make.user("agent")).get("/dashboard/").text
+    for name in areas:
+        assert f"Work on {name} stopped on" in page, page
