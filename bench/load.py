@@ -24,6 +24,9 @@ Prints `name=value` lines:
   load_worker_rss_mb            the largest gunicorn worker's resident set after the run (weather looked up)
   worker_rss_mb                 a fresh gunicorn worker after serving 100 pages (permit pages, reports, the
                                 dashboard) but no weather lookup (target <= 90)
+  load_app_cpu_ms_per_request   CPU time of the gunicorn workers and their weather fetchers per request
+                                answered (fairer than wall time when other work shares the machine)
+  load_db_cpu_ms_per_request    the same for the PostgreSQL server's processes
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -303,6 +306,26 @@ def worker_rss_mb(master: subprocess.Popen) -> list[float]:
     return sizes
 
 
+def tree_cpu_s(root_pid: int) -> float:
+    """CPU time (user + system, seconds) of a process and every process under it alive now, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parent[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+    def under(pid: int) -> bool:
+        while pid > 1:
+            if pid == root_pid:
+                return True
+            pid = parent.get(pid, 1)
+        return False
+    return sum(seconds for pid, seconds in cpu.items() if under(pid))
+
+
 def fake_weather() -> FakeMeteostat:
     """Meteostat on 127.0.0.1 with a station near each town and 400 days of hourly data."""
     fake = FakeMeteostat()
@@ -420,12 +443,18 @@ def main() -> None:
         base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
         samples: dict[str, list[float]] = {}
         marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
+        postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
+        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
+        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
         samples["end"] = worker_rss_mb(master)
         if not records:
             raise SystemExit("locust made no requests")
         report(records, seconds, args.users)
         print(f"load_worker_rss_mb={max(samples['end']):.0f}")
+        answered = sum(1 for r in records if not r[3])
+        print(f"load_app_cpu_ms_per_request={(cpu_after[0] - cpu_before[0]) * 1000 / answered:.1f}")
+        print(f"load_db_cpu_ms_per_request={(cpu_after[1] - cpu_before[1]) * 1000 / answered:.1f}")
         if args.soak:
             first_minute = min(r[0] for r in records) + 60
             last_minute = max(r[0] for r in records) - 60
