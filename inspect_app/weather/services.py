@@ -29,7 +29,7 @@ from inspect_app.permits.services import profile_of
 from inspect_app.rules.storms import HOUR, PERIOD_HOURS, FoundStorm, StormScan, find_storms
 from inspect_app.types import new_id, utcnow
 from inspect_app.weather import source
-from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation
+from inspect_app.weather.models import PermitStation, StationArea, StormEvent, WeatherObservation
 
 # CGP 2022 Part 4: inspections (and so storm inspections) run while the site is under construction, until
 # the certificate of completion (§380-18), so through final submissions too, and under a stop-work order:
@@ -39,6 +39,7 @@ MAX_SWEEP_DAYS = 31
 CHART_DAYS = 60
 CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per station
 STATION_RECHECK = dt.timedelta(days=1)  # the chart asks again which station is nearest with data
+STATION_LIST_TTL = dt.timedelta(days=7)  # a kept station list is used this long (meteostat's own refresh)
 ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 hours of a storm
 # Recent reports that may still change: within meteostat's publication lag, plus the hour being filled.
 _RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
@@ -222,6 +223,27 @@ def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> d
     return held
 
 
+def station_list(latitude: float, longitude: float, now: dt.datetime) -> source.StationList | None:
+    """A kept station list, asked within STATION_LIST_TTL, that covers the site (the newest such), if any."""
+    with db.session.no_autoflush:  # a list just kept is in the session: no write for a read
+        kept = [area for area in db.session.new if isinstance(area, StationArea)]
+        kept += db.session.scalars(select(StationArea).where(StationArea.asked_at >= now - STATION_LIST_TTL)
+                                   .order_by(StationArea.asked_at.desc()))
+    lists = (area.as_list() for area in kept)
+    return next((listed for listed in lists if listed.covers(latitude, longitude)), None)
+
+
+def keep_station_list(listed: source.StationList | None, now: dt.datetime) -> None:
+    """Keep a station list a lookup asked meteostat for (None: it asked for none), for every app server.
+
+    Added, not flushed: the lookups of a sweep or backfill that follow find it in the session, and it is
+    written with the caller's first write (a slow lookup never holds a write transaction).
+    """
+    if listed is not None:
+        db.session.add(StationArea(latitude=listed.latitude, longitude=listed.longitude, radius_m=listed.radius_m,
+                                   stations=list(listed.stations), asked_at=now))
+
+
 def permit_station(permit: Permit) -> tuple[source.Station, dt.datetime | None] | None:
     """The station last found for the permit's site, and when its rainfall was last fetched."""
     found = db.session.execute(
@@ -322,7 +344,9 @@ def _plan(inspection: Inspection, now: dt.datetime,
         held = (_held_windows(*source.inspection_window(inspection.performed_at), now)
                 if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
-                                   deadline_s=_deadline_s(), held=held)
+                                   deadline_s=_deadline_s(), held=held,
+                                   station_list=station_list(permit.latitude, permit.longitude, now))
+        keep_station_list(asked[key].station_list_fetched, now)
     if asked[key].status == "pending" and not asked[key].provisional:
         # The service could not be asked: the permit's rain station, if its stored hours are final.
         fallback = _permit_fallback(inspection, now)
@@ -476,7 +500,8 @@ def backfill_pending(limit: int | None = None, *, now: dt.datetime | None = None
     due = [i for i in candidates if needs_weather(i, now)][:limit]
     # Every lookup first, then every write: a slow weather service never holds a write transaction.
     asked: dict[tuple[float, float, dt.datetime], source.WeatherResult] = {}
-    plans = [(inspection, inspection.weather_status, _plan(inspection, now, asked)) for inspection in due]
+    with db.session.no_autoflush:  # a station list kept by one lookup is written with the writes
+        plans = [(inspection, inspection.weather_status, _plan(inspection, now, asked)) for inspection in due]
     outcomes = []
     for inspection, before, plan in plans:
         after = _apply(plan, now) if plan is not None else inspection.weather_status
@@ -523,7 +548,9 @@ def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutco
         site = (permit.latitude, permit.longitude)
         if site not in asked:
             asked[site] = source.daily_precipitation(*site, first_day - dt.timedelta(days=1), last_day,
-                                                     deadline_s=_deadline_s(), memo=memo)
+                                                     deadline_s=_deadline_s(), memo=memo,
+                                                     station_list=station_list(*site, now))
+            keep_station_list(asked[site].station_list_fetched, now)
     for series in asked.values():
         if series.rows:
             store_observations(series.rows, now=now)
@@ -681,7 +708,9 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
         # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
         series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
                                             deadline_s=_deadline_s(),
-                                            held=_held_stations(first_label, last_label, now))
+                                            held=_held_stations(first_label, last_label, now),
+                                            station_list=station_list(permit.latitude, permit.longitude, now))
+        keep_station_list(series.station_list_fetched, now)
         if series.rows:
             store_observations(series.rows, now=now)
         if series.station is not None:
