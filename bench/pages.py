@@ -99,7 +99,7 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
     pages = {
         "permit_page": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}"),
         "rainfall_chart": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}/rainfall",
-                                                   headers={"HX-Request": "true"}),
+                                                   headers={"HX-Request": "true", "HX-Target": "rainfall"}),
         "report_page": lambda: as_inspector.get(f"/inspections/{rng.choice(inspector['reports'])}"),
         "start_inspection": start,
         "draft_page": lambda: as_inspector.get(f"/inspections/{drafts[-1]}"),

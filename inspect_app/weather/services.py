@@ -14,6 +14,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flask import Flask, current_app
 from sqlalchemy import func, or_, select, update
@@ -92,6 +93,21 @@ def stored_observations(station_id: str, first: dt.datetime,
     return rows, max((row.fetched_at for row in found), default=None)
 
 
+def stored_rain(station_id: str, first: dt.datetime,
+                last: dt.datetime) -> tuple[Sequence[Any], dt.datetime | None]:
+    """A station's stored hours with precipitation, labels from `first` to `last` (inclusive), as rows of
+    (hour, precip_mm, sources), and when the newest stored hour was fetched: what a rainfall chart reads
+    (only the columns it shows, and one time fetched rather than one per hour: a chart reads 1,440 hours)."""
+    hours = (WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+             WeatherObservation.hour <= last)
+    rows = db.session.execute(select(WeatherObservation.hour, WeatherObservation.precip_mm,
+                                     func.coalesce(WeatherObservation.sources, "").label("sources"))
+                              .where(*hours, WeatherObservation.precip_mm.is_not(None))
+                              .order_by(WeatherObservation.hour)).all()
+    return rows, db.session.scalar(select(func.max(WeatherObservation.fetched_at)).where(*hours))
+    return rows, fetched_at
+
+
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
     """Keep fetched station-hours; an hour already stored is replaced only by a better one. Count stored."""
     now = now or utcnow()
@@ -155,21 +171,25 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
     return False
 
 
-def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
-                 now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
+def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                 stored: Sequence[Any] | None = None) -> tuple[dt.datetime, dt.datetime] | None:
     """The span of a station's hourly labels from `first` to `last` worth asking meteostat for, or None.
 
     An hour is held once stored with its precipitation. An hour missing when the station was last asked
     (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
     than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
+    `stored`: the station's stored rows of these hours (`stored_rain`) when the caller has read them already.
     """
     last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
     if last < first:
         return None
-    held = set(db.session.scalars(
-        select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
-                                              WeatherObservation.hour >= first, WeatherObservation.hour <= last,
-                                              WeatherObservation.precip_mm.is_not(None))))
+    if stored is None:
+        held = set(db.session.scalars(
+            select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
+                                                  WeatherObservation.hour >= first, WeatherObservation.hour <= last,
+                                                  WeatherObservation.precip_mm.is_not(None))))
+    else:
+        held = {row.hour for row in stored if row.precip_mm is not None and first <= row.hour <= last}
     asked = _last_asked(station_id)
     missing = _missing_hours_of(held, first, last, asked, now)
     return (missing[0], missing[-1]) if missing else None
@@ -195,14 +215,16 @@ def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datet
     return missing
 
 
-def _held_windows(first: dt.datetime, last: dt.datetime,
-                  now: dt.datetime) -> dict[str, tuple[source.HourlyObservation, ...]]:
+def _held_windows(first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                  near: frozenset[str] | None) -> dict[str, tuple[source.HourlyObservation, ...]]:
     """Stations whose every hour from `first` to `last` (up to now) we store or know to be unpublished,
-    with those hours: a report's lookup then walks the nearest stations without fetching these again."""
+    with those hours: a report's lookup then walks the nearest stations without fetching these again.
+    `near`: the stations within the site's search radius (None: not known, every station is looked at)."""
     upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
     held: dict[str, tuple[source.HourlyObservation, ...]] = {}
-    station_ids = db.session.scalars(select(WeatherObservation.station_id).distinct().where(
-        WeatherObservation.hour >= first, WeatherObservation.hour <= last))
+    query = select(WeatherObservation.station_id).distinct().where(
+        WeatherObservation.hour >= first, WeatherObservation.hour <= last)
+    station_ids = db.session.scalars(query if near is None else query.where(WeatherObservation.station_id.in_(near)))
     for station_id in list(station_ids):
         rows, _ = stored_observations(station_id, first, last)
         if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
@@ -210,11 +232,14 @@ def _held_windows(first: dt.datetime, last: dt.datetime,
     return held
 
 
-def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> dict[str, frozenset[str]]:
+def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                   near: frozenset[str] | None) -> dict[str, frozenset[str]]:
     """Stations of the town's permits whose rain hours from `first` to `last` we hold (none worth asking
-    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch."""
+    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch.
+    `near`: as for `_held_windows`."""
     held: dict[str, frozenset[str]] = {}
-    for station_id in db.session.scalars(select(PermitStation.station_id).distinct()):
+    query = select(PermitStation.station_id).distinct()
+    for station_id in db.session.scalars(query if near is None else query.where(PermitStation.station_id.in_(near))):
         if unheld_hours(station_id, first, last, now) is None:
             has_rain = db.session.scalar(select(WeatherObservation.hour).where(
                 WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
@@ -231,6 +256,11 @@ def station_list(latitude: float, longitude: float, now: dt.datetime) -> source.
                                    .order_by(StationArea.asked_at.desc()))
     lists = (area.as_list() for area in kept)
     return next((listed for listed in lists if listed.covers(latitude, longitude)), None)
+
+
+def _near(listed: source.StationList | None, latitude: float, longitude: float) -> frozenset[str] | None:
+    """The ids of the stations within the search radius of a site, from a kept list (None: no list)."""
+    return None if listed is None else frozenset(station["id"] for station in listed.nearest(latitude, longitude))
 
 
 def keep_station_list(listed: source.StationList | None, now: dt.datetime) -> None:
@@ -341,11 +371,12 @@ def _plan(inspection: Inspection, now: dt.datetime,
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
         # A report just started reuses the stations' hours we hold; a later fill asks for them again,
         # since a published hour may still gain values (or lose a model's) before it is final.
-        held = (_held_windows(*source.inspection_window(inspection.performed_at), now)
+        listed = station_list(permit.latitude, permit.longitude, now)
+        held = (_held_windows(*source.inspection_window(inspection.performed_at), now,
+                              _near(listed, permit.latitude, permit.longitude))
                 if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
-                                   deadline_s=_deadline_s(), held=held,
-                                   station_list=station_list(permit.latitude, permit.longitude, now))
+                                   deadline_s=_deadline_s(), held=held, station_list=listed)
         keep_station_list(asked[key].station_list_fetched, now)
     if asked[key].status == "pending" and not asked[key].provisional:
         # The service could not be asked: the permit's rain station, if its stored hours are final.
@@ -704,12 +735,15 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
     station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
+    rows: Sequence[Any] | None = None  # the station's stored rain hours (`stored_rain`), once read
+    fetched_at = None
     if known is None or now - known.found_at >= STATION_RECHECK:
         # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
+        listed = station_list(permit.latitude, permit.longitude, now)
         series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
-                                            deadline_s=_deadline_s(),
-                                            held=_held_stations(first_label, last_label, now),
-                                            station_list=station_list(permit.latitude, permit.longitude, now))
+                                            deadline_s=_deadline_s(), station_list=listed,
+                                            held=_held_stations(first_label, last_label, now,
+                                                                _near(listed, permit.latitude, permit.longitude)))
         keep_station_list(series.station_list_fetched, now)
         if series.rows:
             store_observations(series.rows, now=now)
@@ -720,7 +754,8 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             status, reason = series.status, series.reason
     else:
         # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
-        span = unheld_hours(station.id, first_label, last_label, now)
+        rows, fetched_at = stored_rain(station.id, first_label, last_label)
+        span = unheld_hours(station.id, first_label, last_label, now, stored=rows)
         if span is not None:
             fetched, why = source.station_hours(station.id, *span, deadline_s=_deadline_s())
             if fetched is None:
@@ -729,10 +764,10 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                 store_observations(fetched, now=now)
                 db.session.execute(update(PermitStation).where(PermitStation.permit_id == permit.id)
                                    .values(rainfall_fetched_at=now))
-    rows: tuple[source.HourlyObservation, ...] = ()
-    fetched_at = None
-    if station is not None:
-        rows, fetched_at = stored_observations(station.id, *_day_labels(start_day, end_day))
+                rows = None  # read again with the hours just stored
+    if station is not None and rows is None:
+        rows, fetched_at = stored_rain(station.id, first_label, last_label)
+    rows = rows or ()
     totals = source.daily_totals(rows, start_day, end_day)
     if not status:
         # Today is never whole yet; any earlier day with hours missing is flagged.
@@ -744,7 +779,8 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
         select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
                                  StormEvent.day <= end_day).order_by(StormEvent.day, StormEvent.reached_at)))
     return Rainfall(permit.id, start_day, end_day, totals, station, status, reason,
-                    source.attribution(r.source_of("prcp") for r in rows) if rows else "", fetched_at,
+                    source.attribution(source.source_in(sources, "prcp") for sources in {r.sources for r in rows})
+                    if rows else "", fetched_at,
                     profile_of(permit).storm.threshold_mm, storms, _storm_answers(permit, storms))
 
 

@@ -28,6 +28,7 @@ stored rows alone, so the database layer can cache what was fetched and never tr
 from __future__ import annotations
 
 import atexit
+import bisect
 import contextlib
 import datetime as dt
 import json
@@ -89,11 +90,16 @@ class HourlyObservation:
 
     def source_of(self, parameter: str) -> str | None:
         """The provider(s) of one meteostat parameter (temp, prcp, wspd, wdir, coco) in this hour."""
-        for part in self.sources.split(";"):
-            name, _, source = part.partition("=")
-            if name == parameter and source:
-                return source
-        return None
+        return source_in(self.sources, parameter)
+
+
+def source_in(sources: str, parameter: str) -> str | None:
+    """The provider(s) of one meteostat parameter in an hour's `sources` ("temp=isd_lite;prcp=metar")."""
+    for part in sources.split(";"):
+        name, _, source = part.partition("=")
+        if name == parameter and source:
+            return source
+    return None
 
 
 @dataclass(frozen=True)
@@ -715,23 +721,24 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
 def daily_totals(rows: Iterable[HourlyObservation], start_day: dt.date, end_day: dt.date,
                  tz: ZoneInfo = LOCAL_TZ) -> tuple[DayRainfall, ...]:
     """Rain per local day from hourly rows (fresh or stored); no I/O."""
-    by_day: dict[dt.date, list[float]] = {}
+    days = []
+    day = start_day
+    while day <= end_day + dt.timedelta(days=1):
+        days.append(day)
+        day += dt.timedelta(days=1)
+    # Each day's first instant in UTC: days[i] runs from midnights[i] up to midnights[i + 1].
+    midnights = [_local_midnight(day, tz) for day in days]
+    by_day: list[list[float]] = [[] for _ in days[:-1]]
     for row in rows:
         if row.precip_mm is None:
             continue
         # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
-        day = (row.hour - dt.timedelta(hours=1)).astimezone(tz).date()
-        by_day.setdefault(day, []).append(row.precip_mm)
-    days = []
-    day = start_day
-    while day <= end_day:
-        values = by_day.get(day, [])
-        begins, ends = _local_midnight(day, tz), _local_midnight(day + dt.timedelta(days=1), tz)
-        days.append(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None,
-                                hours_with_data=len(values),
-                                hours_in_day=round((ends - begins).total_seconds() / 3600)))
-        day += dt.timedelta(days=1)
-    return tuple(days)
+        index = bisect.bisect_right(midnights, row.hour - dt.timedelta(hours=1)) - 1
+        if 0 <= index < len(by_day):
+            by_day[index].append(row.precip_mm)
+    return tuple(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None, hours_with_data=len(values),
+                             hours_in_day=round((ends - begins).total_seconds() / 3600))
+                 for day, values, begins, ends in zip(days, by_day, midnights, midnights[1:]))
 
 
 def _rainfall_window(start_day: dt.date, end_day: dt.date) -> tuple[dt.datetime, dt.datetime]:
