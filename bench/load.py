@@ -5,7 +5,9 @@ Starts, all on this machine and all stopped at the end (also on Ctrl-C or an err
   migrated with `flask db upgrade`;
 - a town loaded into it: 300 permits in two towns, 20 inspectors, 3 agents, a year of weekly reports
   with checklist answers, findings, corrective actions and photos (real JPEGs and renditions in a
-  temporary BLOB_ROOT), the dashboard's stored obligations, and a sync device per inspector;
+  temporary BLOB_ROOT), the dashboard's stored obligations, what the hourly storm sweep stores (each
+  permit's rain station, the station list around the town, the last days' hours), and a sync device
+  per inspector;
 - the tests' fake meteostat on 127.0.0.1, so starting a report and the rainfall chart look weather up
   over HTTP as they do in production;
 - gunicorn on 127.0.0.1 (4 workers x 4 threads);
@@ -79,6 +81,7 @@ from inspect_app.photos.models import Blob, Photo  # noqa: E402
 from inspect_app.photos.processing import make_renditions  # noqa: E402
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: E402
 from inspect_app.types import new_id, utcnow  # noqa: E402
+from inspect_app.weather import services as weather, source  # noqa: E402
 from sync.services import create_device  # noqa: E402
 from weather_fake import FakeMeteostat, hours  # noqa: E402
 
@@ -132,10 +135,16 @@ def photo_pool(count: int, rng: random.Random) -> list[bytes]:
     return pool
 
 
-def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
-    """Load the town into the migrated database; returns what the locustfile needs to know."""
+def build_town(url: str, blob_root: Path, seed: int = 18, weather_endpoint: str | None = None) -> dict:
+    """Load the town into the migrated database; returns what the locustfile needs to know.
+
+    With `weather_endpoint` (the fake meteostat), the storm sweep runs once, as its hourly timer has in a
+    town that is up and running (docs/deploy.md): each permit's rain station, the station list around the
+    town and the last days' hours are stored, as they would be when people start work.
+    """
     rng, now = random.Random(seed), utcnow()
-    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench",
+                      "WEATHER_ENDPOINT": weather_endpoint})
     store = BlobStore(blob_root)
     with app.app_context():
         towns = {t.profile_key: t for t in permits.ensure_jurisdictions()}
@@ -237,6 +246,10 @@ def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
         db.session.commit()
         for batch in obligations.batches():  # what `flask dashboard refresh` stores
             obligations.refresh_permits(batch, utcnow())
+            db.session.commit()
+        if weather_endpoint is not None:  # what `flask compliance sweep --days 3` stores
+            source.start_fetcher()
+            weather.sweep_storms(3)
             db.session.commit()
         counts = {model.__tablename__: len(batch) for model, batch in rows.items()}
         assert db.session.scalar(select(db.func.count()).select_from(Inspection)) == counts["inspections"]
@@ -434,7 +447,7 @@ def main() -> None:
     with ExitStack() as stack:
         folder, url, env = migrated_database(stack, "load-bench")
         began = time.perf_counter()
-        town = build_town(url, folder / "blobs")
+        town = build_town(url, folder / "blobs", weather_endpoint=env["WEATHER_ENDPOINT"])
         print(f"load_build_town_s={time.perf_counter() - began:.1f}")
         print("load_town=" + ",".join(f"{k}:{v}" for k, v in town["counts"].items() if v))
         town_file = folder / "town.json"

@@ -51,7 +51,7 @@ def main() -> None:
                                     "SECRET_KEY": "pages-bench"}
                 subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
                                capture_output=True)
-                town = build_town(url, folder / "blobs")
+                town = build_town(url, folder / "blobs", weather_endpoint=weather.base_url)
                 measure(url, folder / "blobs", weather.base_url, town, args.runs, args.profile)
         finally:
             weather.stop()
