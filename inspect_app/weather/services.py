@@ -105,7 +105,6 @@ def stored_rain(station_id: str, first: dt.datetime,
                               .where(*hours, WeatherObservation.precip_mm.is_not(None))
                               .order_by(WeatherObservation.hour)).all()
     return rows, db.session.scalar(select(func.max(WeatherObservation.fetched_at)).where(*hours))
-    return rows, fetched_at
 
 
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
