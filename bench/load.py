@@ -5,7 +5,9 @@ Starts, all on this machine and all stopped at the end (also on Ctrl-C or an err
   migrated with `flask db upgrade`;
 - a town loaded into it: 300 permits in two towns, 20 inspectors, 3 agents, a year of weekly reports
   with checklist answers, findings, corrective actions and photos (real JPEGs and renditions in a
-  temporary BLOB_ROOT), the dashboard's stored obligations, and a sync device per inspector;
+  temporary BLOB_ROOT), the dashboard's stored obligations, what the hourly storm sweep stores (each
+  permit's rain station, the station list around the town, the last days' hours), and a sync device
+  per inspector;
 - the tests' fake meteostat on 127.0.0.1, so starting a report and the rainfall chart look weather up
   over HTTP as they do in production;
 - gunicorn on 127.0.0.1 (4 workers x 4 threads);
@@ -24,6 +26,9 @@ Prints `name=value` lines:
   load_worker_rss_mb            the largest gunicorn worker's resident set after the run (weather looked up)
   worker_rss_mb                 a fresh gunicorn worker after serving 100 pages (permit pages, reports, the
                                 dashboard) but no weather lookup (target <= 90)
+  load_app_cpu_ms_per_request   CPU time of the gunicorn workers and their weather fetchers per request
+                                answered (fairer than wall time when other work shares the machine)
+  load_db_cpu_ms_per_request    the same for the PostgreSQL server's processes
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -76,6 +81,7 @@ from inspect_app.photos.models import Blob, Photo  # noqa: E402
 from inspect_app.photos.processing import make_renditions  # noqa: E402
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: E402
 from inspect_app.types import new_id, utcnow  # noqa: E402
+from inspect_app.weather import services as weather, source  # noqa: E402
 from sync.services import create_device  # noqa: E402
 from weather_fake import FakeMeteostat, hours  # noqa: E402
 
@@ -129,10 +135,16 @@ def photo_pool(count: int, rng: random.Random) -> list[bytes]:
     return pool
 
 
-def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
-    """Load the town into the migrated database; returns what the locustfile needs to know."""
+def build_town(url: str, blob_root: Path, seed: int = 18, weather_endpoint: str | None = None) -> dict:
+    """Load the town into the migrated database; returns what the locustfile needs to know.
+
+    With `weather_endpoint` (the fake meteostat), the storm sweep runs once, as its hourly timer has in a
+    town that is up and running (docs/deploy.md): each permit's rain station, the station list around the
+    town and the last days' hours are stored, as they would be when people start work.
+    """
     rng, now = random.Random(seed), utcnow()
-    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench",
+                      "WEATHER_ENDPOINT": weather_endpoint})
     store = BlobStore(blob_root)
     with app.app_context():
         towns = {t.profile_key: t for t in permits.ensure_jurisdictions()}
@@ -235,6 +247,10 @@ def build_town(url: str, blob_root: Path, seed: int = 18) -> dict:
         for batch in obligations.batches():  # what `flask dashboard refresh` stores
             obligations.refresh_permits(batch, utcnow())
             db.session.commit()
+        if weather_endpoint is not None:  # what `flask compliance sweep --days 3` stores
+            source.start_fetcher()
+            weather.sweep_storms(3)
+            db.session.commit()
         counts = {model.__tablename__: len(batch) for model, batch in rows.items()}
         assert db.session.scalar(select(db.func.count()).select_from(Inspection)) == counts["inspections"]
         town = {
@@ -301,6 +317,26 @@ def worker_rss_mb(master: subprocess.Popen) -> list[float]:
         if fields.get("PPid", "").strip() == str(master.pid) and "VmRSS" in fields:
             sizes.append(int(fields["VmRSS"].split()[0]) / 1024)
     return sizes
+
+
+def tree_cpu_s(root_pid: int) -> float:
+    """CPU time (user + system, seconds) of a process and every process under it alive now, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parent[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+    def under(pid: int) -> bool:
+        while pid > 1:
+            if pid == root_pid:
+                return True
+            pid = parent.get(pid, 1)
+        return False
+    return sum(seconds for pid, seconds in cpu.items() if under(pid))
 
 
 def fake_weather() -> FakeMeteostat:
@@ -411,7 +447,7 @@ def main() -> None:
     with ExitStack() as stack:
         folder, url, env = migrated_database(stack, "load-bench")
         began = time.perf_counter()
-        town = build_town(url, folder / "blobs")
+        town = build_town(url, folder / "blobs", weather_endpoint=env["WEATHER_ENDPOINT"])
         print(f"load_build_town_s={time.perf_counter() - began:.1f}")
         print("load_town=" + ",".join(f"{k}:{v}" for k, v in town["counts"].items() if v))
         town_file = folder / "town.json"
@@ -420,12 +456,18 @@ def main() -> None:
         base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
         samples: dict[str, list[float]] = {}
         marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
+        postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
+        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
+        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
         samples["end"] = worker_rss_mb(master)
         if not records:
             raise SystemExit("locust made no requests")
         report(records, seconds, args.users)
         print(f"load_worker_rss_mb={max(samples['end']):.0f}")
+        answered = sum(1 for r in records if not r[3])
+        print(f"load_app_cpu_ms_per_request={(cpu_after[0] - cpu_before[0]) * 1000 / answered:.1f}")
+        print(f"load_db_cpu_ms_per_request={(cpu_after[1] - cpu_before[1]) * 1000 / answered:.1f}")
         if args.soak:
             first_minute = min(r[0] for r in records) + 60
             last_minute = max(r[0] for r in records) - 60

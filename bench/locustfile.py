@@ -90,8 +90,9 @@ class Inspector(_Person):
     def permit_page(self) -> None:
         permit = random.choice(self.account["permits"])
         self.page(f"/permits/{permit}", "permit page", "Inspections")
-        # What the browser then asks for (hx-trigger="load"): the rainfall chart of the permit.
-        self.client.get(f"/permits/{permit}/rainfall", name="rainfall chart", headers={"HX-Request": "true"})
+        # What the browser then asks for (hx-trigger="load"), with htmx's headers: the chart's fragment.
+        self.client.get(f"/permits/{permit}/rainfall", name="rainfall chart",
+                        headers={"HX-Request": "true", "HX-Target": "rainfall"})
 
     @task(4)
     def report_page(self) -> None:

@@ -4,6 +4,8 @@ Where the time of bench/load.py goes: the same PostgreSQL (its own, fsync on), t
 fake meteostat, but each page requested alone through the Flask test client (no HTTP, no other load),
 RUNS times. Prints, for each page:
   page_<name>_median_ms   median server time
+  page_<name>_median_cpu_ms   median CPU time of this process (fairer than wall time on a busy machine;
+                          a weather fetcher process's CPU is not in it)
   page_<name>_queries     SQL statements run by the last request
 and with `--profile NAME` the functions that took the time of that page (cProfile, cumulative).
 
@@ -49,7 +51,7 @@ def main() -> None:
                                     "SECRET_KEY": "pages-bench"}
                 subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
                                capture_output=True)
-                town = build_town(url, folder / "blobs")
+                town = build_town(url, folder / "blobs", weather_endpoint=weather.base_url)
                 measure(url, folder / "blobs", weather.base_url, town, args.runs, args.profile)
         finally:
             weather.stop()
@@ -97,7 +99,7 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
     pages = {
         "permit_page": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}"),
         "rainfall_chart": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}/rainfall",
-                                                   headers={"HX-Request": "true"}),
+                                                   headers={"HX-Request": "true", "HX-Target": "rainfall"}),
         "report_page": lambda: as_inspector.get(f"/inspections/{rng.choice(inspector['reports'])}"),
         "start_inspection": start,
         "draft_page": lambda: as_inspector.get(f"/inspections/{drafts[-1]}"),
@@ -111,14 +113,16 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
     with app.app_context():
         event.listen(db.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     for name, request in pages.items():
-        times = []
+        times, cpu_times = [], []
         for _ in range(runs):
             statements.clear()
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             answer = request()
             times.append((time.perf_counter() - began) * 1000)
+            cpu_times.append((time.process_time() - began_cpu) * 1000)
             assert answer.status_code in (200, 303), (name, answer.status_code)
         print(f"page_{name}_median_ms={statistics.median(times):.0f}")
+        print(f"page_{name}_median_cpu_ms={statistics.median(cpu_times):.0f}")
         print(f"page_{name}_queries={len(statements)}")
         if name == profile:
             profiler = cProfile.Profile()

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from sqlalchemy import Date, ForeignKey, String, UniqueConstraint, false, text
+from sqlalchemy import JSON, Date, ForeignKey, String, UniqueConstraint, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, new_id, utcnow
+from inspect_app.weather.source import StationList
 
 
 class WeatherObservation(db.Model):
@@ -70,3 +72,24 @@ class PermitStation(db.Model):
     distance_m: Mapped[float]
     found_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     rainfall_fetched_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+
+
+class StationArea(db.Model):
+    """Meteostat's station list around a point as asked at `asked_at` (`weather.source.StationList`).
+
+    Every app server finds a site's nearest stations here while the list is fresh, instead of asking
+    meteostat's station list (through a fetcher process) at each report and chart.
+    """
+
+    __tablename__ = "weather_station_areas"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    latitude: Mapped[float]
+    longitude: Mapped[float]
+    radius_m: Mapped[float]
+    stations: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    asked_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+
+    def as_list(self) -> StationList:
+        """The list as `weather.source` reads it."""
+        return StationList(self.latitude, self.longitude, self.radius_m, tuple(self.stations))

@@ -14,6 +14,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flask import Flask, current_app
 from sqlalchemy import func, or_, select, update
@@ -29,7 +30,7 @@ from inspect_app.permits.services import profile_of
 from inspect_app.rules.storms import HOUR, PERIOD_HOURS, FoundStorm, StormScan, find_storms
 from inspect_app.types import new_id, utcnow
 from inspect_app.weather import source
-from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation
+from inspect_app.weather.models import PermitStation, StationArea, StormEvent, WeatherObservation
 
 # CGP 2022 Part 4: inspections (and so storm inspections) run while the site is under construction, until
 # the certificate of completion (§380-18), so through final submissions too, and under a stop-work order:
@@ -39,6 +40,7 @@ MAX_SWEEP_DAYS = 31
 CHART_DAYS = 60
 CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per station
 STATION_RECHECK = dt.timedelta(days=1)  # the chart asks again which station is nearest with data
+STATION_LIST_TTL = dt.timedelta(days=7)  # a kept station list is used this long (meteostat's own refresh)
 ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 hours of a storm
 # Recent reports that may still change: within meteostat's publication lag, plus the hour being filled.
 _RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
@@ -89,6 +91,20 @@ def stored_observations(station_id: str, first: dt.datetime,
     ).all()
     rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "") for row in found)
     return rows, max((row.fetched_at for row in found), default=None)
+
+
+def stored_rain(station_id: str, first: dt.datetime,
+                last: dt.datetime) -> tuple[Sequence[Any], dt.datetime | None]:
+    """A station's stored hours with precipitation, labels from `first` to `last` (inclusive), as rows of
+    (hour, precip_mm, sources), and when the newest stored hour was fetched: what a rainfall chart reads
+    (only the columns it shows, and one time fetched rather than one per hour: a chart reads 1,440 hours)."""
+    hours = (WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+             WeatherObservation.hour <= last)
+    rows = db.session.execute(select(WeatherObservation.hour, WeatherObservation.precip_mm,
+                                     func.coalesce(WeatherObservation.sources, "").label("sources"))
+                              .where(*hours, WeatherObservation.precip_mm.is_not(None))
+                              .order_by(WeatherObservation.hour)).all()
+    return rows, db.session.scalar(select(func.max(WeatherObservation.fetched_at)).where(*hours))
 
 
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
@@ -154,21 +170,25 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
     return False
 
 
-def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
-                 now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
+def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                 stored: Sequence[Any] | None = None) -> tuple[dt.datetime, dt.datetime] | None:
     """The span of a station's hourly labels from `first` to `last` worth asking meteostat for, or None.
 
     An hour is held once stored with its precipitation. An hour missing when the station was last asked
     (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
     than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
+    `stored`: the station's stored rows of these hours (`stored_rain`) when the caller has read them already.
     """
     last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
     if last < first:
         return None
-    held = set(db.session.scalars(
-        select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
-                                              WeatherObservation.hour >= first, WeatherObservation.hour <= last,
-                                              WeatherObservation.precip_mm.is_not(None))))
+    if stored is None:
+        held = set(db.session.scalars(
+            select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
+                                                  WeatherObservation.hour >= first, WeatherObservation.hour <= last,
+                                                  WeatherObservation.precip_mm.is_not(None))))
+    else:
+        held = {row.hour for row in stored if row.precip_mm is not None and first <= row.hour <= last}
     asked = _last_asked(station_id)
     missing = _missing_hours_of(held, first, last, asked, now)
     return (missing[0], missing[-1]) if missing else None
@@ -194,14 +214,16 @@ def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datet
     return missing
 
 
-def _held_windows(first: dt.datetime, last: dt.datetime,
-                  now: dt.datetime) -> dict[str, tuple[source.HourlyObservation, ...]]:
+def _held_windows(first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                  near: frozenset[str] | None) -> dict[str, tuple[source.HourlyObservation, ...]]:
     """Stations whose every hour from `first` to `last` (up to now) we store or know to be unpublished,
-    with those hours: a report's lookup then walks the nearest stations without fetching these again."""
+    with those hours: a report's lookup then walks the nearest stations without fetching these again.
+    `near`: the stations within the site's search radius (None: not known, every station is looked at)."""
     upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
     held: dict[str, tuple[source.HourlyObservation, ...]] = {}
-    station_ids = db.session.scalars(select(WeatherObservation.station_id).distinct().where(
-        WeatherObservation.hour >= first, WeatherObservation.hour <= last))
+    query = select(WeatherObservation.station_id).distinct().where(
+        WeatherObservation.hour >= first, WeatherObservation.hour <= last)
+    station_ids = db.session.scalars(query if near is None else query.where(WeatherObservation.station_id.in_(near)))
     for station_id in list(station_ids):
         rows, _ = stored_observations(station_id, first, last)
         if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
@@ -209,17 +231,46 @@ def _held_windows(first: dt.datetime, last: dt.datetime,
     return held
 
 
-def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime) -> dict[str, frozenset[str]]:
+def _held_stations(first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                   near: frozenset[str] | None) -> dict[str, frozenset[str]]:
     """Stations of the town's permits whose rain hours from `first` to `last` we hold (none worth asking
-    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch."""
+    for), each with "precipitation" when it has any: the nearest-station choice then needs no fetch.
+    `near`: as for `_held_windows`."""
     held: dict[str, frozenset[str]] = {}
-    for station_id in db.session.scalars(select(PermitStation.station_id).distinct()):
+    query = select(PermitStation.station_id).distinct()
+    for station_id in db.session.scalars(query if near is None else query.where(PermitStation.station_id.in_(near))):
         if unheld_hours(station_id, first, last, now) is None:
             has_rain = db.session.scalar(select(WeatherObservation.hour).where(
                 WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
                 WeatherObservation.hour <= last, WeatherObservation.precip_mm.is_not(None)).limit(1))
             held[station_id] = frozenset({"precipitation"}) if has_rain is not None else frozenset()
     return held
+
+
+def station_list(latitude: float, longitude: float, now: dt.datetime) -> source.StationList | None:
+    """A kept station list, asked within STATION_LIST_TTL, that covers the site (the newest such), if any."""
+    with db.session.no_autoflush:  # a list just kept is in the session: no write for a read
+        kept = [area for area in db.session.new if isinstance(area, StationArea)]
+        kept += db.session.scalars(select(StationArea).where(StationArea.asked_at >= now - STATION_LIST_TTL)
+                                   .order_by(StationArea.asked_at.desc()))
+    lists = (area.as_list() for area in kept)
+    return next((listed for listed in lists if listed.covers(latitude, longitude)), None)
+
+
+def _near(listed: source.StationList | None, latitude: float, longitude: float) -> frozenset[str] | None:
+    """The ids of the stations within the search radius of a site, from a kept list (None: no list)."""
+    return None if listed is None else frozenset(station["id"] for station in listed.nearest(latitude, longitude))
+
+
+def keep_station_list(listed: source.StationList | None, now: dt.datetime) -> None:
+    """Keep a station list a lookup asked meteostat for (None: it asked for none), for every app server.
+
+    Added, not flushed: the lookups of a sweep or backfill that follow find it in the session, and it is
+    written with the caller's first write (a slow lookup never holds a write transaction).
+    """
+    if listed is not None:
+        db.session.add(StationArea(latitude=listed.latitude, longitude=listed.longitude, radius_m=listed.radius_m,
+                                   stations=list(listed.stations), asked_at=now))
 
 
 def permit_station(permit: Permit) -> tuple[source.Station, dt.datetime | None] | None:
@@ -319,10 +370,13 @@ def _plan(inspection: Inspection, now: dt.datetime,
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
         # A report just started reuses the stations' hours we hold; a later fill asks for them again,
         # since a published hour may still gain values (or lose a model's) before it is final.
-        held = (_held_windows(*source.inspection_window(inspection.performed_at), now)
+        listed = station_list(permit.latitude, permit.longitude, now)
+        held = (_held_windows(*source.inspection_window(inspection.performed_at), now,
+                              _near(listed, permit.latitude, permit.longitude))
                 if inspection.weather_fetched_at is None else None)
         asked[key] = source.lookup(permit.latitude, permit.longitude, inspection.performed_at,
-                                   deadline_s=_deadline_s(), held=held)
+                                   deadline_s=_deadline_s(), held=held, station_list=listed)
+        keep_station_list(asked[key].station_list_fetched, now)
     if asked[key].status == "pending" and not asked[key].provisional:
         # The service could not be asked: the permit's rain station, if its stored hours are final.
         fallback = _permit_fallback(inspection, now)
@@ -476,7 +530,8 @@ def backfill_pending(limit: int | None = None, *, now: dt.datetime | None = None
     due = [i for i in candidates if needs_weather(i, now)][:limit]
     # Every lookup first, then every write: a slow weather service never holds a write transaction.
     asked: dict[tuple[float, float, dt.datetime], source.WeatherResult] = {}
-    plans = [(inspection, inspection.weather_status, _plan(inspection, now, asked)) for inspection in due]
+    with db.session.no_autoflush:  # a station list kept by one lookup is written with the writes
+        plans = [(inspection, inspection.weather_status, _plan(inspection, now, asked)) for inspection in due]
     outcomes = []
     for inspection, before, plan in plans:
         after = _apply(plan, now) if plan is not None else inspection.weather_status
@@ -523,7 +578,9 @@ def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutco
         site = (permit.latitude, permit.longitude)
         if site not in asked:
             asked[site] = source.daily_precipitation(*site, first_day - dt.timedelta(days=1), last_day,
-                                                     deadline_s=_deadline_s(), memo=memo)
+                                                     deadline_s=_deadline_s(), memo=memo,
+                                                     station_list=station_list(*site, now))
+            keep_station_list(asked[site].station_list_fetched, now)
     for series in asked.values():
         if series.rows:
             store_observations(series.rows, now=now)
@@ -677,11 +734,16 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
     station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
+    rows: Sequence[Any] | None = None  # the station's stored rain hours (`stored_rain`), once read
+    fetched_at = None
     if known is None or now - known.found_at >= STATION_RECHECK:
         # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
+        listed = station_list(permit.latitude, permit.longitude, now)
         series = source.daily_precipitation(permit.latitude, permit.longitude, start_day, end_day,
-                                            deadline_s=_deadline_s(),
-                                            held=_held_stations(first_label, last_label, now))
+                                            deadline_s=_deadline_s(), station_list=listed,
+                                            held=_held_stations(first_label, last_label, now,
+                                                                _near(listed, permit.latitude, permit.longitude)))
+        keep_station_list(series.station_list_fetched, now)
         if series.rows:
             store_observations(series.rows, now=now)
         if series.station is not None:
@@ -691,7 +753,8 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             status, reason = series.status, series.reason
     else:
         # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
-        span = unheld_hours(station.id, first_label, last_label, now)
+        rows, fetched_at = stored_rain(station.id, first_label, last_label)
+        span = unheld_hours(station.id, first_label, last_label, now, stored=rows)
         if span is not None:
             fetched, why = source.station_hours(station.id, *span, deadline_s=_deadline_s())
             if fetched is None:
@@ -700,10 +763,10 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                 store_observations(fetched, now=now)
                 db.session.execute(update(PermitStation).where(PermitStation.permit_id == permit.id)
                                    .values(rainfall_fetched_at=now))
-    rows: tuple[source.HourlyObservation, ...] = ()
-    fetched_at = None
-    if station is not None:
-        rows, fetched_at = stored_observations(station.id, *_day_labels(start_day, end_day))
+                rows = None  # read again with the hours just stored
+    if station is not None and rows is None:
+        rows, fetched_at = stored_rain(station.id, first_label, last_label)
+    rows = rows or ()
     totals = source.daily_totals(rows, start_day, end_day)
     if not status:
         # Today is never whole yet; any earlier day with hours missing is flagged.
@@ -715,7 +778,8 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
         select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
                                  StormEvent.day <= end_day).order_by(StormEvent.day, StormEvent.reached_at)))
     return Rainfall(permit.id, start_day, end_day, totals, station, status, reason,
-                    source.attribution(r.source_of("prcp") for r in rows) if rows else "", fetched_at,
+                    source.attribution(source.source_in(sources, "prcp") for sources in {r.sources for r in rows})
+                    if rows else "", fetched_at,
                     profile_of(permit).storm.threshold_mm, storms, _storm_answers(permit, storms))
 
 

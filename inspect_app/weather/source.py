@@ -28,6 +28,7 @@ stored rows alone, so the database layer can cache what was fetched and never tr
 from __future__ import annotations
 
 import atexit
+import bisect
 import contextlib
 import datetime as dt
 import json
@@ -40,7 +41,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
@@ -54,6 +55,11 @@ T = TypeVar("T")
 LOCAL_TZ = ZoneInfo("America/New_York")
 SEARCH_RADIUS_M = 50_000  # a station farther than this is not "representative" of the site
 MAX_CANDIDATES = 5  # nearest stations tried, in order, for one with data
+# A station list is asked for this far around a site, so it holds the search radius of every site within
+# AREA_RADIUS_M - SEARCH_RADIUS_M (100 km) of it: a town's permits and reports share one list.
+AREA_RADIUS_M = 150_000
+AREA_LIMIT = 2_000  # stations in one list at most; a fuller list covers only to its farthest station
+EARTH_RADIUS_M = 6_371_000  # meteostat's, in its distance
 MIN_PRECIP_HOURS = 20  # of 24: fewer and the 24-hour total is reported as incomplete, never as zero
 NOW_LOOKBACK = dt.timedelta(hours=2)  # an hourly value this old still describes "the time of inspection"
 # Recent hours can lag a day or more and regional outages of days have been seen; after this long
@@ -84,11 +90,16 @@ class HourlyObservation:
 
     def source_of(self, parameter: str) -> str | None:
         """The provider(s) of one meteostat parameter (temp, prcp, wspd, wdir, coco) in this hour."""
-        for part in self.sources.split(";"):
-            name, _, source = part.partition("=")
-            if name == parameter and source:
-                return source
-        return None
+        return source_in(self.sources, parameter)
+
+
+def source_in(sources: str, parameter: str) -> str | None:
+    """The provider(s) of one meteostat parameter in an hour's `sources` ("temp=isd_lite;prcp=metar")."""
+    for part in sources.split(";"):
+        name, _, source = part.partition("=")
+        if name == parameter and source:
+            return source
+    return None
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,7 @@ class WeatherResult:
     # hours are missing within the publication lag the values are provisional, the best known so far.
     precip_hours_unpublished: int = 0
     observed_at: dt.datetime | None = None
+    station_list_fetched: StationList | None = None  # asked of meteostat for this lookup (to keep)
 
     @property
     def provisional(self) -> bool:
@@ -184,6 +196,40 @@ class RainfallSeries:
     attribution: str
     fetched_at: dt.datetime | None
     rows: tuple[HourlyObservation, ...]
+    station_list_fetched: StationList | None = None  # asked of meteostat for this series (to keep)
+
+
+@dataclass(frozen=True)
+class StationList:
+    """Meteostat's stations within `radius_m` of a point, as its station list had them when asked.
+
+    A site whose whole search radius lies inside finds its nearest stations here (`nearest`), exactly as
+    meteostat would list them, without asking again: the caller keeps lists (weather.services) so the
+    reports and charts of a town ask meteostat's station list once a week, not at every lookup.
+    """
+
+    latitude: float
+    longitude: float
+    radius_m: float
+    stations: tuple[dict[str, Any], ...]  # as the fetcher's `nearby` gives them, distance_m apart
+
+    def covers(self, latitude: float, longitude: float) -> bool:
+        """Whether every station within SEARCH_RADIUS_M of the site is in this list."""
+        return distance_m(self.latitude, self.longitude, latitude, longitude) + SEARCH_RADIUS_M <= self.radius_m
+
+    def nearest(self, latitude: float, longitude: float) -> list[dict[str, Any]]:
+        """The stations within SEARCH_RADIUS_M of the site, nearest first, each with its distance_m."""
+        found = [station | {"distance_m": distance_m(latitude, longitude, station["latitude"], station["longitude"])}
+                 for station in self.stations]
+        return sorted((s for s in found if s["distance_m"] <= SEARCH_RADIUS_M), key=lambda s: s["distance_m"])
+
+
+def distance_m(latitude: float, longitude: float, other_latitude: float, other_longitude: float) -> float:
+    """Meteostat's distance between two points (its station list's formula, rounded as it rounds)."""
+    lat, other_lat = math.radians(latitude), math.radians(other_latitude)
+    cosine = (math.cos(lat) * math.cos(other_lat) * math.cos(math.radians(other_longitude - longitude))
+              + math.sin(lat) * math.sin(other_lat))
+    return round(EARTH_RADIUS_M * math.acos(max(-1.0, min(1.0, cosine))), 1)
 
 
 # -- configuration ---------------------------------------------------------------------------
@@ -355,6 +401,7 @@ class _Fetched:
     rows: tuple[HourlyObservation, ...]  # the chosen stations' rows
     failed: bool  # the service failed (timeout, server error) before every parameter had a station
     fetched_at: dt.datetime
+    station_list_fetched: StationList | None = None
 
 
 # Rows already fetched in one run (a sweep), by (station, first label, last label): each station's
@@ -364,16 +411,19 @@ FetchMemo = dict[tuple[str, dt.datetime, dt.datetime], tuple[HourlyObservation, 
 
 def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, end: dt.datetime,
                          exclude: frozenset[str], wanted: Sequence[str],
-                         memo: FetchMemo | None = None, held: Mapping[str, frozenset[str]] | None = None
-                         ) -> _Fetched:
+                         memo: FetchMemo | None = None, held: Mapping[str, frozenset[str]] | None = None,
+                         station_list: StationList | None = None) -> _Fetched:
     """In a worker: for each wanted parameter group, the nearest station with data for it in [start, end]
     (naive UTC), walking the stations within the radius nearest first.
 
     `held`: stations whose hours of the window the caller already stores, with the groups they have
     data for; such a station is chosen (or passed over) from that, without fetching its file again.
+    `station_list`: a list the caller keeps; asked of meteostat (and returned) when it does not cover the site.
     """
-    nearby, _ = _fetch("nearby", latitude=latitude, longitude=longitude, radius_m=SEARCH_RADIUS_M,
-                       limit=MAX_CANDIDATES + len(exclude))
+    fetched_list = None
+    if station_list is None or not station_list.covers(latitude, longitude):
+        station_list = fetched_list = _station_list(latitude, longitude)
+    nearby = station_list.nearest(latitude, longitude)
     chosen: dict[str, Station] = {}
     rows: list[HourlyObservation] = []
     tried = 0
@@ -396,7 +446,7 @@ def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, 
             fetched, failed = _hourly(meta, start, end)
             if failed:
                 # A nearer station may have data we could not read: never fall back past it.
-                return _Fetched({}, (), True, dt.datetime.now(dt.UTC))
+                return _Fetched({}, (), True, dt.datetime.now(dt.UTC), fetched_list)
             if memo is not None:
                 memo[key] = fetched
         used = False
@@ -407,7 +457,15 @@ def _fetch_per_parameter(latitude: float, longitude: float, start: dt.datetime, 
                 used = True
         if used:
             rows.extend(fetched)
-    return _Fetched(chosen, tuple(rows), False, dt.datetime.now(dt.UTC))
+    return _Fetched(chosen, tuple(rows), False, dt.datetime.now(dt.UTC), fetched_list)
+
+
+def _station_list(latitude: float, longitude: float) -> StationList:
+    """Meteostat's stations within AREA_RADIUS_M of the site, through the fetcher."""
+    found, _ = _fetch("nearby", latitude=latitude, longitude=longitude, radius_m=AREA_RADIUS_M, limit=AREA_LIMIT)
+    radius_m = AREA_RADIUS_M if len(found) < AREA_LIMIT else found[-1]["distance_m"]
+    return StationList(latitude, longitude, radius_m,
+                       tuple({k: v for k, v in station.items() if k != "distance_m"} for station in found))
 
 
 def _hourly(station: dict[str, Any], start: dt.datetime, end: dt.datetime
@@ -449,12 +507,15 @@ def inspection_window(at_utc: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
 
 def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s: float = 3.0,
            exclude_stations: Iterable[str] = (),
-           held: Mapping[str, tuple[HourlyObservation, ...]] | None = None) -> WeatherResult:
+           held: Mapping[str, tuple[HourlyObservation, ...]] | None = None,
+           station_list: StationList | None = None) -> WeatherResult:
     """Weather at the inspection, each parameter from the nearest station with data for it; pending if
     it cannot be had now.
 
     `held`: stations whose hours of the window the caller stores already, with those hours; the
     nearest-station walk uses them as they are instead of fetching those stations' files again.
+    `station_list`: one the caller keeps (see `StationList`); a new one is asked for if it does not
+    cover the site, and returned in the result's `station_list_fetched` for the caller to keep.
     """
     _check_ready(latitude, longitude, deadline_s)
     start, end = inspection_window(at_utc)
@@ -463,7 +524,7 @@ def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s
     try:
         fetched = _run_bounded(
             lambda: _fetch_per_parameter(latitude, longitude, _naive(start), _naive(end), exclude,
-                                         tuple(PARAMETER_GROUPS), memo),
+                                         tuple(PARAMETER_GROUPS), memo, station_list=station_list),
             deadline_s)
     except TimeoutError:
         return _pending(at_utc, f"the weather service did not answer within {deadline_s:g} s")
@@ -473,8 +534,9 @@ def lookup(latitude: float, longitude: float, at_utc: dt.datetime, *, deadline_s
         return _pending(at_utc, _unreachable("weather lookup", error))
     if fetched.failed:
         return _pending(at_utc, "the weather service failed to send a station's data")
-    return summarize(fetched.rows, fetched.stations, at_utc, fetched_at=fetched.fetched_at,
-                     now=dt.datetime.now(dt.UTC))
+    result = summarize(fetched.rows, fetched.stations, at_utc, fetched_at=fetched.fetched_at,
+                       now=dt.datetime.now(dt.UTC))
+    return replace(result, station_list_fetched=fetched.station_list_fetched)
 
 
 def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station] | Station | None,
@@ -574,12 +636,14 @@ def summarize(rows: Sequence[HourlyObservation], stations: Mapping[str, Station]
 def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, end_day: dt.date, *,
                         deadline_s: float = 3.0, exclude_stations: Iterable[str] = (),
                         memo: FetchMemo | None = None,
-                        held: Mapping[str, frozenset[str]] | None = None) -> RainfallSeries:
+                        held: Mapping[str, frozenset[str]] | None = None,
+                        station_list: StationList | None = None) -> RainfallSeries:
     """Rain per local day from the hourly data of the nearest station with precipitation data.
 
     `memo` (one per run) keeps each station's rows so permits sharing a station fetch its file once.
     `held`: stations whose hours the caller stores already (see `_fetch_per_parameter`); their rows
     are not in the result, so its days and status then speak only of the stations fetched.
+    `station_list`: as for `lookup`.
     """
     # Hourly, not meteostat's daily series: a daily row does not say how many hours it holds (so a
     # day with 3 reported hours would pass for a dry day), and its day is not the town's local day,
@@ -594,7 +658,7 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
     try:
         fetched = _run_bounded(
             lambda: _fetch_per_parameter(latitude, longitude, _naive(first), _naive(last), exclude,
-                                         ("precipitation",), memo, held),
+                                         ("precipitation",), memo, held, station_list),
             deadline_s)
     except TimeoutError:
         return _pending_series(start_day, end_day,
@@ -619,7 +683,8 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
         reason = f"{station.name} is missing precipitation hours on {missing} day(s)"
     return RainfallSeries(status=status, reason=reason, station=station, days=days,
                           attribution=attribution(r.source_of("prcp") for r in fetched.rows),
-                          fetched_at=fetched.fetched_at, rows=fetched.rows)
+                          fetched_at=fetched.fetched_at, rows=fetched.rows,
+                          station_list_fetched=fetched.station_list_fetched)
 
 
 def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
@@ -656,23 +721,24 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
 def daily_totals(rows: Iterable[HourlyObservation], start_day: dt.date, end_day: dt.date,
                  tz: ZoneInfo = LOCAL_TZ) -> tuple[DayRainfall, ...]:
     """Rain per local day from hourly rows (fresh or stored); no I/O."""
-    by_day: dict[dt.date, list[float]] = {}
+    days = []
+    day = start_day
+    while day <= end_day + dt.timedelta(days=1):
+        days.append(day)
+        day += dt.timedelta(days=1)
+    # Each day's first instant in UTC: days[i] runs from midnights[i] up to midnights[i + 1].
+    midnights = [_local_midnight(day, tz) for day in days]
+    by_day: list[list[float]] = [[] for _ in days[:-1]]
     for row in rows:
         if row.precip_mm is None:
             continue
         # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
-        day = (row.hour - dt.timedelta(hours=1)).astimezone(tz).date()
-        by_day.setdefault(day, []).append(row.precip_mm)
-    days = []
-    day = start_day
-    while day <= end_day:
-        values = by_day.get(day, [])
-        begins, ends = _local_midnight(day, tz), _local_midnight(day + dt.timedelta(days=1), tz)
-        days.append(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None,
-                                hours_with_data=len(values),
-                                hours_in_day=round((ends - begins).total_seconds() / 3600)))
-        day += dt.timedelta(days=1)
-    return tuple(days)
+        index = bisect.bisect_right(midnights, row.hour - dt.timedelta(hours=1)) - 1
+        if 0 <= index < len(by_day):
+            by_day[index].append(row.precip_mm)
+    return tuple(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None, hours_with_data=len(values),
+                             hours_in_day=round((ends - begins).total_seconds() / 3600))
+                 for day, values, begins, ends in zip(days, by_day, midnights, midnights[1:]))
 
 
 def _rainfall_window(start_day: dt.date, end_day: dt.date) -> tuple[dt.datetime, dt.datetime]:

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import socket
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, update
 
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.types import utcnow
+from inspect_app.weather import services, source
+from inspect_app.weather.models import StationArea
 from weather_fake import hours
 
 
@@ -37,16 +41,24 @@ def hourly_files(fake, since: int) -> list[str]:
     return [path for path in fake.requests[since:] if path.startswith("/hourly/")]
 
 
-def test_starting_an_inspection_uses_the_hours_the_permit_page_already_stored(
-        app_meteostat, permit_at, make, signed_in):
+@pytest.fixture
+def neighbours(app_meteostat, permit_at, make, signed_in):
+    """(inspector's browser, neighbour, permit): two permits of one inspector at the "start_held" site, 70
+    days of STH1's hours published, and the neighbour's rainfall chart opened (its hours stored)."""
     inspector = make.user("inspector")
     neighbour, permit = permit_at("start_held", inspectors=[inspector]), permit_at("start_held", inspectors=[inspector])
     now = utcnow().replace(minute=0, second=0, microsecond=0)
     app_meteostat.publish_hourly("STH1", hours(now - dt.timedelta(days=70), 70 * 24 + 1, temp=10.0, prcp=0.3,
                                                wspd=12.0, wdir=200, coco=8))
     browser = signed_in(inspector)
+    first = browser.get(f"/permits/{neighbour.id}/rainfall", htmx="rainfall")
+    assert first.status_code == 200 and "Start Held Field (STH1)" in first.text and "pending" not in first.text
+    return browser, neighbour, permit
+
+
+def test_starting_an_inspection_uses_the_hours_the_permit_page_already_stored(app_meteostat, neighbours):
+    browser, _, permit = neighbours
     # Another permit's page stored the station's hours; this permit has no station of its own yet.
-    assert browser.get(f"/permits/{neighbour.id}/rainfall", htmx="rainfall").status_code == 200
     asked = len(app_meteostat.requests)
 
     response = browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"})
@@ -78,3 +90,47 @@ def test_a_started_inspection_still_takes_each_value_from_the_nearest_station_wi
     assert stations["temperature"] == "TMP2" and stations["precipitation"] == "PCP2"
     assert inspection.temperature_c == 11.0 and abs(inspection.precip_24h_mm - 7.2) < 0.01
     assert [path for path in hourly_files(app_meteostat, asked) if "PCP2" in path] == []
+
+
+@pytest.fixture
+def meteostat_unreachable(app_meteostat, meteostat_cache, tmp_path):
+    """A function that points weather lookups at a port nobody listens on, with no copy of meteostat's
+    station list in the fetcher's cache: only what the app keeps is left. Pointed back at the end."""
+    def cut() -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            closed_port = probe.getsockname()[1]
+        source.configure(f"http://127.0.0.1:{closed_port}", tmp_path / "empty-cache", timeout_s=0.5)
+
+    yield cut
+    source.configure(app_meteostat.base_url, meteostat_cache, timeout_s=0.5)
+
+
+def test_the_station_list_one_permit_asked_for_serves_its_neighbours_while_meteostat_is_down(
+        neighbours, meteostat_unreachable):
+    browser, _, permit = neighbours
+    meteostat_unreachable()
+
+    chart = browser.get(f"/permits/{permit.id}/rainfall", htmx="rainfall").text
+    started = browser.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control"})
+
+    # The nearest station is found in the list kept by the first chart; its hours are stored.
+    assert "Start Held Field (STH1)" in chart and "pending" not in chart
+    assert started.status_code == 303
+    page = browser.get(started.headers["Location"]).text
+    assert "Start Held Field" in page and "0.28 in" in page  # 24 hours of 0.3 mm, from stored hours
+    inspection = db.session.scalar(select(Inspection))
+    assert inspection.weather_status == "complete" and inspection.station_id == "STH1"
+
+
+def test_a_station_list_older_than_a_week_is_asked_for_again(neighbours, meteostat_unreachable):
+    browser, _, permit = neighbours
+    asked_at = utcnow() - services.STATION_LIST_TTL - dt.timedelta(hours=1)
+    db.session.execute(update(StationArea).values(asked_at=asked_at))
+    db.session.commit()
+    meteostat_unreachable()
+
+    chart = browser.get(f"/permits/{permit.id}/rainfall", htmx="rainfall").text
+
+    # meteostat's station list may have changed since: asked again, and it cannot be had now.
+    assert "Latest rainfall pending:" in chart and "could not be reached" in chart
