@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, abort, current_app, g, jsonify, request
+from flask import Blueprint, abort, current_app, g, jsonify, request, session as cookie_session
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError, generate_csrf
 from sqlalchemy import select
@@ -96,10 +96,14 @@ def push():
 def session():
     """Who is signed in and a fresh CSRF token, for a page cached hours ago that is about to sync.
 
-    Signed out (or the session expired): 401 with `user` null, like every other endpoint here.
+    Signed out (or the session expired): 401 with `user` null, like every other endpoint here, and the
+    session's token if it has one. It never starts a session: the outbox asks while the sign-in page loads,
+    and a second session cookie arriving after the page's own would void the token in its form (400).
     """
     signed_in = current_user.is_authenticated
-    body = {"user": services.person(current_user) if signed_in else None, "csrf_token": generate_csrf()}
+    has_token = signed_in or current_app.config["WTF_CSRF_FIELD_NAME"] in cookie_session
+    body = {"user": services.person(current_user) if signed_in else None,
+            "csrf_token": generate_csrf() if has_token else None}
     if not signed_in:
         body["error"] = "Sign in again; what waits on this device is kept until then."
     return jsonify(body), 200 if signed_in else 401, {"Cache-Control": "no-store"}

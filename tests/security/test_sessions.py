@@ -43,6 +43,21 @@ def test_failed_sign_ins_are_throttled_per_address(app, make, client):
         assert _login(client, token, user.email, PASSWORD, "10.9.9.9").status_code == 303
 
 
+def test_the_outbox_asking_who_is_signed_in_never_voids_the_sign_in_form(app, make, client):
+    """A tablet with posts waiting: its outbox asks /sync/session while the sign-in page loads, both with no
+    session yet. Each answer used to start a session with its own CSRF token; when the outbox's cookie came
+    last, the person's sign-in was refused (400)."""
+    user = make.user("inspector")
+    token = SignedIn(client).token  # the sign-in page, with its session cookie
+    asked = app.test_client().get("/sync/session")  # at the same time, with no cookie either
+    assert asked.status_code == 401 and asked.json["user"] is None
+    for cookie in asked.headers.getlist("Set-Cookie"):  # what the browser would keep, arriving last
+        name, value = cookie.split(";")[0].split("=", 1)
+        client.set_cookie(name, value)
+    assert _login(client, token, user.email, PASSWORD).status_code == 303
+    assert asked.json["csrf_token"] is None  # no session, so no token of one
+
+
 def _cookies(response) -> dict[str, str]:
     return {c.split("=", 1)[0]: c for c in response.headers.getlist("Set-Cookie")}
 
