@@ -219,14 +219,22 @@ def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server,
     assert db.session.scalar(select(func.count()).select_from(Photo)) == 1
 
 
-def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in(site, server, page, context):
+def _report_kept_offline(site, server, page, context, photo: bytes) -> tuple[str, dict]:
+    """The site's inspector, signed in, holds their permits, goes offline and submits a new erosion-control
+    report: its id and the one item the device's outbox then holds."""
     inspector, permit = site
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
     context.set_offline(True)
     page.goto(new_report_url(server, permit))
-    inspection_id = fill_erosion_report(page, [jpeg(21)])
+    inspection_id = fill_erosion_report(page, [photo])
     [item] = outbox(page)
+    return inspection_id, item
+
+
+def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in(site, server, page, context):
+    inspector, _permit = site
+    inspection_id, item = _report_kept_offline(site, server, page, context, jpeg(21))
 
     context.clear_cookies()  # the login expired while the tablet was offline
     context.set_offline(False)
@@ -249,13 +257,8 @@ def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_
         site, server, page, context, make):
     # The server refuses a post filled in by someone else than who is signed in (403, idempotency.POSTED_BY);
     # the next person's outbox leaves it waiting, not refused for good: it is its author's, sent by them.
-    inspector, permit = site
-    sign_in_controlled(page, server, inspector)
-    hold_permits(page, server)
-    context.set_offline(True)
-    page.goto(new_report_url(server, permit))
-    inspection_id = fill_erosion_report(page, [jpeg(41)])
-    [item] = outbox(page)
+    inspector, _permit = site
+    inspection_id, item = _report_kept_offline(site, server, page, context, jpeg(41))
 
     context.clear_cookies()  # the tablet is handed on, and the next person signs in
     context.set_offline(False)
