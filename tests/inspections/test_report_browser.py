@@ -61,7 +61,7 @@ def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live
     page.wait_for_selector("#report-status:has-text('Submitted')")
     assert "Sediment at the construction entrance" in page.inner_text("#findings")
     # Loaded (a broken image is complete too, with no width): the signature shows, not a broken picture.
-    page.wait_for_function("document.querySelector('#signature-image').complete")
+    page.wait_for_function("() => document.querySelector('#signature-image').complete")
     assert page.evaluate("document.querySelector('#signature-image').naturalWidth") > 0
 
     db.session.expire_all()

@@ -90,7 +90,7 @@ def assert_report_a_to_h(page, report: Inspection, type_name: str, last: str = "
     assert shown["(h) Steps to correct violations"] == (report.corrective_steps or "—")
     assert report.status == "submitted" and report.signature_sha256 and report.record_sha256
     # Loaded (a broken image is complete too, with no width): the signature shows, not a broken picture.
-    page.wait_for_function("document.querySelector('#signature-image').complete")
+    page.wait_for_function("() => document.querySelector('#signature-image').complete")
     assert page.evaluate("document.querySelector('#signature-image').naturalWidth") > 0
     expected = sum(len(found) for _, found in queries.checklist(report, report.details))
     assert len(report.answers) == expected > 0

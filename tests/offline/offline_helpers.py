@@ -118,7 +118,7 @@ def fill_erosion_report(page, photos: list[bytes], evaluation: str = "violations
 
 def outbox(page) -> list[dict]:
     """The form posts waiting on the device, as the service worker kept them (IndexedDB)."""
-    page.wait_for_function("typeof FormStore !== 'undefined'")  # the page's deferred scripts have run
+    page.wait_for_function("() => typeof FormStore !== 'undefined'")  # the page's deferred scripts have run
     return page.evaluate("FormStore.all().then(posts => posts.map(p => ({id: p.id, url: p.url, state: p.state,"
                          " created_at: p.created_at})))")
 
