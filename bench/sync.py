@@ -14,6 +14,9 @@ Prints `name=value` lines:
 - blob_resent_bytes: for an 8 MB blob (a video, as its first bytes tell) whose upload breaks off at 50 %, the bytes sent again after
   resuming (target <= one chunk, chunk_bytes)
 
+The app is served in this process (werkzeug, threaded), set up as wsgi.py sets up a gunicorn worker
+(`freeze_startup_objects`).
+
 Run from the repository root as a module, so this file does not shadow the `sync` package:
     python -m bench.sync
 """
@@ -36,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sqlalchemy import event  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
-from inspect_app import create_app  # noqa: E402
+from inspect_app import create_app, freeze_startup_objects  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
@@ -107,6 +110,7 @@ def main() -> None:
         db.session.commit()
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request in the figures
+    freeze_startup_objects()  # as wsgi.py does in each worker, once the app is made
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_port}"

@@ -19,7 +19,7 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import JSON, and_, bindparam, func, or_, select, update
+from sqlalchemy import JSON, BigInteger, Integer, String, and_, any_, bindparam, cast, func, null, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -249,19 +249,49 @@ def _begin_write() -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-# Built once: two statements run for every operation pushed, so they are compiled once (cached) too.
-_CLAIM = {name: dialect.insert(SyncOperation.__table__).on_conflict_do_nothing(index_elements=["op_id"])
-          for name, dialect in (("sqlite", sqlite), ("postgresql", postgresql))}
-_CLAIM_RETURNING = {name: statement.returning(SyncOperation.__table__.c.op_id) for name, statement in _CLAIM.items()}
+# Built once: the statements run for every operation pushed, so they are compiled once (cached) too.
+_CLAIM_SQLITE = sqlite.insert(SyncOperation.__table__).on_conflict_do_nothing(index_elements=["op_id"])
+_CLAIM_SQLITE_RETURNING = _CLAIM_SQLITE.returning(SyncOperation.__table__.c.op_id)
 _SETTLE = (update(SyncOperation.__table__).where(SyncOperation.__table__.c.op_id == bindparam("key"))
            .values(status=bindparam("status"), result=bindparam("result"), settled_at=bindparam("settled_at")))
+# The columns an operation brings itself, with their types as arrays: on PostgreSQL a transaction's rows go
+# in as one array per column, unnested into rows by the server (`_claim_statement_postgresql`).
+_OP_COLUMNS = {"op_id": String, "arrival": BigInteger, "kind": String, "record_id": String,
+               "base_revision": Integer, "device_time": String, "payload": JSON}
+
+
+def _claim_statement_postgresql():
+    """INSERT … SELECT FROM unnest(<one array per column>) ON CONFLICT DO NOTHING RETURNING op_id.
+
+    One short statement whatever the number of rows: psycopg prepares it once, where a multi-row VALUES
+    of some 3,000 parameters was parsed afresh for every transaction (and plain executemany tells no
+    count of rows inserted, so which rows were ours needed that statement as well).
+    """
+    table = SyncOperation.__table__
+    rows = func.unnest(*(cast(bindparam(name, type_=postgresql.ARRAY(kind)), postgresql.ARRAY(kind))
+                         for name, kind in _OP_COLUMNS.items())).table_valued(*_OP_COLUMNS).render_derived()
+    shared = {name: bindparam(name, type_=table.c[name].type)
+              for name in ("clock_offset_s", "user_id", "device_id", "received_at", "status", "result")}
+    source = (select(*(rows.c[name] for name in _OP_COLUMNS), *shared.values(), null())
+              .order_by(rows.c.op_id))  # in id order: see `_claim_all`
+    columns = [*_OP_COLUMNS, *shared, "settled_at"]
+    return (postgresql.insert(table).from_select(columns, source)
+            .on_conflict_do_nothing(index_elements=["op_id"]).returning(table.c.op_id))
+
+
+_CLAIM_POSTGRESQL = _claim_statement_postgresql()
+_OP_IDS = cast(bindparam("op_ids", type_=postgresql.ARRAY(String)), postgresql.ARRAY(String))
 
 
 def _stored_ops(op_ids: list[str]) -> dict[str, Any]:
+    """The stored rows of those of `op_ids` already here, by id: a replay is answered from them."""
     found: dict[str, Any] = {}
+    columns = select(SyncOperation.op_id, SyncOperation.status, SyncOperation.result)
+    if db.session.get_bind().dialect.name == "postgresql":  # one array, one prepared statement
+        rows = db.session.execute(columns.where(SyncOperation.op_id == any_(_OP_IDS)), {"op_ids": op_ids})
+        return {row.op_id: row for row in rows}
     for start in range(0, len(op_ids), 500):
-        rows = db.session.execute(select(SyncOperation.op_id, SyncOperation.status, SyncOperation.result)
-                                  .where(SyncOperation.op_id.in_(op_ids[start:start + 500])))
+        rows = db.session.execute(columns.where(SyncOperation.op_id.in_(op_ids[start:start + 500])))
         found |= {row.op_id: row for row in rows}
     return found
 
@@ -320,23 +350,24 @@ def _claim_all(ctx: Context, ops: list[Op]) -> set[str]:
     """
     if not ops:
         return set()
-    offset, first = round(ctx.clock_offset.total_seconds()), time.time_ns()
-    rows = [{"op_id": op.op_id, "arrival": first + index, "kind": op.kind, "record_id": op.record_id,
-             "base_revision": op.base_revision, "device_time": op.device_time, "clock_offset_s": offset,
-             "payload": op.payload, "user_id": ctx.user.id, "device_id": ctx.device_id, "received_at": utcnow(),
-             "status": "waiting", "result": {}, "settled_at": None} for index, op in enumerate(ops)]
-    rows.sort(key=lambda row: row["op_id"])
-    dialect = db.session.get_bind().dialect.name
-    # Without RETURNING first: the rows then go as one short statement run for each (with it, as one
-    # statement of some 3,000 parameters that psycopg parses afresh every time: a fifth of a push's
-    # CPU on PostgreSQL). As many rows inserted as sent: all are ours. Fewer: a replay racing on another
-    # connection took some since `_stored_ops` looked, and RETURNING tells which are ours.
+    first = time.time_ns()
+    own = [{**{name: getattr(op, name) for name in _OP_COLUMNS if name != "arrival"}, "arrival": first + index}
+           for index, op in enumerate(ops)]
+    shared = {"clock_offset_s": round(ctx.clock_offset.total_seconds()), "user_id": ctx.user.id,
+              "device_id": ctx.device_id, "received_at": utcnow(), "status": "waiting", "result": {}}
+    if db.session.get_bind().dialect.name == "postgresql":
+        arrays = {name: [row[name] for row in own] for name in _OP_COLUMNS}
+        return set(db.session.execute(_CLAIM_POSTGRESQL, arrays | shared).scalars())  # no row on a conflict
+    rows = [row | shared | {"settled_at": None} for row in sorted(own, key=lambda row: row["op_id"])]
+    # SQLite: without RETURNING first, as one short statement run for each row. As many rows inserted as
+    # sent: all are ours. Fewer: a replay racing on another connection took some since `_stored_ops`
+    # looked, and RETURNING tells which are ours.
     attempt = db.session.begin_nested()
-    if db.session.execute(_CLAIM[dialect], rows).rowcount == len(rows):
+    if db.session.execute(_CLAIM_SQLITE, rows).rowcount == len(rows):
         attempt.commit()
         return {row["op_id"] for row in rows}
     attempt.rollback()
-    return set(db.session.execute(_CLAIM_RETURNING[dialect], rows).scalars())  # no row on a conflict
+    return set(db.session.execute(_CLAIM_SQLITE_RETURNING, rows).scalars())  # no row on a conflict
 
 
 def _attempt_op(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
