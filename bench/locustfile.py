@@ -4,7 +4,8 @@ Run by bench/load.py in a locust process of its own (`locust -f bench/locustfile
 it needs two environment variables that bench/load.py sets:
 
   LOAD_TOWN    a JSON file: the accounts, permits, reports and device tokens of the town it built
-  LOAD_RECORD  where to write every request (start time, page name, milliseconds, failed) at the end
+  LOAD_RECORD  where to write every request (start time, page name, milliseconds, failed, and what went
+               wrong: the exception's class and message, or None) at the end
 
 Every user signs in once (the request named "login", which bench/load.py reports apart: people sign in
 once a day, not once a minute) and then waits 0.5 to 1.5 s between actions. Nothing here imports the
@@ -28,13 +29,14 @@ TOWN = json.loads(Path(os.environ["LOAD_TOWN"]).read_text())
 RECORD = os.environ["LOAD_RECORD"]
 _CSRF = re.compile(r'name="csrf-token" content="([^"]+)"|name="csrf_token"[^>]*value="([^"]+)"')
 _ANSWER = re.compile(r'name="(answer-[^"]+)"')
-_records: list[tuple[float, str, float, bool]] = []
+_records: list[tuple[float, str, float, bool, str | None]] = []
 
 
 @events.request.add_listener
 def _record(request_type, name, response_time, response_length, exception=None, start_time=None, **_):
     started = start_time if start_time is not None else time.time() - response_time / 1000
-    _records.append((started, name, response_time, exception is not None))
+    error = None if exception is None else f"{type(exception).__name__}: {exception}"[:200]
+    _records.append((started, name, response_time, exception is not None, error))
 
 
 @events.quitting.add_listener
