@@ -31,6 +31,9 @@ Prints `name=value` lines:
                                 answered (fairer than wall time when other work shares the machine)
   load_db_cpu_ms_per_request    the same for the PostgreSQL server's processes
   load_generator_cpu_ms_per_request   the same for locust (it shares the machine's cores with the app)
+  load_signed_in_app_cpu_ms_per_request, load_signed_in_db_cpu_ms_per_request   the same two once every
+                                user has signed in (sign-in hashes a password, slowly on purpose), over
+                                load_signed_in_seconds_measured seconds: the pages' own cost
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -423,6 +426,21 @@ def explain_errors(records: list) -> None:
         print(f"{count} x {kind}", file=sys.stderr)
 
 
+def signed_in_cpu(records: list, marks: list[tuple[float, float, float]], end: tuple[float, ...]) -> None:
+    """The app's and the database's CPU per request once everyone has signed in: from the first mark after
+    the last sign-in answered to the end, over the requests answered that began after that mark."""
+    signed_in = max((r[0] + r[2] / 1000 for r in records if r[1] == "login"), default=0.0)
+    after = [mark for mark in marks if mark[0] >= signed_in]
+    if not after:
+        return  # sign-in lasted the whole run
+    at, app_cpu, db_cpu = after[0]
+    answered = sum(1 for r in records if r[0] >= at and not r[3])
+    if answered:
+        print(f"load_signed_in_seconds_measured={max(r[0] + r[2] / 1000 for r in records) - at:.0f}")
+        print(f"load_signed_in_app_cpu_ms_per_request={(end[0] - app_cpu) * 1000 / answered:.1f}")
+        print(f"load_signed_in_db_cpu_ms_per_request={(end[1] - db_cpu) * 1000 / answered:.1f}")
+
+
 def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
     """Sign in as an agent and open permit pages, reports and the dashboard (no weather lookup)."""
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
@@ -474,8 +492,12 @@ def main() -> None:
 
         base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
         samples: dict[str, list[float]] = {}
-        marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
         postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
+        marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
+        # Every 5 s, the CPU time so far, to tell the pages' CPU from the sign-ins' (a slow hash on purpose).
+        cpu_marks: list[tuple[float, float, float]] = []
+        marks += [(float(at), lambda: cpu_marks.append((time.time(), tree_cpu_s(master.pid), tree_cpu_s(postmaster))))
+                  for at in range(5, seconds, 5)]
         cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
         cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
@@ -488,6 +510,7 @@ def main() -> None:
         print(f"load_app_cpu_ms_per_request={(cpu_after[0] - cpu_before[0]) * 1000 / answered:.1f}")
         print(f"load_db_cpu_ms_per_request={(cpu_after[1] - cpu_before[1]) * 1000 / answered:.1f}")
         print(f"load_generator_cpu_ms_per_request={(cpu_after[2] - cpu_before[2]) * 1000 / answered:.1f}")
+        signed_in_cpu(records, cpu_marks, cpu_after)
         if args.soak:
             first_minute = min(r[0] for r in records) + 60
             last_minute = max(r[0] for r in records) - 60

@@ -54,6 +54,11 @@ def _csrf(html: str) -> str:
     return found.group(1) or found.group(2)
 
 
+def _status(answer) -> str:
+    """The answer's status, or what stopped it (status 0: the connection failed, and why)."""
+    return str(answer.status_code) if answer.status_code else f"no answer: {getattr(answer, 'error', None)!r}"
+
+
 class _Person(FastHttpUser):
     abstract = True
     wait_time = between(0.5, 1.5)
@@ -67,7 +72,7 @@ class _Person(FastHttpUser):
                               data={"email": self.account["email"], "password": TOWN["password"],
                                     "csrf_token": _csrf(page.text)}) as answer:
             if answer.status_code != 303:  # counted in load_errors, then this user stops
-                answer.failure(f"sign-in answered {answer.status_code}")
+                answer.failure(f"sign-in answered {_status(answer)}")
         if answer.status_code != 303:
             raise RuntimeError(f"sign-in of {self.account['email']} answered {answer.status_code}")
         self.token = _csrf(self.client.get("/permits/", name="permits list").text)
@@ -75,7 +80,7 @@ class _Person(FastHttpUser):
     def page(self, path: str, name: str, expect: str | None = None) -> str:
         with self.client.get(path, name=name, catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
             elif expect and expect not in answer.text:
                 answer.failure(f"{expect!r} not on the page")
             return answer.text
@@ -112,7 +117,7 @@ class Inspector(_Person):
                               data={"type": "erosion_control", "csrf_token": self.token},
                               catch_response=True) as answer:
             if answer.status_code != 303:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return None
             self.drafts.append(answer.headers["Location"].rsplit("/", 1)[-1])
         self.page(f"/inspections/{self.drafts[-1]}", "draft page", "Save draft")
@@ -131,7 +136,7 @@ class Inspector(_Person):
         with self.client.post(f"/inspections/{draft}", name="save draft", data=form, allow_redirects=False,
                               catch_response=True) as answer:
             if answer.status_code != 303:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
         return None
 
 
@@ -179,7 +184,7 @@ class Device(FastHttpUser):
         body = {"ops": ops, "sent_at": dt.datetime.now(dt.UTC).isoformat()}
         with self.client.post("/sync/push", json=body, name="sync push", catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return
             results = answer.json()["results"]
             for area, result in zip(areas, results, strict=True):
@@ -194,6 +199,6 @@ class Device(FastHttpUser):
     def pull(self) -> None:
         with self.client.get(f"/sync/changes?cursor={self.cursor}", name="sync pull", catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return
             self.cursor = answer.json()["cursor"]
