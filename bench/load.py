@@ -98,6 +98,10 @@ INSPECTORS = 20
 AGENTS = {"longmeadow": 2, "southborough": 1}
 PHOTOS_PER_REPORT = 2
 WORKERS, THREADS = 4, 4
+# As docs/deploy/inspect-app.service runs gunicorn. With gunicorn's default 2 s keep-alive, a user whose
+# next request comes about 2 s after the last (think time, or a load generator starved of CPU) may send it
+# on a connection gunicorn is closing, and get no answer (RemoteDisconnected, or the connection reset).
+PRODUCTION_FLAGS = ("--keep-alive", "75", "--timeout", "60")
 STATIONS = {"longmeadow": ("72508", 42.05, -72.58), "southborough": ("74490", 42.30, -71.52)}
 WEATHER_SOURCES = "temperature=isd_lite; conditions=isd_lite; wind=isd_lite; precipitation=isd_lite"
 
@@ -298,7 +302,8 @@ def gunicorn(env: dict[str, str], workers: int, threads: int):
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--threads", str(threads),
-         "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", "wsgi:app"],
+         "--bind", f"127.0.0.1:{port}", *PRODUCTION_FLAGS, "--graceful-timeout", "5", "--log-level", "warning",
+         "wsgi:app"],
         cwd=ROOT, env=env, start_new_session=True)
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz")
