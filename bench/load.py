@@ -20,7 +20,8 @@ Prints `name=value` lines:
   load_users, load_seconds      users and how long they ran
   load_requests, load_rps       requests answered, and per second
   load_p50_ms, load_p95_ms, load_p99_ms   over every request but sign-in (target p95 <= 250)
-  load_errors                   failed requests, sign-in included (target 0)
+  load_errors                   failed requests, sign-in included (target 0); what they met, by kind, goes
+                                to stderr
   load_<page>_p50_ms / _p95_ms / _p99_ms / _requests   the same per page
   load_login_p95_ms             signing in (once per user, at the start; a password hash is slow on purpose)
   load_worker_rss_mb            the largest gunicorn worker's resident set after the run (weather looked up)
@@ -29,6 +30,10 @@ Prints `name=value` lines:
   load_app_cpu_ms_per_request   CPU time of the gunicorn workers and their weather fetchers per request
                                 answered (fairer than wall time when other work shares the machine)
   load_db_cpu_ms_per_request    the same for the PostgreSQL server's processes
+  load_generator_cpu_ms_per_request   the same for locust (it shares the machine's cores with the app)
+  load_signed_in_app_cpu_ms_per_request, load_signed_in_db_cpu_ms_per_request   the same two once every
+                                user has signed in (sign-in hashes a password, slowly on purpose), over
+                                load_signed_in_seconds_measured seconds: the pages' own cost
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -46,6 +51,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -55,6 +61,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from decimal import Decimal
@@ -91,6 +98,10 @@ INSPECTORS = 20
 AGENTS = {"longmeadow": 2, "southborough": 1}
 PHOTOS_PER_REPORT = 2
 WORKERS, THREADS = 4, 4
+# As docs/deploy/inspect-app.service runs gunicorn. With gunicorn's default 2 s keep-alive, a user whose
+# next request comes about 2 s after the last (think time, or a load generator starved of CPU) may send it
+# on a connection gunicorn is closing, and get no answer (RemoteDisconnected, or the connection reset).
+PRODUCTION_FLAGS = ("--keep-alive", "75", "--timeout", "60")
 STATIONS = {"longmeadow": ("72508", 42.05, -72.58), "southborough": ("74490", 42.30, -71.52)}
 WEATHER_SOURCES = "temperature=isd_lite; conditions=isd_lite; wind=isd_lite; precipitation=isd_lite"
 
@@ -291,7 +302,8 @@ def gunicorn(env: dict[str, str], workers: int, threads: int):
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--threads", str(threads),
-         "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "5", "--log-level", "warning", "wsgi:app"],
+         "--bind", f"127.0.0.1:{port}", *PRODUCTION_FLAGS, "--graceful-timeout", "5", "--log-level", "warning",
+         "wsgi:app"],
         cwd=ROOT, env=env, start_new_session=True)
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz")
@@ -339,6 +351,13 @@ def tree_cpu_s(root_pid: int) -> float:
     return sum(seconds for pid, seconds in cpu.items() if under(pid))
 
 
+def children_cpu_s() -> float:
+    """CPU time (user + system, seconds) of this process's children that have ended and been waited for:
+    across `run_locust`, the load generator's alone (the servers end later)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def fake_weather() -> FakeMeteostat:
     """Meteostat on 127.0.0.1 with a station near each town and 400 days of hourly data."""
     fake = FakeMeteostat()
@@ -354,7 +373,7 @@ def fake_weather() -> FakeMeteostat:
 # --- the runs -------------------------------------------------------------------------------------
 
 def run_locust(url: str, town_file: Path, record: Path, users: int, seconds: int,
-               on_the_way: list[tuple[float, Callable[[], object]]] | None = None) -> list[tuple[float, str, float, bool]]:
+               on_the_way: list[tuple[float, Callable[[], object]]] | None = None) -> list[tuple[float, str, float, bool, str | None]]:
     """locust, headless, for `seconds`; returns every request it made. Calls `on_the_way` at their times."""
     env = os.environ | {"LOAD_TOWN": str(town_file), "LOAD_RECORD": str(record)}
     spawn_rate = max(1, users // 10)  # everyone is in within the first 10 s
@@ -402,6 +421,29 @@ def report(records: list, seconds: float, users: int) -> None:
         failed = sum(r[3] for r in records if r[1] == name)
         if failed:
             print(f"load_{slug}_errors={failed}")
+    explain_errors(records)
+
+
+def explain_errors(records: list) -> None:
+    """What the failed requests met, most frequent first, on stderr (a `name=value` line is a figure)."""
+    kinds = Counter(f"{r[1]}: {r[4]}" for r in records if r[3])
+    for kind, count in kinds.most_common(10):
+        print(f"{count} x {kind}", file=sys.stderr)
+
+
+def signed_in_cpu(records: list, marks: list[tuple[float, float, float]], end: tuple[float, ...]) -> None:
+    """The app's and the database's CPU per request once everyone has signed in: from the first mark after
+    the last sign-in answered to the end, over the requests answered that began after that mark."""
+    signed_in = max((r[0] + r[2] / 1000 for r in records if r[1] == "login"), default=0.0)
+    after = [mark for mark in marks if mark[0] >= signed_in]
+    if not after:
+        return  # sign-in lasted the whole run
+    at, app_cpu, db_cpu = after[0]
+    answered = sum(1 for r in records if r[0] >= at and not r[3])
+    if answered:
+        print(f"load_signed_in_seconds_measured={max(r[0] + r[2] / 1000 for r in records) - at:.0f}")
+        print(f"load_signed_in_app_cpu_ms_per_request={(end[0] - app_cpu) * 1000 / answered:.1f}")
+        print(f"load_signed_in_db_cpu_ms_per_request={(end[1] - db_cpu) * 1000 / answered:.1f}")
 
 
 def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
@@ -455,11 +497,15 @@ def main() -> None:
 
         base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
         samples: dict[str, list[float]] = {}
-        marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
         postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
-        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
+        marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
+        # Every 5 s, the CPU time so far, to tell the pages' CPU from the sign-ins' (a slow hash on purpose).
+        cpu_marks: list[tuple[float, float, float]] = []
+        marks += [(float(at), lambda: cpu_marks.append((time.time(), tree_cpu_s(master.pid), tree_cpu_s(postmaster))))
+                  for at in range(5, seconds, 5)]
+        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
-        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster)
+        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
         samples["end"] = worker_rss_mb(master)
         if not records:
             raise SystemExit("locust made no requests")
@@ -468,6 +514,8 @@ def main() -> None:
         answered = sum(1 for r in records if not r[3])
         print(f"load_app_cpu_ms_per_request={(cpu_after[0] - cpu_before[0]) * 1000 / answered:.1f}")
         print(f"load_db_cpu_ms_per_request={(cpu_after[1] - cpu_before[1]) * 1000 / answered:.1f}")
+        print(f"load_generator_cpu_ms_per_request={(cpu_after[2] - cpu_before[2]) * 1000 / answered:.1f}")
+        signed_in_cpu(records, cpu_marks, cpu_after)
         if args.soak:
             first_minute = min(r[0] for r in records) + 60
             last_minute = max(r[0] for r in records) - 60

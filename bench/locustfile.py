@@ -4,11 +4,14 @@ Run by bench/load.py in a locust process of its own (`locust -f bench/locustfile
 it needs two environment variables that bench/load.py sets:
 
   LOAD_TOWN    a JSON file: the accounts, permits, reports and device tokens of the town it built
-  LOAD_RECORD  where to write every request (start time, page name, milliseconds, failed) at the end
+  LOAD_RECORD  where to write every request (start time, page name, milliseconds, failed, and what went
+               wrong: the exception's class and message, or None) at the end
 
 Every user signs in once (the request named "login", which bench/load.py reports apart: people sign in
 once a day, not once a minute) and then waits 0.5 to 1.5 s between actions. Nothing here imports the
-app: the load generator only talks HTTP, like a browser or a tablet.
+app: the load generator only talks HTTP, like a browser or a tablet. The users are FastHttpUsers
+(geventhttpclient, not requests): the load generator shares the machine's cores with the app and its
+database, so the CPU it spends per request is taken from the app's.
 """
 from __future__ import annotations
 
@@ -22,19 +25,21 @@ import time
 import uuid
 from pathlib import Path
 
-from locust import HttpUser, between, events, task
+from locust import between, events, task
+from locust.contrib.fasthttp import FastHttpUser
 
 TOWN = json.loads(Path(os.environ["LOAD_TOWN"]).read_text())
 RECORD = os.environ["LOAD_RECORD"]
 _CSRF = re.compile(r'name="csrf-token" content="([^"]+)"|name="csrf_token"[^>]*value="([^"]+)"')
 _ANSWER = re.compile(r'name="(answer-[^"]+)"')
-_records: list[tuple[float, str, float, bool]] = []
+_records: list[tuple[float, str, float, bool, str | None]] = []
 
 
 @events.request.add_listener
 def _record(request_type, name, response_time, response_length, exception=None, start_time=None, **_):
     started = start_time if start_time is not None else time.time() - response_time / 1000
-    _records.append((started, name, response_time, exception is not None))
+    error = None if exception is None else f"{type(exception).__name__}: {exception}"[:200]
+    _records.append((started, name, response_time, exception is not None, error))
 
 
 @events.quitting.add_listener
@@ -49,7 +54,12 @@ def _csrf(html: str) -> str:
     return found.group(1) or found.group(2)
 
 
-class _Person(HttpUser):
+def _status(answer) -> str:
+    """The answer's status, or what stopped it (status 0: the connection failed, and why)."""
+    return str(answer.status_code) if answer.status_code else f"no answer: {getattr(answer, 'error', None)!r}"
+
+
+class _Person(FastHttpUser):
     abstract = True
     wait_time = between(0.5, 1.5)
     accounts: list[dict] = []
@@ -62,7 +72,7 @@ class _Person(HttpUser):
                               data={"email": self.account["email"], "password": TOWN["password"],
                                     "csrf_token": _csrf(page.text)}) as answer:
             if answer.status_code != 303:  # counted in load_errors, then this user stops
-                answer.failure(f"sign-in answered {answer.status_code}")
+                answer.failure(f"sign-in answered {_status(answer)}")
         if answer.status_code != 303:
             raise RuntimeError(f"sign-in of {self.account['email']} answered {answer.status_code}")
         self.token = _csrf(self.client.get("/permits/", name="permits list").text)
@@ -70,7 +80,7 @@ class _Person(HttpUser):
     def page(self, path: str, name: str, expect: str | None = None) -> str:
         with self.client.get(path, name=name, catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
             elif expect and expect not in answer.text:
                 answer.failure(f"{expect!r} not on the page")
             return answer.text
@@ -107,7 +117,7 @@ class Inspector(_Person):
                               data={"type": "erosion_control", "csrf_token": self.token},
                               catch_response=True) as answer:
             if answer.status_code != 303:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return None
             self.drafts.append(answer.headers["Location"].rsplit("/", 1)[-1])
         self.page(f"/inspections/{self.drafts[-1]}", "draft page", "Save draft")
@@ -126,7 +136,7 @@ class Inspector(_Person):
         with self.client.post(f"/inspections/{draft}", name="save draft", data=form, allow_redirects=False,
                               catch_response=True) as answer:
             if answer.status_code != 303:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
         return None
 
 
@@ -149,7 +159,7 @@ class Agent(_Person):
         self.page(f"/inspections/{random.choice(self.account['reports'])}", "report page")
 
 
-class Device(HttpUser):
+class Device(FastHttpUser):
     """A tablet syncing: pushes area status changes made offline, and pulls the changes of others."""
 
     fixed_count = 6
@@ -158,7 +168,7 @@ class Device(HttpUser):
 
     def on_start(self) -> None:
         self.device = TOWN["devices"][next(self._turn) % len(TOWN["devices"])]
-        self.client.headers["Authorization"] = f"Bearer {self.device['token']}"
+        self.client.auth_header = f"Bearer {self.device['token']}"  # sent with every request
         self.revisions = {area: 1 for area in self.device["areas"]}
         self.cursor = 0
         self.steps = itertools.cycle(("activity_ceased", "stabilization_initiated"))
@@ -174,7 +184,7 @@ class Device(HttpUser):
         body = {"ops": ops, "sent_at": dt.datetime.now(dt.UTC).isoformat()}
         with self.client.post("/sync/push", json=body, name="sync push", catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return
             results = answer.json()["results"]
             for area, result in zip(areas, results, strict=True):
@@ -189,6 +199,6 @@ class Device(HttpUser):
     def pull(self) -> None:
         with self.client.get(f"/sync/changes?cursor={self.cursor}", name="sync pull", catch_response=True) as answer:
             if answer.status_code != 200:
-                answer.failure(f"{answer.status_code}")
+                answer.failure(_status(answer))
                 return
             self.cursor = answer.json()["cursor"]

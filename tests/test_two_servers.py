@@ -221,6 +221,11 @@ def test_the_proxy_configuration_parses_and_balances_two_app_servers():
     assert "client_max_body_size 64m" in tls  # the app's MAX_CONTENT_LENGTH
     app_location = next(v for k, v in blocks.items() if k.endswith("location /"))
     assert "proxy_pass http://inspect_app" in app_location
+    # The proxy closes an idle connection to an app server before gunicorn does: a request the proxy sends
+    # on a connection gunicorn is closing would be lost.
+    proxy_idle = next(int(d.split()[1].removesuffix("s")) for d in upstream if d.startswith("keepalive_timeout "))
+    gunicorn_start = (ROOT / "docs" / "deploy" / "inspect-app.service").read_text()
+    assert int(re.search(r"--keep-alive (\d+)", gunicorn_start).group(1)) > proxy_idle
     assert "proxy_set_header X-Forwarded-Proto $scheme" in app_location
     plain = next(v for k, v in blocks.items() if k.endswith("server") and "listen 80" in v)
     assert any(d.startswith("return 301 https://") for d in plain)

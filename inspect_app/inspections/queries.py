@@ -224,7 +224,7 @@ def weather_pending(inspection: Inspection) -> bool:
 
 def schedule_in_force(permit: Permit, at: dt.datetime) -> dict[str, str] | None:
     """The erosion-control schedule the permit was under at `at`, as the schedule engine words it."""
-    records = load_records(select(Permit).where(Permit.id == permit.id))
+    records = load_records(select(Permit).where(Permit.id == permit.id), schedule_only=True)
     if not records or records[0].facts is None or records[0].profile is None:
         return None  # a record the engine cannot read: the dashboard shows why
     schedule = rules.schedule_in_force(records[0].facts, records[0].profile, at)

@@ -144,13 +144,17 @@ def _ids(scope: Select) -> Select:
 
 
 def load_records(scope: Select, *, open_at: dt.datetime | None = None,
-                 profiles: dict[str, Profile] | None = None) -> list[Record]:
+                 profiles: dict[str, Profile] | None = None, schedule_only: bool = False) -> list[Record]:
     """Facts and profile of every permit in `scope` (a query of permits), with one query per table.
 
     With `open_at`, only what decides the *open* obligations as of that moment is read (for the engine's
     `history=False`, which gives exactly the open obligations of the full history): corrective actions
     and notices not yet done, storms only where the permit's schedule has storm inspections, and of the
     inspections the first of each type and the last two erosion-control ones (see `_open_inspections`).
+
+    With `schedule_only`, only the permit and its areas are read (two queries instead of thirteen): what
+    decides the schedule in force (`rules.schedule_in_force`), which a report restates each time its draft
+    is saved; the other facts are left empty, so such a record is for that question alone.
     """
     profiles = profiles if profiles is not None else current_app.extensions["profiles"]
     ids = _ids(scope)
@@ -168,97 +172,102 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     ).all()
     if not permits:
         return []
-    assigned = _grouped(run(
-        select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
-        .join(User, User.id == PermitAssignment.user_id)
-        .where(PermitAssignment.permit_id.in_(ids))
-        .order_by(PermitAssignment.permit_id, User.name)
-    ))
     area_rows = _grouped(run(
         select(DisturbedArea.permit_id, DisturbedArea.id, DisturbedArea.name, AreaStatusEvent.status,
                AreaStatusEvent.at)
         .outerjoin(AreaStatusEvent, AreaStatusEvent.area_id == DisturbedArea.id)
         .where(DisturbedArea.permit_id.in_(ids))
     ))
-    # §380-16 C(4)(c): a structure counts as inspected before backfill once a submitted pre-bury
-    # inspection answered its checklist items.
-    pre_bury = (
-        select(ChecklistAnswer.subject_id.label("structure_id"),
-               func.min(InspectionRow.performed_at).label("inspected_at"))
-        .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
-        .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
-               InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
-        .group_by(ChecklistAnswer.subject_id)
-        .subquery()
-    )
-    structures = _grouped(run(
-        select(StormwaterStructure.permit_id, StormwaterStructure.id, StormwaterStructure.name,
-               StormwaterStructure.backfilled_at, pre_bury.c.inspected_at)
-        .outerjoin(pre_bury, pre_bury.c.structure_id == StormwaterStructure.id)
-        .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
-    ))
-    inspections = _open_inspections(ids, open_at) if open_at is not None else _all_inspections(ids)
-    storm_query = (
-        select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
-               StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)
-        .where(StormEvent.permit_id.in_(ids))
-    )
-    gauge_query = _gauge_readings(ids)
-    action_query = (
-        select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
-               CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
-        # A draft's actions are its author's alone until it is submitted (the submission recomputes, and
-        # the deadline still counts from discovery, CGP Part 5.2).
-        .where(CorrectiveActionRow.permit_id.in_(ids), shown(None, CorrectiveActionRow))
-    )
-    notice_query = (
-        select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,
-               NoticeToCorrectRow.cured_at)
-        .where(NoticeToCorrectRow.permit_id.in_(ids))
-    )
-    if open_at is not None:
-        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
-        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-        action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
-                                              CorrectiveActionRow.completed_at > open_at))
-        notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
-                                              NoticeToCorrectRow.cured_at > open_at))
-    # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
-    # inspection that found it (submitted reports only: a draft is not the record).
-    has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
-    findings = _grouped(run(
-        select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
-        .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
-        .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
-               InspectionRow.status == "submitted", ~has_action)
-    ))
-    # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
-    # A submitted report with no submission time recorded counts as submitted when it was made.
-    submitted_at = case((InspectionRow.status == "draft", None),
-                        else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
-    report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
-                           submitted_at)
-                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
-    if open_at is not None:
-        report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
-    reports = _grouped(run(report_query))
-    storms = _grouped(run(storm_query))
-    gauges = _grouped(run(gauge_query))
-    actions = _grouped(run(action_query))
-    notices = _grouped(run(notice_query))
-    orders = _grouped(run(
-        select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
-               StopWorkOrderRow.lifted_at)
-        .where(StopWorkOrderRow.permit_id.in_(ids))
-    ))
-    # A certification found deficient does not certify the year (§380-14 C(2)(l)).
-    certifications = _grouped(run(
-        select(OMCertification.permit_id, OMCertification.submitted_at)
-        .where(OMCertification.permit_id.in_(ids), OMCertification.status != "deficient")
-    ))
+    if schedule_only:
+        # rules.schedule_in_force reads the permit's frequency, sensitive waters and its areas' history alone.
+        assigned = structures = inspections = storms = gauges = actions = notices = orders = certifications = {}
+        findings = reports = {}
+    else:
+        assigned = _grouped(run(
+            select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
+            .join(User, User.id == PermitAssignment.user_id)
+            .where(PermitAssignment.permit_id.in_(ids))
+            .order_by(PermitAssignment.permit_id, User.name)
+        ))
+        # §380-16 C(4)(c): a structure counts as inspected before backfill once a submitted pre-bury
+        # inspection answered its checklist items.
+        pre_bury = (
+            select(ChecklistAnswer.subject_id.label("structure_id"),
+                   func.min(InspectionRow.performed_at).label("inspected_at"))
+            .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
+            .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
+                   InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
+            .group_by(ChecklistAnswer.subject_id)
+            .subquery()
+        )
+        structures = _grouped(run(
+            select(StormwaterStructure.permit_id, StormwaterStructure.id, StormwaterStructure.name,
+                   StormwaterStructure.backfilled_at, pre_bury.c.inspected_at)
+            .outerjoin(pre_bury, pre_bury.c.structure_id == StormwaterStructure.id)
+            .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
+        ))
+        inspections = _open_inspections(ids, open_at) if open_at is not None else _all_inspections(ids)
+        storm_query = (
+            select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
+                   StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)
+            .where(StormEvent.permit_id.in_(ids))
+        )
+        gauge_query = _gauge_readings(ids)
+        action_query = (
+            select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
+                   CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
+            # A draft's actions are its author's alone until it is submitted (the submission recomputes, and
+            # the deadline still counts from discovery, CGP Part 5.2).
+            .where(CorrectiveActionRow.permit_id.in_(ids), shown(None, CorrectiveActionRow))
+        )
+        notice_query = (
+            select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,
+                   NoticeToCorrectRow.cured_at)
+            .where(NoticeToCorrectRow.permit_id.in_(ids))
+        )
+        if open_at is not None:
+            # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
+            storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
+                or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+            gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
+                or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+            action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
+                                                  CorrectiveActionRow.completed_at > open_at))
+            notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
+                                                  NoticeToCorrectRow.cured_at > open_at))
+        # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
+        # inspection that found it (submitted reports only: a draft is not the record).
+        has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
+        findings = _grouped(run(
+            select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
+            .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
+            .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
+                   InspectionRow.status == "submitted", ~has_action)
+        ))
+        # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
+        # A submitted report with no submission time recorded counts as submitted when it was made.
+        submitted_at = case((InspectionRow.status == "draft", None),
+                            else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
+        report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
+                               submitted_at)
+                        .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
+        if open_at is not None:
+            report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
+        reports = _grouped(run(report_query))
+        storms = _grouped(run(storm_query))
+        gauges = _grouped(run(gauge_query))
+        actions = _grouped(run(action_query))
+        notices = _grouped(run(notice_query))
+        orders = _grouped(run(
+            select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
+                   StopWorkOrderRow.lifted_at)
+            .where(StopWorkOrderRow.permit_id.in_(ids))
+        ))
+        # A certification found deficient does not certify the year (§380-14 C(2)(l)).
+        certifications = _grouped(run(
+            select(OMCertification.permit_id, OMCertification.submitted_at)
+            .where(OMCertification.permit_id.in_(ids), OMCertification.status != "deficient")
+        ))
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,

@@ -99,6 +99,27 @@ def test_a_storm_inspection_says_why_when_and_who_on_the_page_and_in_the_pdf(sto
     assert [line for line in printed if line not in text] == []
 
 
+def test_a_draft_saved_after_the_site_is_stabilized_states_the_monthly_schedule(stormy):
+    """The schedule in force is worked out again from the areas' timeline each time the draft is saved."""
+    client, permit = stormy.client, stormy.permit
+    inspection = start(client, permit, "erosion_control")
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert _text(page, "fact-schedule").startswith("At least every 14 calendar days")
+
+    # The only area, disturbed as the permit was made, is stabilized a minute later; the report's time,
+    # two minutes after that, is then under the reduced frequency (an area time up to 5 minutes ahead is taken).
+    area, now = permit.areas[0], utcnow().astimezone(LOCAL_TZ)
+    answer = client.post(f"/permits/{permit.id}/areas/{area.id}/status",
+                         {f"area-{area.id}-status": "stabilized",
+                          f"area-{area.id}-at": f"{now + dt.timedelta(minutes=1):%Y-%m-%dT%H:%M}"})
+    assert answer.status_code == 303, answer.text
+    answer = client.post(f"/inspections/{inspection.id}",
+                         filled(page, trigger="routine", performed_at=f"{now + dt.timedelta(minutes=3):%Y-%m-%dT%H:%M}"))
+    assert answer.status_code == 303, answer.text
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert _text(page, "fact-schedule") == "At least every month once the whole site is stabilized (CGP 2022 Part 4.4)"
+
+
 def test_storms_since_the_previous_report_only_and_a_gauge_reading_counts(make, stormy):
     client, permit = stormy.client, stormy.permit
     make.inspection(permit, performed_at=_whole_hour(5), inspector=stormy.inspector)  # after yesterday's storm
