@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app.accounts.policy import allowed, sees_part
+from inspect_app.accounts.policy import allowed, sees_blob, sees_part, visible
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services as certifications
@@ -136,12 +136,18 @@ class AreaStatus(Payload):
 
 def prefetch_areas(ctx: Context, ops: list[Op]) -> None:
     """Lock and read every area of a batch at once, with its permit's assignments (which the role check
-    reads): three queries, not three per op. Not its timeline: a status change adds to it unread."""
+    reads): three queries, not three per op. Not its timeline: a status change adds to it unread.
+
+    Only areas the user may change: the permission is part of the query, so an area of a permit they do
+    not see (another town's) is neither read nor locked, and answers as an area not there."""
+    if not allowed(ctx.user, "area.edit"):
+        return
     wanted = sorted({op.record_id for op in ops} - {key for table, key in ctx.locked if table == "disturbed_areas"})
     for start in range(0, len(wanted), 500):
         # In id order, so two batches locking some of the same areas take them in the same order.
-        query = (select(DisturbedArea).where(DisturbedArea.id.in_(wanted[start:start + 500]))
-                 .order_by(DisturbedArea.id).with_for_update()
+        query = (select(DisturbedArea).where(DisturbedArea.id.in_(wanted[start:start + 500]),
+                                             visible(ctx.user, DisturbedArea))
+                 .order_by(DisturbedArea.id).with_for_update(of=DisturbedArea)
                  .options(selectinload(DisturbedArea.permit).selectinload(Permit.assignments))
                  .execution_options(populate_existing=True))
         ctx.locked.update((("disturbed_areas", area.id), area) for area in db.session.scalars(query))
@@ -149,10 +155,10 @@ def prefetch_areas(ctx: Context, ops: list[Op]) -> None:
 
 def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, dict[str, Any]]:
     """A disturbed area's status event (§380-11 C(3)(a) clock); a stale base revision is a conflict."""
+    _require(ctx.user, "area.edit", None, "record_id")  # the role first: it tells nothing of the area
     area = _locked(ctx, DisturbedArea, op.record_id)
-    if area is None:
+    if area is None:  # not here, or not the user's to see: the same answer
         raise Waiting(record=op.record_id)
-    _require(ctx.user, "area.edit", area.permit, "record_id")
     if op.base_revision is None:
         raise Rejected({"base_revision": "An area status change must say which revision it was based on."})
     if payload.inspection_id:
@@ -237,7 +243,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
     _check_device_ids(payload)
     _check_type_parts(payload)
     for sha in [payload.signature_sha256] + [p.sha256 for p in payload.photos]:
-        if sha and not ctx.blobs.exists(sha):
+        if sha and not _blob_here(ctx, sha):
             raise Waiting(blob=sha)
     performed_at = ctx.server_time(payload.performed_at)
     if inspection is None:
@@ -402,17 +408,15 @@ class ActionClose(Payload):
 
 def apply_action_close(ctx: Context, op: Op, payload: ActionClose) -> tuple[str, dict[str, Any]]:
     """A corrective action's close-out (CGP 2022 Part 5.4) with its evidence photo; stale → conflict."""
+    _require(ctx.user, "action.close", None, "record_id")  # the role first: it tells nothing of the action
     action = _locked(ctx, CorrectiveAction, op.record_id)
-    if action is None:
-        raise Waiting(record=op.record_id)  # opened by a report whose operation has not come yet
+    if action is None:  # opened by a report whose operation has not come yet, or not the user's to see
+        raise Waiting(record=op.record_id)
     permit = db.session.get(Permit, action.permit_id)
-    if not allowed(ctx.user, "permit.view", permit) or not sees_part(ctx.user, action):
-        raise Rejected({"record_id": "No such corrective action, or you may not see it."})
-    _require(ctx.user, "action.close", permit, "record_id")
     if op.base_revision is None:
         raise Rejected({"base_revision": "A close-out must say which revision of the action it was based on."})
     evidence = payload.evidence_photo
-    if evidence and not ctx.blobs.exists(evidence.sha256):
+    if evidence and not _blob_here(ctx, evidence.sha256):
         raise Waiting(blob=evidence.sha256)
     if op.base_revision != action.revision and not _only_own_changes(ctx, op, action.revision):
         return _conflict(ctx, op, action)
@@ -453,7 +457,7 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
     for index, photo in enumerate(payload.photos):
         if photo.finding_id:
             raise Rejected({f"payload.photos.{index}.finding_id": "A log entry's photos belong to no finding."})
-        if not ctx.blobs.exists(photo.sha256):
+        if not _blob_here(ctx, photo.sha256):
             raise Waiting(blob=photo.sha256)
     try:
         performed_on = dt.date.fromisoformat(payload.performed_on) if payload.performed_on else None
@@ -482,7 +486,7 @@ def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dic
     """The annual O&M certification (§380-14 C(2)(l)) signed on a device, for the period it names."""
     permit = _visible_permit(ctx.user, payload.permit_id, "om.certify")
     _made_before(op, OMCertification, permit, "certification")
-    if payload.signature_sha256 and not ctx.blobs.exists(payload.signature_sha256):
+    if payload.signature_sha256 and not _blob_here(ctx, payload.signature_sha256):
         raise Waiting(blob=payload.signature_sha256)
     try:
         certification = certifications.certify(
@@ -545,7 +549,7 @@ def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str,
     for key, model in photos.TARGETS.items():
         if ids[key]:  # made offline too (Waiting), or a record of another permit or draft (Rejected)
             _record_of(ctx, model, ids[key], permit.id, f"payload.{key}", key.removesuffix("_id").replace("_", " "))
-    if not ctx.blobs.exists(payload.original_sha256):
+    if not _blob_here(ctx, payload.original_sha256):
         raise Waiting(blob=payload.original_sha256)
     try:
         target = photos.resolve_target(permit, ids)
@@ -561,7 +565,8 @@ def apply_photo_attach(ctx: Context, op: Op, payload: PhotoAttach) -> tuple[str,
 # --- shared --------------------------------------------------------------------------------------
 
 def _locked(ctx: Context, model, record_id: str):
-    """The record read afresh and locked until commit (FOR UPDATE on PostgreSQL), or None.
+    """The record read afresh and locked until commit (FOR UPDATE on PostgreSQL), or None: not here, or
+    not one the user may see (the permission is in the query, so another town's record is never locked).
 
     Two devices' operations on one record must not both read the same revision. Once locked in this
     transaction nobody else can change it, so the next operation on it takes it from the session
@@ -570,8 +575,8 @@ def _locked(ctx: Context, model, record_id: str):
     key = (model.__tablename__, record_id)
     if key in ctx.locked:
         return ctx.locked[key]
-    record = db.session.scalar(select(model).where(model.id == record_id).with_for_update()
-                               .execution_options(populate_existing=True))
+    record = db.session.scalar(select(model).where(model.id == record_id, visible(ctx.user, model))
+                               .with_for_update(of=model).execution_options(populate_existing=True))
     if record is not None:
         ctx.locked[key] = record
     return record
@@ -580,13 +585,14 @@ def _locked(ctx: Context, model, record_id: str):
 def _record_of(ctx: Context, model, record_id: str, permit_id: str, field_name: str, what: str):
     """A record an operation's payload names: of the operation's permit, and one the user may see.
 
-    Not here yet: Waiting (its own operation may still come). Another permit's or town's, or someone
-    else's draft report (or a part of one): Rejected, in the same words whether it exists or not.
+    Not here yet, or not one the user may see (another town's, someone else's draft or a part of one):
+    Waiting, the same answer either way (its own operation may still come). One of another permit the
+    user sees: Rejected.
     """
-    record = db.session.get(model, record_id)
+    record = db.session.scalar(select(model).where(model.id == record_id, visible(ctx.user, model)))
     if record is None:
         raise Waiting(record=record_id)
-    if record.permit_id != permit_id or not sees_part(ctx.user, record):
+    if record.permit_id != permit_id:
         raise Rejected({field_name: f"No {what} of this permit has this id, or you may not see it."})
     return record
 
@@ -651,7 +657,13 @@ def _visible_permit(user, permit_id: str, action: str) -> Permit:
     return permit
 
 
-def _require(user, action: str, permit: Permit, field_name: str) -> None:
+def _blob_here(ctx: Context, sha: str) -> bool:
+    """Whether the blob is stored and the user's to use: a stored file they may not see (another town's
+    photo, named by its hash) is, to them, one not uploaded yet, as at /sync/blobs."""
+    return ctx.blobs.exists(sha) and sees_blob(ctx.user, sha)
+
+
+def _require(user, action: str, permit: Permit | None, field_name: str) -> None:
     if not allowed(user, action, permit):
         raise Rejected({field_name: f"Your role may not do {action} on this permit."})
 

@@ -15,8 +15,8 @@ from sqlalchemy import select
 from werkzeug.exceptions import HTTPException
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees_blob,
-                                         visible_permits)
+from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees, sees_blob,
+                                         sees_part, visible_permits)
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
@@ -252,7 +252,10 @@ def resolve_conflict(conflict_id: str):
     if found is None:
         abort(404)
     record, action = found
-    if not allowed(current_user, action, db.session.get(Permit, record.permit_id)):
+    permit = db.session.get(Permit, record.permit_id)
+    if not sees(current_user, permit) or not sees_part(current_user, record):
+        abort(404)  # another town's conflict: as for none
+    if not allowed(current_user, action, permit):
         abort(403)
     services.resolve_conflict(current_user, conflict, record)
     db.session.commit()

@@ -259,6 +259,15 @@ def shown(user, model) -> ColumnElement[bool]:
     return model.id.not_in(hidden_draft_parts(user)[model.__tablename__])
 
 
+def visible(user, model) -> ColumnElement[bool]:
+    """SQL: the rows of `model` (a record of a permit) that `user` may see: of a permit they see, and not
+    part of someone else's draft report. The rule of `sees` and `sees_part`, in SQL, so a query can
+    leave out (and never lock) what is not theirs."""
+    condition = model.permit_id.in_(visible_permits(user).with_only_columns(Permit.id))
+    hidden = hidden_draft_parts(user).get(model.__tablename__)
+    return condition if hidden is None else and_(condition, model.id.not_in(hidden))
+
+
 def sees_part(user, record) -> bool:
     """Whether `user` may see a record that may be part of a report (report, finding, action, photo ...).
 

@@ -61,7 +61,9 @@ def add_after_flush(session: Session, row: dict[str, Any], table: Table | None =
 
     After the flush, so it goes in after every entry recorded before it (those wait in the session as
     objects, flushed with the changes they record): entries are numbered in the order they were written.
-    A SAVEPOINT or transaction rolled back takes the rows waiting in it along.
+    A row follows the SAVEPOINT (or transaction) it was queued in: written before a SAVEPOINT inside it
+    begins (`_write_before_savepoint`), so an inner rollback cannot take it; kept when its own is
+    released; dropped with its own when that rolls back.
     """
     if table is None:
         table, row = AuditEntry.__table__, {"at": utcnow(), **row}
@@ -73,12 +75,21 @@ def waiting_rows(session: Session, table: Table) -> list[dict[str, Any]]:
     return session.info.get(_WAITING, {}).get(table, [])
 
 
-def _write_waiting(session: Session, flush_context=None) -> None:
+def _write_waiting(session: Session, flush_context=None, connection=None) -> None:
     waiting = session.info.pop(_WAITING, None) or {}
     for table, rows in waiting.items():  # in the order each table's first row came
-        session.connection().execute(table.insert(), rows)
+        (connection or session.connection()).execute(table.insert(), rows)
     if AuditEntry.__table__ in waiting:
         session.info[_UNSTAMPED] = True
+
+
+def _write_before_savepoint(session: Session, transaction) -> None:
+    """A SAVEPOINT begins: rows still waiting (queued with nothing to flush, so its opening flush did
+    not write them) belong to the transaction around it, and are written there first, on its connection
+    (the SAVEPOINT itself is opened later, by its first statement), so that its rollback cannot drop them.
+    So the rows waiting are always those of the innermost transaction alone."""
+    if transaction.nested and session.info.get(_WAITING):
+        _write_waiting(session, connection=transaction.parent.connection(None))
 
 
 def install_session_hooks() -> None:
@@ -89,8 +100,8 @@ def install_session_hooks() -> None:
     entries of its own, run before it.
     """
     for name, listener in (("before_flush", _refuse_audit_changes), ("after_flush", _note_new_entries),
-                           ("after_flush", _write_waiting), ("before_commit", _stamp_commit_order),
-                           ("after_transaction_end", _forget_unstamped)):
+                           ("after_flush", _write_waiting), ("after_transaction_create", _write_before_savepoint),
+                           ("before_commit", _stamp_commit_order), ("after_transaction_end", _forget_unstamped)):
         if not event.contains(Session, name, listener):
             event.listen(Session, name, listener)
 
@@ -161,8 +172,9 @@ def _forget_unstamped(session: Session, transaction) -> None:
     fires the session's rollback event too): entries flushed before it, or in an earlier one, still wait
     for the commit, which would otherwise leave them unnumbered and outside the chain.
 
-    Rows still waiting to be written go with any SAVEPOINT or transaction that ends: one that commits
-    has written them (`_stamp_commit_order`), so they are those of one rolled back."""
+    Rows still waiting to be written go with any SAVEPOINT or transaction that ends: they are its own
+    (those of the transaction around it were written before it began, `_write_before_savepoint`), and
+    one that commits has written them (`_stamp_commit_order`), so they are those of one rolled back."""
     session.info.pop(_WAITING, None)
     if transaction.parent is None:
         session.info.pop(_UNSTAMPED, None)

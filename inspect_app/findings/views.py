@@ -138,6 +138,17 @@ def send_back(finding_id: str):
     return _answer(inspection, status=422, forms_for={f"return-{finding.id}": form})
 
 
+@bp.post("/inspections/<inspection_id>/punch")
+def punch_form_gone(inspection_id: str):
+    """The punch list's own form is gone (410): a post of it kept on a device is answered with a page
+    that says where the item goes now, with what was typed; its button (`moved`) opens the report."""
+    inspection = load_inspection(inspection_id, edit=True)
+    if request.form.get("moved"):  # sent from that page: nothing to change, the report to open
+        return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="punch-list"), code=303)
+    return render_template("findings/punch_form_gone.html", inspection=inspection,
+                           description=request.form.get("newpunch-description", "")), 410
+
+
 @bp.post("/punch/<item_id>/delete")
 def remove_punch(item_id: str):
     """Take an item off the draft walk-through's punch list."""

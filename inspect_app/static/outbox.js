@@ -12,17 +12,14 @@ const Held = DeviceStore("held");
 const channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : null;
 const status = { login: false, unreachable: false, lastTry: null };
 
-class LoginNeeded extends Error {}
-class Unreachable extends Error {}
+class LoginNeeded extends Error {} class Unreachable extends Error {}
 
 const byAge = (a, b) => (a.created_at < b.created_at ? -1 : 1);
 const waitingIn = (posts) => posts.filter((p) => p.state === "waiting");
 const json = (response) => response.json().catch(() => ({}));
 
-async function sha256(blob) {
-  const digest = await crypto.subtle.digest("SHA-256", await blob.arrayBuffer());
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
+const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+const sha256 = async (blob) => hex(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()));
 
 async function call(url, options) {
   const response = await fetch(url, { ...options, credentials: "same-origin", cache: "no-store" })
@@ -37,10 +34,8 @@ async function getJson(url, what) {
   return json(response);
 }
 
-function postJson(url, body, csrf) {
-  return call(url, { method: "POST", body: JSON.stringify(body),
-                     headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
-}
+const postJson = (url, body, csrf) => call(url, { method: "POST", body: JSON.stringify(body),
+                                                  headers: { "Content-Type": "application/json", "X-CSRFToken": csrf } });
 
 // Upload a file's bytes, resuming where the server says it holds them up to.
 async function uploadBlob(sha, blob, csrf) {
@@ -70,8 +65,7 @@ async function sendPost(post, csrf) {
   const response = await call(post.url, { method: "POST", body, headers: { "Idempotency-Key": post.key } });
   if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
   if ([409, 429].includes(response.status) || response.status >= 500) throw new Unreachable(`post ${response.status}`);
-  if (response.ok) await FormStore.del(post.id);
-  else await FormStore.put({ ...post, state: "refused", html: await response.text() });
+  await (response.ok ? FormStore.del(post.id) : FormStore.put({ ...post, state: "refused", html: await response.text() }));
   channel?.postMessage({ type: "changed" });  // the other tabs redraw too
   await refresh();
 }
@@ -94,19 +88,24 @@ function legacyOutbox() {
 }
 async function replayLegacy(legacy, csrf) {
   for (const item of legacy.items.sort(byAge)) {
-    for (const held of legacy.blobs) {
-      if ((item.blobs || []).some((ref) => ref.sha256 === held.sha256)) await uploadBlob(held.sha256, held.blob, csrf);
-    }
+    const files = legacy.blobs.filter((held) => (item.blobs || []).some((ref) => ref.sha256 === held.sha256));
+    for (const held of files) await uploadBlob(held.sha256, held.blob, csrf);
     const response = await postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
-    // 422: an operation the server can never take (malformed)
-    if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);
+    if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);  // 422: never
   }
   indexedDB.deleteDatabase(LEGACY);
 }
 
-// A post names who filled it in (its posted_by field); someone else's waits on the device for them to sign
-// in again: the server refuses it to anyone else (403), which would leave it refused, never sent.
-const filledInBy = (post, userId) => post.entries.every(([name, value]) => name !== "posted_by" || value === userId);
+// A post is sent and listed only while who filled it in (its posted_by) is signed in: the server refuses it to
+// others (403). Work kept before posts said whose it was waits until someone says it is theirs (#claim-all).
+const authorOf = (post) => post.entries.find(([name]) => name === "posted_by")?.[1] || null;
+const me = () => document.getElementById("main")?.dataset.user || null;  // who is signed in (base.html)
+async function claim() {
+  const unclaimed = (await FormStore.all()).filter((post) => !authorOf(post));
+  await Promise.all(unclaimed.map((post) => FormStore.put({ ...post, entries: [...post.entries, ["posted_by", me()]] })));
+  status.legacyOf = me();
+  return syncNow();
+}
 
 async function run() {
   try {
@@ -117,10 +116,10 @@ async function run() {
     const { user, csrf_token: csrf } = await getJson("/sync/session", "session");  // a fresh CSRF token
     if (!user) throw new LoginNeeded();
     status.login = status.unreachable = false;
-    if (legacy) await replayLegacy(legacy, csrf);
+    if (legacy && status.legacyOf === user.id) await replayLegacy(legacy, csrf);
     for (const post of waiting) {
       const fresh = await FormStore.get(post.id);  // another tab may have sent it (or the user corrected it)
-      if (fresh && fresh.state === "waiting" && filledInBy(fresh, user.id)) await sendPost(fresh, csrf);
+      if (fresh && fresh.state === "waiting" && authorOf(fresh) === user.id) await sendPost(fresh, csrf);
     }
   } catch (error) {
     status[error instanceof LoginNeeded ? "login" : "unreachable"] = true;
@@ -142,10 +141,7 @@ function syncNow() {
 }
 
 let soon = null;
-function syncSoon() {
-  clearTimeout(soon);
-  soon = setTimeout(syncNow, 50);
-}
+const syncSoon = () => { clearTimeout(soon); soon = setTimeout(syncNow, 50); };
 
 // --- what the pages show: their own words, from their <template>s (offline/outbox.html, held.html) ---
 let objectUrls = [];
@@ -165,7 +161,7 @@ function say(slot, which, number) {
 }
 
 async function refresh() {
-  const posts = await FormStore.all().then((all) => all.sort(byAge), () => null);
+  const [posts, legacy] = await Promise.all([FormStore.all().then((all) => all.sort(byAge), () => null), legacyOutbox()]);
   if (!posts) return;  // no IndexedDB (private mode): nothing to show
   const badge = document.getElementById("outbox-badge"), waiting = waitingIn(posts).length;
   if (badge) Object.assign(badge, { textContent: posts.length || "" }).setAttribute("data-count", posts.length);
@@ -174,7 +170,11 @@ async function refresh() {
   if (note && waiting) note.querySelector("[data-waiting]").textContent = waiting;
   say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
       status.lastTry && status.lastTry.toLocaleTimeString());
-  renderOutbox(posts);
+  const shown = posts.filter((post) => [me(), null].includes(authorOf(post)));  // others' are only counted
+  say("outbox-others", posts.length > shown.length && "others", posts.length - shown.length);
+  const unclaimed = shown.filter((post) => !authorOf(post)).length + (legacy ? legacy.items.length : 0);
+  say("outbox-unclaimed", unclaimed && "unclaimed", unclaimed);
+  renderOutbox(shown);
 }
 
 function renderOutbox(posts) {
@@ -184,8 +184,9 @@ function renderOutbox(posts) {
   objectUrls = [];
   list.replaceChildren(...posts.map((post) => {
     const li = fromTemplate("outbox-item", { url: post.url, saved: new Date(post.created_at).toLocaleString() });
-    Object.assign(li, { id: `item-${post.id}` }).setAttribute("data-state", post.state);
-    li.querySelectorAll("[data-if]").forEach((el) => { if (el.dataset.if !== post.state) el.remove(); });
+    const state = authorOf(post) ? post.state : "unclaimed";
+    Object.assign(li, { id: `item-${post.id}` }).setAttribute("data-state", state);
+    li.querySelectorAll("[data-if]").forEach((el) => { if (el.dataset.if !== state) el.remove(); });
     li.querySelectorAll("[data-correct]").forEach((a) => { a.href = `/outbox/correct/${post.id}`; });
     const photos = li.querySelector(".photo-grid");
     for (const [, file] of post.entries) {
@@ -242,17 +243,16 @@ async function renderHeld() {
 function onPage() { refresh(); renderHeld(); syncSoon(); }
 
 document.addEventListener("click", (event) => {
-  const target = event.target.closest?.("#sync-now, #hold-all");
+  const target = event.target.closest?.("#sync-now, #hold-all, #claim-all");
   if (!target) return;
   event.preventDefault();
   if (target.id === "hold-all") return holdAll();
+  if (target.id === "claim-all") return claim();
   say("outbox-status", "sending");
   syncNow();
 });
-document.addEventListener("htmx:afterRequest", (event) => {
-  if (event.detail?.successful) syncSoon();
-  refresh();  // a form htmx posted in place may have been kept by the worker
-});
+// After a request htmx made: a form it posted in place may have been kept by the worker.
+document.addEventListener("htmx:afterRequest", (event) => { if (event.detail?.successful) syncSoon(); refresh(); });
 document.addEventListener("htmx:afterSettle", (event) => { if (event.detail?.boosted) onPage(); });
 window.addEventListener("online", syncSoon);
 if (channel) channel.onmessage = refresh;

@@ -127,7 +127,8 @@ def test_a_town_admins_token_stays_in_its_town_when_its_engineer_is_assigned_els
     assert sb_area.permit_id not in changes and lm_area.permit_id in changes
     pushed = device.post("/sync/push", headers=_bearer(town_token), json={"ops": [
         new_op("area.status", sb_area.id, {"status": "activity_ceased", "at": utcnow().isoformat()}, 1)]})
-    assert pushed.json["results"][0]["status"] == "rejected"
+    # Beyond the token's town, the area answers as one not there (docs/sync.md): waiting for it.
+    assert pushed.json["results"][0]["waiting_for"] == {"record": sb_area.id}
     assert db.session.get(DisturbedArea, sb_area.id).revision == 1
     # A token of the admin of all towns, and the engineer's own session, reach both towns.
     listed = {p["id"] for p in device.get("/sync/permits", headers=_bearer(anywhere_token)).json["permits"]}

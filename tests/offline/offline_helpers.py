@@ -123,6 +123,18 @@ def outbox(page) -> list[dict]:
                          " created_at: p.created_at})))")
 
 
+def keep_post(page, url: str, fields: dict[str, str]) -> str:
+    """A form post kept on the device as the service worker keeps one it could not send (with no `posted_by`
+    in `fields`: one kept before posts named who filled them in); its id in the outbox."""
+    page.wait_for_function("() => typeof FormStore !== 'undefined'")
+    return page.evaluate("""async ({url, fields}) => {
+      const id = crypto.randomUUID();
+      await FormStore.put({ id, url, entries: Object.entries(fields), key: crypto.randomUUID(),
+                            created_at: new Date().toISOString(), state: "waiting" });
+      return id;
+    }""", {"url": url, "fields": fields})
+
+
 def wait_for_outbox(page, predicate, timeout_s: float = 20) -> list[dict]:
     """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
     items = []

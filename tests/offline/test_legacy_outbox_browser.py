@@ -1,6 +1,7 @@
 """The previous release's outbox, in real Chromium: it kept unsent work in a database of its own
-("inspect-offline": sync operations, their files in "blobs"). After the update the outbox sends what it
-holds once through the sync endpoints and deletes that database."""
+("inspect-offline": sync operations, their files in "blobs"), which does not say whose it is. After the
+update the outbox shows it waiting, sends it once through the sync endpoints when the person signed in says
+it is theirs, and deletes that database."""
 from __future__ import annotations
 
 import base64
@@ -8,6 +9,7 @@ import datetime as dt
 import uuid
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from inspect_app.extensions import db
@@ -71,7 +73,12 @@ def test_an_outbox_left_by_the_previous_release_is_sent_once_and_its_database_de
     page.evaluate(SEED, seed)
     assert "inspect-offline" in page.evaluate(DATABASES)
 
-    page.reload()  # the new release's page: its outbox finds the old database and sends what it holds
+    page.goto(f"{server.url}/outbox")  # the new release's page: its outbox finds the old database...
+    page.evaluate("Outbox.syncNow()")  # ...which names no one: it is not sent as whoever is signed in
+    expect(page.locator("#outbox-unclaimed")).to_contain_text("1 item(s) were saved on this device before")
+    db.session.expire_all()
+    assert db.session.get(CorrectiveAction, action.id).status == "open"
+    page.click("#claim-all")  # until they say it is theirs
     _wait_until_deleted(page)
     db.session.expire_all()
     closed = db.session.get(CorrectiveAction, action.id)
@@ -82,6 +89,7 @@ def test_an_outbox_left_by_the_previous_release_is_sent_once_and_its_database_de
     # The same item found again (a second tab of the old release wrote it back): applied once all the same.
     page.evaluate(SEED, seed)
     page.reload()
+    page.click("#claim-all")
     _wait_until_deleted(page)
     db.session.expire_all()
     assert len(db.session.scalars(select(Photo).where(Photo.original_sha256 == sha256(photo))).all()) == 1

@@ -11,14 +11,15 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
     WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg,
-    new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
+    keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
 )
 
 pytestmark = pytest.mark.browser
@@ -257,7 +258,7 @@ def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_
         site, server, page, context, make):
     # The server refuses a post filled in by someone else than who is signed in (403, idempotency.POSTED_BY);
     # the next person's outbox leaves it waiting, not refused for good: it is its author's, sent by them.
-    inspector, _permit = site
+    inspector, permit = site
     inspection_id, item = _report_kept_offline(site, server, page, context, jpeg(41))
 
     context.clear_cookies()  # the tablet is handed on, and the next person signs in
@@ -267,11 +268,46 @@ def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_
     page.evaluate("Outbox.syncNow()")
     assert [(i["id"], i["state"]) for i in outbox(page)] == [(item["id"], "waiting")]
     assert _stored(inspection_id) is None
+    # Their outbox does not show it (nor what it is about), only that one waits for someone else.
+    expect(page.locator("#outbox-others")).to_contain_text("1 more item(s) saved on this device by someone else")
+    expect(page.locator(f"#item-{item['id']}")).to_have_count(0)
+    assert inspection_id not in page.inner_text("#main") and permit.number not in page.inner_text("#main")
 
     context.clear_cookies()
     sign_in_controlled(page, server, inspector)
     wait_for_outbox(page, lambda items: not items)
     assert _stored(inspection_id).status == "submitted"
+
+
+def test_a_post_kept_before_posts_named_their_author_waits_to_be_claimed_and_a_gone_form_is_refused_with_its_page(
+        site, server, page):
+    # A post of the punch list's former form, kept by an earlier release: it names no one (no posted_by).
+    inspector, permit = site
+    walk = inspections.start_inspection(inspector, permit, "walk_through", fetch_weather=False)
+    db.session.commit()
+    sign_in_controlled(page, server, inspector)
+    page.goto(f"{server.url}/outbox")
+    kept = keep_post(page, f"/inspections/{walk.id}/punch",
+                     {"csrf_token": "from a page of the earlier release", "newpunch-description": "Loam the swale"})
+
+    page.evaluate("Outbox.syncNow()")  # never sent as whoever is signed in
+    assert [(i["id"], i["state"]) for i in outbox(page)] == [(kept, "waiting")]
+    page.evaluate("Outbox.refresh()")
+    expect(page.locator(f"#item-{kept} [data-item-state]")).to_have_text("Whose? Not sent")
+    expect(page.locator("#outbox-unclaimed")).to_contain_text("1 item(s) were saved on this device before")
+
+    page.click("#claim-all")  # the inspector says it is theirs: sent, and refused (410) with the server's page
+    wait_for_outbox(page, lambda items: [(i["id"], i["state"]) for i in items] == [(kept, "refused")])
+    page.evaluate("Outbox.syncNow()")  # a refused item is not sent again
+    assert [(i["id"], i["state"]) for i in outbox(page)] == [(kept, "refused")]
+    page.goto(f"{server.url}/outbox")
+    page.click(f"#item-{kept} [data-correct]")
+    expect(page.locator("#punch-form-gone")).to_contain_text("This punch-list item was not added")
+    expect(page.locator("#punch-typed")).to_have_text("Loam the swale")
+    page.click("#punch-form-gone button")  # opens the report, and takes the item out of the outbox
+    page.wait_for_selector("#punch-list")
+    assert outbox(page) == []
+    assert db.session.scalar(select(func.count()).select_from(PunchListItem)) == 0
 
 
 def test_a_rejected_item_stays_with_its_reason_while_the_rest_sync(site, server, page):

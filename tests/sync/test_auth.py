@@ -60,7 +60,7 @@ def test_an_admin_revokes_a_device_token(client, signed_in, make):
     assert db.session.get(DisturbedArea, area.id).revision == 1
 
 
-def test_operations_outside_the_users_permits_are_rejected_with_reasons(client, make, device_token):
+def test_operations_outside_the_users_permits_tell_nothing_of_them(client, make, device_token):
     inspector, permittee = make.user("inspector"), make.user("permittee")
     mine = make.permit(inspectors=[inspector], owner=permittee, areas=["Pad"])
     other = make.permit(areas=["Elsewhere"])
@@ -68,9 +68,11 @@ def test_operations_outside_the_users_permits_are_rejected_with_reasons(client, 
                                           "planned_for": (utcnow() + dt.timedelta(hours=30)).isoformat()})
     answers = client.post("/sync/push", json={"ops": [area_op(other.areas[0]), notice]},
                           headers=bearer(device_token(inspector))).json["results"]
-    assert [a["status"] for a in answers] == ["rejected", "rejected"]
-    assert "may not do area.edit" in answers[0]["reasons"]["record_id"]
+    # An area of a permit they do not see answers as an area not there (waiting for it), never "not yours".
+    assert [a["status"] for a in answers] == ["waiting", "rejected"]
+    assert answers[0]["waiting_for"] == {"record": other.areas[0].id}
     assert answers[1]["reasons"] == {"payload.permit_id": "No such permit, or you may not see it."}
+    assert db.session.get(DisturbedArea, other.areas[0].id).revision == 1
     # A permittee sees the permit but may not record area status.
     answer = client.post("/sync/push", json={"ops": [area_op(mine.areas[0])]},
                          headers=bearer(device_token(permittee))).json["results"][0]
