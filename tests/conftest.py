@@ -105,6 +105,11 @@ def app(database_url, tmp_path):
         "WEATHER_ENDPOINT": "http://127.0.0.1:9",
         # No map tiles from outside: a test that wants tiles serves them on 127.0.0.1 (tests/maps_tiles.py).
         "MAP_TILE_URL": "",
+        # A page of this server on a loaded machine can take longer than the worker's 4 s (the report page
+        # looks up its weather first): the worker would answer from the device and the test see "Saved on
+        # this device". No test needs it to give up on a live server sooner: a stopped one refuses at once,
+        # an offline browser is not asked (tests/offline/test_app_shell_browser.py tests the 4 s itself).
+        "OFFLINE_SERVER_TIMEOUT_MS": 60_000,
     })
     app.test_client_class = IsolatedClient
     limiter.reset()  # no sign-in failures counted from an earlier test

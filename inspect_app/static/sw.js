@@ -21,6 +21,7 @@ const SHELL = [
   "/static/icons/icon-192.png", "/static/icons/icon-512.png",
 ];
 const ROUTED = SHELL.filter((path) => path.startsWith("/static/")).concat("/offline/saved");
+// A server slower than this counts as gone (a served worker may say otherwise: OFFLINE_SERVER_TIMEOUT_MS).
 const NETWORK_TIMEOUT_MS = 4000;
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout)/;
