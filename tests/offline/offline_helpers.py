@@ -123,15 +123,46 @@ def outbox(page) -> list[dict]:
                          " created_at: p.created_at})))")
 
 
-def wait_for_outbox(page, predicate, timeout_s: float = 20) -> list[dict]:
-    """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
-    items = []
+def drafts(page) -> list[dict]:
+    """The unsaved typing this device keeps ({id: the form's data-draft, fields, parts}; static/app.js)."""
+    page.wait_for_function("() => typeof DeviceStore !== 'undefined'")
+    return page.evaluate("DeviceStore('drafts').all()")
+
+
+# Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
+# wait that succeeds returns as soon as it does.
+PATIENCE_S = 60
+
+
+def wait_until(page, condition, message: str, timeout_s: float = PATIENCE_S):
+    """Poll `condition()` every 100 ms (with page.wait_for_timeout, so Playwright's events keep flowing) until
+    it is truthy; its value."""
     for _ in range(int(timeout_s * 10)):
-        items = outbox(page)
-        if predicate(items):
-            return items
+        value = condition()
+        if value:
+            return value
         page.wait_for_timeout(100)
-    raise AssertionError(f"the outbox never reached the expected state: {items!r}")
+    raise AssertionError(message)
+
+
+def wait_for_outbox(page, predicate, timeout_s: float = PATIENCE_S) -> list[dict]:
+    """Poll the outbox until `predicate(items)`; the items."""
+    items = []
+
+    def reached() -> bool:
+        items[:] = outbox(page)
+        return predicate(list(items))
+
+    try:
+        wait_until(page, reached, "", timeout_s)
+    except AssertionError:
+        raise AssertionError(f"the outbox never reached the expected state: {items!r}") from None
+    return items
+
+
+def wait_for_drafts(page, predicate) -> None:
+    """Poll the kept typing (put on the device a moment after the last keystroke) until `predicate(drafts)`."""
+    wait_until(page, lambda: predicate(drafts(page)), "the device's kept typing never reached the expected state")
 
 
 class WireFaults:
