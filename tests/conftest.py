@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
+from playwright.sync_api import expect
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -22,6 +23,12 @@ from inspect_app.extensions import db, limiter  # noqa: E402
 from inspect_app.weather import source  # noqa: E402
 from tests import builders  # noqa: E402
 from tests.databases import worker_database  # noqa: E402
+
+
+# Playwright's `expect` gives up after 5 s, its actions and waits after 30 s: on a loaded two-core machine a
+# page held by the service worker, or an outbox sending photos, can take longer than 5 s. A check that holds
+# returns at once, so only a failing run waits longer.
+expect.set_options(timeout=30_000)
 
 
 def _database_url(tmp_root: Path) -> str:
