@@ -78,7 +78,7 @@ def webkit(display: str, log_path: Path):
         driver.quit()
 
 
-def wait_until(driver, condition, timeout_s: float = 10, message: str = ""):
+def wait_until(driver, condition, timeout_s: float = 30, message: str = ""):
     """Poll `condition(driver)` (a script or a find) until it is truthy; its value."""
     try:
         return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition, message)
@@ -91,7 +91,7 @@ def text_of(driver, selector: str) -> str:
                                  selector) or ""
 
 
-def wait_for_text(driver, selector: str, text: str, timeout_s: float = 10) -> None:
+def wait_for_text(driver, selector: str, text: str, timeout_s: float = 30) -> None:
     wait_until(driver, lambda d: text in text_of(d, selector), timeout_s, f"{selector} never said {text!r}")
 
 

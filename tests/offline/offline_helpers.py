@@ -15,6 +15,11 @@ from factories import PASSWORD
 from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
 
 
+# Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
+# wait that succeeds returns as soon as it does.
+PATIENCE_S = 60
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -32,7 +37,7 @@ def hold_permits(page, server) -> None:
     """Tap "Make my permits available offline" and wait until it is done."""
     page.goto(f"{server.url}/offline/")
     page.click("#hold-all")
-    page.wait_for_selector("#held-status:has-text('Done')")
+    page.wait_for_selector("#held-status:has-text('Done')", timeout=PATIENCE_S * 1000)  # a dozen pages a permit
 
 
 def new_report_url(server, permit, kind: str = "erosion_control") -> str:
@@ -127,11 +132,6 @@ def drafts(page) -> list[dict]:
     """The unsaved typing this device keeps ({id: the form's data-draft, fields, parts}; static/app.js)."""
     page.wait_for_function("() => typeof DeviceStore !== 'undefined'")
     return page.evaluate("DeviceStore('drafts').all()")
-
-
-# Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
-# wait that succeeds returns as soon as it does.
-PATIENCE_S = 60
 
 
 def wait_until(page, condition, message: str, timeout_s: float = PATIENCE_S):

@@ -68,7 +68,7 @@ def test_an_inspection_made_with_the_server_down_arrives_once_with_its_photo(sit
     sign_in_controlled(tablet, server.url, inspector)
     tablet.get(f"{server.url}/offline/")
     tablet.find_element("css selector", "#hold-all").click()
-    wait_for_text(tablet, "#held-status", "Done", timeout_s=20)
+    wait_for_text(tablet, "#held-status", "Done", timeout_s=60)
     assert permit.number in text_of(tablet, "#held-list")
 
     server.stop()  # the outage: nothing answers on the server's port
