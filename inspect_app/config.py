@@ -67,4 +67,8 @@ def from_environment(instance_path: Path) -> dict:
         # sent again later is still applied once, and answers its first status with no page.
         "IDEMPOTENCY_RETENTION_DAYS": int(os.environ.get("IDEMPOTENCY_RETENTION_DAYS", "30")),
         "MAX_CONTENT_LENGTH": 64 * 1024 * 1024,
+        # How long the service worker waits for this server before it counts it as gone and answers from the
+        # device (a held page, or the post kept in the outbox); unset: the worker's own 4 s (static/sw.js).
+        "OFFLINE_SERVER_TIMEOUT_MS": int(os.environ["OFFLINE_SERVER_TIMEOUT_MS"])
+        if os.environ.get("OFFLINE_SERVER_TIMEOUT_MS") else None,
     }

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from flask.testing import FlaskClient
+from playwright.sync_api import expect
 from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -22,6 +23,12 @@ from inspect_app.extensions import db, limiter  # noqa: E402
 from inspect_app.weather import source  # noqa: E402
 from tests import builders  # noqa: E402
 from tests.databases import worker_database  # noqa: E402
+
+
+# Playwright's `expect` gives up after 5 s, its actions and waits after 30 s: on a loaded two-core machine a
+# page held by the service worker, or an outbox sending photos, can take longer than 5 s. A check that holds
+# returns at once, so only a failing run waits longer.
+expect.set_options(timeout=30_000)
 
 
 def _database_url(tmp_root: Path) -> str:
@@ -105,6 +112,11 @@ def app(database_url, tmp_path):
         "WEATHER_ENDPOINT": "http://127.0.0.1:9",
         # No map tiles from outside: a test that wants tiles serves them on 127.0.0.1 (tests/maps_tiles.py).
         "MAP_TILE_URL": "",
+        # A page of this server on a loaded machine can take longer than the worker's 4 s (the report page
+        # looks up its weather first): the worker would answer from the device and the test see "Saved on
+        # this device". No test needs it to give up on a live server sooner: a stopped one refuses at once,
+        # an offline browser is not asked (tests/offline/test_app_shell_browser.py tests the 4 s itself).
+        "OFFLINE_SERVER_TIMEOUT_MS": 60_000,
     })
     app.test_client_class = IsolatedClient
     limiter.reset()  # no sign-in failures counted from an earlier test

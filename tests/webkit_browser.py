@@ -78,7 +78,7 @@ def webkit(display: str, log_path: Path):
         driver.quit()
 
 
-def wait_until(driver, condition, timeout_s: float = 10, message: str = ""):
+def wait_until(driver, condition, timeout_s: float = 30, message: str = ""):
     """Poll `condition(driver)` (a script or a find) until it is truthy; its value."""
     try:
         return WebDriverWait(driver, timeout_s, poll_frequency=0.1).until(condition, message)
@@ -91,7 +91,7 @@ def text_of(driver, selector: str) -> str:
                                  selector) or ""
 
 
-def wait_for_text(driver, selector: str, text: str, timeout_s: float = 10) -> None:
+def wait_for_text(driver, selector: str, text: str, timeout_s: float = 30) -> None:
     wait_until(driver, lambda d: text in text_of(d, selector), timeout_s, f"{selector} never said {text!r}")
 
 
@@ -106,23 +106,9 @@ def sign_in_controlled(driver, base_url: str, user, password: str = PASSWORD) ->
                message="the service worker never took control of the page")
 
 
-def device_store(driver, name: str = "posts", tries: int = 3) -> list[dict]:
-    """The records of this device's IndexedDB store (static/formstore.js), without their files.
-
-    A read whose answer never comes back to the driver (seen once in a full run on two busy cores: WebKitGTK
-    held the script 30 s) is asked again, up to `tries` times of 10 s each; a store that cannot be read
-    still fails."""
-    for attempt in range(tries):
-        try:
-            return _read_store(driver, name)
-        except TimeoutException:
-            if attempt == tries - 1:
-                raise
-    return []
-
-
-def _read_store(driver, name: str) -> list[dict]:
-    driver.set_script_timeout(10)
+def device_store(driver, name: str = "posts") -> list[dict]:
+    """The records of this device's IndexedDB store (static/formstore.js), without their files."""
+    driver.set_script_timeout(30)
     answer = driver.execute_async_script("""
         var done = arguments[arguments.length - 1];
         (arguments[0] === "posts" ? FormStore : DeviceStore(arguments[0])).all().then(function (items) {

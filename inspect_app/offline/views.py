@@ -26,6 +26,8 @@ COMMON_PAGES = ("permits.index", "offline.outbox", "offline.held")
 # The static files of the worker's app shell ("/static/app.js" in its SHELL list), and its version line.
 SHELL_FILE = re.compile(r'"/static/([^"]+)"')
 VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
+# The worker's wait for a server before it counts it as gone (its own value unless OFFLINE_SERVER_TIMEOUT_MS says).
+TIMEOUT_LINE = re.compile(r"^const NETWORK_TIMEOUT_MS = \d+;", re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
 PERMITTEE_PAGES = ("certifications.my_permits",)
 
@@ -45,6 +47,9 @@ def service_worker():
         path = static / name
         digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b""))
     script = VERSION_LINE.sub(f'const VERSION = "{digest.hexdigest()[:16]}";', script, count=1)
+    timeout_ms = current_app.config.get("OFFLINE_SERVER_TIMEOUT_MS")
+    if timeout_ms:
+        script = TIMEOUT_LINE.sub(f"const NETWORK_TIMEOUT_MS = {int(timeout_ms)};", script, count=1)
     return script, 200, {"Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "no-cache"}
 
 

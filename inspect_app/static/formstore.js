@@ -10,11 +10,8 @@ var DeviceStore = (() => {
   function open() {
     opening = opening || new Promise((resolve, reject) => {
       const request = indexedDB.open("inspect-forms", 3);
-      request.onupgradeneeded = () => {
-        for (const name of ["posts", "held", "drafts"]) {
-          if (!request.result.objectStoreNames.contains(name)) request.result.createObjectStore(name, { keyPath: "id" });
-        }
-      };
+      request.onupgradeneeded = () => ["posts", "held", "drafts"].filter((name) => !request.result.objectStoreNames
+        .contains(name)).forEach((name) => request.result.createObjectStore(name, { keyPath: "id" }));
       request.onsuccess = () => {
         // A newer release opening a newer version must not wait for this page: let go, open again later.
         request.result.onversionchange = () => { request.result.close(); opening = null; };
@@ -24,10 +21,14 @@ var DeviceStore = (() => {
     });
     return opening;
   }
+  // A page WebKit freezes in its back/forward cache keeps its transactions, blocking the next page's (docs/webkit.md).
+  const active = new Set(), end = (tx) => { try { tx.abort(); } catch { /* committed meanwhile */ } };
+  self.addEventListener("pagehide", (event) => event.persisted && active.forEach(end));
   const run = (name, mode, work) => open().then((db) => new Promise((resolve, reject) => {
     const tx = db.transaction(name, mode), request = work(tx.objectStore(name));
-    tx.oncomplete = () => resolve(request.result);
-    tx.onerror = tx.onabort = () => reject(tx.error);
+    active.add(tx);
+    tx.oncomplete = () => { active.delete(tx); resolve(request.result); };
+    tx.onerror = tx.onabort = () => { active.delete(tx); reject(tx.error); };
   }));
   return (name) => ({
     all: () => run(name, "readonly", (store) => store.getAll()),

@@ -14,14 +14,13 @@ const VERSION = "dev";
 const SHELL_CACHE = `shell-${VERSION}`;
 const PAGE_CACHE = "pages";
 const SHELL = [
-  "/offline", "/offline/saved", "/offline/saved?part=1",
-  "/static/app.css", "/static/formstore.js", "/static/app.js", "/static/outbox.js", "/static/signature.js",
-  "/static/vendor/htmx.min.js", "/static/map.js", "/static/vendor/leaflet/leaflet.js",
-  "/static/vendor/leaflet/leaflet.css", "/static/manifest.webmanifest",
+  "/offline", "/offline/saved", "/offline/saved?part=1", "/static/app.css", "/static/formstore.js", "/static/app.js",
+  "/static/outbox.js", "/static/signature.js", "/static/vendor/htmx.min.js", "/static/map.js",
+  "/static/vendor/leaflet/leaflet.js", "/static/vendor/leaflet/leaflet.css", "/static/manifest.webmanifest",
   "/static/icons/icon-192.png", "/static/icons/icon-512.png",
 ];
 const ROUTED = SHELL.filter((path) => path.startsWith("/static/")).concat("/offline/saved");
-const NETWORK_TIMEOUT_MS = 4000;
+const NETWORK_TIMEOUT_MS = 4000;  // a server slower than this is gone (served: OFFLINE_SERVER_TIMEOUT_MS if set)
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout)/;
 

@@ -20,7 +20,7 @@ from inspect_app.templating import local_date, local_time
 
 from tests.certifications.om_helpers import local_today
 from tests.offline.offline_helpers import (
-    WireFaults, hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, wait_for_outbox,
+    WireFaults, hold_permits, jpeg, outbox, photo_file, sha256, sign_in_controlled, wait_for_outbox, wait_until,
 )
 
 pytestmark = pytest.mark.browser
@@ -102,7 +102,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     server.start()  # the same port: the same origin, worker and IndexedDB
     page.goto(f"{server.url}/outbox")
     page.click("#sync-now")  # a server coming back raises no `online` event
-    page.wait_for_timeout(500)
+    wait_until(page, lambda: faults.cut_blob_after is None, "the upload never reached the cut")
     page.click("#sync-now")  # the broken-off upload resumes where the server says it stopped
     wait_for_outbox(page, lambda kept: not kept)
     big = sha256(photos[0])

@@ -67,9 +67,7 @@ def test_the_held_permit_page_shows_its_site_offline(make, live_server, page, si
     permit = make.permit(inspectors=[inspector], areas=["Lot 1"], structures=["Basin B-1"])
     placed(permit, **{"Lot 1": (42.0504, -72.5822), "Basin B-1": (42.0498, -72.5833)})
     sign_in(page, inspector, controlled=True)
-    page.goto(f"{live_server.url}/offline/")
-    page.click("#hold-all")
-    expect(page.locator("#held-status")).to_contain_text("Done")
+    hold_permits(page, live_server)
 
     page.context.set_offline(True)
     page.goto(f"{live_server.url}/permits/{permit.id}")

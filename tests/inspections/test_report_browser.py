@@ -28,6 +28,7 @@ def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live
     page.goto(f"{live_server.url}/permits/{permit.id}")
     page.click("button[data-start=erosion_control]")
     page.wait_for_selector("h1:has-text('Erosion control inspection')")
+    page.wait_for_load_state()  # its scripts have run: the signature pad and "Add a finding" answer
     assert "device GPS" in page.inner_text("#fact-location")
 
     # A finding, a repeatable part of the report form (posted with it, online or from the outbox).

@@ -36,6 +36,7 @@ def start_from_permit_page(page, live_server, permit, kind: str, heading: str) -
     page.goto(f"{live_server.url}/permits/{permit.id}")
     page.click(f"button[data-start={kind}]")
     page.wait_for_selector(f"h1:has-text('{heading}')")
+    page.wait_for_load_state()  # its scripts have run: the signature pad and the "Add" buttons answer
     return db.session.get(Inspection, page.url.rsplit("/", 1)[-1])
 
 

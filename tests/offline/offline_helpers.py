@@ -15,6 +15,11 @@ from factories import PASSWORD
 from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
 
 
+# Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
+# wait that succeeds returns as soon as it does.
+PATIENCE_S = 60
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -32,7 +37,7 @@ def hold_permits(page, server) -> None:
     """Tap "Make my permits available offline" and wait until it is done."""
     page.goto(f"{server.url}/offline/")
     page.click("#hold-all")
-    page.wait_for_selector("#held-status:has-text('Done')")
+    page.wait_for_selector("#held-status:has-text('Done')", timeout=PATIENCE_S * 1000)  # a dozen pages a permit
 
 
 def new_report_url(server, permit, kind: str = "erosion_control") -> str:
@@ -135,15 +140,41 @@ def keep_post(page, url: str, fields: dict[str, str]) -> str:
     }""", {"url": url, "fields": fields})
 
 
-def wait_for_outbox(page, predicate, timeout_s: float = 20) -> list[dict]:
-    """Poll the outbox (page.evaluate, so Playwright's events keep flowing) until `predicate(items)`."""
-    items = []
+def drafts(page) -> list[dict]:
+    """The unsaved typing this device keeps ({id: the form's data-draft, fields, parts}; static/app.js)."""
+    page.wait_for_function("() => typeof DeviceStore !== 'undefined'")
+    return page.evaluate("DeviceStore('drafts').all()")
+
+
+def wait_until(page, condition, message: str, timeout_s: float = PATIENCE_S):
+    """Poll `condition()` every 100 ms (with page.wait_for_timeout, so Playwright's events keep flowing) until
+    it is truthy; its value."""
     for _ in range(int(timeout_s * 10)):
-        items = outbox(page)
-        if predicate(items):
-            return items
+        value = condition()
+        if value:
+            return value
         page.wait_for_timeout(100)
-    raise AssertionError(f"the outbox never reached the expected state: {items!r}")
+    raise AssertionError(message)
+
+
+def wait_for_outbox(page, predicate, timeout_s: float = PATIENCE_S) -> list[dict]:
+    """Poll the outbox until `predicate(items)`; the items."""
+    items = []
+
+    def reached() -> bool:
+        items[:] = outbox(page)
+        return predicate(list(items))
+
+    try:
+        wait_until(page, reached, "", timeout_s)
+    except AssertionError:
+        raise AssertionError(f"the outbox never reached the expected state: {items!r}") from None
+    return items
+
+
+def wait_for_drafts(page, predicate) -> None:
+    """Poll the kept typing (put on the device a moment after the last keystroke) until `predicate(drafts)`."""
+    wait_until(page, lambda: predicate(drafts(page)), "the device's kept typing never reached the expected state")
 
 
 class WireFaults:

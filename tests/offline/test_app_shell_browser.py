@@ -1,5 +1,10 @@
-"""The app opens with no network: the service worker in a real Chromium, both kinds of offline."""
+"""The app opens with no network: the service worker in a real Chromium, both kinds of offline, and a server
+too slow to wait for."""
+import threading
+
 import pytest
+
+from playwright.sync_api import expect
 
 from browser_pages import signed_in_page
 from tests.offline.offline_helpers import hold_permits
@@ -61,6 +66,32 @@ def test_pages_seen_online_open_with_the_server_stopped(make, server, page):
     server.start()
     page.goto(f"{server.url}/permits/{permit.id}")
     assert permit.number in page.inner_text("h1")
+
+
+def test_a_server_slower_than_the_workers_timeout_counts_as_gone(make, server, page, app):
+    """A page the server has not answered within the worker's timeout opens from the device (a server that
+    hangs is gone to an inspector on site); the worker's own 4 s is shortened here to keep the test short."""
+    permit = _permit_page_seen_online(make, server, page)
+    app.config["OFFLINE_SERVER_TIMEOUT_MS"] = 1000
+    page.evaluate("""async () => {  // the worker of these bytes installed, and in control of the page
+        navigator.serviceWorker.addEventListener("controllerchange", () => { window.newWorker = true; });
+        await (await navigator.serviceWorker.ready).update();
+    }""")
+    page.wait_for_function("() => window.newWorker === true")
+    answer, served = threading.Event(), app.wsgi_app
+
+    def slow(environ, start_response):
+        if environ["PATH_INFO"] == f"/permits/{permit.id}":
+            answer.wait(timeout=10)  # until the page has been shown without it
+        return served(environ, start_response)
+
+    app.wsgi_app = slow
+    try:
+        page.goto(f"{server.url}/permits/{permit.id}")
+        expect(page.locator("[data-held-note]")).to_be_visible()  # "As known when held at ...": the device's copy
+        assert permit.number in page.inner_text("h1")
+    finally:
+        answer.set()
 
 
 def test_logging_out_forgets_the_pages_kept_on_the_device(make, server, page):

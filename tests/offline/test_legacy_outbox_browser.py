@@ -15,7 +15,7 @@ from sqlalchemy import select
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.photos.models import Photo
-from tests.offline.offline_helpers import jpeg, sha256, sign_in_controlled
+from tests.offline.offline_helpers import jpeg, sha256, sign_in_controlled, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -46,11 +46,8 @@ DATABASES = "indexedDB.databases().then((found) => found.map((d) => d.name))"
 
 
 def _wait_until_deleted(page) -> None:
-    for _ in range(200):
-        if "inspect-offline" not in page.evaluate(DATABASES):
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError("the previous release's database is still on the device")
+    wait_until(page, lambda: "inspect-offline" not in page.evaluate(DATABASES),
+               "the previous release's database is still on the device")
 
 
 def test_an_outbox_left_by_the_previous_release_is_sent_once_and_its_database_deleted(site, open_action, server, page):

@@ -102,3 +102,9 @@ def test_the_reports_of_open_corrective_actions_are_held_and_no_others(make, sig
     assert f"/inspections/{open_report.id}" in listed[mine.id]
     assert f"/inspections/{done_report.id}" not in listed[mine.id]
     assert not any(u.startswith("/inspections/") for u in listed[others.id])
+
+
+def test_the_worker_waits_for_the_server_as_long_as_the_app_says(app, client):
+    assert "const NETWORK_TIMEOUT_MS = 60000;" in client.get("/sw.js").text  # tests/conftest.py
+    app.config["OFFLINE_SERVER_TIMEOUT_MS"] = None
+    assert "const NETWORK_TIMEOUT_MS = 4000;" in client.get("/sw.js").text  # its own, unless the app says

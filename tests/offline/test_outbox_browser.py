@@ -19,7 +19,8 @@ from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
     WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg,
-    keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_form, wait_for_outbox,
+    keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_drafts, wait_for_form,
+    wait_for_outbox, wait_until,
 )
 
 pytestmark = pytest.mark.browser
@@ -134,7 +135,8 @@ def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context)
     page.check("#answer-perimeter_controls-site-no")
     finding = add_finding(page, "Inlet protection missing", violation=False)
     add_photos(page, "#photos", [photo_file("site.jpg", jpeg(1))])
-    page.wait_for_timeout(800)  # kept a moment after typing stops
+    wait_for_drafts(page, lambda kept: any(d["fields"].get("notes") == "Wet morning, access from the north gate"
+                                           and d["fields"].get(f"{finding}-location") == "East line" for d in kept))
 
     page.reload()
     wait_for_form(page)
@@ -155,9 +157,9 @@ def test_a_draft_survives_a_reload_and_a_closed_tab(site, server, page, context)
 
     again.click("#save-draft")  # kept by the outbox now: the typing is forgotten
     again.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
+    wait_for_drafts(again, lambda kept: not any(d["fields"].get("notes") for d in kept))
     again.goto(url)
     wait_for_form(again)
-    again.wait_for_timeout(300)
     assert again.input_value("#notes") == "" and again.locator(f"[name={finding}-description]").count() == 0
 
 
@@ -174,13 +176,15 @@ def test_what_one_person_typed_is_not_put_into_the_next_persons_report_on_a_shar
     page.goto(url)
     wait_for_form(page)
     page.fill("#notes", "Wet morning, access from the north gate")
-    page.wait_for_timeout(800)  # kept a moment after typing stops
+    kept_as = page.get_attribute("#report-form", "data-draft")
+    wait_for_drafts(page, lambda kept: [d["id"] for d in kept if d["fields"].get("notes")] == [kept_as])
 
     context.clear_cookies()  # the tablet is handed on, and the next person signs in
     sign_in_controlled(page, server, other)
     page.goto(url)
     wait_for_form(page)
-    page.wait_for_timeout(300)
+    # Their form keeps its typing under another name than the typing on the device, which is not theirs.
+    assert page.get_attribute("#report-form", "data-draft") != kept_as
     assert page.input_value("#notes") == ""
 
     context.clear_cookies()
@@ -204,11 +208,8 @@ def test_the_same_item_replayed_after_a_lost_answer_is_stored_once(site, server,
     faults.drop_form_answers = 1  # the server applies the post, the answer never reaches the tablet
     server.start()
     page.goto(f"{server.url}/outbox")
-    for _ in range(100):
-        if faults.dropped:
-            break
-        page.wait_for_timeout(100)
-    page.wait_for_timeout(200)
+    wait_until(page, lambda: faults.dropped, "the outbox never sent the report")
+    page.wait_for_selector("#outbox-status [data-say=unreachable]")  # the try is over, the answer lost
     assert _stored(inspection_id) is not None
     assert [i["id"] for i in outbox(page)] == [item["id"]]  # not confirmed: it stays
 
@@ -364,11 +365,7 @@ def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, serve
     faults.cut_blob_after = 1  # the first chunk arrives; the line drops in the middle of the second
     server.start()
     page.goto(f"{server.url}/outbox")
-    for _ in range(100):
-        if faults.cut_blob_after is None:
-            break
-        page.wait_for_timeout(100)
-    assert faults.cut_blob_after is None, "the upload never reached the cut"
+    wait_until(page, lambda: faults.cut_blob_after is None, "the upload never reached the cut")
     # The outbox tries again by itself (timer, page load, Sync now); whichever try comes first must
     # start from what the server holds.
     page.click("#sync-now")
