@@ -151,7 +151,7 @@ def main() -> None:
     server = Server(app)
     server.start()
     sw = Path(app.static_folder, "sw.js").read_text()
-    shell_list = set(re.findall(r'^\s*"(/[^"]*)",$', sw.split("const SHELL = [")[1].split("];")[0], re.M))
+    shell_list = set(re.findall(r'"(/[^"]*)"', sw.split("const SHELL = [")[1].split("];")[0]))
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -1,6 +1,6 @@
 // Front-end shell glue for htmx 2 (the CSRF header is the page's own: base.html's hx-headers): error pages under
-// hx-boost, offline fallback, the device's ids, drafts and repeating parts. A module, like the pages' scripts: run
-// once per document, after the device store.
+// hx-boost, offline fallback, the device's ids, drafts and repeating parts. A module: run once per document.
+import "./formstore.js";
 
 // htmx 2 drops 4xx/5xx bodies. A boosted navigation should show our error page,
 // and 422 is how a form comes back with its errors beside the fields.
@@ -61,7 +61,8 @@ async function restore(form) {
   fields(form).forEach((el) => { if (keyOf(el) in draft.fields) el[prop(el)] = draft.fields[keyOf(el)]; });
 }
 document.addEventListener("input", (evt) => { if (evt.target.form?.dataset.draft) keep(evt.target.form); });
-document.addEventListener("DOMContentLoaded", () => freshForms(document));
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => freshForms(document));
+else freshForms(document);  // loaded async, after the page was parsed (offline/saved.html)
 document.addEventListener("htmx:load", (evt) => freshForms(evt.target));
 
 // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
@@ -99,7 +100,5 @@ navigator.serviceWorker?.register("/sw.js").catch(() => null);
 
 // A posted form's draft is forgotten as the next page opens: the post goes first.
 document.addEventListener("submit", (evt) => {
-  if (!evt.target.dataset.draft) return;
-  clearTimeout(typing);
-  sessionStorage.setItem("posted-draft", evt.target.dataset.draft);
+  if (evt.target.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", evt.target.dataset.draft); }
 }, true);

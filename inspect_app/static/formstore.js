@@ -4,14 +4,14 @@
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
 // - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
 // - drafts: a form's unsaved typing {id (its data-draft), fields: {name or name=value: value or checked}, parts}.
-// A classic script (the worker's importScripts takes no module); its two `var`s are the globals it gives.
-var DeviceStore = (() => {
+// A classic script (the worker's importScripts takes no module) that the pages' modules import too; it gives two globals.
+self.DeviceStore = (() => {
   let opening = null;
   function open() {
     opening = opening || new Promise((resolve, reject) => {
       const request = indexedDB.open("inspect-forms", 3);
-      request.onupgradeneeded = () => ["posts", "held", "drafts"].filter((name) => !request.result.objectStoreNames
-        .contains(name)).forEach((name) => request.result.createObjectStore(name, { keyPath: "id" }));
+      request.onupgradeneeded = ({ target: { result: db } }) => ["posts", "held", "drafts"]
+        .forEach((name) => db.objectStoreNames.contains(name) || db.createObjectStore(name, { keyPath: "id" }));
       request.onsuccess = () => {
         // A newer release opening a newer version must not wait for this page: let go, open again later.
         request.result.onversionchange = () => { request.result.close(); opening = null; };
@@ -44,7 +44,7 @@ var DeviceStore = (() => {
 // Browsing, every WebDriver session) the put fails with "UnknownError: Error preparing Blob/File data to be
 // stored in object store" (docs/webkit.md). That refusal is the feature test: the post is kept again with
 // its files' bytes inside the record, and so is every later one. Both are handed back as Files.
-var FormStore = ((posts) => {
+self.FormStore = ((posts) => {
   let blobsRefused = false;
   async function asBytes([name, value]) {
     if (typeof value === "string") return [name, value];

@@ -6,6 +6,7 @@
 // - Replay on page load, `online`, each successful htmx request, a timer and *Sync now*: a stopped server
 //   raises no `online` event, and Safari has no Background Sync.
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
+import "./formstore.js";
 const CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
 const TIMER_MS = 30000;
 const Held = DeviceStore("held");
@@ -257,6 +258,6 @@ document.addEventListener("htmx:afterSettle", (event) => { if (event.detail?.boo
 window.addEventListener("online", syncSoon);
 if (channel) channel.onmessage = refresh;
 setInterval(syncNow, TIMER_MS);
-onPage();  // a module runs once the document is parsed
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onPage); else onPage();  // async: saved.html
 
 window.Outbox = { syncNow, syncSoon, refresh, holdAll, status };
