@@ -37,7 +37,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
 
     if not commands:
         # An app server is given the holidays stored by `flask towns sync` before it checks the profiles'
-        # holiday calendars, so it does not import the `holidays` package (~17 MB a worker, issue 18).
+        # holiday calendars, so it does not import the `holidays` package (about 13 MB of a worker, issue 18).
         with app.app_context():
             give_stored_holidays()
 

@@ -2,7 +2,7 @@
 
 Rule 13: business days skip the legal holidays the `holidays` package gives for the profile's
 `holiday_country` and `holiday_subdivision`. The package is large for what a process needs of it: importing
-it loads every one of its ~250 countries (about 17 MB of a process, issue 18), for a dozen days a year. So a
+it loads every one of its ~250 countries (about 13 MB of a worker, issue 18), for a dozen days a year. So a
 process may be *given* years the package worked out earlier (an app server is given them from the database
 at start-up, where `flask towns sync` stores them: schedule/holidays.py), and imports the package only for
 a year it was not given. The answer is the package's either way, and only years worked out by the version
@@ -24,7 +24,7 @@ _given: dict[tuple[str, str | None], dict[int, Days]] = {}
 
 def worked_out(country: str, subdivision: str | None, year: int) -> dict[dt.date, str]:
     """The package's legal holidays of `year` (imports the package: the one place that does)."""
-    import holidays  # noqa: PLC0415  (third-party, ~17 MB: only where a year must be worked out, issue 18)
+    import holidays  # noqa: PLC0415  (third-party, ~13 MB: only where a year must be worked out, issue 18)
 
     return dict(holidays.country_holidays(country, subdiv=subdivision, years=year).items())
 

@@ -1,11 +1,11 @@
 """The towns' legal holidays kept in the database, so an app server need not import the `holidays` package.
 
-The package is the source of every holiday (rule 13, legal_holidays.py); importing it costs a process about
-17 MB (issue 18). `flask towns sync` (after each upgrade, and daily: docs/deploy.md) works out, with the
+The package is the source of every holiday (rule 13, legal_holidays.py); importing it costs about
+13 MB of a worker (issue 18). `flask towns sync` (after each upgrade: docs/deploy.md) works out, with the
 package, the years around today of every profile's holiday calendar and stores them (`holiday_years`); an
 app server's worker is given the stored years at start-up, before it checks the profiles, and imports the
 package only for a year not stored (a permit's history long ago, a deadline years ahead): the same days,
-as that worker grows by the package.
+and that worker alone grows by the package.
 
 Only rows worked out by the installed version of the package are given: after an upgrade of the package,
 the stored years are not used until `flask towns sync` has worked them out again.
