@@ -473,8 +473,11 @@ def migrated_database(stack: ExitStack, name: str) -> tuple[Path, str, dict[str,
     stack.callback(weather.stop)
     env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": name,
                         "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app", "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "flask", "db", "upgrade"], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
+    # As a town's upgrade does (docs/deploy.md): migrate, then `flask towns sync` (the towns and their
+    # legal holidays, which app servers read instead of importing the holidays package).
+    for command in (["db", "upgrade"], ["towns", "sync"]):
+        subprocess.run([sys.executable, "-m", "flask", *command], cwd=ROOT, env=env, check=True,
+                       capture_output=True)
     return folder, url, env
 
 

@@ -23,15 +23,23 @@ DOMAINS = (
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
-    """Make and configure the app; `commands=False` (wsgi.py) leaves out what only the `flask` command
-    uses, `flask db` (see `register_migrations`)."""
+    """Make and configure the app; `commands=False` (wsgi.py: an app server) leaves out what only the `flask`
+    command uses, `flask db` (see `register_migrations`), and is given the stored holidays first (below)."""
     app = Flask(__name__, instance_relative_config=True)
     os.makedirs(app.instance_path, exist_ok=True)
     app.config.from_mapping(config.from_environment(Path(app.instance_path)))
     if test_config:
         app.config.update(test_config)
+    db.init_app(app)  # adds no request hook: `security.register` below is still the first
 
     from inspect_app.profiles import load_profiles
+    from inspect_app.schedule.holidays import give_stored_holidays
+
+    if not commands:
+        # An app server is given the holidays stored by `flask towns sync` before it checks the profiles'
+        # holiday calendars, so it does not import the `holidays` package (about 13 MB of a worker, issue 18).
+        with app.app_context():
+            give_stored_holidays()
 
     # The built-in towns, plus any town made only of a TOML file in PROFILE_DIR.
     app.extensions["profiles"] = load_profiles(extra=app.config.get("PROFILE_DIR") or None)
@@ -41,7 +49,6 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     # First: after-request hooks run last-registered first, so this one sees the cookies every other
     # hook (Flask-Login's remember cookie) has set.
     security.register(app)
-    db.init_app(app)
     if commands:
         register_migrations(app)
     login_manager.init_app(app)

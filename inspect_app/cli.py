@@ -18,6 +18,7 @@ from inspect_app.extensions import db
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
+from inspect_app.schedule.holidays import store_holiday_years
 from inspect_app.traceability import ROOT, render
 from inspect_app.types import utcnow
 
@@ -105,11 +106,14 @@ def towns() -> None:
 
 @towns.command("sync")
 def towns_sync() -> None:
-    """Make a jurisdiction for every town profile that has none."""
+    """Make a jurisdiction for every town profile that has none, and store the years around today of their
+    holiday calendars, as the `holidays` package gives them, for the app servers (schedule/holidays.py)."""
 
     for town in ensure_jurisdictions():
         click.echo(f"{town.profile_key}: {town.name}")
+    years = store_holiday_years(current_app.extensions["profiles"].values(), utcnow().date())
     db.session.commit()
+    click.echo(f"Stored {years} years of legal holidays.")
 
 
 @bp.cli.group("permits")

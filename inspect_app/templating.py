@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
+from pathlib import Path
 
 from flask import Flask, current_app
 from flask_login import current_user
+from jinja2 import FileSystemBytecodeCache
 
 from inspect_app.accounts import policy
 
@@ -59,7 +62,42 @@ def cite(permit, purpose: str) -> str:
     return f" ({clause})" if clause else ""
 
 
+log = logging.getLogger(__name__)
+
+
+class CompiledTemplates(FileSystemBytecodeCache):
+    """Templates compiled once and kept as files in the instance folder (`compiled-templates/`), for every
+    process of the app: a worker loads a template's code instead of compiling it, which costs CPU and, in
+    a gunicorn worker, leaves about 6 MB more memory held for good (issue 18). Jinja checks each file against
+    its template's source and its own and Python's versions, so an edited template is compiled again.
+
+    A file that cannot be read or written (a folder not writable, a full disk) is only logged: the page is
+    served all the same, from the template compiled in memory, as without this cache.
+    """
+
+    def __init__(self, instance_path: str) -> None:
+        folder = Path(instance_path) / "compiled-templates"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            log.warning("compiled templates not kept: %s", error)
+        super().__init__(str(folder))
+
+    def load_bytecode(self, bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError as error:
+            log.warning("compiled template not read (%s): %s", bucket.key, error)
+
+    def dump_bytecode(self, bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError as error:
+            log.warning("compiled template not kept (%s): %s", bucket.key, error)
+
+
 def register(app: Flask, version: str) -> None:
+    app.jinja_env.bytecode_cache = CompiledTemplates(app.instance_path)
     app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, label_choices=label_choices,
                                  app_version=version, cite=cite)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)

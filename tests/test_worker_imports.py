@@ -1,7 +1,8 @@
 """What an app server's worker loads (issue 18: a worker's memory). `gunicorn wsgi:app` serves pages: it
 does not load Alembic (the `flask db` command's), nor meteostat, pandas, numpy or requests (only the weather
 fetcher process loads them: tests/weather/test_weather_stations.py looks weather up and shows the app process
-still without them), nor the tools of the tests and benches. The `flask` command still has `flask db`."""
+still without them), nor reportlab (the first PDF it renders loads it), nor the tools of the tests and
+benches. The `flask` command still has `flask db`. (The holidays package: tests/schedule/test_stored_holidays.py.)"""
 from __future__ import annotations
 
 import json
@@ -10,11 +11,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests",
+HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests", "reportlab",
          "locust", "schemathesis", "hypothesis", "pytest", "pypdf")
 
 
-def test_the_wsgi_app_loads_no_migration_tool_and_no_weather_library(tmp_path):
+def test_the_wsgi_app_loads_no_migration_tool_no_weather_library_and_no_pdf_library(tmp_path):
     probe = "import json, sys, wsgi; print(json.dumps(sorted(m for m in sys.modules if '.' not in m)))"
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
            "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin"}

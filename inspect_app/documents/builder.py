@@ -3,6 +3,7 @@
 The documents the town keeps (inspection report, notice of violation and stop-work order, certificate of
 completion, O&M certification, permit history) are described as a `Document` of blocks and rendered by
 `render`. The builder never reads the clock or the database, so the same data gives the same bytes.
+reportlab is imported by the first render (`_reportlab`), not with this module (issue 18).
 """
 
 from __future__ import annotations
@@ -14,37 +15,22 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Union
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Union
 from xml.sax.saxutils import escape
 
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
-from reportlab import rl_config
-from reportlab.graphics.barcode import qrencoder
-from reportlab.lib import colors
-from reportlab.lib.enums import TA_LEFT
-from reportlab.lib.pagesizes import LETTER
-from reportlab.lib.styles import ParagraphStyle
-from reportlab.lib.utils import ImageReader
-from reportlab.pdfbase.pdfmetrics import stringWidth
-from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import (
-    BaseDocTemplate,
-    CondPageBreak,
-    Flowable,
-    Frame,
-    KeepTogether,
-    PageTemplate,
-    Paragraph,
-    Spacer,
-)
-from reportlab.platypus import Table as RLTable
-from reportlab.platypus import TableStyle
+
+if TYPE_CHECKING:
+    from reportlab.pdfgen.canvas import Canvas
+    from reportlab.platypus import Flowable
+    from reportlab.platypus import Table as RLTable
 
 CREATOR = "stormwater-inspect documents"
 
-# US Letter: the paper Massachusetts town offices file and record.
-PAGE_WIDTH, PAGE_HEIGHT = LETTER
+# US Letter (8.5 x 11 inches, in points): the paper Massachusetts town offices file and record.
+PAGE_WIDTH, PAGE_HEIGHT = 8.5 * 72, 11 * 72
 SIDE_MARGIN = 54.0
 TOP_MARGIN = 72.0  # header lives in this band
 BOTTOM_MARGIN = 72.0  # footer (and the record hash on the last page) live in this band
@@ -58,24 +44,6 @@ CELL_PADDING = 6.0
 
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
-_BASE = ParagraphStyle("base", fontName="Helvetica", fontSize=9.5, leading=12, alignment=TA_LEFT)
-STYLES = {
-    "title": ParagraphStyle("title", _BASE, fontName="Helvetica-Bold", fontSize=16, leading=20),
-    "subtitle": ParagraphStyle("subtitle", _BASE, textColor=colors.HexColor("#444444"), spaceAfter=10),
-    "h1": ParagraphStyle("h1", _BASE, fontName="Helvetica-Bold", fontSize=12.5, leading=16, spaceBefore=10,
-                         spaceAfter=4),
-    "h2": ParagraphStyle("h2", _BASE, fontName="Helvetica-Bold", fontSize=10.5, leading=14, spaceBefore=6,
-                         spaceAfter=3),
-    "body": ParagraphStyle("body", _BASE, spaceAfter=6),
-    "label": ParagraphStyle("label", _BASE, fontName="Helvetica-Bold"),
-    "cell": _BASE,
-    "header_cell": ParagraphStyle("header_cell", _BASE, fontName="Helvetica-Bold"),
-    "caption": ParagraphStyle("caption", _BASE, fontSize=8.5, leading=10.5),
-    "taken_at": ParagraphStyle("taken_at", _BASE, fontSize=7.5, leading=9.5,
-                               textColor=colors.HexColor("#555555")),
-}
-_GRID_LINE = colors.HexColor("#999999")
-_LABEL_FILL = colors.HexColor("#EEEEEE")
 
 
 class DocumentError(ValueError):
@@ -163,22 +131,24 @@ class Document:
 
 def render(doc: Document) -> bytes:
     """Render `doc` to PDF bytes; the same `doc` always gives the same bytes."""
+    rl = _reportlab()
     if not _SHA256_HEX.fullmatch(doc.record_sha256 or ""):
         raise DocumentError("record_sha256 must be 64 lowercase hexadecimal characters")
     story: list[Flowable] = [
-        Paragraph(_markup(doc.title), STYLES["title"]),
-        Paragraph(_markup(f"{doc.town} · {doc.authority} · Permit {doc.permit_number}"), STYLES["subtitle"]),
+        rl.Paragraph(_markup(doc.title), rl.STYLES["title"]),
+        rl.Paragraph(_markup(f"{doc.town} · {doc.authority} · Permit {doc.permit_number}"),
+                     rl.STYLES["subtitle"]),
     ]
     for index, block in enumerate(doc.blocks, 1):
         story.extend(_flowables(block, index))
 
     # Binary streams, not ASCII85: reportlab's pure-Python ASCII85 encoder takes seconds over 24 photos and
     # grows them by a quarter. Set on every render because it is read at the moment each stream is made.
-    rl_config.useA85 = 0
+    rl.rl_config.useA85 = 0
     out = _PdfSink()
-    template = BaseDocTemplate(
+    template = rl.BaseDocTemplate(
         out,
-        pagesize=LETTER,
+        pagesize=(PAGE_WIDTH, PAGE_HEIGHT),
         leftMargin=SIDE_MARGIN,
         rightMargin=SIDE_MARGIN,
         topMargin=TOP_MARGIN,
@@ -193,12 +163,117 @@ def render(doc: Document) -> bytes:
         creator=CREATOR,
         producer=CREATOR,
     )
-    frame = Frame(SIDE_MARGIN, BOTTOM_MARGIN, FRAME_WIDTH, FRAME_HEIGHT, id="body",
-                  leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
-    template.addPageTemplates([PageTemplate(id="page", frames=[frame])])
-    template.build(story, canvasmaker=functools.partial(_NumberedCanvas, document=doc))
+    frame = rl.Frame(SIDE_MARGIN, BOTTOM_MARGIN, FRAME_WIDTH, FRAME_HEIGHT, id="body",
+                     leftPadding=0, rightPadding=0, topPadding=0, bottomPadding=0)
+    template.addPageTemplates([rl.PageTemplate(id="page", frames=[frame])])
+    template.build(story, canvasmaker=functools.partial(rl.NumberedCanvas, document=doc))
     pdf, out.pdf = out.pdf, b""  # reportlab keeps `out` in reference cycles: hand the PDF over, keep no copy
     return pdf
+
+
+@functools.cache
+def _reportlab() -> SimpleNamespace:
+    """reportlab, and this builder's styles and flowables made of it, as `rl.<name>`.
+
+    Imported on the first render, not with this module: the app loads this module at start-up (a signed
+    record's PDF is frozen before commit, documents/services.py), and an app server's worker that renders
+    no document need not hold reportlab (about 6 MB, issue 18). A worker that renders one keeps it.
+    """
+    # Third-party imports in a function, on purpose (above).
+    from reportlab import rl_config  # noqa: PLC0415
+    from reportlab.graphics.barcode import qrencoder  # noqa: PLC0415
+    from reportlab.lib import colors  # noqa: PLC0415
+    from reportlab.lib.enums import TA_LEFT  # noqa: PLC0415
+    from reportlab.lib.styles import ParagraphStyle  # noqa: PLC0415
+    from reportlab.lib.utils import ImageReader  # noqa: PLC0415
+    from reportlab.pdfbase.pdfmetrics import stringWidth  # noqa: PLC0415
+    from reportlab.pdfgen.canvas import Canvas  # noqa: PLC0415
+    from reportlab.platypus import (  # noqa: PLC0415
+        BaseDocTemplate,
+        CondPageBreak,
+        Flowable,
+        Frame,
+        KeepTogether,
+        PageTemplate,
+        Paragraph,
+        Spacer,
+        TableStyle,
+    )
+    from reportlab.platypus import Table as RLTable  # noqa: PLC0415
+
+    base = ParagraphStyle("base", fontName="Helvetica", fontSize=9.5, leading=12, alignment=TA_LEFT)
+    STYLES = {
+        "title": ParagraphStyle("title", base, fontName="Helvetica-Bold", fontSize=16, leading=20),
+        "subtitle": ParagraphStyle("subtitle", base, textColor=colors.HexColor("#444444"), spaceAfter=10),
+        "h1": ParagraphStyle("h1", base, fontName="Helvetica-Bold", fontSize=12.5, leading=16, spaceBefore=10,
+                             spaceAfter=4),
+        "h2": ParagraphStyle("h2", base, fontName="Helvetica-Bold", fontSize=10.5, leading=14, spaceBefore=6,
+                             spaceAfter=3),
+        "body": ParagraphStyle("body", base, spaceAfter=6),
+        "label": ParagraphStyle("label", base, fontName="Helvetica-Bold"),
+        "cell": base,
+        "header_cell": ParagraphStyle("header_cell", base, fontName="Helvetica-Bold"),
+        "caption": ParagraphStyle("caption", base, fontSize=8.5, leading=10.5),
+        "taken_at": ParagraphStyle("taken_at", base, fontSize=7.5, leading=9.5,
+                                   textColor=colors.HexColor("#555555")),
+    }
+    GRID_LINE = colors.HexColor("#999999")
+    LABEL_FILL = colors.HexColor("#EEEEEE")
+
+    class PhotoBox(Flowable):
+        """A fixed box with the photo scaled to fit inside it, aspect ratio kept, centred at the top."""
+
+        def __init__(self, source: _JpegSource, pixel_size: tuple[int, int], width: float, height: float) -> None:
+            super().__init__()
+            self.source, self.pixel_size = source, pixel_size
+            self.width, self.height = width, height
+
+        def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+            return self.width, self.height
+
+        def draw(self) -> None:
+            pixels_wide, pixels_high = self.pixel_size
+            scale = min(self.width / pixels_wide, self.height / pixels_high)
+            drawn_width, drawn_height = pixels_wide * scale, pixels_high * scale
+            self.canv.drawImage(self.source, (self.width - drawn_width) / 2, self.height - drawn_height,
+                                drawn_width, drawn_height)
+
+    class SignatureImage(Flowable):
+        """The drawn signature (PNG, transparency kept)."""
+
+        def __init__(self, png: bytes, width: float, height: float) -> None:
+            super().__init__()
+            self.png, self.width, self.height = png, width, height
+
+        def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
+            return self.width, self.height
+
+        def draw(self) -> None:
+            self.canv.drawImage(ImageReader(io.BytesIO(self.png)), 0, 0, self.width, self.height, mask="auto")
+
+    class NumberedCanvas(Canvas):
+        """Holds pages back until the end so each can say "Page x of y" and the last can carry the hash."""
+
+        def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            self._document = document
+            self._held_pages: list[dict] = []
+
+        def showPage(self) -> None:
+            self._held_pages.append(dict(self.__dict__))
+            self._startPage()
+
+        def save(self) -> None:
+            total = len(self._held_pages)
+            for number, state in enumerate(self._held_pages, 1):
+                self.__dict__.update(state)
+                _draw_furniture(self, self._document, number, total)
+                super().showPage()
+            super().save()
+            # The pages refer to each other and to the canvas: free them now, not at a full collection.
+            self._held_pages.clear()
+
+    return SimpleNamespace(**locals())  # every name above
 
 
 class _PdfSink:
@@ -251,17 +326,18 @@ def _markup(text: object) -> str:
 # Blocks
 
 def _flowables(block: Block, index: int) -> list[Flowable]:
+    rl = _reportlab()
     if isinstance(block, Heading):
-        style = STYLES["h1" if block.level <= 1 else "h2"]
+        style = rl.STYLES["h1" if block.level <= 1 else "h2"]
         # A heading never sits alone at the foot of a page.
-        return [CondPageBreak(style.leading * 4), Paragraph(_markup(block.text), style)]
+        return [rl.CondPageBreak(style.leading * 4), rl.Paragraph(_markup(block.text), style)]
     if isinstance(block, Fields):
-        return [_fields_table(block), Spacer(1, 6)]
+        return [_fields_table(block), rl.Spacer(1, 6)]
     if isinstance(block, Paragraphs):
         parts = re.split(r"\n[ \t]*\n", _plain(block.text).strip())
-        return [Paragraph(_markup(part.strip()), STYLES["body"]) for part in parts if part.strip()]
+        return [rl.Paragraph(_markup(part.strip()), rl.STYLES["body"]) for part in parts if part.strip()]
     if isinstance(block, Table):
-        return [_data_table(block, index), Spacer(1, 6)]
+        return [_data_table(block, index), rl.Spacer(1, 6)]
     if isinstance(block, PhotoGrid):
         return _photo_rows(block, index)
     if isinstance(block, SignatureBlock):
@@ -270,16 +346,18 @@ def _flowables(block: Block, index: int) -> list[Flowable]:
 
 
 def _fields_table(block: Fields) -> RLTable:
+    rl = _reportlab()
     rows = []
     for label, value in block.items:
-        rows.append([Paragraph(_markup(label), STYLES["label"]), Paragraph(_markup(value), STYLES["cell"])])
+        rows.append([rl.Paragraph(_markup(label), rl.STYLES["label"]),
+                     rl.Paragraph(_markup(value), rl.STYLES["cell"])])
     if not rows:
         rows = [["", ""]]
-    table = RLTable(rows, colWidths=[FRAME_WIDTH * 0.32, FRAME_WIDTH * 0.68],
+    table = rl.RLTable(rows, colWidths=[FRAME_WIDTH * 0.32, FRAME_WIDTH * 0.68],
                     splitInRow=_MIN_ROW_SPLIT, hAlign="LEFT")
-    table.setStyle(TableStyle([
-        ("GRID", (0, 0), (-1, -1), 0.5, _GRID_LINE),
-        ("BACKGROUND", (0, 0), (0, -1), _LABEL_FILL),
+    table.setStyle(rl.TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.5, rl.GRID_LINE),
+        ("BACKGROUND", (0, 0), (0, -1), rl.LABEL_FILL),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]))
     return table
@@ -291,6 +369,7 @@ _MIN_ROW_SPLIT = 30
 
 
 def _data_table(block: Table, index: int) -> RLTable:
+    rl = _reportlab()
     width = len(block.header)
     if width == 0:
         raise DocumentError(f"block {index}: a table needs at least one column")
@@ -301,13 +380,13 @@ def _data_table(block: Table, index: int) -> RLTable:
     if len(fractions) != width or any(f <= 0 for f in fractions):
         raise DocumentError(f"block {index}: col_widths must give one positive fraction per column")
     total = sum(fractions)
-    data = [[Paragraph(_markup(h), STYLES["header_cell"]) for h in block.header]]
-    data += [[Paragraph(_markup(cell), STYLES["cell"]) for cell in row] for row in block.rows]
-    table = RLTable(data, colWidths=[FRAME_WIDTH * f / total for f in fractions], repeatRows=1,
+    data = [[rl.Paragraph(_markup(h), rl.STYLES["header_cell"]) for h in block.header]]
+    data += [[rl.Paragraph(_markup(cell), rl.STYLES["cell"]) for cell in row] for row in block.rows]
+    table = rl.RLTable(data, colWidths=[FRAME_WIDTH * f / total for f in fractions], repeatRows=1,
                     splitInRow=_MIN_ROW_SPLIT, hAlign="LEFT")
-    table.setStyle(TableStyle([
-        ("GRID", (0, 0), (-1, -1), 0.5, _GRID_LINE),
-        ("BACKGROUND", (0, 0), (-1, 0), _LABEL_FILL),
+    table.setStyle(rl.TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.5, rl.GRID_LINE),
+        ("BACKGROUND", (0, 0), (-1, 0), rl.LABEL_FILL),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]))
     return table
@@ -328,26 +407,8 @@ class _JpegSource:
         return self._name
 
 
-class _PhotoBox(Flowable):
-    """A fixed box with the photo scaled to fit inside it, aspect ratio kept, centred at the top."""
-
-    def __init__(self, source: _JpegSource, pixel_size: tuple[int, int], width: float, height: float) -> None:
-        super().__init__()
-        self.source, self.pixel_size = source, pixel_size
-        self.width, self.height = width, height
-
-    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
-        return self.width, self.height
-
-    def draw(self) -> None:
-        pixels_wide, pixels_high = self.pixel_size
-        scale = min(self.width / pixels_wide, self.height / pixels_high)
-        drawn_width, drawn_height = pixels_wide * scale, pixels_high * scale
-        self.canv.drawImage(self.source, (self.width - drawn_width) / 2, self.height - drawn_height,
-                            drawn_width, drawn_height)
-
-
 def _photo_rows(block: PhotoGrid, index: int) -> list[Flowable]:
+    rl = _reportlab()
     if not 1 <= block.columns <= 4:
         raise DocumentError(f"block {index}: a photo grid has 1 to 4 columns, not {block.columns}")
     cell_width = FRAME_WIDTH / block.columns
@@ -358,22 +419,22 @@ def _photo_rows(block: PhotoGrid, index: int) -> list[Flowable]:
         size = _jpeg_size(photo.jpeg, f"block {index}, photo {number} ({_plain(photo.caption)[:60]!r})")
         taken = photo.taken_at_text.strip() or "time not recorded"
         cells.append([
-            _PhotoBox(_JpegSource(photo.jpeg), size, inner_width, box_height),
-            Spacer(1, 3),
-            Paragraph(_markup(photo.caption), STYLES["caption"]),
-            Paragraph(_markup(f"Taken: {taken}"), STYLES["taken_at"]),
+            rl.PhotoBox(_JpegSource(photo.jpeg), size, inner_width, box_height),
+            rl.Spacer(1, 3),
+            rl.Paragraph(_markup(photo.caption), rl.STYLES["caption"]),
+            rl.Paragraph(_markup(f"Taken: {taken}"), rl.STYLES["taken_at"]),
         ])
     rows: list[Flowable] = []
     for start in range(0, len(cells), block.columns):
         row = cells[start:start + block.columns]
         row += [""] * (block.columns - len(row))
         # One table per row: a row of photos never splits, so pages break between rows.
-        table = RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT")
+        table = rl.RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT")
         if table.wrap(FRAME_WIDTH, FRAME_HEIGHT)[1] > FRAME_HEIGHT:
             # Only a caption longer than a page gets here; let its text run on rather than fail.
-            table = RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT",
+            table = rl.RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT",
                             splitInRow=_MIN_ROW_SPLIT)
-        table.setStyle(TableStyle([
+        table.setStyle(rl.TableStyle([
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("LEFTPADDING", (0, 0), (-1, -1), CELL_PADDING),
             ("RIGHTPADDING", (0, 0), (-1, -1), CELL_PADDING),
@@ -396,8 +457,9 @@ def _jpeg_size(data: bytes, where: str) -> tuple[int, int]:
 
 
 def _signature(block: SignatureBlock, index: int) -> Flowable:
+    rl = _reportlab()
     parts: list[Flowable] = [
-        Paragraph(_markup(block.statement), STYLES["body"]),
+        rl.Paragraph(_markup(block.statement), rl.STYLES["body"]),
     ]
     if block.signature_png is not None:
         try:
@@ -408,75 +470,42 @@ def _signature(block: SignatureBlock, index: int) -> Flowable:
         except (UnidentifiedImageError, OSError) as error:
             raise DocumentError(f"block {index}: the signature is not a readable PNG image") from error
         scale = min(220 / pixels_wide, 60 / pixels_high)
-        parts.append(_SignatureImage(block.signature_png, pixels_wide * scale, pixels_high * scale))
+        parts.append(rl.SignatureImage(block.signature_png, pixels_wide * scale, pixels_high * scale))
     else:
-        parts.append(Spacer(1, 40))
-    line = RLTable(
-        [[Paragraph(_markup(block.name), STYLES["label"]), Paragraph(_markup(block.signed_at_text), STYLES["cell"])],
-         [Paragraph(_markup(block.credentials), STYLES["cell"]), Paragraph("Date signed", STYLES["taken_at"])]],
+        parts.append(rl.Spacer(1, 40))
+    line = rl.RLTable(
+        [[rl.Paragraph(_markup(block.name), rl.STYLES["label"]),
+          rl.Paragraph(_markup(block.signed_at_text), rl.STYLES["cell"])],
+         [rl.Paragraph(_markup(block.credentials), rl.STYLES["cell"]),
+          rl.Paragraph("Date signed", rl.STYLES["taken_at"])]],
         colWidths=[FRAME_WIDTH * 0.6, FRAME_WIDTH * 0.4], hAlign="LEFT",
     )
-    line.setStyle(TableStyle([
-        ("LINEABOVE", (0, 0), (-1, 0), 0.75, colors.black),
+    line.setStyle(rl.TableStyle([
+        ("LINEABOVE", (0, 0), (-1, 0), 0.75, rl.colors.black),
         ("LEFTPADDING", (0, 0), (-1, -1), 0),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]))
     parts.append(line)
     # The statement, signature and signer stay on one page so the signature cannot be detached.
-    return KeepTogether([Spacer(1, 10), *parts])
-
-
-class _SignatureImage(Flowable):
-    """The drawn signature (PNG, transparency kept)."""
-
-    def __init__(self, png: bytes, width: float, height: float) -> None:
-        super().__init__()
-        self.png, self.width, self.height = png, width, height
-
-    def wrap(self, available_width: float, available_height: float) -> tuple[float, float]:
-        return self.width, self.height
-
-    def draw(self) -> None:
-        self.canv.drawImage(ImageReader(io.BytesIO(self.png)), 0, 0, self.width, self.height, mask="auto")
+    return rl.KeepTogether([rl.Spacer(1, 10), *parts])
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Page furniture: drawn once the page count is known.
 
-class _NumberedCanvas(Canvas):
-    """Holds pages back until the end so each can say "Page x of y" and the last can carry the hash."""
-
-    def __init__(self, *args: object, document: Document, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self._document = document
-        self._held_pages: list[dict] = []
-
-    def showPage(self) -> None:
-        self._held_pages.append(dict(self.__dict__))
-        self._startPage()
-
-    def save(self) -> None:
-        total = len(self._held_pages)
-        for number, state in enumerate(self._held_pages, 1):
-            self.__dict__.update(state)
-            _draw_furniture(self, self._document, number, total)
-            super().showPage()
-        super().save()
-        self._held_pages.clear()  # they refer to each other and to the canvas; free them now, not at a full GC
-
-
 def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> None:
+    rl = _reportlab()
     left, right = SIDE_MARGIN, PAGE_WIDTH - SIDE_MARGIN
     canvas.saveState()
-    canvas.setFillColor(colors.black)
-    canvas.setStrokeColor(_GRID_LINE)
+    canvas.setFillColor(rl.colors.black)
+    canvas.setStrokeColor(rl.GRID_LINE)
     canvas.setLineWidth(0.5)
 
     # Header: who issues it and for which permit.
     canvas.setFont("Helvetica-Bold", 9)
     permit = _fit(_plain(f"Permit {doc.permit_number}"), "Helvetica-Bold", 9, FRAME_WIDTH * 0.45)
     canvas.drawRightString(right, PAGE_HEIGHT - 40, permit)
-    issuer_width = FRAME_WIDTH - stringWidth(permit, "Helvetica-Bold", 9) - 12
+    issuer_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
     canvas.drawString(left, PAGE_HEIGHT - 40, _fit(_plain(f"{doc.town} · {doc.authority}"), "Helvetica-Bold", 9,
                                                    issuer_width))
     canvas.line(left, PAGE_HEIGHT - 50, right, PAGE_HEIGHT - 50)
@@ -488,7 +517,7 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     text_right = right - (QR_SIZE + 8 if doc.verify_url else 0)
     canvas.drawRightString(text_right, 44, page_text)
     canvas.drawString(left, 44, _fit(_plain(doc.title), "Helvetica", 8,
-                                     text_right - left - stringWidth(page_text, "Helvetica", 8) - 12))
+                                     text_right - left - rl.stringWidth(page_text, "Helvetica", 8) - 12))
     if page == total:
         canvas.setFont("Courier", 7.5)
         canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
@@ -521,7 +550,8 @@ QR_BORDER = 1  # modules of white around the code
 def _qr_runs(url: str) -> tuple[int, tuple[tuple[int, int, int], ...]]:
     """The QR code of `url` (reportlab's encoder, error correction M) as its module count and its dark runs
     (row, column, length): encoded once per document, drawn on each of its pages."""
-    code = qrencoder.QRCode(None, qrencoder.QRErrorCorrectLevel.M)
+    rl = _reportlab()
+    code = rl.qrencoder.QRCode(None, rl.qrencoder.QRErrorCorrectLevel.M)
     code.addData(url)
     code.make()
     runs = []
@@ -548,8 +578,9 @@ def _draw_qr(canvas: Canvas, url: str, x: float, y: float) -> None:
 
 def _fit(text: str, font: str, size: float, width: float) -> str:
     """Shorten one line of text with an ellipsis so it stays within `width` points."""
-    if stringWidth(text, font, size) <= width:
+    rl = _reportlab()
+    if rl.stringWidth(text, font, size) <= width:
         return text
-    while text and stringWidth(text + "…", font, size) > width:
+    while text and rl.stringWidth(text + "…", font, size) > width:
         text = text[:-1]
     return text + "…"

@@ -11,8 +11,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Self
 
-import holidays as holiday_tables
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from inspect_app import legal_holidays
 
 # A citation is stored with each obligation (permit_obligations.citation, 200 characters).
 CITATION_MAX = 200
@@ -317,7 +318,7 @@ class Profile(Strict):
     @model_validator(mode="after")
     def _holiday_calendar_known(self) -> Self:
         try:
-            holiday_tables.country_holidays(self.holiday_country, subdiv=self.holiday_subdivision)
+            legal_holidays.check_calendar(self.holiday_country, self.holiday_subdivision)
         except NotImplementedError as error:
             raise ValueError(f"no holiday calendar for holiday_country {self.holiday_country!r}, "
                              f"holiday_subdivision {self.holiday_subdivision!r}: {error}") from None

@@ -17,8 +17,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-import holidays as _holiday_tables
-
+from inspect_app.legal_holidays import Days, of_year
 from inspect_app.rules.trace import implements
 if TYPE_CHECKING:
     from inspect_app.profiles.schema import Profile
@@ -65,27 +64,35 @@ def months_after(at: dt.datetime, months: int, tz: ZoneInfo) -> dt.datetime:
 
 
 class TownHolidays(Collection[dt.date]):
-    """The legal holidays of a country's subdivision (the `holidays` package, every year) plus a
-    town's own days off listed in its profile."""
+    """The legal holidays of a country's subdivision (the `holidays` package, every year: legal_holidays.py)
+    plus a town's own days off listed in its profile."""
 
     def __init__(self, country: str, subdivision: str | None, extra: Iterable[dt.date] = ()) -> None:
-        self._table = _holiday_tables.country_holidays(country, subdiv=subdivision)
+        self._country, self._subdivision = country, subdivision
         self._extra = frozenset(extra)
+        self._years: dict[int, Days] = {}
+
+    def _year(self, year: int) -> Days:
+        # As the package's own table: a day is looked up among the holidays of its year, each year
+        # worked out (or read from what this process was given) the first time it is asked about.
+        if year not in self._years:
+            self._years[year] = of_year(self._country, self._subdivision, year)
+        return self._years[year]
 
     def __contains__(self, day: object) -> bool:
-        return isinstance(day, dt.date) and (day in self._extra or day in self._table)
+        return isinstance(day, dt.date) and (day in self._extra or day in self._year(day.year))
 
     def __iter__(self):  # the listed years only: the table grows as years are asked about
-        return iter(sorted(self._extra | set(self._table)))
+        return iter(sorted(self._extra.union(*self._years.values())))
 
     def __len__(self) -> int:
-        return len(self._extra | set(self._table))
+        return len(self._extra.union(*self._years.values()))
 
     def name(self, day: dt.date) -> str | None:
         """What the day is ("Patriots' Day"), or None for a working day."""
         if day in self._extra:
             return "Town holiday"
-        return self._table.get(day)
+        return self._year(day.year).get(day)
 
 
 @lru_cache(maxsize=32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 
 from sqlalchemy import (
+    JSON,
     BigInteger,
     ColumnElement,
     ForeignKey,
@@ -75,3 +76,17 @@ class PermitScheduleProblem(db.Model):
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id", ondelete="CASCADE"), primary_key=True)
     problem: Mapped[str] = mapped_column(Text)
     computed_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class HolidayYear(db.Model):
+    """The legal holidays of one year of a profile's holiday calendar, as a version of the `holidays`
+    package worked them out (rule 13), so an app server need not import the package (legal_holidays.py)."""
+
+    __tablename__ = "holiday_years"
+
+    country: Mapped[str] = mapped_column(String(8), primary_key=True)
+    subdivision: Mapped[str] = mapped_column(String(16), primary_key=True)  # "" for a whole country
+    year: Mapped[int] = mapped_column(Integer, primary_key=True)
+    package_version: Mapped[str] = mapped_column(String(40))
+    # [["2027-04-19", "Patriots' Day"], ...], in date order.
+    days: Mapped[list[list[str]]] = mapped_column(JSON)

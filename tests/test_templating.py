@@ -1,0 +1,47 @@
+"""Templates compiled once and kept in the instance folder (templating.CompiledTemplates, issue 18)."""
+from __future__ import annotations
+
+import logging
+
+from jinja2 import DictLoader, Environment
+
+from inspect_app.templating import CompiledTemplates
+
+
+def _environment(instance_path, templates: dict[str, str]) -> Environment:
+    """A process's template environment, as an app makes it: its own memory, the instance folder's files."""
+    return Environment(loader=DictLoader(templates), bytecode_cache=CompiledTemplates(str(instance_path)))
+
+
+def _kept(env: Environment, name: str) -> bool:
+    source, filename, _ = env.loader.get_source(env, name)
+    return env.bytecode_cache.get_bucket(env, name, filename, source).code is not None
+
+
+def test_a_template_compiled_by_one_process_serves_the_next_and_an_edited_one_is_compiled_again(tmp_path):
+    first = _environment(tmp_path, {"notice.html": "Stop-work order for {{ permit }}"})
+    assert first.get_template("notice.html").render(permit="LM-2026-014") == "Stop-work order for LM-2026-014"
+    assert (tmp_path / "compiled-templates").is_dir()
+
+    later = _environment(tmp_path, {"notice.html": "Stop-work order for {{ permit }}"})
+    assert _kept(later, "notice.html")
+    assert later.get_template("notice.html").render(permit="SB-7") == "Stop-work order for SB-7"
+
+    edited = _environment(tmp_path, {"notice.html": "Stop-work order lifted for {{ permit }}"})
+    assert not _kept(edited, "notice.html")  # the kept code was compiled from other source: not used
+    assert edited.get_template("notice.html").render(permit="SB-7") == "Stop-work order lifted for SB-7"
+
+
+def test_a_folder_that_cannot_be_written_still_serves_the_page(tmp_path, caplog):
+    (tmp_path / "compiled-templates").write_text("a file where the folder should be")
+    with caplog.at_level(logging.WARNING, logger="inspect_app.templating"):
+        env = _environment(tmp_path, {"notice.html": "Permit {{ permit }}"})
+        assert env.get_template("notice.html").render(permit="LM-1") == "Permit LM-1"
+    assert "compiled template not kept" in caplog.text
+
+
+def test_the_app_keeps_its_pages_compiled_templates(app, client):
+    assert client.get("/login").status_code == 200
+    env = app.jinja_env
+    assert isinstance(env.bytecode_cache, CompiledTemplates)
+    assert _kept(env, "accounts/login.html")
