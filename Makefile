@@ -24,6 +24,7 @@ install-test: $(VENV)/.installed-test
 
 run: install
 	$(BIN)/flask db upgrade
+	$(BIN)/flask towns sync
 	$(BIN)/flask demo load
 	$(BIN)/flask run --host 127.0.0.1 --port 5000
 
