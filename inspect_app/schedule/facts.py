@@ -15,13 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import gc
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from flask import current_app
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import BindParameter, Select, and_, bindparam, case, func, or_, select
 from sqlalchemy.orm import aliased
 
 from inspect_app.accounts.models import User
@@ -54,6 +54,7 @@ from inspect_app.rules import (
 from inspect_app.rules.calendar import zone
 from inspect_app.rules.storms import gauge_storm
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
+from inspect_app.types import UTCDateTime
 from inspect_app.weather.models import StormEvent
 
 # The engine reads erosion-control inspections (CGP schedule, storms, pre-construction) and the first
@@ -143,9 +144,11 @@ def _ids(scope: Select) -> Select:
     return scope.with_only_columns(Permit.id).order_by(None)
 
 
-def load_records(scope: Select, *, open_at: dt.datetime | None = None,
-                 profiles: dict[str, Profile] | None = None, schedule_only: bool = False) -> list[Record]:
-    """Facts and profile of every permit in `scope` (a query of permits), with one query per table.
+def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | None = None,
+                 open_at: dt.datetime | None = None, profiles: dict[str, Profile] | None = None,
+                 schedule_only: bool = False) -> list[Record]:
+    """Facts and profile of every permit in `scope` (a query of permits), or of the permits `permit_ids`,
+    with one query per table.
 
     With `open_at`, only what decides the *open* obligations as of that moment is read (for the engine's
     `history=False`, which gives exactly the open obligations of the full history): corrective actions
@@ -155,119 +158,41 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     With `schedule_only`, only the permit and its areas are read (two queries instead of thirteen): what
     decides the schedule in force (`rules.schedule_in_force`), which a report restates each time its draft
     is saved; the other facts are left empty, so such a record is for that question alone.
+
+    By `permit_ids` (the schedule's refresh before every commit that changes a record), the queries are
+    built once per process and only their parameters change: building them took as long as running them.
     """
     profiles = profiles if profiles is not None else current_app.extensions["profiles"]
-    ids = _ids(scope)
-    run = db.session.execute
-    permits = run(
-        select(Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule,
-               Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
-               Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
-               Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
-               CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on)
-        .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
-        .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
-        .where(Permit.id.in_(ids))
-        .order_by(Permit.number)
-    ).all()
+    if permit_ids is not None:
+        queries = _queries_by_id(open_at is not None, schedule_only)
+        parameters = {"permit_ids": list(permit_ids), "open_at": open_at}
+    else:
+        queries = _queries(_ids(scope), open_at, schedule_only)
+        parameters = {}
+
+    def run(name: str):
+        return db.session.execute(queries[name], parameters)
+
+    permits = run("permits").all()
     if not permits:
         return []
-    area_rows = _grouped(run(
-        select(DisturbedArea.permit_id, DisturbedArea.id, DisturbedArea.name, AreaStatusEvent.status,
-               AreaStatusEvent.at)
-        .outerjoin(AreaStatusEvent, AreaStatusEvent.area_id == DisturbedArea.id)
-        .where(DisturbedArea.permit_id.in_(ids))
-    ))
+    area_rows = _grouped(run("areas"))
     if schedule_only:
         # rules.schedule_in_force reads the permit's frequency, sensitive waters and its areas' history alone.
         assigned = structures = inspections = storms = gauges = actions = notices = orders = certifications = {}
         findings = reports = {}
     else:
-        assigned = _grouped(run(
-            select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
-            .join(User, User.id == PermitAssignment.user_id)
-            .where(PermitAssignment.permit_id.in_(ids))
-            .order_by(PermitAssignment.permit_id, User.name)
-        ))
-        # §380-16 C(4)(c): a structure counts as inspected before backfill once a submitted pre-bury
-        # inspection answered its checklist items.
-        pre_bury = (
-            select(ChecklistAnswer.subject_id.label("structure_id"),
-                   func.min(InspectionRow.performed_at).label("inspected_at"))
-            .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
-            .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
-                   InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
-            .group_by(ChecklistAnswer.subject_id)
-            .subquery()
-        )
-        structures = _grouped(run(
-            select(StormwaterStructure.permit_id, StormwaterStructure.id, StormwaterStructure.name,
-                   StormwaterStructure.backfilled_at, pre_bury.c.inspected_at)
-            .outerjoin(pre_bury, pre_bury.c.structure_id == StormwaterStructure.id)
-            .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
-        ))
-        inspections = _open_inspections(ids, open_at) if open_at is not None else _all_inspections(ids)
-        storm_query = (
-            select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
-                   StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)
-            .where(StormEvent.permit_id.in_(ids))
-        )
-        gauge_query = _gauge_readings(ids)
-        action_query = (
-            select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
-                   CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
-            # A draft's actions are its author's alone until it is submitted (the submission recomputes, and
-            # the deadline still counts from discovery, CGP Part 5.2).
-            .where(CorrectiveActionRow.permit_id.in_(ids), shown(None, CorrectiveActionRow))
-        )
-        notice_query = (
-            select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,
-                   NoticeToCorrectRow.cured_at)
-            .where(NoticeToCorrectRow.permit_id.in_(ids))
-        )
-        if open_at is not None:
-            # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
-            storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
-                or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-            gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
-                or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-            action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
-                                                  CorrectiveActionRow.completed_at > open_at))
-            notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
-                                                  NoticeToCorrectRow.cured_at > open_at))
-        # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
-        # inspection that found it (submitted reports only: a draft is not the record).
-        has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
-        findings = _grouped(run(
-            select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
-            .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
-            .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
-                   InspectionRow.status == "submitted", ~has_action)
-        ))
-        # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
-        # A submitted report with no submission time recorded counts as submitted when it was made.
-        submitted_at = case((InspectionRow.status == "draft", None),
-                            else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
-        report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
-                               submitted_at)
-                        .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
-        if open_at is not None:
-            report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
-        reports = _grouped(run(report_query))
-        storms = _grouped(run(storm_query))
-        gauges = _grouped(run(gauge_query))
-        actions = _grouped(run(action_query))
-        notices = _grouped(run(notice_query))
-        orders = _grouped(run(
-            select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
-                   StopWorkOrderRow.lifted_at)
-            .where(StopWorkOrderRow.permit_id.in_(ids))
-        ))
-        # A certification found deficient does not certify the year (§380-14 C(2)(l)).
-        certifications = _grouped(run(
-            select(OMCertification.permit_id, OMCertification.submitted_at)
-            .where(OMCertification.permit_id.in_(ids), OMCertification.status != "deficient")
-        ))
+        assigned = _grouped(run("assigned"))
+        structures = _grouped(run("structures"))
+        inspections = _open_inspections(run("inspections")) if open_at is not None else _grouped(run("inspections"))
+        findings = _grouped(run("findings"))
+        reports = _grouped(run("reports"))
+        storms = _grouped(run("storms"))
+        gauges = _grouped(run("gauges"))
+        actions = _grouped(run("actions"))
+        notices = _grouped(run("notices"))
+        orders = _grouped(run("orders"))
+        certifications = _grouped(run("certifications"))
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
@@ -320,6 +245,124 @@ def load_records(scope: Select, *, open_at: dt.datetime | None = None,
     return records
 
 
+@cache
+def _queries_by_id(open_: bool, schedule_only: bool) -> dict[str, Select]:
+    """`_queries` for the permits of the parameter `permit_ids` (as of the parameter `open_at` if `open_`),
+    built once: the same subquery of ids that `_ids` makes of `select(Permit).where(Permit.id.in_(...))`."""
+    ids = select(Permit.id).where(Permit.id.in_(bindparam("permit_ids", expanding=True)))
+    return _queries(ids, bindparam("open_at", type_=UTCDateTime()) if open_ else None, schedule_only)
+
+
+def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_only: bool) -> dict[str, Select]:
+    """The queries `load_records` runs, by name, for the permits whose ids `ids` selects (see there)."""
+    queries = {
+        "permits": (
+            select(Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule,
+                   Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
+                   Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
+                   Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
+                   CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on)
+            .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
+            .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
+            .where(Permit.id.in_(ids))
+            .order_by(Permit.number)
+        ),
+        "areas": (
+            select(DisturbedArea.permit_id, DisturbedArea.id, DisturbedArea.name, AreaStatusEvent.status,
+                   AreaStatusEvent.at)
+            .outerjoin(AreaStatusEvent, AreaStatusEvent.area_id == DisturbedArea.id)
+            .where(DisturbedArea.permit_id.in_(ids))
+        ),
+    }
+    if schedule_only:
+        return queries
+    queries["assigned"] = (
+        select(PermitAssignment.permit_id, PermitAssignment.user_id, User.name)
+        .join(User, User.id == PermitAssignment.user_id)
+        .where(PermitAssignment.permit_id.in_(ids))
+        .order_by(PermitAssignment.permit_id, User.name)
+    )
+    # §380-16 C(4)(c): a structure counts as inspected before backfill once a submitted pre-bury
+    # inspection answered its checklist items.
+    pre_bury = (
+        select(ChecklistAnswer.subject_id.label("structure_id"),
+               func.min(InspectionRow.performed_at).label("inspected_at"))
+        .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
+        .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
+               InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
+        .group_by(ChecklistAnswer.subject_id)
+        .subquery()
+    )
+    queries["structures"] = (
+        select(StormwaterStructure.permit_id, StormwaterStructure.id, StormwaterStructure.name,
+               StormwaterStructure.backfilled_at, pre_bury.c.inspected_at)
+        .outerjoin(pre_bury, pre_bury.c.structure_id == StormwaterStructure.id)
+        .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
+    )
+    queries["inspections"] = _open_inspections_query(ids, open_at) if open_at is not None else _all_inspections(ids)
+    storm_query = (
+        select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
+               StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)
+        .where(StormEvent.permit_id.in_(ids))
+    )
+    gauge_query = _gauge_readings(ids)
+    action_query = (
+        select(CorrectiveActionRow.permit_id, CorrectiveActionRow.id, CorrectiveActionRow.kind,
+               CorrectiveActionRow.discovered_at, CorrectiveActionRow.completed_at, CorrectiveActionRow.description)
+        # A draft's actions are its author's alone until it is submitted (the submission recomputes, and
+        # the deadline still counts from discovery, CGP Part 5.2).
+        .where(CorrectiveActionRow.permit_id.in_(ids), shown(None, CorrectiveActionRow))
+    )
+    notice_query = (
+        select(NoticeToCorrectRow.permit_id, NoticeToCorrectRow.id, NoticeToCorrectRow.issued_at,
+               NoticeToCorrectRow.cured_at)
+        .where(NoticeToCorrectRow.permit_id.in_(ids))
+    )
+    if open_at is not None:
+        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
+        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
+            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
+            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
+                                              CorrectiveActionRow.completed_at > open_at))
+        notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
+                                              NoticeToCorrectRow.cured_at > open_at))
+    # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
+    # inspection that found it (submitted reports only: a draft is not the record).
+    has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
+    queries["findings"] = (
+        select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
+        .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
+        .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
+               InspectionRow.status == "submitted", ~has_action)
+    )
+    # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
+    # A submitted report with no submission time recorded counts as submitted when it was made.
+    submitted_at = case((InspectionRow.status == "draft", None),
+                        else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
+    report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
+                           submitted_at)
+                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
+    if open_at is not None:
+        report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
+    queries |= {
+        "reports": report_query, "storms": storm_query, "gauges": gauge_query, "actions": action_query,
+        "notices": notice_query,
+        "orders": (
+            select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
+                   StopWorkOrderRow.lifted_at)
+            .where(StopWorkOrderRow.permit_id.in_(ids))
+        ),
+        # A certification found deficient does not certify the year (§380-14 C(2)(l)).
+        "certifications": (
+            select(OMCertification.permit_id, OMCertification.submitted_at)
+            .where(OMCertification.permit_id.in_(ids), OMCertification.status != "deficient")
+        ),
+    }
+    return queries
+
+
 def _submitted(ids: Select):
     """Submitted reports of the engine's types (drafts are not the record; an amendment restates a
     report rather than recording another visit)."""
@@ -327,16 +370,14 @@ def _submitted(ids: Select):
                 InspectionRow.amends_id.is_(None), InspectionRow.type.in_(ENGINE_INSPECTION_TYPES))
 
 
-def _all_inspections(ids: Select) -> dict[str, list]:
-    """Every inspection the engine reads, by permit: (id, type, performed_at)."""
-    return _grouped(db.session.execute(
-        select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at)
-        .where(_submitted(ids))
-    ))
+def _all_inspections(ids: Select) -> Select:
+    """Every inspection the engine reads, as (permit id, id, type, performed_at) rows."""
+    return (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at)
+            .where(_submitted(ids)))
 
 
-def _open_inspections(ids: Select, now: dt.datetime) -> dict[str, list]:
-    """The inspections that decide the open obligations as of `now`, by permit, in one query.
+def _open_inspections_query(ids: Select, now: dt.datetime | BindParameter) -> Select:
+    """The inspections that decide the open obligations as of `now`, one row per permit (`_open_inspections`).
 
     For what is still open the engine reads: whether any erosion-control inspection was made (before
     construction), the last one (the CGP chain restarts at every inspection), the one before it (storms
@@ -357,12 +398,16 @@ def _open_inspections(ids: Select, now: dt.datetime) -> dict[str, list]:
             .order_by(order).limit(1).offset(n).scalar_subquery()
         )
 
-    out: dict[str, list] = {}
-    rows = db.session.execute(select(
+    return select(
         Permit.id, nth("erosion_control"), nth("erosion_control", 2, newest=True),
         nth("erosion_control", 1, newest=True), nth("erosion_control", 0, newest=True),
         nth("walk_through"), nth("final"),
-    ).where(Permit.id.in_(ids)))
+    ).where(Permit.id.in_(ids))
+
+
+def _open_inspections(rows) -> dict[str, list]:
+    """The rows of `_open_inspections_query` as (place, type, performed_at) by permit."""
+    out: dict[str, list] = {}
     for pid, first, third_last, second_last, last, walk_through, final in rows:
         found = []
         if third_last is not None:  # with two or fewer, the last two are all of them

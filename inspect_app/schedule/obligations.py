@@ -91,7 +91,7 @@ def refresh_permits(permit_ids: Collection[str], now: dt.datetime | None = None,
                  .with_for_update(key_share=True, skip_locked=skip_busy)).scalars().all()
     if skip_busy:
         ids = list(locked)
-    rows, problems = _rows(load_records(select(Permit).where(Permit.id.in_(ids)), open_at=now), now)
+    rows, problems = _rows(load_records(permit_ids=ids, open_at=now), now)
     obligation, problem = PermitObligation.__table__, PermitScheduleProblem.__table__
     run(delete(obligation).where(obligation.c.permit_id.in_(ids)))
     run(delete(problem).where(problem.c.permit_id.in_(ids)))
