@@ -308,14 +308,15 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
     """
     if len(run) <= 1:
         return [_apply_claimed(ctx, op) for op in run]
-    work = db.session.begin_nested()
+    session = db.session()
+    work = session.begin_nested()
     try:
         settled = []
         for op in run:
             # Kinds whose appliers allow it let their changes wait for this SAVEPOINT's flush.
-            db.session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
+            session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
             settled.append(_answer(op.op_id, op.record_id, *_run(ctx, op)))
-        db.session.info.pop(audit.DEFER_FLUSH, None)
+        session.info.pop(audit.DEFER_FLUSH, None)
         _store_answers([row for _, row in settled])  # the run's answers in one statement
         work.commit()  # flushes what waited; an IntegrityError from it is caught below like any other
         return [answer for answer, _ in settled]
@@ -324,7 +325,7 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
             work.rollback()
         ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
     finally:
-        db.session.info.pop(audit.DEFER_FLUSH, None)
+        session.info.pop(audit.DEFER_FLUSH, None)
     half = len(run) // 2
     return _apply_run(ctx, run[:half]) + _apply_run(ctx, run[half:])
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import or_, select, text
-from sqlalchemy.orm import Mapper, RelationshipProperty
+from sqlalchemy.orm import InstanceState, Mapper, RelationshipProperty
 from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
@@ -21,24 +21,37 @@ from inspect_app.extensions import db
 
 def snapshot(obj: Any) -> dict[str, Any]:
     """The column values of a model instance as JSON-safe data."""
-    state = sa_inspect(obj)
+    return _snapshot(sa_inspect(obj), obj)
+
+
+# Values a snapshot keeps as they are (most of them): the others are written as text.
+_AS_IS = frozenset({str, int, float, bool, type(None), dict, list})
+
+
+def _snapshot(state: InstanceState, obj: Any) -> dict[str, Any]:
     loaded = state.dict  # read directly where loaded (a sync push takes two snapshots per operation)
     data: dict[str, Any] = {}
     for key in _column_keys(state.mapper):
         value = loaded[key] if key in loaded else getattr(obj, key)
-        if isinstance(value, (dt.datetime, dt.date)):
-            value = value.isoformat()
-        elif isinstance(value, decimal.Decimal):
-            value = str(value)
-        if key in ("password_hash", "calendar_key"):  # secrets stay out of the log
-            value = "(hidden)"
+        if type(value) not in _AS_IS:
+            if isinstance(value, (dt.datetime, dt.date)):
+                value = value.isoformat()
+            elif isinstance(value, decimal.Decimal):
+                value = str(value)
         data[key] = value
+    for key in _secret_keys(state.mapper):  # secrets stay out of the log
+        data[key] = "(hidden)"
     return data
 
 
 @functools.cache
 def _column_keys(mapper: Mapper) -> tuple[str, ...]:
     return tuple(attr.key for attr in mapper.column_attrs)
+
+
+@functools.cache
+def _secret_keys(mapper: Mapper) -> tuple[str, ...]:
+    return tuple(key for key in _column_keys(mapper) if key in ("password_hash", "calendar_key"))
 
 
 # A session flag, set by a caller that applies many changes inside one SAVEPOINT and lets that
@@ -51,11 +64,12 @@ DEFER_FLUSH = "audit_defer_flush"
 def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
            permit_id: str | None = None) -> None:
     """Add an audit entry for `obj` after `action`; `before` is its snapshot before the change."""
-    deferred = db.session.info.get(DEFER_FLUSH) and _settled(obj)
+    session, state = db.session(), sa_inspect(obj)
+    deferred = session.info.get(DEFER_FLUSH) and _settled(state)
     if not deferred:
-        db.session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
-    entity = sa_inspect(obj).mapper.class_.__tablename__
-    after = None if action.endswith("delete") else snapshot(obj)
+        session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
+    entity = state.mapper.class_.__tablename__
+    after = None if action.endswith("delete") else _snapshot(state, obj)
     if permit_id is None:
         permit_id = getattr(obj, "permit_id", None)
         if permit_id is None and entity == "permits":
@@ -63,16 +77,15 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
     row = {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
            "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
     if deferred:
-        add_after_flush(db.session(), row)
+        add_after_flush(session, row)
     else:
-        db.session.add(AuditEntry(**row))
+        session.add(AuditEntry(**row))
 
 
-def _settled(obj: Any) -> bool:
-    """Whether a flush now would leave every column of `obj` as it is: `obj` is stored already, its table
+def _settled(state: InstanceState) -> bool:
+    """Whether a flush now would leave every column of the object as it is: it is stored already, its table
     sets nothing on UPDATE, and no pending relationship change (its own many-to-one, or a collection of
     another object holding it) would set one of its foreign keys."""
-    state = sa_inspect(obj)
     if not state.persistent or _sets_on_update(state.mapper):
         return False
     relationships = state.mapper.relationships
