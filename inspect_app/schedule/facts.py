@@ -170,12 +170,15 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
         queries = _queries(_ids(scope), open_at, schedule_only)
         parameters = {}
 
-    def run(name: str):
-        return db.session.execute(queries[name], parameters)
-
-    permits = run("permits").all()
+    permits = db.session.execute(queries["permits"], parameters).all()  # flushes what is pending first
     if not permits:
         return []
+    # The rest on the same connection without the ORM's part: they select columns, not objects.
+    connection = db.session.connection()
+
+    def run(name: str):
+        return connection.execute(queries[name], parameters)
+
     area_rows = _grouped(run("areas"))
     if schedule_only:
         # rules.schedule_in_force reads the permit's frequency, sensitive waters and its areas' history alone.
