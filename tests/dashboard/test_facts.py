@@ -164,3 +164,23 @@ def test_a_certificate_of_completion_starts_the_om_certification_year(make, reco
     assert "O&amp;M certification" in page and "§380-14 C(2)(l)" in page and "Overdue" in page
     # Construction is over: no weekly inspections are asked of it any more.
     assert "Erosion-control inspection</td>" not in signed_in(agent).get("/dashboard/").text
+
+
+def test_reading_by_permit_ids_gives_what_reading_by_a_scope_gives(app, make, record):
+    """The schedule's refresh reads by ids through queries built once: each call reads its own permits as of its
+    own time, as a query of those permits does."""
+    rng, now = random.Random(20261203), record.now
+    agent = make.user("agent")
+    permits = []
+    for n in range(6):
+        permit = make.permit(number=f"ID-{n}", issued_on=record.local_day(900),
+                             construction_started_on=record.local_day(rng.randint(20, 400)),
+                             cgp_schedule=rng.choice(("every_7_days", "every_14_days_and_storm")))
+        _random_history(permit, agent, now, rng)
+        permits.append(permit.id)
+    day = dt.timedelta(days=1)
+    for ids, at in ((permits[:2], now), (permits[2:], now - 30 * day), (permits[1:4], now + 10 * day), (permits, None)):
+        by_scope = load_records(select(Permit).where(Permit.id.in_(ids)), open_at=at)
+        by_ids = load_records(permit_ids=ids, open_at=at)
+        assert {r.permit.id for r in by_ids} == set(ids)
+        assert by_ids == by_scope
