@@ -47,11 +47,11 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """`gunicorn --preload wsgi:app` (2 workers x 2 threads, forked from a master that made the app, as the
-    deployment runs it) on a fixed port of 127.0.0.1, killable outright."""
+    """`gunicorn --preload wsgi:app` (2 workers x 2 threads, forked from a master that made the app, with
+    one malloc arena, as the deployment runs it) on a fixed port of 127.0.0.1, killable outright."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env, self.port, self.process = env, free_port(), None
+        self.env, self.port, self.process = env | {"MALLOC_ARENA_MAX": "1"}, free_port(), None
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
@@ -254,6 +254,12 @@ def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_
             value = bench_flags[at + 1] if at + 1 < len(bench_flags) else ""
             if not value.startswith("--"):
                 assert words[words.index(flag) + 1] == value, flag
+    bench_env = ast.literal_eval(re.search(r"^PRODUCTION_ENV = (\{.*\})$", (ROOT / "bench" / "load.py").read_text(),
+                                           re.MULTILINE).group(1))
+    unit_env = dict(line.removeprefix("Environment=").split("=", 1)
+                    for line in (ROOT / "docs" / "deploy" / "inspect-app.service").read_text().splitlines()
+                    if line.startswith("Environment="))
+    assert bench_env and bench_env.items() <= unit_env.items(), (bench_env, unit_env)
     environment_file = unit["Service"]["EnvironmentFile"]
     settings = (ROOT / "docs" / "deploy" / "inspect-app.env").read_text()
     assert environment_file.endswith("inspect-app.env")
