@@ -103,8 +103,9 @@ WORKERS, THREADS = 4, 4
 # on a connection gunicorn is closing, and get no answer (RemoteDisconnected, or the connection reset).
 # --preload: the master makes the app and forks the workers from it (wsgi.py), so they share its memory.
 PRODUCTION_FLAGS = ("--preload", "--keep-alive", "75", "--timeout", "60")
-# And with the unit's Environment=: one malloc arena for the worker's threads (the unit says why).
-PRODUCTION_ENV = {"MALLOC_ARENA_MAX": "1"}
+# And with the unit's Environment=: one malloc arena for the worker's threads, no docstrings or asserts
+# loaded (the unit says why).
+PRODUCTION_ENV = {"MALLOC_ARENA_MAX": "1", "PYTHONOPTIMIZE": "2"}
 STATIONS = {"longmeadow": ("72508", 42.05, -72.58), "southborough": ("74490", 42.30, -71.52)}
 WEATHER_SOURCES = "temperature=isd_lite; conditions=isd_lite; wind=isd_lite; precipitation=isd_lite"
 

@@ -48,10 +48,12 @@ def free_port() -> int:
 
 class Gunicorn:
     """`gunicorn --preload wsgi:app` (2 workers x 2 threads, forked from a master that made the app, with
-    one malloc arena, as the deployment runs it) on a fixed port of 127.0.0.1, killable outright."""
+    one malloc arena and python -OO, as the deployment runs it) on a fixed port of 127.0.0.1, killable
+    outright."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env, self.port, self.process = env | {"MALLOC_ARENA_MAX": "1"}, free_port(), None
+        self.env = env | {"MALLOC_ARENA_MAX": "1", "PYTHONOPTIMIZE": "2"}
+        self.port, self.process = free_port(), None
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
