@@ -1,7 +1,8 @@
 """A gunicorn worker's memory, as bench/load.py measures it, without the 50-user load.
 
 The same PostgreSQL (its own, fsync on), town, fake meteostat and gunicorn as bench/load.py; then, RUNS
-times, one fresh worker (4 threads) measured twice:
+times, one fresh worker (4 threads, forked from a master that made the app: --preload, as a town runs
+gunicorn) measured twice:
   memory_worker_start_mb   resident set of the fresh worker once it has answered /healthz
   worker_rss_mb            the same worker after serving 100 pages (permit pages, reports naming their
                            weather sources as stored reports do, the dashboard)

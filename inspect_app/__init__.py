@@ -101,8 +101,10 @@ def freeze_startup_objects() -> None:
     They live as long as the process anyway (modules, the app, SQLAlchemy's mappers and compiled
     statements). Left in, each full collection walks all of them again, and a request that keeps many
     objects alive for its length (a sync push of 200 operations) sets one off: about a fifth of a push's
-    CPU. Frozen, a full collection walks only what was made since. Called by wsgi.py (each gunicorn
-    worker) and by a bench that serves the app itself, once, after its setup.
+    CPU. Frozen, a full collection walks only what was made since; and a collection in a worker forked
+    from gunicorn's master (--preload) does not write to those objects, so their pages stay shared with
+    the master. Called by wsgi.py (gunicorn's master, before it forks the workers) and by a bench that
+    serves the app itself, once, after its setup.
     """
     gc.collect()  # garbage made while loading is freed, not frozen
     gc.freeze()

@@ -117,7 +117,10 @@ class Payload(BaseModel):
 
 
 class PhotoIn(Payload):
-    """A photo made on the device: its id, the SHA-256 of its uploaded bytes, caption, finding."""
+    # Its description in the OpenAPI document is set here, not read from a docstring: app servers run with
+    # python -OO (docs/deploy/inspect-app.service), which loads no docstrings.
+    model_config = ConfigDict(json_schema_extra={
+        "description": "A photo made on the device: its id, the SHA-256 of its uploaded bytes, caption, finding."})
 
     id: Uuid
     sha256: str = Field(pattern=SHA256)

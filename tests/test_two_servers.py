@@ -8,6 +8,7 @@ must be applied exactly once, and the blob must be stored whole, with its own SH
 """
 from __future__ import annotations
 
+import ast
 import configparser
 import datetime as dt
 import hashlib
@@ -46,15 +47,18 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """`gunicorn wsgi:app` (2 workers x 2 threads) on a fixed port of 127.0.0.1, killable outright."""
+    """`gunicorn --preload wsgi:app` (2 workers x 2 threads, forked from a master that made the app, with
+    one malloc arena and python -OO, as the deployment runs it) on a fixed port of 127.0.0.1, killable
+    outright."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env, self.port, self.process = env, free_port(), None
+        self.env = env | {"MALLOC_ARENA_MAX": "1", "PYTHONOPTIMIZE": "2"}
+        self.port, self.process = free_port(), None
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", "2", "--threads", "2", "--bind", f"127.0.0.1:{self.port}",
+            [sys.executable, "-m", "gunicorn", "--preload", "--workers", "2", "--threads", "2", "--bind", f"127.0.0.1:{self.port}",
              "--log-level", "warning", "wsgi:app"], cwd=ROOT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:
@@ -240,6 +244,24 @@ def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_
     assert {"Unit", "Service", "Install"} <= set(unit.sections())
     start = unit["Service"]["ExecStart"]
     assert "gunicorn" in start and "wsgi:app" in start and "--bind 127.0.0.1:8000" in start
+    # The load and memory benches run gunicorn with the unit's flags, so they measure what a town runs
+    # (--preload among them: workers forked from a master that made the app).
+    bench_flags = ast.literal_eval(re.search(r"^PRODUCTION_FLAGS = (\(.*\))$", (ROOT / "bench" / "load.py").read_text(),
+                                             re.MULTILINE).group(1))
+    words = start.split()
+    assert "--preload" in bench_flags
+    for at, flag in enumerate(bench_flags):
+        if flag.startswith("--"):
+            assert flag in words, flag
+            value = bench_flags[at + 1] if at + 1 < len(bench_flags) else ""
+            if not value.startswith("--"):
+                assert words[words.index(flag) + 1] == value, flag
+    bench_env = ast.literal_eval(re.search(r"^PRODUCTION_ENV = (\{.*\})$", (ROOT / "bench" / "load.py").read_text(),
+                                           re.MULTILINE).group(1))
+    unit_env = dict(line.removeprefix("Environment=").split("=", 1)
+                    for line in (ROOT / "docs" / "deploy" / "inspect-app.service").read_text().splitlines()
+                    if line.startswith("Environment="))
+    assert bench_env and bench_env.items() <= unit_env.items(), (bench_env, unit_env)
     environment_file = unit["Service"]["EnvironmentFile"]
     settings = (ROOT / "docs" / "deploy" / "inspect-app.env").read_text()
     assert environment_file.endswith("inspect-app.env")

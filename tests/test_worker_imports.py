@@ -30,3 +30,16 @@ def test_the_wsgi_app_loads_no_migration_tool_no_weather_library_and_no_pdf_libr
 def test_the_flask_command_still_migrates(runner):
     result = runner.invoke(args=["db", "current"])
     assert result.exit_code == 0, result.output
+
+
+def test_the_wsgi_module_leaves_no_database_connection_for_the_forked_workers(tmp_path):
+    # gunicorn --preload makes the app in its master and forks the workers from it: a connection left open
+    # there would be one socket written by several processes at once.
+    probe = ("import wsgi\nfrom inspect_app.extensions import db\nwith wsgi.app.app_context():\n"
+             "    print(db.engine.pool.checkedin(), db.engine.pool.checkedout())")
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
+           "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "0"]
