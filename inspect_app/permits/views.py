@@ -69,7 +69,9 @@ def _permit_fields(form: PermitForm) -> dict:
 
 def _detail_forms(permit: Permit) -> dict:
     assignment = AssignmentForm(prefix="assign")
-    inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    # The list of inspectors is for those who may assign one (_assignments.html shows them the form).
+    inspectors = (db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+                  if allowed(current_user, "permit.assign", permit) else ())
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
     status = StatusForm(prefix="status")
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
