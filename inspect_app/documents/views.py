@@ -3,6 +3,7 @@ and the public page that verifies a frozen document (`/verify/<document id>`, no
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from flask import Blueprint, abort, current_app, render_template, request, send_file
 from flask_login import current_user, login_required
@@ -26,9 +27,10 @@ def _signed_in() -> None:
     """Every document needs a signed-in user."""
 
 
-def section(permit: Permit) -> dict:
-    """What the permit page shows of documents: a download for each the current user may see."""
-    return {"downloads": services.downloads(current_user, permit)}
+def section(permit: Permit, reports: Sequence[Inspection]) -> dict:
+    """What the permit page shows of documents: a download for each the current user may see, with one for
+    each of `reports` (the permit's reports the current user sees, newest first: the inspections section's)."""
+    return {"downloads": services.downloads(permit, reports)}
 
 
 def _pdf(data: bytes, name: str):

@@ -110,9 +110,11 @@ def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
 
 def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
-    return {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
+    reports = inspections.section(permit)
+    # The documents list the same reports the inspections section shows (read once, not twice).
+    return {"enforcement": enforcement.section(permit), "inspections": reports,
             "photos": photos.section(permit), "certifications": certifications.section(permit),
-            "completion": completion.section(permit), "documents": documents.section(permit),
+            "completion": completion.section(permit), "documents": documents.section(permit, reports["inspections"]),
             "site_map": maps.site_section(permit, utcnow())}
 
 
