@@ -36,7 +36,9 @@ def _signed_in() -> None:
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     """The inspection, if the current user may see it (a draft: its author alone, see the policy)."""
     inspection = db.get_or_404(Inspection, inspection_id)
-    permit_or_404(inspection.permit_id)
+    # Through the relationship, so the report holds on to its permit for the rest of the request: the
+    # session forgets an object nothing refers to, and the permit was read up to three times a page.
+    permit_or_404(inspection.permit.id)
     if not sees_report(current_user, inspection):
         abort(404)
     if edit:
