@@ -312,15 +312,15 @@ def inspection_visible(user, inspection: Inspection) -> bool:
     return sees_report(user, inspection)
 
 
-def downloads(permit: Permit, reports: Sequence[Inspection]) -> list[Download]:
-    """The documents of `permit` for the permit page, with one for each of `reports`: the permit's reports
-    the user may download (`inspection_visible`), newest first, as the page has them already."""
+def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],
+              certificate: CertificateOfCompletion | None) -> list[Download]:
+    """The documents of `permit` for the permit page, as the page has read them already: one for each of
+    `reports` (the permit's reports the user may download, `inspection_visible`, newest first), of `orders`
+    (its stop-work orders, newest first) and for its certificate of completion when issued."""
     found = [Download("Inspection history", permit.number, url_for("documents.history", permit_id=permit.id))]
-    if records.certificate_of(permit) is not None:
+    if certificate is not None:
         found.append(Download("Certificate of completion", permit.number,
                               url_for("documents.certificate", permit_id=permit.id)))
-    orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
-                                .order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id))
     found += [Download("Notice of violation and stop-work order", f"issued {local(o.issued_at):%Y-%m-%d}",
                        url_for("documents.stop_work_order", order_id=o.id)) for o in orders]
     certifications = db.session.scalars(select(OMCertification).where(OMCertification.permit_id == permit.id)

@@ -110,12 +110,14 @@ def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
 
 def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
-    reports = inspections.section(permit)
-    # The documents list the same reports the inspections section shows (read once, not twice).
-    return {"enforcement": enforcement.section(permit), "inspections": reports,
-            "photos": photos.section(permit), "certifications": certifications.section(permit),
-            "completion": completion.section(permit), "documents": documents.section(permit, reports["inspections"]),
-            "site_map": maps.site_section(permit, utcnow())}
+    found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
+             "photos": photos.section(permit), "certifications": certifications.section(permit),
+             "completion": completion.section(permit)}
+    # The documents list the reports, orders and certificate the other sections read (once, not twice).
+    found["documents"] = documents.section(permit, found["inspections"]["inspections"],
+                                           found["enforcement"]["record"].orders,
+                                           found["completion"]["record"].certificate)
+    return found | {"site_map": maps.site_section(permit, utcnow())}
 
 
 @dataclass(frozen=True, slots=True)
