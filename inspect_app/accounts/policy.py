@@ -24,6 +24,7 @@ from __future__ import annotations
 from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, func, or_, select, true, union
+from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
 from inspect_app.certifications.models import OMCertification
@@ -148,8 +149,9 @@ def permit_or_404(permit_id: str, action: str = "permit.view") -> Permit:
 
     A permit you may not see does not exist for you (404); one you see but may not act on is 403.
     """
-    permit = db.get_or_404(Permit, permit_id)
-    if not sees(current_user, permit):
+    # With its inspectors in the same statement: `sees` and nearly every page read them.
+    permit = db.session.get(Permit, permit_id, options=[joinedload(Permit.assignments)])
+    if permit is None or not sees(current_user, permit):
         abort(404)
     require(action, permit)
     return permit

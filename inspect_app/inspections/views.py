@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
+from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
@@ -36,9 +37,9 @@ def _signed_in() -> None:
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     """The inspection, if the current user may see it (a draft: its author alone, see the policy)."""
     inspection = db.get_or_404(Inspection, inspection_id)
-    # Through the relationship, so the report holds on to its permit for the rest of the request: the
-    # session forgets an object nothing refers to, and the permit was read up to three times a page.
-    permit_or_404(inspection.permit.id)
+    # The report holds on to its permit for the rest of the request: the session forgets an object nothing
+    # refers to, and the permit was read up to three times a page.
+    set_committed_value(inspection, "permit", permit_or_404(inspection.permit_id))
     if not sees_report(current_user, inspection):
         abort(404)
     if edit:
