@@ -20,6 +20,7 @@ import gc
 import hashlib
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flask import current_app, has_request_context, request, url_for
@@ -311,26 +312,25 @@ def inspection_visible(user, inspection: Inspection) -> bool:
     return sees_report(user, inspection)
 
 
-def downloads(user, permit: Permit) -> list[Download]:
-    """The documents of `permit` that `user` may download, for the permit page."""
+def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],
+              certificate: CertificateOfCompletion | None) -> list[Download]:
+    """The documents of `permit` for the permit page, as the page has read them already: one for each of
+    `reports` (the permit's reports the user may download, `inspection_visible`, newest first), of `orders`
+    (its stop-work orders, newest first) and for its certificate of completion when issued."""
     found = [Download("Inspection history", permit.number, url_for("documents.history", permit_id=permit.id))]
-    if records.certificate_of(permit) is not None:
+    if certificate is not None:
         found.append(Download("Certificate of completion", permit.number,
                               url_for("documents.certificate", permit_id=permit.id)))
-    orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
-                                .order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id))
     found += [Download("Notice of violation and stop-work order", f"issued {local(o.issued_at):%Y-%m-%d}",
                        url_for("documents.stop_work_order", order_id=o.id)) for o in orders]
     certifications = db.session.scalars(select(OMCertification).where(OMCertification.permit_id == permit.id)
                                         .order_by(OMCertification.period_start.desc(), OMCertification.id))
     found += [Download("O&M certification", f"{c.period_start:%Y-%m-%d} to {c.period_end:%Y-%m-%d}",
                        url_for("documents.om_certification", certification_id=c.id)) for c in certifications]
-    reports_ = db.session.scalars(select(Inspection).where(Inspection.permit_id == permit.id)
-                                  .order_by(Inspection.performed_at.desc(), Inspection.id))
     found += [Download("Inspection report" + ("" if i.is_submitted else " (draft)"),
                        f"{i.type.replace('_', '-')}, {local(i.performed_at):%Y-%m-%d}",
                        url_for("documents.inspection_report", inspection_id=i.id))
-              for i in reports_ if inspection_visible(user, i)]
+              for i in reports]
     # Versions a later one amends stay downloadable as they were frozen.
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
     earlier = db.session.scalars(select(FrozenDocument).where(FrozenDocument.permit_id == permit.id,

@@ -3,12 +3,14 @@ and the public page that verifies a frozen document (`/verify/<document id>`, no
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from flask import Blueprint, abort, current_app, render_template, request, send_file
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import permit_or_404
 from inspect_app.certifications.models import OMCertification
+from inspect_app.completion.models import CertificateOfCompletion
 from inspect_app.documents import services
 from inspect_app.documents.forms import VerifyUploadForm
 from inspect_app.enforcement.models import StopWorkOrder
@@ -26,9 +28,12 @@ def _signed_in() -> None:
     """Every document needs a signed-in user."""
 
 
-def section(permit: Permit) -> dict:
-    """What the permit page shows of documents: a download for each the current user may see."""
-    return {"downloads": services.downloads(current_user, permit)}
+def section(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],
+            certificate: CertificateOfCompletion | None) -> dict:
+    """What the permit page shows of documents: a download for each the current user may see, with one for
+    each of `reports` (the permit's reports the current user sees, newest first: the inspections section's),
+    of `orders` (its stop-work orders, newest first) and of its certificate of completion, if issued."""
+    return {"downloads": services.downloads(permit, reports, orders, certificate)}
 
 
 def _pdf(data: bytes, name: str):

@@ -39,12 +39,13 @@ class EnforcementRecord:
     standing: StopWorkOrder | None
     lifted: list[StopWorkOrder]
     notices: list[NoticeOfViolation]
+    orders: list[StopWorkOrder]  # every order, standing or lifted, newest first
 
 
 def orders_of(permit: Permit) -> list[StopWorkOrder]:
-    """Every stop-work order of `permit`, newest first."""
+    """Every stop-work order of `permit`, newest first (by id among those issued at the same moment)."""
     query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
-    return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc())))
+    return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id)))
 
 
 def standing_order(permit: Permit) -> StopWorkOrder | None:
@@ -64,7 +65,7 @@ def enforcement_record(permit: Permit) -> EnforcementRecord:
     """The standing order, the lifted ones and the notices of `permit`, for its page."""
     orders = orders_of(permit)
     standing = next((o for o in orders if o.is_standing), None)
-    return EnforcementRecord(standing, [o for o in orders if not o.is_standing], notices_of(permit))
+    return EnforcementRecord(standing, [o for o in orders if not o.is_standing], notices_of(permit), orders)
 
 
 def open_findings(permit: Permit) -> list[Finding]:

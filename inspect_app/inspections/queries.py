@@ -157,8 +157,9 @@ def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
 
 
 def inspections_of(permit: Permit) -> list[Inspection]:
-    """Every inspection of `permit`, newest first."""
-    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc())))
+    """Every inspection of `permit`, newest first (by id among those made at the same moment)."""
+    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc(),
+                                                                        Inspection.id)))
 
 
 def amendments_of(inspection: Inspection) -> list[Inspection]:

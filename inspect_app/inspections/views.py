@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
+from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
@@ -36,7 +37,9 @@ def _signed_in() -> None:
 def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     """The inspection, if the current user may see it (a draft: its author alone, see the policy)."""
     inspection = db.get_or_404(Inspection, inspection_id)
-    permit_or_404(inspection.permit_id)
+    # The report holds on to its permit for the rest of the request: the session forgets an object nothing
+    # refers to, and the permit was read up to three times a page.
+    set_committed_value(inspection, "permit", permit_or_404(inspection.permit_id))
     if not sees_report(current_user, inspection):
         abort(404)
     if edit:
@@ -111,8 +114,10 @@ def start(permit_id: str):
         abort(400, description="The device location could not be read; start again without it.")
     inspection = services.start_inspection(current_user, permit, form.type.data,
                                            form.latitude.data, form.longitude.data)
+    # The address is made before the commit, which expires the report: its id would be read again.
+    location = url_for("inspections.detail", inspection_id=inspection.id)
     db.session.commit()
-    return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)
+    return redirect(location, code=303)
 
 
 @bp.post("/permits/<permit_id>/inspection-notices")
@@ -167,7 +172,9 @@ def new(permit_id: str, inspection_type: str):
 
 def load_or_create(inspection_id: str) -> Inspection:
     """The draft to save or submit; a report a device started (its id made there) is created first."""
-    if db.session.get(Inspection, inspection_id) is not None or "permit_id" not in request.form:
+    # Held in `stored` while load_inspection looks it up again: the session forgets what nothing refers to.
+    stored = db.session.get(Inspection, inspection_id)
+    if stored is not None or "permit_id" not in request.form:
         return load_inspection(inspection_id, edit=True)
     if not DEVICE_ID.match(inspection_id):
         abort(404)
@@ -205,7 +212,8 @@ def save(inspection_id: str):
         db.session.rollback()
         return page
     db.session.commit()
-    return redirect(url_for("inspections.detail", inspection_id=inspection.id, _anchor="saved"), code=303)
+    # The report's id is the address's (a device's new report too): not read again from the expired report.
+    return redirect(url_for("inspections.detail", inspection_id=inspection_id, _anchor="saved"), code=303)
 
 
 @bp.post("/inspections/<inspection_id>/submit")
@@ -230,7 +238,7 @@ def submit(inspection_id: str):
         return page
     notification.send_report(inspection)  # stored with the submission, in the same commit
     db.session.commit()
-    return redirect(url_for("inspections.detail", inspection_id=inspection.id), code=303)
+    return redirect(url_for("inspections.detail", inspection_id=inspection_id), code=303)
 
 
 @bp.post("/inspections/<inspection_id>/amend")
@@ -241,8 +249,9 @@ def amend(inspection_id: str):
         amendment = services.amend(current_user, original)
     except services.InspectionError as error:
         return locked(original, str(error))
+    location = url_for("inspections.detail", inspection_id=amendment.id)
     db.session.commit()
-    return redirect(url_for("inspections.detail", inspection_id=amendment.id), code=303)
+    return redirect(location, code=303)
 
 
 @bp.get("/inspections/<inspection_id>/signature.png")

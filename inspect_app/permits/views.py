@@ -69,7 +69,9 @@ def _permit_fields(form: PermitForm) -> dict:
 
 def _detail_forms(permit: Permit) -> dict:
     assignment = AssignmentForm(prefix="assign")
-    inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    # The list of inspectors is for those who may assign one (_assignments.html shows them the form).
+    inspectors = (db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+                  if allowed(current_user, "permit.assign", permit) else ())
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
     status = StatusForm(prefix="status")
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
@@ -108,10 +110,14 @@ def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
 
 def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
-    return {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
-            "photos": photos.section(permit), "certifications": certifications.section(permit),
-            "completion": completion.section(permit), "documents": documents.section(permit),
-            "site_map": maps.site_section(permit, utcnow())}
+    found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
+             "photos": photos.section(permit), "certifications": certifications.section(permit),
+             "completion": completion.section(permit)}
+    # The documents list the reports, orders and certificate the other sections read (once, not twice).
+    found["documents"] = documents.section(permit, found["inspections"]["inspections"],
+                                           found["enforcement"]["record"].orders,
+                                           found["completion"]["record"].certificate)
+    return found | {"site_map": maps.site_section(permit, utcnow())}
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,9 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from flask import Flask, current_app
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import case, func, literal_column, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -93,18 +92,34 @@ def stored_observations(station_id: str, first: dt.datetime,
     return rows, max((row.fetched_at for row in found), default=None)
 
 
-def stored_rain(station_id: str, first: dt.datetime,
-                last: dt.datetime) -> tuple[Sequence[Any], dt.datetime | None]:
-    """A station's stored hours with precipitation, labels from `first` to `last` (inclusive), as rows of
-    (hour, precip_mm, sources), and when the newest stored hour was fetched: what a rainfall chart reads
-    (only the columns it shows, and one time fetched rather than one per hour: a chart reads 1,440 hours)."""
-    hours = (WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
-             WeatherObservation.hour <= last)
-    rows = db.session.execute(select(WeatherObservation.hour, WeatherObservation.precip_mm,
-                                     func.coalesce(WeatherObservation.sources, "").label("sources"))
-                              .where(*hours, WeatherObservation.precip_mm.is_not(None))
-                              .order_by(WeatherObservation.hour)).all()
-    return rows, db.session.scalar(select(func.max(WeatherObservation.fetched_at)).where(*hours))
+def stored_rain(station_id: str, start_day: dt.date,
+                end_day: dt.date) -> tuple[tuple[source.DayRainfall, ...], str, dt.datetime | None]:
+    """A station's stored rain per local day from `start_day` to `end_day`, the attribution of the hours
+    that have it, and when the newest stored hour was fetched: what a rainfall chart reads. The database
+    adds the hours up by day (a chart covers 1,440 of them) as `source.daily_totals` would, in tenths of a mm."""
+    bounds = source.day_bounds(start_day, end_day)
+    # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
+    # The day's index as a literal, so PostgreSQL reads it as an integer (a parameter would be text).
+    day = case(*((WeatherObservation.hour < ends + HOUR, literal_column(str(index)))
+                 for index, ends in enumerate(bounds[1:-1])), else_=literal_column(str(len(bounds) - 2)))
+    hours = (select(day.label("day"), WeatherObservation.precip_mm,
+                    func.coalesce(WeatherObservation.sources, "").label("sources"), WeatherObservation.fetched_at)
+             .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= bounds[0] + HOUR,
+                    WeatherObservation.hour <= bounds[-1])
+             .subquery())
+    # By day and sources, so one statement also gives the providers of the hours with rain.
+    groups = db.session.execute(
+        select(hours.c.day, hours.c.sources, func.count(hours.c.precip_mm),
+               func.sum(func.round(hours.c.precip_mm * 10)), func.max(hours.c.fetched_at))
+        .group_by(hours.c.day, hours.c.sources)).all()
+    totals = [[0, 0] for _ in bounds[:-1]]
+    for group in groups:
+        totals[group.day][0] += int(group[3] or 0)
+        totals[group.day][1] += group[2]
+    with_rain = {group.sources for group in groups if group[2]}
+    attribution = source.attribution(source.source_in(sources, "prcp") for sources in with_rain) if with_rain else ""
+    return (source.day_rainfall(start_day, bounds, [(tenths, count) for tenths, count in totals]), attribution,
+            max((group[4] for group in groups), default=None))
 
 
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
@@ -170,27 +185,28 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
     return False
 
 
-def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime, now: dt.datetime,
-                 stored: Sequence[Any] | None = None) -> tuple[dt.datetime, dt.datetime] | None:
+def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
+                 now: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
     """The span of a station's hourly labels from `first` to `last` worth asking meteostat for, or None.
 
     An hour is held once stored with its precipitation. An hour missing when the station was last asked
     (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
     than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
-    `stored`: the station's stored rows of these hours (`stored_rain`) when the caller has read them already.
     """
     last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
     if last < first:
         return None
-    if stored is None:
-        held = set(db.session.scalars(
-            select(WeatherObservation.hour).where(WeatherObservation.station_id == station_id,
-                                                  WeatherObservation.hour >= first, WeatherObservation.hour <= last,
-                                                  WeatherObservation.precip_mm.is_not(None))))
-    else:
-        held = {row.hour for row in stored if row.precip_mm is not None and first <= row.hour <= last}
     asked = _last_asked(station_id)
-    missing = _missing_hours_of(held, first, last, asked, now)
+    query = select(WeatherObservation.hour).where(
+        WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
+        WeatherObservation.hour <= last, WeatherObservation.precip_mm.is_not(None))
+    # Only the hours not known to be unpublished need reading (`_missing_hours_of`): after the last ask
+    # when it was recent, else from the publication lag before it (a chart's 60 days are mostly older).
+    if asked is not None:
+        recent = now - asked < CHART_REFRESH
+        query = query.where(WeatherObservation.hour > asked if recent
+                            else WeatherObservation.hour >= asked - source.PUBLICATION_LAG)
+    missing = _missing_hours_of(set(db.session.scalars(query)), first, last, asked, now)
     return (missing[0], missing[-1]) if missing else None
 
 
@@ -734,8 +750,6 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
     station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
-    rows: Sequence[Any] | None = None  # the station's stored rain hours (`stored_rain`), once read
-    fetched_at = None
     if known is None or now - known.found_at >= STATION_RECHECK:
         # Which station is nearest with rain data for these days (spec "Weather"): asked of meteostat.
         listed = station_list(permit.latitude, permit.longitude, now)
@@ -753,8 +767,7 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             status, reason = series.status, series.reason
     else:
         # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
-        rows, fetched_at = stored_rain(station.id, first_label, last_label)
-        span = unheld_hours(station.id, first_label, last_label, now, stored=rows)
+        span = unheld_hours(station.id, first_label, last_label, now)
         if span is not None:
             fetched, why = source.station_hours(station.id, *span, deadline_s=_deadline_s())
             if fetched is None:
@@ -763,11 +776,10 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
                 store_observations(fetched, now=now)
                 db.session.execute(update(PermitStation).where(PermitStation.permit_id == permit.id)
                                    .values(rainfall_fetched_at=now))
-                rows = None  # read again with the hours just stored
-    if station is not None and rows is None:
-        rows, fetched_at = stored_rain(station.id, first_label, last_label)
-    rows = rows or ()
-    totals = source.daily_totals(rows, start_day, end_day)
+    if station is not None:
+        totals, attribution, fetched_at = stored_rain(station.id, start_day, end_day)
+    else:
+        totals, attribution, fetched_at = source.daily_totals((), start_day, end_day), "", None
     if not status:
         # Today is never whole yet; any earlier day with hours missing is flagged.
         missing = sum(1 for day in totals[:-1] if not day.complete)
@@ -777,9 +789,7 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
     storms = tuple(db.session.scalars(
         select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
                                  StormEvent.day <= end_day).order_by(StormEvent.day, StormEvent.reached_at)))
-    return Rainfall(permit.id, start_day, end_day, totals, station, status, reason,
-                    source.attribution(source.source_in(sources, "prcp") for sources in {r.sources for r in rows})
-                    if rows else "", fetched_at,
+    return Rainfall(permit.id, start_day, end_day, totals, station, status, reason, attribution, fetched_at,
                     profile_of(permit).storm.threshold_mm, storms, _storm_answers(permit, storms))
 
 

@@ -721,24 +721,32 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
 def daily_totals(rows: Iterable[HourlyObservation], start_day: dt.date, end_day: dt.date,
                  tz: ZoneInfo = LOCAL_TZ) -> tuple[DayRainfall, ...]:
     """Rain per local day from hourly rows (fresh or stored); no I/O."""
-    days = []
-    day = start_day
-    while day <= end_day + dt.timedelta(days=1):
-        days.append(day)
-        day += dt.timedelta(days=1)
-    # Each day's first instant in UTC: days[i] runs from midnights[i] up to midnights[i + 1].
-    midnights = [_local_midnight(day, tz) for day in days]
-    by_day: list[list[float]] = [[] for _ in days[:-1]]
+    bounds = day_bounds(start_day, end_day, tz)
+    by_day: list[list[float]] = [[] for _ in bounds[:-1]]
     for row in rows:
         if row.precip_mm is None:
             continue
         # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
-        index = bisect.bisect_right(midnights, row.hour - dt.timedelta(hours=1)) - 1
+        index = bisect.bisect_right(bounds, row.hour - dt.timedelta(hours=1)) - 1
         if 0 <= index < len(by_day):
             by_day[index].append(row.precip_mm)
-    return tuple(DayRainfall(day=day, precip_mm=_total_mm(values) if values else None, hours_with_data=len(values),
-                             hours_in_day=round((ends - begins).total_seconds() / 3600))
-                 for day, values, begins, ends in zip(days, by_day, midnights, midnights[1:]))
+    return day_rainfall(start_day, bounds, [(_tenths(values), len(values)) for values in by_day])
+
+
+def day_bounds(start_day: dt.date, end_day: dt.date, tz: ZoneInfo = LOCAL_TZ) -> tuple[dt.datetime, ...]:
+    """Each local day's first instant in UTC, from `start_day` to the day after `end_day`: day i runs from
+    bounds[i] up to bounds[i + 1], so it holds the hourly labels from bounds[i] + 1 h to bounds[i + 1] (a
+    label ends its hour). What the database groups stored hours by (`weather.services.stored_rain`)."""
+    return tuple(_local_midnight(start_day + dt.timedelta(days=i), tz)
+                 for i in range((end_day - start_day).days + 2))
+
+
+def day_rainfall(start_day: dt.date, bounds: Sequence[dt.datetime],
+                 totals: Sequence[tuple[int, int]]) -> tuple[DayRainfall, ...]:
+    """The days of `day_bounds` from each one's (rain in tenths of a mm, hours with data), in order; no I/O."""
+    return tuple(DayRainfall(day=start_day + dt.timedelta(days=i), precip_mm=tenths / 10 if hours else None,
+                             hours_with_data=hours, hours_in_day=round((ends - begins).total_seconds() / 3600))
+                 for i, ((tenths, hours), begins, ends) in enumerate(zip(totals, bounds, bounds[1:])))
 
 
 def _rainfall_window(start_day: dt.date, end_day: dt.date) -> tuple[dt.datetime, dt.datetime]:
@@ -788,9 +796,14 @@ def _latest(rows: Sequence[HourlyObservation], end: dt.datetime, has: Callable[[
 
 
 def _total_mm(values: Iterable[float]) -> float:
+    return _tenths(values) / 10
+
+
+def _tenths(values: Iterable[float]) -> int:
     # meteostat gives precipitation to 0.1 mm; adding tenths as integers keeps a 6.4 mm day 6.4,
-    # not 6.3999999, which matters against the 6.35 mm (0.25 in) storm threshold.
-    return sum(round(v * 10) for v in values) / 10
+    # not 6.3999999, which matters against the 6.35 mm (0.25 in) storm threshold (the database adds
+    # stored hours the same way: `weather.services.stored_rain`).
+    return sum(round(v * 10) for v in values)
 
 
 def _local_midnight(day: dt.date, tz: ZoneInfo) -> dt.datetime:

@@ -52,11 +52,12 @@ def rainfall(permit_id: str):
     """Rain at the permit over the last 60 days, storm events and the inspections that answered them."""
     permit = permit_or_404(permit_id)
     rain = services.permit_rainfall(permit)
-    db.session.commit()  # keep the station-hours just fetched
     # The permit page's #rainfall section loads the fragment (HX-Target); any other visit gets a whole page.
     template = "weather/_rainfall.html" if htmx.target == "rainfall" else "weather/rainfall.html"
-    return (render_template(template, permit=permit, rain=rain, svg=_svg(permit, rain)), 200,
-            {"Vary": "HX-Target"})
+    page = render_template(template, permit=permit, rain=rain, svg=_svg(permit, rain))
+    # Kept after rendering: a commit expires the permit and the user, which the page would read again.
+    db.session.commit()  # keep the station-hours just fetched
+    return page, 200, {"Vary": "HX-Target"}
 
 
 def _svg(permit: Permit, rain: services.Rainfall) -> Markup:
