@@ -20,6 +20,10 @@ from inspect_app.weather import source
 from weather_fake import FakeMeteostat
 
 SOCKET_TIMEOUT_S = 0.5  # short, so workers stuck on a hung path end quickly
+# The whole-app tests' sockets wait longer: on a busy machine (CI's two cores, a browser test beside) the
+# fake server's answer can take more than half a second, and a lookup given up too soon is a failed test.
+# Those that hang a path ask for `short_socket_timeout`.
+APP_SOCKET_TIMEOUT_S = 2.0
 KM_PER_DEGREE_LATITUDE = 6371.0 * 3.141592653589793 / 180  # meteostat's great-circle earth
 
 # site name -> (latitude, longitude) of the inspection
@@ -199,9 +203,16 @@ def app_meteostat_server() -> Iterator[FakeMeteostat]:
 def app_meteostat(app, app_meteostat_server, meteostat_cache) -> FakeMeteostat:
     """The app (made first: create_app configures weather) pointed at the whole-app fake server."""
     app.config.update(WEATHER_ENDPOINT=app_meteostat_server.base_url, WEATHER_DEADLINE_S=3.0)
-    source.configure(app_meteostat_server.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
+    source.configure(app_meteostat_server.base_url, meteostat_cache, timeout_s=APP_SOCKET_TIMEOUT_S)
     source.start_fetcher()  # as fake_meteostat does
     return app_meteostat_server
+
+
+@pytest.fixture
+def short_socket_timeout(app_meteostat, meteostat_cache) -> None:
+    """The whole-app fake server's sockets give up after SOCKET_TIMEOUT_S, for a test that hangs a path: the
+    lookup stuck on it then ends (and frees the fetcher) soon after the test's deadline."""
+    source.configure(app_meteostat.base_url, meteostat_cache, timeout_s=SOCKET_TIMEOUT_S)
 
 
 @pytest.fixture

@@ -130,7 +130,7 @@ def test_only_people_who_may_see_the_permit_get_its_chart(app_meteostat, permit_
 
 
 def test_a_hung_weather_server_gives_a_pending_chart_within_the_deadline(
-        app, app_meteostat, permit_at, make, signed_in, quiet_workers):
+        app, app_meteostat, permit_at, make, signed_in, quiet_workers, short_socket_timeout):
     permit = permit_at("chart")
     agent = signed_in(make.user("agent"))
     today = dt.datetime.now(EASTERN).date()

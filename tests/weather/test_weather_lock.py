@@ -27,7 +27,7 @@ def _write_elsewhere(permit_id: str) -> float:
 
 
 def test_a_silent_weather_server_does_not_hold_the_database_while_an_inspection_starts(
-        app, app_meteostat, permit_at, make, signed_in, quiet_workers):
+        app, app_meteostat, permit_at, make, signed_in, quiet_workers, short_socket_timeout):
     now = utcnow()
     for year in {now.year, (now - dt.timedelta(days=1)).year}:
         app_meteostat.hang(f"/hourly/{year}/HNG9.csv.gz")

@@ -188,7 +188,7 @@ def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at,
     assert "Station: 0.28 in from 24 of 24 hours" in html
 
 def test_a_hung_weather_server_leaves_the_report_pending_within_the_deadline(
-        app, app_meteostat, permit_at, report, runner, quiet_workers):
+        app, app_meteostat, permit_at, report, runner, quiet_workers, short_socket_timeout):
     performed = dt.datetime(2024, 9, 17, 13, tzinfo=UTC)
     app_meteostat.publish_hourly("HNG9", hours(performed - dt.timedelta(hours=23), 24, temp=9.0, prcp=0.0))
     app_meteostat.hang("/hourly/2024/HNG9.csv.gz")
