@@ -8,7 +8,6 @@ must be applied exactly once, and the blob must be stored whole, with its own SH
 """
 from __future__ import annotations
 
-import ast
 import configparser
 import datetime as dt
 import hashlib
@@ -31,11 +30,19 @@ from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import utcnow
+from bench.load import PRODUCTION_ENV, PRODUCTION_FLAGS
 from sync.client import SyncClient, new_op
 from sync.models import SyncOperation
 from sync.services import create_device
 
 ROOT = Path(__file__).resolve().parent.parent
+UNIT = ROOT / "docs" / "deploy" / "inspect-app.service"
+
+
+def unit_environment() -> dict[str, str]:
+    """The variables the systemd unit sets with its `Environment=` lines (configparser keeps only the last)."""
+    return dict(line.removeprefix("Environment=").split("=", 1) for line in UNIT.read_text().splitlines()
+                if line.startswith("Environment="))
 CHUNK = 256 * 1024
 STEPS = ("activity_ceased", "stabilization_initiated")
 
@@ -52,14 +59,15 @@ class Gunicorn:
     outright."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env = env | {"MALLOC_ARENA_MAX": "1", "PYTHONOPTIMIZE": "2"}
+        self.env = env | unit_environment()
         self.port, self.process = free_port(), None
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--preload", "--workers", "2", "--threads", "2", "--bind", f"127.0.0.1:{self.port}",
-             "--log-level", "warning", "wsgi:app"], cwd=ROOT, env=self.env, start_new_session=True)
+            [sys.executable, "-m", "gunicorn", "--preload", "--workers", "2", "--threads", "2",
+             "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning", "wsgi:app"],
+            cwd=ROOT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -228,7 +236,7 @@ def test_the_proxy_configuration_parses_and_balances_two_app_servers():
     # The proxy closes an idle connection to an app server before gunicorn does: a request the proxy sends
     # on a connection gunicorn is closing would be lost.
     proxy_idle = next(int(d.split()[1].removesuffix("s")) for d in upstream if d.startswith("keepalive_timeout "))
-    gunicorn_start = (ROOT / "docs" / "deploy" / "inspect-app.service").read_text()
+    gunicorn_start = UNIT.read_text()
     assert int(re.search(r"--keep-alive (\d+)", gunicorn_start).group(1)) > proxy_idle
     assert "proxy_set_header X-Forwarded-Proto $scheme" in app_location
     plain = next(v for k, v in blocks.items() if k.endswith("server") and "listen 80" in v)
@@ -240,28 +248,21 @@ def test_the_proxy_configuration_parses_and_balances_two_app_servers():
 def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_reads():
     unit = configparser.ConfigParser(strict=False, interpolation=None)
     unit.optionxform = str  # systemd's keys are case-sensitive
-    unit.read_string((ROOT / "docs" / "deploy" / "inspect-app.service").read_text())
+    unit.read_string(UNIT.read_text())
     assert {"Unit", "Service", "Install"} <= set(unit.sections())
     start = unit["Service"]["ExecStart"]
     assert "gunicorn" in start and "wsgi:app" in start and "--bind 127.0.0.1:8000" in start
     # The load and memory benches run gunicorn with the unit's flags, so they measure what a town runs
     # (--preload among them: workers forked from a master that made the app).
-    bench_flags = ast.literal_eval(re.search(r"^PRODUCTION_FLAGS = (\(.*\))$", (ROOT / "bench" / "load.py").read_text(),
-                                             re.MULTILINE).group(1))
     words = start.split()
-    assert "--preload" in bench_flags
-    for at, flag in enumerate(bench_flags):
+    assert "--preload" in PRODUCTION_FLAGS
+    for at, flag in enumerate(PRODUCTION_FLAGS):
         if flag.startswith("--"):
             assert flag in words, flag
-            value = bench_flags[at + 1] if at + 1 < len(bench_flags) else ""
+            value = PRODUCTION_FLAGS[at + 1] if at + 1 < len(PRODUCTION_FLAGS) else ""
             if not value.startswith("--"):
                 assert words[words.index(flag) + 1] == value, flag
-    bench_env = ast.literal_eval(re.search(r"^PRODUCTION_ENV = (\{.*\})$", (ROOT / "bench" / "load.py").read_text(),
-                                           re.MULTILINE).group(1))
-    unit_env = dict(line.removeprefix("Environment=").split("=", 1)
-                    for line in (ROOT / "docs" / "deploy" / "inspect-app.service").read_text().splitlines()
-                    if line.startswith("Environment="))
-    assert bench_env and bench_env.items() <= unit_env.items(), (bench_env, unit_env)
+    assert PRODUCTION_ENV and PRODUCTION_ENV.items() <= unit_environment().items(), (PRODUCTION_ENV, unit_environment())
     environment_file = unit["Service"]["EnvironmentFile"]
     settings = (ROOT / "docs" / "deploy" / "inspect-app.env").read_text()
     assert environment_file.endswith("inspect-app.env")

@@ -109,17 +109,18 @@ def stored_rain(station_id: str, start_day: dt.date,
              .subquery())
     # By day and sources, so one statement also gives the providers of the hours with rain.
     groups = db.session.execute(
-        select(hours.c.day, hours.c.sources, func.count(hours.c.precip_mm),
-               func.sum(func.round(hours.c.precip_mm * 10)), func.max(hours.c.fetched_at))
+        select(hours.c.day, hours.c.sources, func.count(hours.c.precip_mm).label("measured"),
+               func.sum(func.round(hours.c.precip_mm * 10)).label("tenths"),
+               func.max(hours.c.fetched_at).label("fetched_at"))
         .group_by(hours.c.day, hours.c.sources)).all()
-    totals = [[0, 0] for _ in bounds[:-1]]
+    totals = [[0, 0] for _ in bounds[:-1]]  # per day: (rain in tenths of a mm, hours with data)
     for group in groups:
-        totals[group.day][0] += int(group[3] or 0)
-        totals[group.day][1] += group[2]
-    with_rain = {group.sources for group in groups if group[2]}
-    attribution = source.attribution(source.source_in(sources, "prcp") for sources in with_rain) if with_rain else ""
+        totals[group.day][0] += int(group.tenths or 0)
+        totals[group.day][1] += group.measured
+    measured = {group.sources for group in groups if group.measured}  # hours with a rain value
+    attribution = source.attribution(source.source_in(sources, "prcp") for sources in measured) if measured else ""
     return (source.day_rainfall(start_day, bounds, [(tenths, count) for tenths, count in totals]), attribution,
-            max((group[4] for group in groups), default=None))
+            max((group.fetched_at for group in groups), default=None))
 
 
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
