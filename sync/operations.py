@@ -18,7 +18,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app.accounts.policy import allowed, sees_blob, sees_part, visible
+from inspect_app import files
+from inspect_app.accounts.policy import allowed, sees_part, visible
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services as certifications
@@ -254,7 +255,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
                                                   payload.longitude, now=performed_at,
                                                   inspection_id=op.record_id, fetch_weather=False)
     _seed_controls(inspection, payload.controls)
-    data = _report_input(inspection, payload, performed_at)
+    data = _report_input(ctx, inspection, payload, performed_at)
     try:  # CGP 2022 Part 5.1: each control or discharge needing a fix opens its action, as on the form
         findings.open_fixes(ctx.user, inspection, data)
     except findings.FindingError as error:
@@ -318,12 +319,12 @@ def _seed_controls(inspection: Inspection, controls: list[ControlIn]) -> None:
     inspection.details = details
 
 
-def _report_input(inspection: Inspection, payload: InspectionSubmit,
+def _report_input(ctx: Context, inspection: Inspection, payload: InspectionSubmit,
                   performed_at: dt.datetime) -> inspections.ReportInput:
     """The report form's values read exactly as the online form reads them (one set of checks)."""
     form = MultiDict([(name, value) for name, values in payload.form.items() if name not in FORM_FIELDS_IGNORED
                       for value in (values if isinstance(values, list) else [values])])
-    data, errors = report_forms.parse_report(inspection, form)
+    data, errors = report_forms.parse_report(ctx.user, inspection, form)
     data.performed_at = performed_at
     if payload.signature_sha256:
         try:
@@ -661,9 +662,9 @@ def _visible_permit(user, permit_id: str, action: str) -> Permit:
 
 
 def _blob_here(ctx: Context, sha: str) -> bool:
-    """Whether the blob is stored and the user's to use: a stored file they may not see (another town's
-    photo, named by its hash) is, to them, one not uploaded yet, as at /sync/blobs."""
-    return ctx.blobs.exists(sha) and sees_blob(ctx.user, sha)
+    """Whether the blob is stored and the user's to use (`files.usable`, as for a form): a stored file they
+    may not see (another town's photo, named by its hash) is, to them, one not uploaded yet, as at /sync/blobs."""
+    return files.usable(ctx.user, sha, ctx.blobs)
 
 
 def _require(user, action: str, permit: Permit | None, field_name: str) -> None:

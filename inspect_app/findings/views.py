@@ -96,7 +96,7 @@ def close_out(action_id: str):
         photo = form.evidence_photo.data  # None when no file was chosen
         try:
             # Sent again from a device's outbox, the photo was uploaded first and is named by its SHA-256.
-            with uploaded_original(request.form.get(f"{form.evidence_photo.name}_sha256")) as uploaded:
+            with uploaded_original(current_user, request.form.get(f"{form.evidence_photo.name}_sha256")) as uploaded:
                 services.close_out(current_user, action, form.completed_at.data.replace(tzinfo=LOCAL_TZ),
                                    form.note.data, form.evidence_photo_id.data,
                                    uploaded or (photo.stream if photo else None))

@@ -15,20 +15,18 @@ from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from inspect_app import units
+from inspect_app import files, units
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField
 from inspect_app.findings.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, TRIGGERS, Inspection
 from inspect_app.labels import DISCHARGE_SIGN_LABELS, DISCHARGING_LABELS
-from inspect_app.photos.models import Blob
 from inspect_app.weather.models import StormEvent
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 TEXT_MAX = 10_000
 NEW_CONTROL = re.compile(r"^control-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class StartForm(FlaskForm):
@@ -95,8 +93,8 @@ def _date(form: MultiDict, name: str, errors: dict[str, str], key: str | None = 
     return value
 
 
-def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.ReportInput, dict[str, str]]:
-    """Read the posted report form; the second value names each field that could not be read."""
+def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[services.ReportInput, dict[str, str]]:
+    """Read the report form `actor` posted; the second value names each field that could not be read."""
     errors: dict[str, str] = {}
     data = services.ReportInput(
         evaluation=(form.get("evaluation") or None), corrective_steps=_text(form, "corrective_steps", errors),
@@ -127,7 +125,7 @@ def parse_report(inspection: Inspection, form: MultiDict) -> tuple[services.Repo
             errors["permittee_signature"], data.permittee_signature_data_url = str(error), ""
     data.details = _details(inspection, form, errors)
     if inspection.type == "final":
-        data.videos = _videos(inspection, form, errors)
+        data.videos = _videos(actor, inspection, form, errors)
     if checks.discharges_asked(inspection):
         data.details |= _discharges(inspection, form, errors)
     unsafe = checks.unsafe_allowed(inspection)
@@ -294,12 +292,12 @@ def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> d
     }
 
 
-def _videos(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
+def _videos(actor, inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, dict[str, Any]]:
     videos = {}
     for s in queries.pipe_runs(inspection.permit):
         key = f"video-{s.id}"
         sha = (form.get(f"{key}-blob_sha256") or "").strip().lower() or None
-        if sha and not (_SHA256.fullmatch(sha) and db.session.get(Blob, sha)):
+        if sha and not files.usable(actor, sha):  # not stored, or not theirs: the same words
             errors[key], sha = "No uploaded file has that SHA-256; upload the video first or give a reference.", None
         videos[s.id] = {"recorded_on": _date(form, f"{key}-recorded_on", errors, key),
                         "reference": _text(form, f"{key}-reference", errors, 300), "blob_sha256": sha}

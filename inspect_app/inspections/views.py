@@ -189,7 +189,7 @@ def load_or_create(inspection_id: str) -> Inspection:
 def _read_report(inspection: Inspection) -> tuple[services.ReportInput, report_parts.Parts, dict[str, str]]:
     """The posted report: its fields, its repeatable parts (findings, photos, punch list, controls), and
     what is wrong with either, by field."""
-    data, errors = forms.parse_report(inspection, request.form)
+    data, errors = forms.parse_report(current_user, inspection, request.form)
     parts, part_errors = report_parts.read(inspection.permit, request.form)
     return data, parts, errors | part_errors
 

@@ -2,40 +2,43 @@
 originals the device uploaded first to /sync/blobs, in resumable chunks."""
 from __future__ import annotations
 
-import re
 from contextlib import nullcontext
 from typing import Any, BinaryIO, ContextManager
 
 from flask import request
 
+from inspect_app import files
 from inspect_app.permits.models import Permit
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import blob_store, store_photo, store_photo_from_blob
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# The one answer to an original not uploaded and to one that is not the sender's (`files.usable`): the same
+# words and status, so a form tells nobody which files are stored.
+NOT_UPLOADED = "A photo did not finish uploading from the device; send the form again."
 
 
 def store_posted(actor, permit: Permit, name: str, **target: Any) -> list[Photo]:
     """Store the photos posted under `name` (files) and `name`_sha256 (uploaded originals).
 
-    Raises PhotoRejected (a file that is no photo, or an upload that never finished) or PhotoRefused.
+    Raises PhotoRejected (a file that is no photo, or an upload that never finished or is not the actor's to
+    use) or PhotoRefused.
     """
     photos = [store_photo(actor, permit, upload.stream, **target)
               for upload in request.files.getlist(name) if upload and upload.filename]
     store = blob_store()
     for sha in request.form.getlist(f"{name}_sha256"):
-        if not SHA256.match(sha) or not store.exists(sha):
-            raise PhotoRejected("A photo did not finish uploading from the device; send the form again.")
+        if not files.usable(actor, sha, store):
+            raise PhotoRejected(NOT_UPLOADED)
         photos.append(store_photo_from_blob(actor, permit, sha, **target))
     return photos
 
 
-def uploaded_original(sha: str | None) -> ContextManager[BinaryIO | None]:
+def uploaded_original(actor, sha: str | None) -> ContextManager[BinaryIO | None]:
     """The original a device uploaded first (`<field>_sha256` posted instead of the file), opened; or None."""
     if not sha:
         return nullcontext(None)
     store = blob_store()
-    if not SHA256.match(sha) or not store.exists(sha):
-        raise PhotoRejected("A photo did not finish uploading from the device; send the form again.")
+    if not files.usable(actor, sha, store):
+        raise PhotoRejected(NOT_UPLOADED)
     return store.open(sha)

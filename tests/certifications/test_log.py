@@ -10,7 +10,6 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
 from inspect_app.photos.models import Photo
@@ -100,7 +99,7 @@ def _repair(day: dt.date) -> dict:
             "log-performed_by": "Pat Owner"}
 
 
-def test_photos_come_with_the_entry_as_files_or_as_uploaded_originals(app, signed_in, owner, completed_permit):
+def test_photos_come_with_the_entry_as_files_or_as_uploaded_originals(signed_in, owner, completed_permit):
     permit = completed_permit(owner)
     browser = signed_in(owner)
     day = local_today() - dt.timedelta(days=3)
@@ -110,7 +109,11 @@ def test_photos_come_with_the_entry_as_files_or_as_uploaded_originals(app, signe
     assert missing.status_code == 422 and "did not finish uploading" in missing.text
     assert db.session.scalar(select(func.count()).select_from(MaintenanceLogEntry)) == 0
 
-    BlobStore(app.config["BLOB_ROOT"]).put_bytes(uploaded)  # uploaded first, in chunks (/sync/blobs)
+    # Uploaded first by the owner's device, in chunks (/sync/blobs), then named by the form.
+    headers = {"X-CSRFToken": browser.token, "Upload-Offset": "0", "Content-Type": "application/octet-stream"}
+    assert browser.client.put(f"/sync/blobs/{sha256(uploaded)}", data=uploaded, headers=headers).status_code == 200
+    assert browser.client.post(f"/sync/blobs/{sha256(uploaded)}/complete", json={"content_type": "image/jpeg"},
+                               headers={"X-CSRFToken": browser.token}).status_code == 200
     response = browser.post(f"/permits/{permit.id}/om/log",
                             {**_repair(day), "photos": (io.BytesIO(sent), "a.jpg"), "photos_sha256": sha256(uploaded)},
                             content_type="multipart/form-data")
