@@ -48,8 +48,9 @@ CLOCK_TOLERANCE = dt.timedelta(minutes=5)
 # Report form fields the payload carries itself: its `performed_at` (with its offset) and
 # `signature_sha256` (an uploaded blob) win over the form's local time and data URL.
 FORM_FIELDS_IGNORED = frozenset({"performed_at", "signature", "csrf_token"})
-# Report problems that are about a payload field rather than a field of `form`.
-REPORT_FIELDS = {"signature": "payload.signature_sha256", "performed_at": "payload.performed_at"}
+# Report problems that are about a payload field rather than a field of `form`; "signer": the sender, who
+# signs the report and may not for its type (not a PE where the town asks for one).
+REPORT_FIELDS = {"signature": "payload.signature_sha256", "performed_at": "payload.performed_at", "signer": "signer"}
 
 
 class Rejected(Exception):
@@ -482,6 +483,8 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
 class OMCertify(Payload):
     permit_id: Uuid
     period_start: dt.date
+    # Ignored: the signer is the user who sends the operation, by their account's name (SPEC *Signatures*).
+    # Kept so an operation made before this still applies, under its sender's name.
     signer_name: str = Field(default="", max_length=200)
     signature_sha256: str | None = Field(default=None, pattern=SHA256)
 
@@ -494,8 +497,8 @@ def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dic
         raise Waiting(blob=payload.signature_sha256)
     try:
         certification = certifications.certify(
-            ctx.user, permit, signer_name=payload.signer_name, certification_id=op.record_id,
-            signature_sha256=payload.signature_sha256, period_start=payload.period_start)
+            ctx.user, permit, certification_id=op.record_id, signature_sha256=payload.signature_sha256,
+            period_start=payload.period_start)
     except certifications.OMError as error:
         raise Rejected({f"payload.{name}": text for name, text in error.errors.items()}) from None
     return "applied", {"revision": 1, "id": certification.id}

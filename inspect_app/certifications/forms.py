@@ -26,8 +26,7 @@ class LogEntryForm(FlaskForm):
 
 
 class CertifyForm(FlaskForm):
-    signer_name = StringField("Your full name (typed signature)",
-                              validators=[DataRequired(message="Type your name to sign."), Length(max=200)])
+    # No name field: the signer is whoever is signed in, by their account's name (SPEC *Signatures*).
     agree = BooleanField("I make the certification above",
                          validators=[DataRequired(message="Tick the box to make the certification.")])
     signature = HiddenField("Drawn signature (optional)")

@@ -472,17 +472,18 @@ def certification_statement(permit: Permit, for_period: Period) -> str:
 
 
 @implements("§380-14 C(2)(l)")
-def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | None = None,
+def certify(actor, permit: Permit, *, signature_png: str | None = None,
             today: dt.date | None = None, certification_id: str | None = None,
             signature_sha256: str | None = None, period_start: dt.date | None = None) -> OMCertification:
     """Sign and submit the annual O&M certification of the next period due (§380-14 C(2)(l)).
 
     From a device (sync): its own id, a signature already uploaded as a blob, and the period it was
-    signed for, which must still be the one due.
+    signed for, which must still be the one due. The signer is `actor`, by their account's name (SPEC
+    *Signatures*): never a name typed into the form or sent by a device.
     """
     if permit.status != "completed" or permit.completed_on is None:
-        raise OMError({"signer_name": "O&M certifications start after the certificate of completion; "
-                                      "this permit is not completed."})
+        raise OMError({"period_start": "O&M certifications start after the certificate of completion; "
+                                       "this permit is not completed."})
     today = today or today_at(permit)
     for_period = next_period(permit)
     if period_start is not None and period_start != for_period.start:
@@ -491,19 +492,17 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
     if for_period.end >= today:
         # §380-14 C(2)(l): the certification documents the work done over the last 12 months.
         done = "Every period that is over is already certified. " if for_period.number > 1 else ""
-        raise OMError({"signer_name": f"{done}Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
-                                      f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
-                                      f"({short_citation(permits.profile_of(permit).om_certification.citation)}: the "
-                                      "certification covers the last 12 months)."})
-    if not (signer_name or "").strip():
-        raise OMError({"signer_name": "Type your name to sign."})
+        raise OMError({"period_start": f"{done}Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
+                                       f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
+                                       f"({short_citation(permits.profile_of(permit).om_certification.citation)}: the "
+                                       "certification covers the last 12 months)."})
     if signature_png:
         signature_sha256 = _store_signature(signature_png)
     assembly = assemble(permit, for_period, today)
     certification = OMCertification(
         **({"id": certification_id} if certification_id else {}),
         permit_id=permit.id, period_start=for_period.start, period_end=for_period.end,
-        signer_name=signer_name.strip(), signature_sha256=signature_sha256,
+        signer_name=actor.name, signature_sha256=signature_sha256,
         statement=certification_statement(permit, for_period), submitted_by_id=getattr(actor, "id", None),
         submitted_at=utcnow(), status="submitted",
         contents={"as_of": assembly.as_of.isoformat(), "entry_ids": [e.id for e in assembly.entries],
@@ -519,8 +518,8 @@ def certify(actor, permit: Permit, *, signer_name: str, signature_png: str | Non
             db.session.add(certification)
             db.session.flush()
     except IntegrityError:
-        raise OMError({"signer_name": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
-                                      "is already certified."}) from None
+        raise OMError({"period_start": f"Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
+                                       "is already certified."}) from None
     audit.record(actor, "om_certification.submit", certification)
     return certification
 

@@ -294,6 +294,7 @@ def _certify_page(permit: Permit, form: CertifyForm, status_code: int = 200):
     today = services.today_at(permit)
     assembly = services.assemble(permit, due) if due and due.start <= today else None
     return render_template("certifications/certify.html", permit=permit, form=form, period=due, assembly=assembly,
+                           signer=current_user.name,
                            statement=services.certification_statement(permit, due) if assembly else None,
                            structures={s.id: s.name for s in permit.structures}), status_code
 
@@ -303,9 +304,7 @@ def _certify_page(permit: Permit, form: CertifyForm, status_code: int = 200):
 def certify_form(permit_id: str):
     """The certification of the period due, assembled from the log, ready to sign (§380-14 C(2)(l))."""
     permit = permit_or_404(permit_id, "om.certify")
-    form = CertifyForm(prefix="cert")
-    form.signer_name.data = current_user.name
-    return _certify_page(permit, form)
+    return _certify_page(permit, CertifyForm(prefix="cert"))
 
 
 @bp.post("/permits/<permit_id>/om/certify")
@@ -320,8 +319,8 @@ def certify(permit_id: str):
         abort(400, description="The period of the certification is not a date.")
     if form.validate_on_submit():
         try:
-            cert = services.certify(current_user, permit, signer_name=form.signer_name.data,
-                                    signature_png=form.signature.data or None, period_start=period_start)
+            cert = services.certify(current_user, permit, signature_png=form.signature.data or None,
+                                    period_start=period_start)
         except services.OMError as error:
             _fail(form, error)
         else:

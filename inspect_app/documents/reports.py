@@ -206,8 +206,10 @@ def _amendment_note(inspection: Inspection, tz: ZoneInfo) -> str:
     if original is None:
         return f"Amendment: this report corrects report {inspection.amends_id}."
     sealed = f" (record SHA-256 {original.record_sha256})" if original.record_sha256 else ""
+    another = queries.amended_by_another(inspection)
     return (f"Amendment: this report corrects the report of the inspection made {_when(original.performed_at, tz)}, "
-            f"submitted {_when(original.submitted_at, tz)}{sealed}. The original stays in the record unchanged.")
+            f"submitted {_when(original.submitted_at, tz)}{sealed}. The original stays in the record unchanged."
+            + (f" This is an {another}." if another else ""))
 
 
 def _date_and_location(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> str:

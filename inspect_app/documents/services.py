@@ -38,6 +38,7 @@ from inspect_app.documents.builder import Document, render
 from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
+from inspect_app.inspections import queries
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.types import local, new_id, utcnow
@@ -352,6 +353,8 @@ class Verification:
     permit_number: str
     amended_by: FrozenDocument | None
     amendment_url: str | None  # only for a viewer who may see the permit
+    # An amended report signed by someone else than the report it corrects: "amendment by C of a report by A".
+    amended_by_another: str | None = None
 
 
 def verification(document_id: str, viewer) -> Verification | None:
@@ -364,7 +367,9 @@ def verification(document_id: str, viewer) -> Verification | None:
     url = None
     if amended_by is not None and getattr(viewer, "is_authenticated", False) and sees(viewer, permit):
         url = url_for("documents.frozen", document_id=amended_by.id)
-    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url)
+    report = db.session.get(Inspection, document.subject_id) if document.kind == "inspection_report" else None
+    another = queries.amended_by_another(report) if report is not None else None
+    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url, another)
 
 
 def visible_document(user, document_id: str) -> FrozenDocument | None:

@@ -98,9 +98,8 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
     errors: dict[str, str] = {}
     data = services.ReportInput(
         evaluation=(form.get("evaluation") or None), corrective_steps=_text(form, "corrective_steps", errors),
-        notes=_text(form, "notes", errors), signer_name=_text(form, "signer_name", errors, 120),
-        signer_credentials=_text(form, "signer_credentials", errors, 300),
-        signature_data_url=(form.get("signature") or "").strip(),
+        # No signer is read from the form: whoever submits signs, with their account's credentials (services).
+        notes=_text(form, "notes", errors), signature_data_url=(form.get("signature") or "").strip(),
     )
     if data.evaluation is not None and data.evaluation not in EVALUATIONS:
         errors["evaluation"] = "Choose in compliance, or violations."

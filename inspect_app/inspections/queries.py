@@ -12,9 +12,10 @@ from sqlalchemy.orm import selectinload
 
 from inspect_app import rules
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed
+from inspect_app.accounts.policy import allowed, report_author_id
 from inspect_app.extensions import db
 from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections import wording
 from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
@@ -166,6 +167,19 @@ def amendments_of(inspection: Inspection) -> list[Inspection]:
     """The amendments that correct `inspection`, oldest first."""
     query = select(Inspection).where(Inspection.amends_id == inspection.id)
     return list(db.session.scalars(query.order_by(Inspection.created_at)))
+
+
+def amended_by_another(inspection: Inspection) -> str | None:
+    """SPEC *Signatures*: "an amendment by another person says so everywhere the document is shown or
+    checked": `amendment by C of a report by A` when this report amends one signed by someone else (the page,
+    the PDF and /verify all print it); None for an original, or an amendment by the same person."""
+    original = db.session.get(Inspection, inspection.amends_id) if inspection.amends_id else None
+    if original is None:
+        return None
+    mine, theirs = report_author_id(inspection), report_author_id(original)
+    signer, original_signer = inspection.signer_name, original.signer_name or original.inspector_name
+    same = mine == theirs if mine and theirs else signer == original_signer
+    return None if same else wording.amendment_words(signer, original_signer)
 
 
 def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:

@@ -96,8 +96,6 @@ class ReportInput:
     evaluation: str | None = None
     corrective_steps: str | None = None
     notes: str | None = None
-    signer_name: str | None = None
-    signer_credentials: str | None = None
     signature_png: bytes | None = None
     signature_data_url: str = ""
     # (f) the inspector's on-site rain-gauge reading, in mm (entered in inches)
@@ -127,7 +125,6 @@ def values_of(inspection: Inspection) -> ReportInput:
     return ReportInput(
         performed_at=inspection.performed_at, evaluation=inspection.evaluation,
         corrective_steps=inspection.corrective_steps, notes=inspection.notes,
-        signer_name=inspection.signer_name, signer_credentials=inspection.signer_credentials,
         answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
         details=dict(inspection.details or {}), videos=videos, gauge_precip_mm=inspection.gauge_precip_mm,
         trigger=inspection.trigger, storm_event_id=inspection.storm_event_id, ended_at=inspection.ended_at,
@@ -365,9 +362,16 @@ def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
     ensure_draft(inspection)
     before = audit.snapshot(inspection)
     _apply(inspection, data)
+    _sign_as(inspection, actor)
     _store_signatures(inspection, data)
     audit.record(actor, "inspection.update", inspection, before)
     return inspection
+
+
+def _sign_as(inspection: Inspection, actor) -> None:
+    """SPEC *Signatures*: the signer is the person signed in, with the credentials stored on their account;
+    never a name typed into the form or sent by a device (an amendment by someone else says so: `queries`)."""
+    inspection.signer_name, inspection.signer_credentials = actor.name, actor.credentials
 
 
 def _apply(inspection: Inspection, data: ReportInput) -> None:
@@ -375,7 +379,7 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
     # The form shows minutes; keep the stored seconds unless the inspector changed the time.
     if data.performed_at is not None and data.performed_at != inspection.performed_at.replace(second=0, microsecond=0):
         inspection.performed_at = data.performed_at
-    for name in ("evaluation", "corrective_steps", "notes", "signer_name", "signer_credentials"):
+    for name in ("evaluation", "corrective_steps", "notes"):
         setattr(inspection, name, getattr(data, name))
     inspection.details = json.loads(json.dumps(data.details, default=str))
     existing = {(a.item_key, a.subject_id): a for a in inspection.answers}
@@ -460,10 +464,6 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
     problems |= _type_problems(inspection, data)
     problems |= _occasion_problems(inspection)
     problems |= checks.problems(inspection, data.answers, inspection.details)
-    if not (inspection.signer_name or "").strip():
-        problems["signer_name"] = "Type the name of the person signing."
-    if not (inspection.signer_credentials or "").strip():
-        problems["signer_credentials"] = "Give the signer's credentials (P.E. number, certification)."
     if not data.signature_png and not _signature_stored(inspection):
         problems["signature"] = "Sign the report on the signature pad."
     if type_of(inspection).permittee_signs:
@@ -600,10 +600,11 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     looked_up = _look_up_weather(inspection) if fetch_weather else None  # before anything is written
     before = audit.snapshot(inspection)
     _apply(inspection, data)
+    _sign_as(inspection, actor)
     problems = submission_problems(inspection, data)
     refusal = signer_refusal(actor, type_of(inspection))
     if refusal:
-        problems["signer_credentials"] = refusal
+        problems["signer"] = refusal
     if problems:
         raise ReportIncomplete(problems)
     _store_signatures(inspection, data)

@@ -89,6 +89,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
         "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
+        "amended_by_another": queries.amended_by_another(inspection),
         "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
         "storm_choices": [(s.id, wording.storm_words(queries.storm_record(s), zone)) for s in storms],
         "new_record": new_record, "local_tz": LOCAL_TZ.key, "wording": wording, "zone": zone,

@@ -74,3 +74,9 @@ def when_words(started: dt.datetime, ended: dt.datetime | None, tz: ZoneInfo) ->
     end = ended.astimezone(tz)
     same_day = end.date() == started.astimezone(tz).date()
     return f"{start} to {end.strftime('%-I:%M %p %Z' if same_day else _TIME)}"
+
+
+def amendment_words(signer: str | None, original_signer: str | None) -> str:
+    """`amendment by Casey Cole of a report by Dana Whitfield`: who signed an amendment, and whose report it
+    corrects, for an amendment signed by someone other than the original's signer (SPEC *Signatures*)."""
+    return f"amendment by {signer or '—'} of a report by {original_signer or '—'}"

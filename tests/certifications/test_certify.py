@@ -7,6 +7,7 @@ import io
 
 import pytest
 from PIL import Image
+from pypdf import PdfReader
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -32,8 +33,22 @@ def _structure(permit, name):
 
 
 def _sign(browser, permit, **extra):
-    return browser.post(f"/permits/{permit.id}/om/certify",
-                        {"cert-signer_name": "Pat Owner", "cert-agree": "y", **extra})
+    return browser.post(f"/permits/{permit.id}/om/certify", {"cert-agree": "y", **extra})
+
+
+def test_the_signer_is_the_signed_in_account_never_a_posted_name(make, signed_in, owner, completed_permit):
+    """SPEC *Signatures*: the certification is signed by whoever is signed in, under their account's name; a
+    name posted with the form (a hand-made post: the page has no such field) is not used."""
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    page = browser.get(f"/permits/{permit.id}/om/certify").text
+    assert 'name="cert-signer_name"' not in page and "Signed by Pat Owner (from your account)" in page
+    assert _sign(browser, permit, **{"cert-signer_name": "Dana Whitfield"}).status_code == 303
+    cert = db.session.scalars(select(OMCertification)).one()
+    assert (cert.signer_name, cert.submitted_by_id) == ("Pat Owner", owner.id)
+    pdf = PdfReader(io.BytesIO(browser.get(f"/documents/om-certifications/{cert.id}.pdf").data))
+    text = " ".join(page.extract_text() for page in pdf.pages)
+    assert "Pat Owner" in text and "Dana Whitfield" not in text
 
 
 def test_an_active_permit_cannot_be_certified(make, signed_in, owner):
@@ -130,9 +145,9 @@ def test_the_database_holds_one_standing_certification_per_period(owner, complet
 def test_the_signature_is_required_and_a_drawn_one_is_kept(app, make, signed_in, owner, completed_permit):
     permit = completed_permit(owner)
     browser = signed_in(owner)
-    unsigned = browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "", "cert-agree": ""})
+    unsigned = browser.post(f"/permits/{permit.id}/om/certify", {"cert-agree": ""})
     assert unsigned.status_code == 422
-    assert "Type your name to sign." in unsigned.text and "Tick the box" in unsigned.text
+    assert "Tick the box" in unsigned.text
     garbage = _sign(browser, permit, **{"cert-signature": "data:image/png;base64,bm90IGEgcG5n"})
     assert garbage.status_code == 422 and "could not be read" in garbage.text
     assert db.session.scalars(select(OMCertification)).all() == []

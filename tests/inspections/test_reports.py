@@ -139,7 +139,7 @@ def test_a_missing_field_is_named_beside_it_and_nothing_is_saved(site, signed_in
     assert response.status_code == 422
     assert error_beside(response.text, "evaluation").startswith("(g) Evaluation is required")
     assert error_beside(response.text, unanswered).startswith("Answer this item")
-    assert error_beside(response.text, "signer_name") == ""
+    assert error_beside(response.text, "signer") == ""
     assert "The report cannot be submitted yet" in response.text
     db.session.expire_all()
     stored = db.session.get(Inspection, inspection.id)

@@ -17,7 +17,7 @@ from tests.inspections.report_helpers import error_beside, start, submit
 
 PE_REFUSED = "must be signed by a registered professional engineer"
 
-# (clause, town, who signs, their PE number, inspection type, refusal shown beside the credentials or None)
+# (clause, town, who signs, their PE number, inspection type, refusal shown beside the signer or None)
 CASES = [
     ("§380-16 C(3)", "longmeadow", "inspector", None, "initial",
      "the project design engineer, a Massachusetts registered professional engineer"),
@@ -56,7 +56,7 @@ def test_who_may_sign_each_inspection_type(clause, town, role, pe_number, kind, 
         assert db.session.get(Inspection, draft.id).status == "submitted"
         return
     assert response.status_code == 422
-    assert refusal in error_beside(response.text, "signer_credentials")
+    assert refusal in error_beside(response.text, "signer")
     assert db.session.get(Inspection, draft.id).status == "draft"
 
 
@@ -79,7 +79,7 @@ def test_a_role_the_profile_does_not_list_cannot_sign_and_is_told_who_can(make, 
     draft = start(client, permit, "periodic")
     response = submit(client, draft)
     assert response.status_code == 422
-    assert error_beside(response.text, "signer_credentials") == (
+    assert error_beside(response.text, "signer") == (
         "A periodic inspection is signed by the town's stormwater agent (Town practice); "
         "your account does not qualify.")
     db.session.expire_all()

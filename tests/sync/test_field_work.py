@@ -48,8 +48,7 @@ def erosion_form(permit, inspector, **overrides) -> dict[str, str]:
             for item in profile_of(permit).inspection_type("erosion_control").checklist
             for subject in subjects[item.per]}
     form |= {"evaluation": "violations", "corrective_steps": "Reset the silt fence along the east line.",
-             "notes": "Ground soft after rain.", "signer_name": inspector.name,
-             "signer_credentials": "P.E. (MA) No. 40000"}
+             "notes": "Ground soft after rain."}
     return {k: v for k, v in (form | overrides).items() if v is not None}
 
 
@@ -140,6 +139,19 @@ def test_a_report_pushed_with_a_refused_operation_after_it_is_frozen_and_sealed(
     frozen = current_document("inspection_report", op["record_id"])
     assert frozen is not None and frozen.record_sha256 == answers[0]["record_sha256"]
     assert count(AuditEntry, AuditEntry.commit_seq.is_(None)) == 0
+
+
+def test_a_signer_named_in_the_form_is_not_the_signer(site, blobs):
+    """SPEC *Signatures*: a report sent from a device is signed by the token's user, with their account's
+    credentials; a name and credentials in its form (someone else's) are not used."""
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east", "entrance")
+    op = submission(permit, inspector, blobs, signer_name="Dana Whitfield",
+                    signer_credentials="P.E. (MA) No. 41177; CPESC No. 3310")
+    assert tablet.push([op])[0]["status"] == "applied"
+    report = db.session.get(Inspection, op["record_id"])
+    assert (report.signer_name, report.signer_credentials) == (inspector.name, inspector.credentials)
+    assert current_document("inspection_report", report.id).signed_by == inspector.name
 
 
 def test_a_submission_without_the_evaluation_is_rejected_and_leaves_nothing(site, blobs):
@@ -272,18 +284,15 @@ def test_an_annual_om_certification_signed_on_a_device(make, central, device_tok
     tablet = SyncClient(central.url, device_token(owner))
     period_start = om.next_period(permit).start
     tablet.upload_blob(blobs["signature"], "image/png")
+    # A device naming a signer of its own (as devices did before): the signer is still the token's user.
     payload = {"permit_id": permit.id, "period_start": period_start.isoformat(),
                "signer_name": "Maple Ridge Homes LLC, by its manager", "signature_sha256": sha(blobs["signature"])}
-
-    unsigned = new_op("om.certify", new_id(), {**payload, "signer_name": " "})
-    answer = tablet.push([unsigned])[0]
-    assert answer["status"] == "rejected" and "payload.signer_name" in answer["reasons"]
-    assert count(OMCertification) == 0
 
     op = new_op("om.certify", new_id(), payload)
     assert tablet.push([op])[0]["status"] == "applied"
     certification = db.session.get(OMCertification, op["record_id"])
     assert (certification.period_start, certification.status) == (period_start, "submitted")
+    assert (certification.signer_name, certification.submitted_by_id) == (owner.name, owner.id)
     assert certification.signature_sha256 == sha(blobs["signature"])
     assert tablet.push([op])[0]["status"] == "duplicate"
 

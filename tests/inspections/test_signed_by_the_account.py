@@ -1,0 +1,137 @@
+"""SPEC *Signatures*: the signer of a report is the person signed in, with the credentials stored on their
+account, never a name posted with the form; an amendment by someone else says so on the report page, the
+PDF and the public /verify page ("amendment by C of a report by A"); a type the town gives to a registered
+PE is signed only by an account with a PE number (§380-16 C(3), C(4)(c), C(4)(e))."""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+
+import pypdf
+import pytest
+from sqlalchemy import select
+
+from factories import SignedIn
+from inspect_app.documents.models import FrozenDocument
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
+from tests.inspections.report_helpers import error_beside, start, submit
+
+DANA = {"name": "Dana Whitfield", "pe_number": "41177", "certification": "CPESC No. 3310"}
+CASEY = {"name": "Casey Cole", "pe_number": "42290", "certification": "CPESC No. 5120"}
+# What the attacker of issue 29 posted with the amendment: the original signer's name and credentials.
+FORGED = {"signer_name": "Dana Whitfield", "signer_credentials": "P.E. (MA) No. 41177; CPESC No. 3310"}
+
+
+@pytest.fixture(autouse=True)
+def _weather_kept_offline(weather_offline):
+    """The weather service is unreachable: reports keep their weather pending."""
+
+
+def _text(pdf: bytes) -> str:
+    return " ".join(" ".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages).split())
+
+
+def _plain(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def _two_engineers(app, make, **casey):
+    """Dana and Casey, both assigned to one permit, each signed in on a browser of their own."""
+    dana, casey = make.user("inspector", **DANA), make.user("inspector", **(CASEY | casey))
+    permit = make.permit(inspectors=[dana, casey], structures=["Pipe run P-1"],
+                         construction_started_on=dt.date(2026, 6, 2))
+    return permit, SignedIn(app.test_client(), dana), dana, SignedIn(app.test_client(), casey), casey
+
+
+def _amend(browser, original: Inspection) -> Inspection:
+    response = browser.post(f"/inspections/{original.id}/amend")
+    assert response.status_code == 303, response.text
+    return db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+
+
+def _report_documents(subject_id: str) -> list[FrozenDocument]:
+    db.session.expire_all()
+    return list(db.session.scalars(select(FrozenDocument).where(FrozenDocument.subject_id == subject_id)))
+
+
+def test_an_amendment_by_someone_else_is_signed_by_them_and_says_so_everywhere(app, make):
+    permit, dana_browser, dana, casey_browser, casey = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original, notes="First version").status_code == 303
+
+    amendment = _amend(casey_browser, original)
+    response = submit(casey_browser, amendment, notes="Corrected version", **FORGED)
+    assert response.status_code == 303, response.text
+
+    db.session.expire_all()
+    signed = db.session.get(Inspection, amendment.id)
+    assert (signed.status, signed.signer_name, signed.signer_credentials) == (
+        "submitted", "Casey Cole", casey.credentials)
+    assert db.session.get(Inspection, original.id).signer_name == "Dana Whitfield"  # the original stands
+    says = "amendment by Casey Cole of a report by Dana Whitfield"
+
+    page = casey_browser.get(f"/inspections/{amendment.id}").text
+    assert says in _plain(page)
+    assert f"Signed by Casey Cole, {casey.credentials}," in _plain(page)
+
+    (document,) = _report_documents(amendment.id)
+    assert document.signed_by == "Casey Cole"
+    pdf = _text(casey_browser.get(f"/documents/frozen/{document.id}.pdf").data)
+    assert f"This is an {says}." in pdf
+    # Dana stays the inspector of (b); Casey, who is not, appears as the one who signed.
+    assert f"(b) Inspector's name and credentials Dana Whitfield, {dana.credentials}" in pdf
+    assert casey.credentials in pdf
+
+    public = app.test_client().get(f"/verify/{document.id}")  # anyone, signed out
+    assert public.status_code == 200
+    assert f"Signed by Casey Cole (an {says})" in _plain(public.text)
+
+
+def test_an_amendment_by_the_same_person_is_not_called_someone_elses(app, make):
+    permit, dana_browser, _, _, _ = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original).status_code == 303
+    amendment = _amend(dana_browser, original)
+    assert submit(dana_browser, amendment, notes="Corrected").status_code == 303
+    (document,) = _report_documents(amendment.id)
+    assert "amendment by" not in _plain(dana_browser.get(f"/inspections/{amendment.id}").text)
+    assert "amendment by" not in _text(dana_browser.get(f"/documents/frozen/{document.id}.pdf").data)
+    assert "amendment by" not in _plain(app.test_client().get(f"/verify/{document.id}").text)
+
+
+def test_a_name_and_credentials_posted_with_a_new_report_are_not_the_signers(app, make):
+    permit, _, _, casey_browser, casey = _two_engineers(app, make)
+    draft = start(casey_browser, permit, "erosion_control")
+    page = casey_browser.get(f"/inspections/{draft.id}").text
+    assert 'name="signer_name"' not in page and 'name="signer_credentials"' not in page
+    assert f"Signed by Casey Cole, {casey.credentials} (from your account)" in _plain(page)
+
+    assert submit(casey_browser, draft, **FORGED).status_code == 303
+    db.session.expire_all()
+    report = db.session.get(Inspection, draft.id)
+    assert (report.signer_name, report.signer_credentials) == ("Casey Cole", casey.credentials)
+    (document,) = _report_documents(draft.id)
+    assert document.signed_by == "Casey Cole" and "Dana Whitfield" not in _text(
+        casey_browser.get(f"/documents/frozen/{document.id}.pdf").data)
+
+
+def test_a_pe_type_amended_by_an_account_without_a_pe_number_is_refused_and_nothing_changes(app, make):
+    """§380-16 C(4)(c): the pre-bury inspection is the engineer's, a registered PE; posting a PE's name and
+    credentials with the form does not make the signer one."""
+    permit, dana_browser, _, casey_browser, _ = _two_engineers(app, make, pe_number=None)
+    original = start(dana_browser, permit, "pre_bury")
+    assert submit(dana_browser, original).status_code == 303, "Dana is a PE: she signs the pre-bury report"
+    before = _report_documents(original.id)
+
+    amendment = _amend(casey_browser, original)
+    response = submit(casey_browser, amendment, notes="Casey's correction", **FORGED)
+    assert response.status_code == 422
+    assert error_beside(response.text, "signer").startswith(
+        "A pre-bury inspection must be signed by a registered professional engineer")
+    assert "your account has no PE number" in error_beside(response.text, "signer")
+    db.session.expire_all()
+    kept = db.session.get(Inspection, amendment.id)
+    assert (kept.status, kept.notes, kept.signed_at) == ("draft", None, None)
+    assert _report_documents(amendment.id) == [] and _report_documents(original.id) == before
