@@ -476,6 +476,7 @@ def migrated_database(stack: ExitStack, name: str) -> tuple[Path, str, dict[str,
     weather = fake_weather()
     stack.callback(weather.stop)
     env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": name,
+                        "PUBLIC_URL": "https://inspections.example-town.gov",
                         "WEATHER_ENDPOINT": weather.base_url, "FLASK_APP": "inspect_app", "PYTHONPATH": str(ROOT)}
     # As a town's upgrade does (docs/deploy.md): migrate, then `flask towns sync` (the towns and their
     # legal holidays, which app servers read instead of importing the holidays package).

@@ -30,6 +30,10 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     app.config.from_mapping(config.from_environment(Path(app.instance_path)))
     if test_config:
         app.config.update(test_config)
+    # An app server (wsgi.py, gunicorn) is production unless debugging or testing; `flask run` and the other
+    # `flask` commands are not app servers (`make run` serves the demo with no setup).
+    app.config["PUBLIC_URL"] = config.public_url(app.config.get("PUBLIC_URL"),
+                                                 production=not (commands or app.debug or app.testing))
     db.init_app(app)  # adds no request hook: `security.register` below is still the first
 
     from inspect_app.profiles import load_profiles

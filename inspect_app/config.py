@@ -5,6 +5,7 @@ import datetime as dt
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 def secret_key(instance_path: Path) -> str:
@@ -16,6 +17,34 @@ def secret_key(instance_path: Path) -> str:
         key_file.write_text(secrets.token_hex(32))
         key_file.chmod(0o600)
     return key_file.read_text().strip()
+
+
+# Where documents link when PUBLIC_URL is not set, anywhere but on a production app server: where `make run`
+# (`flask run`) serves, so the demo's documents open their /verify page on this machine.
+DEVELOPMENT_PUBLIC_URL = "http://127.0.0.1:5000"
+
+
+class SettingError(RuntimeError):
+    """A setting the app cannot start without, or cannot read; the message says what to set."""
+
+
+def public_url(configured: str | None, *, production: bool) -> str:
+    """The address documents link to: PUBLIC_URL checked (an http(s) address with a host, nothing after the
+    path), or, outside production, DEVELOPMENT_PUBLIC_URL. A production app server without it refuses to start:
+    a frozen document's verify link is permanent, and must not come from whatever Host a request named."""
+    if not (configured or "").strip():
+        if production:
+            raise SettingError(
+                "PUBLIC_URL is not set. A production app server prints the town's public address on every frozen "
+                "document (its /verify link and QR code) and never takes it from a request. Set it in "
+                "/etc/inspect-app/inspect-app.env, e.g. PUBLIC_URL=https://inspections.example-town.gov "
+                "(docs/deploy.md).")
+        return DEVELOPMENT_PUBLIC_URL
+    parts = urlsplit(configured.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise SettingError(f"PUBLIC_URL must be the site's public address, like https://inspections.example-town.gov "
+                           f"(http or https, a host, no query): {configured!r} is not.")
+    return configured.strip().rstrip("/")
 
 
 def from_environment(instance_path: Path) -> dict:
@@ -34,8 +63,9 @@ def from_environment(instance_path: Path) -> dict:
         "SMTP_HOST": os.environ.get("SMTP_HOST"),
         "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
         "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
-        # The town's public address, printed (and QR-coded) on frozen documents for /verify/<id>; without it,
-        # the address of the request that froze the document (a document frozen by a command gets a path only).
+        # The town's public address, printed (and QR-coded) on frozen documents for /verify/<id>; never taken
+        # from a request (its Host header is the client's to write). Required of a production app server
+        # (`public_url`); elsewhere it defaults to DEVELOPMENT_PUBLIC_URL.
         "PUBLIC_URL": os.environ.get("PUBLIC_URL"),
         # Where `flask audit anchor` (run daily from cron) mails the audit chain's head, outside the database.
         "AUDIT_ANCHOR_EMAIL": os.environ.get("AUDIT_ANCHOR_EMAIL"),

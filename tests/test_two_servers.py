@@ -98,7 +98,8 @@ def servers(app, database_url):
     if not database_url.startswith("postgresql"):
         pytest.skip("two app servers share one PostgreSQL; SQLite is a database for one machine")
     env = os.environ | {"DATABASE_URL": database_url, "BLOB_ROOT": app.config["BLOB_ROOT"],
-                        "SECRET_KEY": "two-servers-test", "WEATHER_ENDPOINT": "http://127.0.0.1:9",
+                        "SECRET_KEY": "two-servers-test", "PUBLIC_URL": "https://inspections.example-town.gov",
+                        "WEATHER_ENDPOINT": "http://127.0.0.1:9",
                         "PYTHONPATH": str(ROOT)}
     pair = [Gunicorn(env), Gunicorn(env)]
     try:
@@ -266,7 +267,7 @@ def test_the_systemd_units_start_gunicorn_on_loopback_with_the_settings_the_app_
     environment_file = unit["Service"]["EnvironmentFile"]
     settings = (ROOT / "docs" / "deploy" / "inspect-app.env").read_text()
     assert environment_file.endswith("inspect-app.env")
-    for name in ("DATABASE_URL", "BLOB_ROOT", "SECRET_KEY"):
+    for name in ("DATABASE_URL", "BLOB_ROOT", "SECRET_KEY", "PUBLIC_URL"):
         assert re.search(rf"^{name}=", settings, re.MULTILINE), name
     scheduled = set()
     for timer_file in sorted((ROOT / "docs" / "deploy").glob("*.timer")):

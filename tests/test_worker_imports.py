@@ -18,7 +18,7 @@ HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "re
 def test_the_wsgi_app_loads_no_migration_tool_no_weather_library_and_no_pdf_library(tmp_path):
     probe = "import json, sys, wsgi; print(json.dumps(sorted(m for m in sys.modules if '.' not in m)))"
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
-           "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin"}
+           "SECRET_KEY": "probe", "PUBLIC_URL": "https://inspections.example-town.gov", "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -38,7 +38,7 @@ def test_the_wsgi_module_leaves_no_database_connection_for_the_forked_workers(tm
     probe = ("import wsgi\nfrom inspect_app.extensions import db\nwith wsgi.app.app_context():\n"
              "    print(db.engine.pool.checkedin(), db.engine.pool.checkedout())")
     env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
-           "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin"}
+           "SECRET_KEY": "probe", "PUBLIC_URL": "https://inspections.example-town.gov", "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr

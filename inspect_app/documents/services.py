@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from flask import current_app, has_request_context, request, url_for
+from flask import current_app, url_for
 from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
@@ -100,9 +100,8 @@ def pdf_bytes(document: FrozenDocument) -> bytes:
 
 
 def verify_url(document_id: str) -> str:
-    """Where anyone can verify a document: PUBLIC_URL if set, else this request's host."""
-    base = current_app.config.get("PUBLIC_URL") or (request.url_root if has_request_context() else "")
-    return f"{base.rstrip('/')}/verify/{document_id}"
+    """Where anyone can verify a document: under PUBLIC_URL (config.public_url), never the request's host."""
+    return f"{current_app.config['PUBLIC_URL'].rstrip('/')}/verify/{document_id}"
 
 
 def freeze(kind: str, subject, occasion: str, note: str | None = None) -> FrozenDocument:

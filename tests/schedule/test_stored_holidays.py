@@ -36,7 +36,7 @@ def _app_server(database_url: str, tmp_path: Path, days: list[dt.date]) -> dict:
         "print(json.dumps({'package_at_start': before, 'holidays': answers,\n"
         "                  'package_after': 'holidays' in sys.modules}))\n")
     env = {"DATABASE_URL": database_url, "BLOB_ROOT": str(tmp_path / "blobs"), "SECRET_KEY": "probe",
-           "PATH": "/usr/bin:/bin"}
+           "PUBLIC_URL": "https://inspections.example-town.gov", "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
