@@ -73,6 +73,15 @@ class BlobStore:
         """The blob opened for reading; FileNotFoundError if it is not stored."""
         return self.path(sha).open("rb")
 
+    def stored_sha256(self, sha: str) -> str | None:
+        """What the stored file of ``sha`` hashes to now: ``sha`` itself, unless it was changed on disk
+        since it was stored; None if it is not stored. Read in chunks."""
+        try:
+            with self.open(sha) as stream:
+                return _sha256(stream)
+        except FileNotFoundError:
+            return None
+
     def put_bytes(self, data: bytes, expected_sha: str | None = None) -> str:
         """Store ``data`` and return its SHA-256; HashMismatch if it is not ``expected_sha``."""
         return self.put_file(io.BytesIO(data), expected_sha)

@@ -184,14 +184,12 @@ def audit_log() -> None:
 @click.option("--anchor", "anchor", metavar="ENTRY:HASH",
               help="Also check the chain against an anchor kept outside the database (from `flask audit anchor`).")
 def audit_verify(anchor: str | None) -> None:
-    """Walk the whole chain in commit order, then check each signed or issued record against its last audit
-    entry; exit 1 at the first entry whose content or link does not match, or the first record that differs."""
+    """Walk the whole chain in commit order, then check each final record against its latest chained state and
+    re-hash each frozen document's file; exit 1 at the first entry whose content or link does not match, or
+    after naming each record that differs, is gone or has no entry, and each file that was altered."""
     found = audit.verify_chain()
     if found.broken is not None:
         raise click.ClickException(f"{found.broken} ({found.verified} entries before it verified)")
-    records = audit.verify_records()
-    if records.mismatch is not None:
-        raise click.ClickException(f"{records.mismatch} ({records.checked} records before it matched their log)")
     if anchor:
         number, _, expected = anchor.partition(":")
         if not number.strip().isdigit() or len(expected.strip()) != 64:
@@ -200,8 +198,16 @@ def audit_verify(anchor: str | None) -> None:
         if mismatch:
             raise click.ClickException(mismatch)
     click.echo(f"{found.verified} entries verified; head: entry {found.head_commit_seq or 0} hash {found.head_hash}")
-    unrecorded = f"; {records.unrecorded} made outside the app, with no entry" if records.unrecorded else ""
-    click.echo(f"{records.checked} signed or issued records match their audit entries{unrecorded}")
+    records = audit.verify_records()
+    click.echo(f"{records.checked} signed or issued records match their audit entries")
+    frozen = documents.check_frozen_files()
+    click.echo(f"{frozen.intact} frozen document files match their SHA-256")
+    problems = records.problems + frozen.problems
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        raise click.ClickException(f"{len(problems)} record(s) or file(s) do not match the audit chain (each named "
+                                   "above)")
 
 
 @audit_log.command("anchor")

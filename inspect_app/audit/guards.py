@@ -1,4 +1,4 @@
-"""Guards in the database itself: triggers that refuse to change what the record has made final.
+"""The final records, declared once: triggers that refuse to change them, and what `flask audit verify` checks.
 
 The ORM already refuses to change an audit entry; these triggers make the database refuse too, whoever
 connects (a psql session, a script, a bug), on PostgreSQL and SQLite alike:
@@ -10,15 +10,23 @@ connects (a psql session, a script, a bug), on PostgreSQL and SQLite alike:
 - an issued stop-work order keeps what it ordered; its acknowledgement and lifting are filled in once;
 - notices of violation and certificates of completion never change;
 - a signed O&M certification keeps what was signed; the town's review is filled in once;
-- a frozen document never changes.
+- a frozen document and a surety release never change.
 
 None of them may be deleted. Each guard is a table, the condition on the old row that makes it final, and
 the columns that may still be written with the condition under which they may; every other column is
-frozen. The triggers are made from this one table for both databases, by `create_all` and the migration.
+frozen. The triggers are made from this one table for both databases, by `create_all` and the migrations.
+
+The same table says what the hash chain holds of each final record (`RECORDS`): its chained state is
+every column of its row, as the audit entry written with each change snapshots it (`services.record`),
+those its guard lets the app write later included: each such write (weather filled in, an order lifted,
+a certification reviewed) writes its own entry. `flask audit verify` compares each record's row with the
+state its latest chained entry gives (`services.verify_records`).
 """
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import JSON, Connection, MetaData, event
 
@@ -27,14 +35,33 @@ _PG_ERRCODE = "23001"
 
 
 @dataclass(frozen=True)
+class Final:
+    """A row is final once its `column` holds one of `values` (a guard with none is final from its insert)."""
+
+    column: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Guard:
-    """Refuse UPDATE (of frozen columns) and DELETE of rows of `table` where `final` holds for the old row."""
+    """Refuse UPDATE (of frozen columns) and DELETE of rows of `table` that are final (see `Final`)."""
 
     table: str
     what: str  # what the row is, for the message: "a submitted inspection report"
-    final: str = "1 = 1"
+    final: Final | None = None
     # column -> condition on OLD under which it may change
     writable: dict[str, str] = field(default_factory=dict)
+
+    def final_sql(self, row: str) -> str:
+        """The condition, in SQL on `row` (OLD in a trigger), under which a row is final."""
+        if self.final is None:
+            return "1 = 1"
+        listed = ", ".join(f"'{value}'" for value in self.final.values)
+        return f"{row}.{self.final.column} IN ({listed})"
+
+    def is_final(self, state: Mapping[str, Any]) -> bool:
+        """Whether a row's state (its columns by name, as an audit entry's snapshot has them) is final."""
+        return self.final is None or state.get(self.final.column) in self.final.values
 
 
 _ONCE = "OLD.{column} IS NULL"
@@ -47,12 +74,10 @@ def _once(*columns: str) -> dict[str, str]:
     return {column: _ONCE.format(column=column) for column in columns}
 
 
-GUARDS = (
-    # Sealing happens once, in the writing transaction; after that the entry is fixed.
-    Guard("audit_entries", "an audit entry", writable={"commit_seq": "OLD.hash IS NULL",
-                                                       "prev_hash": "OLD.hash IS NULL",
-                                                       "hash": "OLD.hash IS NULL"}),
-    Guard("inspections", "a submitted inspection report", "OLD.status = 'submitted'",
+# The records the law relies on: a report as submitted (with its weather), orders and notices as issued and
+# lifted, certificates, surety releases, certifications as signed and reviewed, and their frozen documents.
+RECORDS = (
+    Guard("inspections", "a submitted inspection report", Final("status", ("submitted",)),
           # Pending weather filled in later, then the record hash sealed again with it.
           {**dict.fromkeys(_WEATHER, "1 = 1"), "record_sha256": "1 = 1"}),
     Guard("stop_work_orders", "an issued stop-work order",
@@ -62,7 +87,15 @@ GUARDS = (
     Guard("certificates_of_completion", "an issued certificate of completion"),
     Guard("om_certifications", "a signed O&M certification",
           writable={"status": "OLD.status = 'submitted'", **_once("reviewed_by_id", "reviewed_at", "review_note")}),
+    Guard("surety_releases", "a surety release"),
     Guard("documents", "a frozen document"),
+)
+GUARDS = (
+    # Sealing happens once, in the writing transaction; after that the entry is fixed.
+    Guard("audit_entries", "an audit entry", writable={"commit_seq": "OLD.hash IS NULL",
+                                                       "prev_hash": "OLD.hash IS NULL",
+                                                       "hash": "OLD.hash IS NULL"}),
+    *RECORDS,
 )
 
 
@@ -81,7 +114,7 @@ def _update_refused(guard: Guard, metadata: MetaData, dialect: str) -> str:
         changed = _changed(column.name, isinstance(column.type, JSON), dialect)
         allowed = guard.writable.get(column.name)
         changes.append(changed if allowed is None else f"({changed} AND NOT ({allowed}))")
-    return f"({guard.final}) AND ({' OR '.join(changes)})"
+    return f"({guard.final_sql('OLD')}) AND ({' OR '.join(changes)})"
 
 
 def _message(guard: Guard, verb: str) -> str:
@@ -96,7 +129,7 @@ def create_statements(metadata: MetaData, dialect: str) -> list[str]:
         name = f"guard_{guard.table}"
         if dialect == "postgresql":
             for verb, event_, condition, row in (("changed", "UPDATE", refused, "NEW"),
-                                                 ("deleted", "DELETE", guard.final, "OLD")):
+                                                 ("deleted", "DELETE", guard.final_sql("OLD"), "OLD")):
                 function = f"{name}_{event_.lower()}"
                 statements.append(
                     f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
@@ -108,15 +141,16 @@ def create_statements(metadata: MetaData, dialect: str) -> list[str]:
         else:
             statements.append(f"CREATE TRIGGER {name}_update BEFORE UPDATE ON {guard.table} WHEN {refused} "
                               f"BEGIN SELECT RAISE(ABORT, '{_message(guard, 'changed')}'); END")
-            statements.append(f"CREATE TRIGGER {name}_delete BEFORE DELETE ON {guard.table} WHEN {guard.final} "
+            statements.append(f"CREATE TRIGGER {name}_delete BEFORE DELETE ON {guard.table} "
+                              f"WHEN {guard.final_sql('OLD')} "
                               f"BEGIN SELECT RAISE(ABORT, '{_message(guard, 'deleted')}'); END")
     return statements
 
 
-def drop_statements(dialect: str) -> list[str]:
-    """The DDL that removes every guard's triggers (and, on PostgreSQL, their functions)."""
+def drop_statements(dialect: str, tables: Collection[str] | None = None) -> list[str]:
+    """The DDL that removes the guards' triggers (and, on PostgreSQL, their functions): all, or those of `tables`."""
     statements = []
-    for guard in GUARDS:
+    for guard in GUARDS if tables is None else [guard for guard in GUARDS if guard.table in tables]:
         for event_ in ("update", "delete"):
             name = f"guard_{guard.table}_{event_}"
             if dialect == "postgresql":
@@ -141,9 +175,9 @@ def create_for_schema_now(connection: Connection) -> None:
     create(connection, metadata)
 
 
-def drop(connection: Connection) -> None:
-    """Remove the guards' triggers."""
-    for statement in drop_statements(connection.dialect.name):
+def drop(connection: Connection, tables: Collection[str] | None = None) -> None:
+    """Remove the guards' triggers (of `tables` only, if given)."""
+    for statement in drop_statements(connection.dialect.name, tables):
         connection.exec_driver_sql(statement)
 
 

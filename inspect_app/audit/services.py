@@ -9,12 +9,12 @@ from typing import Any
 from dataclasses import dataclass
 
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy import or_, select, text
+from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import InstanceState, Mapper, RelationshipProperty
 from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
-from inspect_app.audit.guards import GUARDS
+from inspect_app.audit.guards import RECORDS, Guard
 from inspect_app.audit.models import AuditEntry, add_after_flush, chain_rows
 from inspect_app.extensions import db
 
@@ -183,58 +183,94 @@ def anchor_text(commit_seq: int, head_hash: str, at: dt.datetime) -> str:
     return f"audit chain head: entry {commit_seq} hash {head_hash} at {at.isoformat()}"
 
 
-# -- guarded records against the log ---------------------------------------------------------------
+# -- final records against the chain ---------------------------------------------------------------
 
 @dataclass(frozen=True)
 class RecordCheck:
-    """What checking the guarded records against the log found: how many matched, how many no entry
-    records (made outside the app), and the first that differs from what its last entry says."""
+    """What checking the final records against the chain found: how many hold their latest chained state,
+    and a line for each that does not (which record, and what is wrong with it)."""
 
     checked: int
-    unrecorded: int
-    mismatch: str | None
+    problems: list[str]
 
 
 def verify_records(batch: int = 2000) -> RecordCheck:
-    """Each record the guards have made final (a submitted report, an issued order, notice or certificate,
-    a signed certification, a frozen document), against the last audit entry that recorded it.
+    """Each final record (`guards.RECORDS`: a submitted report, an issued order, notice or certificate, a
+    surety release, a signed certification, a frozen document) against its latest chained state: the
+    `after` of the last audit entry, in commit order, that recorded it. The chain walk has proved the
+    entries untouched, so:
 
-    Its frozen columns (all but those its guard lets the app fill in later) must hold what that entry's
-    `after` says. The chain proves the entries are untouched, so a row changed behind the triggers' back
-    (with them dropped) shows here. One streamed query per table, the entry looked up beside each row by
-    its indexed id (constant memory).
+    - a row that is final, or whose chained state is final, must hold in every column what that state says
+      (the app writes an entry with each change it makes, later ones included: weather filled in, an order
+      lifted, a certification reviewed); one that does not was changed outside the app, a submitted report
+      put back to draft included. A column the snapshot does not have (added by a later migration) is left out;
+    - a record whose chained state is final must still be there: if gone, it was deleted outside the app;
+    - a final row must have a chained state: one with none was made outside the app.
+
+    Two streamed queries per table, the entries looked up beside each row by their indexed id (memory
+    constant while records match).
     """
-    checked = unrecorded = 0
-    for guard in GUARDS:
-        if guard.table == AuditEntry.__tablename__:
-            continue
+    checked, problems = 0, []
+    for guard in RECORDS:
         table = db.metadata.tables[guard.table]
-        frozen = [column for column in table.columns if column.name not in guard.writable]
-        entries = AuditEntry.__table__
-        recorded = (select(entries.c.after)
-                    .where(entries.c.entity == guard.table, entries.c.entity_id == table.c.id,
-                           entries.c.after.is_not(None))
-                    .order_by(entries.c.seq.desc()).limit(1).scalar_subquery())
-        final = text(guard.final.replace("OLD.", f"{guard.table}."))
-        query = (select(*frozen, recorded.label("audited_after")).where(final).order_by(table.c.id)
-                 .execution_options(yield_per=batch))
-        rows = db.session.execute(query)
-        try:
-            for row in rows.mappings():
-                after = row["audited_after"]
-                if after is None:
-                    unrecorded += 1
-                    continue
-                differs = [column.name for column in frozen
-                           if column.name in after and not _same(row[column.name], after[column.name])]
-                if differs:
-                    return RecordCheck(checked, unrecorded,
-                                       f"{guard.table} {row['id']}: {', '.join(differs)} differ from its last audit "
-                                       "entry; the row was changed outside the app")
+        found = _check_rows(guard, table, batch)
+        checked += found.checked
+        problems += found.problems + _gone(guard, table, batch)
+    return RecordCheck(checked, problems)
+
+
+def _check_rows(guard: Guard, table, batch: int) -> RecordCheck:
+    entries = AuditEntry.__table__
+    chained = (select(entries.c.after)
+               .where(entries.c.entity == guard.table, entries.c.entity_id == table.c.id,
+                      entries.c.commit_seq.is_not(None), entries.c.after.is_not(None))
+               .order_by(entries.c.commit_seq.desc()).limit(1).scalar_subquery())
+    query = select(*table.columns, chained.label("chained_state")).order_by(table.c.id)
+    checked, problems = 0, []
+    rows = db.session.execute(query.execution_options(yield_per=batch))
+    try:
+        for row in rows.mappings():
+            state, final = row["chained_state"], guard.is_final(row)
+            if state is None:
+                if final:
+                    problems.append(f"{guard.table} {row['id']}: {guard.what} that no audit entry records: it was "
+                                    "made outside the app")
+                continue
+            if not final and not guard.is_final(state):
+                continue  # not part of the record yet (a draft)
+            differs = [column.name for column in table.columns
+                       if column.name in state and not _same(row[column.name], state[column.name])]
+            if differs:
+                problems.append(f"{guard.table} {row['id']}: {', '.join(differs)} differ from its last audit entry; "
+                                "the row was changed outside the app")
+            else:
                 checked += 1
-        finally:
-            rows.close()
-    return RecordCheck(checked, unrecorded, None)
+    finally:
+        rows.close()
+    return RecordCheck(checked, problems)
+
+
+def _gone(guard: Guard, table, batch: int) -> list[str]:
+    """The records of `table` whose latest chained state is final and whose row is gone."""
+    entries, later = AuditEntry.__table__, AuditEntry.__table__.alias("later")
+    query = (select(entries.c.entity_id, entries.c.commit_seq, entries.c.action, entries.c.after)
+             .where(entries.c.entity == guard.table, entries.c.commit_seq.is_not(None),
+                    ~exists().where(table.c.id == entries.c.entity_id),
+                    ~exists().where(later.c.entity == guard.table, later.c.entity_id == entries.c.entity_id,
+                                    later.c.commit_seq > entries.c.commit_seq))
+             .order_by(entries.c.entity_id))
+    problems = []
+    rows = db.session.execute(query.execution_options(yield_per=batch))
+    try:
+        for entry in rows:
+            # A last entry with no state after it records a deletion the app made (of what was not final).
+            if entry.after is not None and guard.is_final(entry.after):
+                problems.append(f"{guard.table} {entry.entity_id}: {guard.what} by its last audit entry "
+                                f"(entry {entry.commit_seq}, {entry.action}), is gone: the row was deleted "
+                                "outside the app")
+    finally:
+        rows.close()
+    return problems
 
 
 def _same(stored: Any, audited: Any) -> bool:
@@ -247,8 +283,13 @@ def _same(stored: Any, audited: Any) -> bool:
         except (TypeError, ValueError):
             return False
         return _utc(stored) == _utc(audited)
-    if isinstance(stored, (dt.date, decimal.Decimal)):
-        return str(stored.isoformat() if isinstance(stored, dt.date) else stored) == str(audited)
+    if isinstance(stored, dt.date):
+        return stored.isoformat() == str(audited)
+    if isinstance(stored, decimal.Decimal):  # as numbers: 5000 was written, the column gives 5000.00
+        try:
+            return stored == decimal.Decimal(str(audited))
+        except decimal.InvalidOperation:
+            return False
     return stored == audited
 
 

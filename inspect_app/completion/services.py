@@ -292,6 +292,8 @@ def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
         raise CompletionError("phase", "Name the phase this release is for.")
     if amount is None or amount <= 0:
         raise CompletionError("amount", "The amount must be more than zero.")
+    if amount != amount.quantize(decimal.Decimal("0.01")):  # stored to the cent, as the audit entry must say
+        raise CompletionError("amount", "Give the amount in dollars and cents (no fractions of a cent).")
     released = surety_released(permit)
     remaining = permit.surety_amount - released
     if any(r.is_final for r in completion_record(permit).releases):

@@ -36,6 +36,13 @@ def section(permit: Permit, reports: Sequence[Inspection], orders: Sequence[Stop
     return {"downloads": services.downloads(permit, reports, orders, certificate)}
 
 
+@bp.errorhandler(services.AlteredDocument)
+def _altered(error: services.AlteredDocument):
+    """A frozen document whose stored file is not the PDF frozen is refused, not served as the document."""
+    current_app.logger.error("document %s: %s", error.document.id, error)
+    return render_template("documents/altered.html"), 500
+
+
 def _pdf(data: bytes, name: str):
     response = send_file(io.BytesIO(data), mimetype="application/pdf", as_attachment=True, download_name=name)
     response.headers["Cache-Control"] = "private, no-store"

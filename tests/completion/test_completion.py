@@ -214,6 +214,14 @@ def test_surety_partial_releases_final_only_after_the_certificate_never_over(app
     assert "released in full" in agent.get(f"/permits/{site['permit'].id}").text
 
 
+def test_a_surety_release_in_fractions_of_a_cent_is_refused(site, signed_in):
+    # The amount is stored to the cent: 4000.005 would be kept as 4000.01 while the audit entry said 4000.005.
+    answer = signed_in(site["agent"]).post(_url(site, "surety"),
+                                           {"surety-phase": "Phase 1", "surety-amount": "4000.005"})
+    assert answer.status_code == 422 and "Give the amount in dollars and cents" in answer.text
+    assert _count(SuretyRelease) == 0
+
+
 def test_roles_are_enforced(site, make, signed_in):
     final = make.inspection(site["permit"], "final")
     assert _om_plan(signed_in(site["agent"]), site).status_code == 403

@@ -8,7 +8,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.certifications.models import OMCertification
-from inspect_app.completion.models import CertificateOfCompletion
+from inspect_app.completion.models import CertificateOfCompletion, SuretyRelease
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 
@@ -36,10 +36,11 @@ def records(make):
     certification = OMCertification(permit_id=permit.id, period_start=dt.date(2025, 6, 1),
                                     period_end=dt.date(2026, 5, 31), signer_name="Pat Owner",
                                     statement="I certify the maintenance was done.")
-    db.session.add_all([order, certificate, certification])
+    release = SuretyRelease(permit_id=permit.id, phase="Phase 1", amount=5000, released_by_id=agent.id)
+    db.session.add_all([order, certificate, certification, release])
     db.session.commit()
     return {"agent": agent, "permit": permit, "submitted": submitted, "draft": draft, "order": order,
-            "certificate": certificate, "certification": certification}
+            "certificate": certificate, "certification": certification, "release": release}
 
 
 def test_audit_entries_can_be_neither_changed_nor_deleted(records):
@@ -81,6 +82,13 @@ def test_a_certificate_of_completion_never_changes(records):
     assert "an issued certificate of completion" in _refused(
         "UPDATE certificates_of_completion SET note = 'added later' WHERE id = :id", id=certificate)
     _refused("DELETE FROM certificates_of_completion WHERE id = :id", id=certificate)
+
+
+def test_a_surety_release_never_changes(records):
+    release = records["release"].id
+    assert "surety_releases: a surety release is part of the record and cannot be changed" in _refused(
+        "UPDATE surety_releases SET amount = 20000 WHERE id = :id", id=release)
+    assert "cannot be deleted" in _refused("DELETE FROM surety_releases WHERE id = :id", id=release)
 
 
 def test_a_signed_certification_keeps_what_was_signed_and_is_reviewed_once(records):

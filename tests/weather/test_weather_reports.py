@@ -18,6 +18,7 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.canonical import record_hash
 from inspect_app.weather import services, source
 from inspect_app.weather.models import WeatherObservation
+from tests.inspections.report_helpers import start, submit
 from weather_fake import hours, recent_hour
 
 UTC = dt.UTC
@@ -169,6 +170,28 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
     with app_meteostat_requests(app_meteostat) as asked:
         again = runner.invoke(args=["weather", "backfill"])
     assert "0 report(s) looked at" in again.output and asked == []
+
+def test_weather_backfilled_after_a_report_is_signed_is_chained_and_the_audit_verifies(
+        app_meteostat, permit_at, make, signed_in, runner):
+    inspector = make.user("inspector")
+    browser = signed_in(inspector)
+    draft = start(browser, permit_at("late", inspectors=[inspector]), "erosion_control")
+    assert submit(browser, draft).status_code == 303  # signed while the station has published nothing
+    signed = reread(draft)
+    assert (signed.status, signed.weather_status) == ("submitted", "pending")
+
+    app_meteostat.publish_hourly("LTE1", hours(signed.performed_at.replace(minute=0, second=0, microsecond=0)
+                                               - dt.timedelta(hours=23), 24, temp=12.0, prcp=0.5, coco=7))
+    backfill = runner.invoke(args=["weather", "backfill"])
+    assert "pending -> complete" in backfill.output, backfill.output
+    filled = reread(draft)
+    assert (filled.weather_status, filled.precip_24h_mm) == ("complete", 12.0)
+    # The values the report now holds are those of its latest chained entry: the audit checks out.
+    db.session.remove()
+    verified = runner.invoke(args=["audit", "verify"])
+    assert verified.exit_code == 0, verified.output
+    assert "signed or issued records match their audit entries" in verified.output
+
 
 def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at, report):
     app_meteostat.publish_hourly("GAU1", hours(dt.datetime(2024, 7, 8, 15, tzinfo=UTC), 24, temp=24.0,
