@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 
+from inspect_app.accounts import throttle
 from inspect_app.accounts.forms import LoginForm
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import authenticate, end_sessions
-from inspect_app.extensions import db, limiter, login_manager
+from inspect_app.extensions import db, login_manager
 
 bp = Blueprint("accounts", __name__)
 login_manager.login_view = "accounts.login"
@@ -33,29 +34,15 @@ def _safe_next(target: str | None) -> str:
     return url_for("home")
 
 
-def _signin_limit() -> str:
-    return current_app.config["SIGNIN_FAILURE_LIMIT"]
-
-
-def _account() -> str:
-    return "account:" + request.form.get("email", "").strip().lower()[:254]
-
-
-def _failed(response) -> bool:
-    return response.status_code == 422
-
-
-# Failed sign-ins only (a 422) count, per address and per account: after a handful, 429 for the
-# rest of the window, then the owner can sign in again (never locked out for good).
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(_signin_limit, methods=["POST"], deduct_when=_failed, scope="signin-address")
-@limiter.limit(_signin_limit, key_func=_account, methods=["POST"], deduct_when=_failed, scope="signin-account")
 def login():
-    """Show the sign-in form and sign people in."""
+    """Show the sign-in form and sign people in (too many failures: a 429 saying when to try again)."""
     form = LoginForm()
     if form.validate_on_submit():
+        taken = throttle.take(form.email.data)
         user = authenticate(form.email.data, form.password.data)
         if user is not None:
+            throttle.give_back(taken)
             login_user(user, remember=True)
             return redirect(_safe_next(request.args.get("next")), code=303)
         form.password.errors.append("Email or password is not right.")

@@ -4,11 +4,14 @@ from __future__ import annotations
 import datetime as dt
 import time
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 
 from factories import PASSWORD, SignedIn
 
 from inspect_app import create_app
 from inspect_app.extensions import db
+
+ENV_TEMPLATE = Path(__file__).resolve().parents[2] / "docs" / "deploy" / "inspect-app.env"
 
 
 def _login(client, token, email, password, address="10.0.0.1"):
@@ -17,27 +20,30 @@ def _login(client, token, email, password, address="10.0.0.1"):
 
 
 def test_failed_sign_ins_are_throttled_per_account_then_allowed_again(app, make, client):
-    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 2 seconds"
+    # The slow count of one account's failures from every address (accounts/throttle.py).
+    app.config["SIGNIN_ACCOUNT_LIMIT"] = "3 per 2 seconds"
     user = make.user("agent")
     token = SignedIn(client).token
     for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):  # a different address each time: per account
         assert _login(client, token, user.email, "wrong password", address).status_code == 422
     refused = _login(client, token, user.email.upper(), PASSWORD, "10.0.0.4")
     assert refused.status_code == 429
-    assert "Try again in 1 minute" in refused.text
+    assert "Too many failed sign-ins for this account. Try again in 1 minute." in refused.text
+    assert refused.headers["Retry-After"] in ("1", "2")
     time.sleep(2.1)  # the window has passed: the owner is not locked out for good
     assert _login(client, token, user.email, PASSWORD, "10.0.0.4").status_code == 303
 
 
 def test_failed_sign_ins_are_throttled_per_address(app, make, client):
-    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 15 minutes"
+    app.config["SIGNIN_ADDRESS_LIMIT"] = "3 per 15 minutes"
     user = make.user("agent")
     token = SignedIn(client).token
     for n in range(3):
         assert _login(client, token, f"guess{n}@example.org", "password1").status_code == 422
     refused = _login(client, token, user.email, PASSWORD)
     assert refused.status_code == 429, refused.text
-    assert "Try again in 15 minutes" in refused.text, refused.text[refused.text.find("<main"):][:1500]
+    assert "Too many failed sign-ins from here. Try again in 15 minutes." in refused.text, \
+        refused.text[refused.text.find("<main"):][:1500]
     # Someone else, elsewhere, signs in as usual; successful sign-ins never count.
     for _ in range(5):
         assert _login(client, token, user.email, PASSWORD, "10.9.9.9").status_code == 303
@@ -65,7 +71,8 @@ def _cookies(response) -> dict[str, str]:
 def test_remember_cookie_lasts_two_weeks_and_is_secure_only_behind_a_trusted_tls_proxy(app, make, client):
     user = make.user("agent")
     token = SignedIn(client).token
-    plain = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+    plain = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                                 "remember": "y"},
                                  headers={"X-Forwarded-Proto": "https"}))
     remember = plain["remember_token"]
     assert "HttpOnly" in remember and "SameSite=Lax" in remember
@@ -75,7 +82,8 @@ def test_remember_cookie_lasts_two_weeks_and_is_secure_only_behind_a_trusted_tls
     behind = create_app({**app.config, "TRUSTED_PROXY_COUNT": 1})
     proxied = behind.test_client()
     token = SignedIn(proxied).token
-    cookies = _cookies(proxied.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+    cookies = _cookies(proxied.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                                    "remember": "y"},
                                     headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
                                              "Referer": "https://localhost/login"}))
     assert "Secure" in cookies["remember_token"] and "Secure" in cookies["session"]
@@ -159,3 +167,25 @@ def test_a_sign_in_takes_as_long_for_an_unknown_email_as_for_a_known_one(app, ma
             times.append(time.perf_counter() - started)
     ratio = sorted(unknown)[4] / sorted(known)[4]  # medians
     assert 0.5 < ratio < 2, (ratio, known, unknown)
+
+
+def test_behind_the_documented_proxy_on_another_host_cookies_are_secure(app, make, monkeypatch):
+    """Issue 29: with the proxy on another machine saying X-Forwarded-Proto: https, no cookie was Secure: the
+    deployment's settings trusted no proxy. The env template sets how many proxies to trust."""
+    template = dict(line.split("=", 1) for line in ENV_TEMPLATE.read_text().splitlines()
+                    if line and not line.startswith("#"))
+    assert "TRUSTED_PROXY_COUNT" in template, "docs/deploy/inspect-app.env must set TRUSTED_PROXY_COUNT"
+    monkeypatch.setenv("TRUSTED_PROXY_COUNT", template["TRUSTED_PROXY_COUNT"])
+    deployed = create_app({k: v for k, v in app.config.items() if k != "TRUSTED_PROXY_COUNT"})
+    user = make.user("agent")
+    browser = deployed.test_client()
+    from_proxy = {"REMOTE_ADDR": "10.0.0.2"}  # the proxy's machine, not this one
+    token = SignedIn(browser).token
+    answer = browser.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                          "remember": "y"}, environ_base=from_proxy,
+                          headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
+                                   "Referer": "https://localhost/login"})
+    assert answer.status_code == 303
+    cookies = _cookies(answer)
+    assert "Secure" in cookies["session"] and "Secure" in cookies["remember_token"]
+    db.session.remove()
