@@ -46,7 +46,11 @@ def from_environment(instance_path: Path) -> dict:
             '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_HTTPONLY": True,
-        # "Remember me" lasts two weeks, not Flask-Login's year; never readable by scripts.
+        # A sign-in ends after this long with no request from it (security.SessionInterface), unless the
+        # person ticked "Keep me signed in" (the remember-me cookie then signs them in again).
+        "SESSION_IDLE_TIMEOUT": dt.timedelta(hours=float(os.environ.get("SESSION_IDLE_TIMEOUT_HOURS", "12"))),
+        # "Keep me signed in" (a choice at sign-in, off by default) lasts two weeks, not Flask-Login's year;
+        # never readable by scripts.
         "REMEMBER_COOKIE_DURATION": dt.timedelta(days=14),
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",

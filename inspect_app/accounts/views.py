@@ -43,7 +43,7 @@ def login():
         user = authenticate(form.email.data, form.password.data)
         if user is not None:
             throttle.give_back(taken)
-            login_user(user, remember=True)
+            login_user(user, remember=form.remember.data)
             return redirect(_safe_next(request.args.get("next")), code=303)
         form.password.errors.append("Email or password is not right.")
     status = 422 if form.errors else 200
