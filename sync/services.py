@@ -25,6 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, token_town, visible_permits
+from inspect_app.accounts.services import password_changed
 from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
@@ -788,6 +789,15 @@ def revoke_device(actor, device: SyncDevice) -> SyncDevice:
         device.revoked_by_id = getattr(actor, "id", None)
     audit.record(actor, "sync.device_revoke", device, before)
     return device
+
+
+@password_changed.connect
+def revoke_devices_of(user: User, actor=None, **_) -> None:
+    """A new password (accounts.services.change_password) ends every device token of the account: a token
+    taken along with the old password stops working too. Operations its device already sent are kept."""
+    for device in db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == user.id,
+                                                              SyncDevice.revoked_at.is_(None))):
+        revoke_device(actor, device)
 
 
 def device_for_token(token: str) -> SyncDevice | None:
