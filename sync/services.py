@@ -24,7 +24,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, token_town, visible_permits
+from inspect_app.accounts.policy import (allowed, hidden_draft_parts, limited_to_token, shown, token_town,
+                                         visible_permits)
 from inspect_app.accounts.services import password_changed
 from inspect_app import files
 from inspect_app.audit import services as audit
@@ -467,8 +468,13 @@ def _retry_one(op_id: str) -> dict[str, Any] | None:
     ctx = Context(user=user, device_id=row.device_id, clock_offset=dt.timedelta(seconds=row.clock_offset_s),
                   blobs=blob_store())
     op = Op(op_id, row.kind, row.record_id, row.base_revision, row.device_time, row.payload)
+    # Tried as it was sent: within the town its device's token is limited to, whoever's request retries it
+    # (the same user from a browser session, another device completing a blob). Else an operation beyond
+    # the token's town, kept waiting as for a record not there, was applied by the next push of a session.
+    device = db.session.get(SyncDevice, row.device_id) if row.device_id else None
     try:
-        status, result = _attempt_op(ctx, op)
+        with limited_to_token(device):
+            status, result = _attempt_op(ctx, op)
     except IntegrityError:
         attempt.rollback()
         return None

@@ -21,6 +21,9 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, func, or_, select, true, union
@@ -97,6 +100,17 @@ def token_town(admin) -> str | None:
 def limit_to_token(device) -> None:
     """This request is signed in by `device`'s token (None: by a session): limit what it sees to its town."""
     g.token_town = getattr(device, "jurisdiction_id", None)
+
+
+@contextmanager
+def limited_to_token(device) -> Iterator[None]:
+    """`limit_to_token(device)` for the block only; then the request's own limit again."""
+    before = g.get("token_town")
+    limit_to_token(device)
+    try:
+        yield
+    finally:
+        g.token_town = before
 
 
 def _token_town() -> str | None:
