@@ -217,6 +217,23 @@ def managed_users(admin) -> Select[tuple[User]]:
     return query.where(or_(staff, works_here))
 
 
+def people_to_choose(user, role: str) -> Select[tuple[User]]:
+    """The inspectors or permittees (`role`) offered to `user` in a list to choose from (a permit's owner,
+    its inspectors, an O&M party, the permit list's filter), by name.
+
+    Inspectors and permittees belong to no town: their permits say where they work. A town's agent or admin
+    is offered those who work in that town, and those who work nowhere yet (a new account, to give its first
+    permit); never those who work only in other towns. The admin of all towns is offered everyone.
+    """
+    query = select(User).where(User.role == role).order_by(User.name)
+    if not getattr(user, "is_authenticated", False) or user.role not in ("agent", "admin"):
+        return query.where(false())
+    if acts_for_all_towns(user):
+        return query
+    town = user.jurisdiction_id
+    return query.where(or_(_works_on_a_permit(Permit.jurisdiction_id == town), ~_works_on_a_permit(true())))
+
+
 def manages(admin, user) -> bool:
     """Whether `admin` may manage `user`'s account and device tokens (see `managed_users`)."""
     return user is not None and db.session.scalar(
