@@ -10,7 +10,7 @@ from flask import Flask, redirect, url_for
 from flask_login import current_user
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from inspect_app import config, security
+from inspect_app import config, rate_limits, security  # noqa: F401  (rate_limits: the `database://` storage)
 from inspect_app.extensions import csrf, db, htmx, limiter, login_manager
 
 __version__ = "0.1.0"
@@ -60,8 +60,12 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     htmx.init_app(app)
     limiter.init_app(app)
     if app.config.get("TRUSTED_PROXY_COUNT"):
+        # The client's address and scheme as the trusted proxies saw them (X-Forwarded-For, -Proto): the
+        # sign-in and /verify limits count real clients, and https requests get Secure cookies. Not the
+        # host: the proxy sends the Host header itself (docs/deploy/nginx.conf) and passes on whatever
+        # X-Forwarded-Host a client made up.
         proxies = int(app.config["TRUSTED_PROXY_COUNT"])
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies)
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0)
 
     from inspect_app import cli, errors, idempotency, inputs, templating
 

@@ -76,18 +76,30 @@ def from_environment(instance_path: Path) -> dict:
             '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'),
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_HTTPONLY": True,
-        # "Remember me" lasts two weeks, not Flask-Login's year; never readable by scripts.
+        # A sign-in ends after this long with no request from it (security.SessionInterface), unless the
+        # person ticked "Keep me signed in" (the remember-me cookie then signs them in again).
+        "SESSION_IDLE_TIMEOUT": dt.timedelta(hours=float(os.environ.get("SESSION_IDLE_TIMEOUT_HOURS", "12"))),
+        # "Keep me signed in" (a choice at sign-in, off by default) lasts two weeks, not Flask-Login's year;
+        # never readable by scripts.
         "REMEMBER_COOKIE_DURATION": dt.timedelta(days=14),
         "REMEMBER_COOKIE_HTTPONLY": True,
         "REMEMBER_COOKIE_SAMESITE": "Lax",
-        # How many proxies in front of the app set X-Forwarded-For/-Proto (0: trust none). Behind one
-        # TLS proxy, set 1: requests it forwarded as https get Secure cookies.
+        # How many proxies in front of the app set X-Forwarded-For/-Proto (0: trust none, the app is reached
+        # directly). Behind the town's TLS proxy, 1 (docs/deploy/inspect-app.env): the client's address is
+        # the one the proxy adds to X-Forwarded-For (what the sign-in and /verify limits count), and requests
+        # it forwarded as https get Secure cookies.
         "TRUSTED_PROXY_COUNT": int(os.environ.get("TRUSTED_PROXY_COUNT", "0")),
-        # Sign-in throttle: failures allowed per account and per address in the window.
+        # Sign-in throttle (accounts/throttle.py): failed sign-ins allowed for one account from one address,
+        # from one address whatever the account, and for one account from anywhere (slower than one
+        # address can go, so failures from one address never refuse the owner elsewhere).
         "SIGNIN_FAILURE_LIMIT": os.environ.get("SIGNIN_FAILURE_LIMIT", "5 per 15 minutes"),
+        "SIGNIN_ADDRESS_LIMIT": os.environ.get("SIGNIN_ADDRESS_LIMIT", "20 per 15 minutes"),
+        "SIGNIN_ACCOUNT_LIMIT": os.environ.get("SIGNIN_ACCOUNT_LIMIT", "30 per hour"),
         # The public /verify page: requests allowed per address.
         "VERIFY_LIMIT": os.environ.get("VERIFY_LIMIT", "30 per minute; 300 per hour"),
-        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        # Where the limits count: the app's database (inspect_app/rate_limits.py), shared by every worker
+        # and app server. `memory://` counts in each worker process alone.
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "database://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         "WTF_CSRF_TIME_LIMIT": None,
         # How long the page answering a form post with an Idempotency-Key is kept (`flask idempotency expire`).

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from flask import Flask, jsonify, render_template, request
+from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -23,10 +24,13 @@ def _wants_json() -> bool:
 
 
 def _page(status: int, description: str | None, error=None):
+    # The exception's own headers go with the answer: a 405's Allow, a 429's Retry-After.
+    headers = [(name, value) for name, value in error.get_headers() if name.lower() != "content-type"] \
+        if isinstance(error, HTTPException) else []
     if _wants_json():
-        return jsonify({"error": description or "The request was refused."}), status
+        return jsonify({"error": description or "The request was refused."}), status, headers
     template = TEMPLATES.get(status, TEMPLATES[400] if status < 500 else TEMPLATES[500])
-    return render_template(template, error=error, description=description), status
+    return render_template(template, error=error, description=description), status, headers
 
 
 def register(app: Flask) -> None:
@@ -46,11 +50,13 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(429)
     def too_many(error):
-        reset = getattr(limiter.current_limit, "reset_at", None)
-        minutes = max(1, round((reset - time.time()) / 60)) if reset else 15
-        # A limit names what was too many (error_message); the sign-in throttle is the one that does not.
-        what = getattr(getattr(error, "limit", None), "error_message", None)
-        what = what if isinstance(what, str) else "Too many failed sign-ins from here or for this account"
+        if isinstance(error, RateLimitExceeded):  # a Flask-Limiter limit (/verify): its words, its window
+            what = error.limit.error_message if isinstance(error.limit.error_message, str) else "Too many requests"
+            reset = getattr(limiter.current_limit, "reset_at", None)
+            wait_s = reset - time.time() if reset else 60
+        else:  # the sign-in throttle (accounts/throttle.py): which count, and its Retry-After
+            what, wait_s = error.description, error.retry_after or 60
+        minutes = max(1, round(wait_s / 60))
         message = f"{what}. Try again in {minutes} minute{'s' if minutes != 1 else ''}."
         return _page(429, message, error)
 

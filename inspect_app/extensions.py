@@ -27,7 +27,8 @@ db = SQLAlchemy(model_class=Base)
 login_manager = LoginManager()
 csrf = CSRFProtect()
 htmx = HTMX()
-# Only sign-in is limited (accounts/views.py); storage is RATELIMIT_STORAGE_URI (in memory by default).
+# Only /verify is limited through it (documents/views.py); the sign-in throttle (accounts/throttle.py) uses its
+# storage: RATELIMIT_STORAGE_URI, the database by default (inspect_app/rate_limits.py).
 limiter = Limiter(key_func=get_remote_address, default_limits=[])
 
 

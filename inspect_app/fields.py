@@ -14,7 +14,10 @@ import math
 from wtforms import SelectChoice, fields
 
 from inspect_app import labels
+from inspect_app.types import LOCAL_TZ
 
+# What <input type="datetime-local"> sends (minutes, no seconds).
+DATETIME_LOCAL = "%Y-%m-%dT%H:%M"
 # Dates the app has any business with: records from the last century to well past any permit.
 FIRST_YEAR, LAST_YEAR = 1900, 2199
 # Every amount, area and count the app keeps is far below this (and it fits the columns).
@@ -29,6 +32,25 @@ def label_choices(of: str) -> list[SelectChoice]:
 def _check_year(value: dt.date | None) -> None:
     if value is not None and not FIRST_YEAR <= value.year <= LAST_YEAR:
         raise ValueError(f"Enter a date between {FIRST_YEAR} and {LAST_YEAR}.")
+
+
+def in_calendar(value):
+    """`value` (a date or an aware time, from a form or a sync payload) if its year is one the app takes;
+    ValueError naming the years otherwise: 9999-12-31T23:59-05:00 is past the last moment UTC can hold."""
+    _check_year(value)
+    return value
+
+
+def local_datetime(text: str, unreadable: str = "Enter a date and time.") -> dt.datetime:
+    """A `datetime-local` value typed in the town's time, as aware UTC: what DateTimeLocalField reads, for a
+    form parsed by hand (the report). ValueError with the words to show beside the field: `unreadable`, or
+    the years allowed (9999-12-31T23:59 in Massachusetts is past the last moment UTC can hold)."""
+    try:
+        value = dt.datetime.strptime(text.strip(), DATETIME_LOCAL)
+    except ValueError:
+        raise ValueError(unreadable) from None
+    _check_year(value)
+    return value.replace(tzinfo=LOCAL_TZ).astimezone(dt.UTC)
 
 
 def _check_number(value) -> None:

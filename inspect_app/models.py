@@ -22,3 +22,4 @@ from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # n
 from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation  # noqa: F401
 from inspect_app.documents.models import FrozenDocument  # noqa: F401
 from inspect_app.idempotency import IdempotentRequest  # noqa: F401
+from inspect_app.rate_limits import RateLimitCounter  # noqa: F401

@@ -25,6 +25,7 @@ from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
+from inspect_app.fields import in_calendar
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections import forms as report_forms
@@ -41,6 +42,10 @@ from inspect_app.types import canonical_uuid, new_id
 from sync.models import SyncConflict, SyncOperation
 
 SHA256 = r"^[0-9a-f]{64}$"
+# Dates and times within the years the app takes anywhere (inspect_app.fields): past them a time cannot be
+# stored as UTC, or a deadline counted from it cannot be held.
+CalendarTime = Annotated[AwareDatetime, AfterValidator(in_calendar)]
+CalendarDate = Annotated[dt.date, AfterValidator(in_calendar)]
 # Ids are compared as text: each is brought to its one form on the way in (upper case resent = same id).
 Uuid = Annotated[str, AfterValidator(canonical_uuid)]
 # A device clock this far off is wrong, not just slow: its times are moved by the measured offset.
@@ -134,7 +139,7 @@ class PhotoIn(Payload):
 
 class AreaStatus(Payload):
     status: Literal[AREA_STATUSES]  # type: ignore[valid-type]
-    at: AwareDatetime
+    at: CalendarTime
     note: str | None = Field(default=None, max_length=4000)
     inspection_id: Uuid | None = None
 
@@ -212,7 +217,7 @@ class ControlIn(Payload):
 class InspectionSubmit(Payload):
     permit_id: Uuid
     type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
-    performed_at: AwareDatetime
+    performed_at: CalendarTime
     latitude: float | None = Field(default=None, ge=-90, le=90)
     longitude: float | None = Field(default=None, ge=-180, le=180)
     # Exactly what the online report form posts: field name → value (or values).
@@ -406,7 +411,7 @@ class EvidencePhoto(Payload):
 
 
 class ActionClose(Payload):
-    completed_at: AwareDatetime
+    completed_at: CalendarTime
     note: str | None = Field(default=None, max_length=5000)
     evidence_photo: EvidencePhoto | None = None
 
@@ -468,6 +473,10 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
         performed_on = dt.date.fromisoformat(payload.performed_on) if payload.performed_on else None
     except ValueError:
         raise Rejected({"payload.performed_on": "Give the date as YYYY-MM-DD."}) from None
+    try:
+        in_calendar(performed_on)
+    except ValueError as error:
+        raise Rejected({"payload.performed_on": str(error)}) from None
     fields = payload.model_dump(exclude={"permit_id", "photos", "performed_on"})
     try:
         entry = certifications.add_log_entry(ctx.user, permit, performed_on=performed_on, entry_id=op.record_id,
@@ -482,7 +491,7 @@ def apply_om_log(ctx: Context, op: Op, payload: OMLog) -> tuple[str, dict[str, A
 
 class OMCertify(Payload):
     permit_id: Uuid
-    period_start: dt.date
+    period_start: CalendarDate
     # Ignored: the signer is the user who sends the operation, by their account's name (SPEC *Signatures*).
     # Kept so an operation made before this still applies, under its sender's name.
     signer_name: str = Field(default="", max_length=200)
@@ -509,7 +518,7 @@ def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dic
 class NoticeGive(Payload):
     permit_id: Uuid
     inspection_type: Literal[INSPECTION_TYPES]  # type: ignore[valid-type]
-    planned_for: AwareDatetime
+    planned_for: CalendarTime
     note: str | None = Field(default=None, max_length=4000)
 
 

@@ -24,13 +24,16 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, shown, token_town, visible_permits
+from inspect_app.accounts.policy import (allowed, hidden_draft_parts, limited_to_token, shown, token_town,
+                                         visible_permits)
+from inspect_app.accounts.services import password_changed
 from inspect_app import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobstore import BlobStore
 from inspect_app import inputs
 from inspect_app.extensions import db
+from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
@@ -58,6 +61,8 @@ CONFLICT_ENTITIES: dict[str, tuple[type, str]] = {
 }
 _SHA_IN_TEXT = re.compile(r"\b[0-9a-f]{64}\b")
 _OP_FIELDS = {"op_id", "kind", "record_id", "base_revision", "device_time", "payload"}
+# The years a time sent may be in (inspect_app.fields), in words.
+YEARS = f"between {FIRST_YEAR} and {LAST_YEAR}"
 
 
 class BatchError(ValueError):
@@ -98,7 +103,7 @@ def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
     if batch.get("sent_at") is not None:
         sent_at = _aware_time(batch["sent_at"])
         if sent_at is None:
-            raise BatchError(400, '"sent_at" must be an ISO 8601 time with its UTC offset.')
+            raise BatchError(400, f'"sent_at" must be an ISO 8601 time with its UTC offset, {YEARS}.')
         offset = now - sent_at
     ops, problems, seen = [], [], set()
     for index, raw in enumerate(batch["ops"]):
@@ -139,7 +144,7 @@ def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
     if base is not None and (type(base) is not int or not 1 <= base <= MAX_REVISION):
         reasons["base_revision"] = f"Must be a whole number from 1 to {MAX_REVISION}, or null."
     if "device_time" in raw and _aware_time(raw["device_time"]) is None:
-        reasons["device_time"] = "Must be an ISO 8601 time with its UTC offset."
+        reasons["device_time"] = f"Must be an ISO 8601 time with its UTC offset, {YEARS}."
     payload, model = raw.get("payload"), None
     if "payload" in raw and not isinstance(payload, dict):
         reasons["payload"] = "Must be a JSON object."
@@ -466,8 +471,13 @@ def _retry_one(op_id: str) -> dict[str, Any] | None:
     ctx = Context(user=user, device_id=row.device_id, clock_offset=dt.timedelta(seconds=row.clock_offset_s),
                   blobs=blob_store())
     op = Op(op_id, row.kind, row.record_id, row.base_revision, row.device_time, row.payload)
+    # Tried as it was sent: within the town its device's token is limited to, whoever's request retries it
+    # (the same user from a browser session, another device completing a blob). Else an operation beyond
+    # the token's town, kept waiting as for a record not there, was applied by the next push of a session.
+    device = db.session.get(SyncDevice, row.device_id) if row.device_id else None
     try:
-        status, result = _attempt_op(ctx, op)
+        with limited_to_token(device):
+            status, result = _attempt_op(ctx, op)
     except IntegrityError:
         attempt.rollback()
         return None
@@ -790,6 +800,15 @@ def revoke_device(actor, device: SyncDevice) -> SyncDevice:
     return device
 
 
+@password_changed.connect
+def revoke_devices_of(user: User, actor=None, **_) -> None:
+    """A new password (accounts.services.change_password) ends every device token of the account: a token
+    taken along with the old password stops working too. Operations its device already sent are kept."""
+    for device in db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == user.id,
+                                                              SyncDevice.revoked_at.is_(None))):
+        revoke_device(actor, device)
+
+
 def device_for_token(token: str) -> SyncDevice | None:
     """The unrevoked device of an enabled user that holds `token`, or None."""
     device = db.session.scalar(select(SyncDevice).where(SyncDevice.token_sha256 == token_hash(token)))
@@ -800,10 +819,11 @@ def device_for_token(token: str) -> SyncDevice | None:
 
 
 def _aware_time(value: Any) -> dt.datetime | None:
+    """An ISO 8601 time with its UTC offset, within the years the app takes (in_calendar); else None."""
     if not isinstance(value, str):
         return None
     try:
-        parsed = dt.datetime.fromisoformat(value)
+        parsed = in_calendar(dt.datetime.fromisoformat(value))
     except ValueError:
         return None
     return parsed if parsed.tzinfo is not None else None

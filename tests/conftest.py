@@ -119,9 +119,9 @@ def app(database_url, tmp_path):
         "OFFLINE_SERVER_TIMEOUT_MS": 60_000,
     })
     app.test_client_class = IsolatedClient
-    limiter.reset()  # no sign-in failures counted from an earlier test
     with app.app_context():
         _empty_tables()
+        limiter.reset()  # no failures counted from an earlier test (the counters' table is emptied above too)
         yield app
         db.session.remove()
         db.engine.dispose()

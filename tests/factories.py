@@ -117,11 +117,12 @@ _CSRF = re.compile(r'<meta name="csrf-token" content="([^"]+)"')
 class SignedIn:
     """A test client signed in as one user; `post` adds the CSRF token like the browser does."""
 
-    def __init__(self, client: FlaskClient, user=None, password: str = PASSWORD):
+    def __init__(self, client: FlaskClient, user=None, password: str = PASSWORD, remember: bool = False):
         self.client = client
         self.token = self._token("/login")
         if user is not None:
-            response = self.post("/login", {"email": user.email, "password": password})
+            response = self.post("/login", {"email": user.email, "password": password,
+                                            **({"remember": "y"} if remember else {})})
             assert response.status_code == 303, response.text
             self.token = self._token("/login")
 

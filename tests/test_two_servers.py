@@ -1,4 +1,5 @@
-"""Two app servers behind one database (docs/deploy.md): one device talks to both, and one of them dies.
+"""Two app servers behind one database (docs/deploy.md): one device talks to both, and one of them dies. And
+the sign-in and /verify limits, counted in the database, hold across gunicorn's workers behind the proxy.
 
 Two real gunicorn instances on two ports of 127.0.0.1 share the test's PostgreSQL and one BLOB_ROOT,
 as two machines behind the town's proxy share the database server and the blob storage. One device
@@ -11,6 +12,7 @@ from __future__ import annotations
 import configparser
 import datetime as dt
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -19,11 +21,16 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+
+from factories import PASSWORD
 
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db
@@ -54,19 +61,24 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """`gunicorn --preload wsgi:app` (2 workers x 2 threads, forked from a master that made the app, with
-    one malloc arena and python -OO, as the deployment runs it) on a fixed port of 127.0.0.1, killable
-    outright."""
+    """`gunicorn --preload wsgi:app` (2 workers x 2 threads unless told, forked from a master that made the
+    app, with one malloc arena and python -OO, as the deployment runs it) on a fixed port of 127.0.0.1,
+    killable outright. With `access_log`, each request's line there starts with the pid of the worker that
+    answered it."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], workers: int = 2, threads: int = 2, access_log: Path | None = None) -> None:
         self.env = env | unit_environment()
+        self.workers, self.threads, self.access_log = workers, threads, access_log
         self.port, self.process = free_port(), None
         self.url = f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        logging = ["--access-logfile", str(self.access_log), "--access-logformat", "%(p)s %(m)s %(U)s %(s)s"] \
+            if self.access_log else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--preload", "--workers", "2", "--threads", "2",
-             "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning", "wsgi:app"],
+            [sys.executable, "-m", "gunicorn", "--preload", "--workers", str(self.workers),
+             "--threads", str(self.threads), "--bind", f"127.0.0.1:{self.port}", "--log-level", "warning",
+             *logging, "wsgi:app"],
             cwd=ROOT, env=self.env, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:
@@ -189,6 +201,102 @@ def test_one_device_alternating_between_two_servers_one_killed_mid_upload(app, m
     assert hashlib.sha256(store.path(sha).read_bytes()).hexdigest() == sha
     for server in servers:
         assert to[server].blob_status(sha) == {"sha256": sha, "received": len(data), "complete": True}
+
+
+# --- the limits, shared by every worker, behind the documented proxy ------------------------------------
+
+ENV_TEMPLATE = ROOT / "docs" / "deploy" / "inspect-app.env"
+
+
+def env_template() -> dict[str, str]:
+    """The settings of the deployment's env file (docs/deploy/inspect-app.env)."""
+    return dict(line.split("=", 1) for line in ENV_TEMPLATE.read_text().splitlines()
+                if line.strip() and not line.startswith("#"))
+
+
+class ThroughTheProxy:
+    """A browser at `address` reaching the app through the town's TLS proxy (nginx.conf): the proxy connects
+    from its own address (here 127.0.0.1), says the request came over https, and adds the client's address
+    to whatever X-Forwarded-For the client sent itself (`made_up`)."""
+
+    def __init__(self, server: Gunicorn, address: str) -> None:
+        self.server, self.address, self.cookie, self.token = server, address, "", ""
+
+    def request(self, method: str, path: str, form: dict[str, str] | None = None, made_up: str = ""):
+        connection = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=60)
+        origin = f"https://127.0.0.1:{self.server.port}"
+        headers = {"X-Forwarded-For": f"{made_up}, {self.address}" if made_up else self.address,
+                   "X-Forwarded-Proto": "https", "Referer": f"{origin}/login", "Cookie": self.cookie}
+        body = urllib.parse.urlencode(form) if form is not None else None
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        connection.request(method, path, body=body, headers=headers)
+        answer = connection.getresponse()
+        answer.text = answer.read().decode()
+        connection.close()
+        return answer
+
+    def open_login(self) -> str:
+        """The sign-in page, its session cookie kept (over https: Secure) and its CSRF token read; the
+        session cookie as set."""
+        answer = self.request("GET", "/login")
+        session = next(c for c in answer.headers.get_all("Set-Cookie") if c.startswith("session="))
+        self.cookie = session.split(";")[0]
+        self.token = re.search(r'name="csrf-token" content="([^"]+)"', answer.text).group(1)
+        return session
+
+    def sign_in(self, email: str, password: str, made_up: str = ""):
+        return self.request("POST", "/login", {"csrf_token": self.token, "email": email, "password": password},
+                            made_up=made_up)
+
+
+@pytest.fixture
+def behind_the_proxy(app, database_url, tmp_path):
+    """gunicorn as the deployment runs it (4 workers x 4 threads, the unit's environment) with the env
+    template's proxy setting, on this test's database (SQLite or PostgreSQL): the limits' counters are in it."""
+    env = os.environ | {"DATABASE_URL": database_url, "BLOB_ROOT": app.config["BLOB_ROOT"],
+                        "SECRET_KEY": "limits-test", "WEATHER_ENDPOINT": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT),
+                        # as documented; the app's own default (0) where the template says nothing
+                        "TRUSTED_PROXY_COUNT": env_template().get("TRUSTED_PROXY_COUNT", "0"),
+                        "VERIFY_LIMIT": "5 per minute"}
+    server = Gunicorn(env, workers=4, threads=4, access_log=tmp_path / "access.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.kill()
+
+
+def test_the_sign_in_and_verify_limits_hold_across_workers_without_refusing_other_addresses(make, behind_the_proxy):
+    """Issue 29: with the counts in each worker's memory, 19 of 40 wrong passwords for one account were checked
+    with a limit of 5; and the limits counted the proxy's address, so failures from anyone refused everyone."""
+    server = behind_the_proxy
+    email = make.user("agent").email
+    guesser = ThroughTheProxy(server, "203.0.113.66")
+    # Over https through the trusted proxy, the session cookie is Secure (issue 29, 6 (d)).
+    assert "Secure" in guesser.open_login()
+    # 40 wrong passwords at once, each with a made-up X-Forwarded-For of its own before the proxy's.
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda n: guesser.sign_in(email, "not the password", made_up=f"192.0.2.{n}"),
+                                range(40)))
+    statuses = [answer.status for answer in answers]
+    assert statuses.count(422) == 5 and statuses.count(429) == 35, statuses  # 5 passwords checked, no more
+    assert all("Email or password is not right." in a.text for a in answers if a.status == 422)
+    workers = {line.split()[0] for line in server.access_log.read_text().splitlines() if " /login " in line}
+    assert len(workers) >= 2, workers  # the guesses were answered by several workers
+    # The right password from that address waits for the window; from another address the owner signs in.
+    assert guesser.sign_in(email, PASSWORD).status == 429
+    owner = ThroughTheProxy(server, "198.51.100.7")
+    owner.open_login()
+    signed_in = owner.sign_in(email, PASSWORD)
+    assert signed_in.status == 303
+    assert all("Secure" in cookie for cookie in signed_in.headers.get_all("Set-Cookie"))
+    # The public /verify page: 5 a minute from one address (this test's setting), across the workers too.
+    reader = ThroughTheProxy(server, "203.0.113.80")
+    with ThreadPoolExecutor(12) as pool:
+        verified = list(pool.map(lambda _: reader.request("GET", f"/verify/{uuid.uuid4()}").status, range(12)))
+    assert sorted(verified) == [404] * 5 + [429] * 7, verified
+    assert ThroughTheProxy(server, "203.0.113.81").request("GET", f"/verify/{uuid.uuid4()}").status == 404
 
 
 # --- the deployment files of docs/deploy.md ---------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Forms for signing in."""
+"""Forms for signing in and changing one's password."""
 from flask_wtf import FlaskForm
-from wtforms import EmailField, PasswordField
-from wtforms.validators import DataRequired, Length
+from wtforms import BooleanField, EmailField, PasswordField
+from wtforms.validators import DataRequired, EqualTo, Length
 
 
 class LoginForm(FlaskForm):
@@ -9,3 +9,16 @@ class LoginForm(FlaskForm):
                        render_kw={"autocomplete": "username", "autocapitalize": "none"})
     password = PasswordField("Password", validators=[DataRequired(), Length(max=200)],
                              render_kw={"autocomplete": "current-password"})
+    # Off unless ticked: a sign-in otherwise ends with the browser, or after SESSION_IDLE_TIMEOUT idle.
+    remember = BooleanField("Keep me signed in on this device",
+                            description="Only on a device that you alone use.")
+
+
+class PasswordForm(FlaskForm):
+    current_password = PasswordField("Current password", validators=[DataRequired(), Length(max=200)],
+                                     render_kw={"autocomplete": "current-password"})
+    new_password = PasswordField("New password", validators=[DataRequired(), Length(max=200)],
+                                 description="At least 8 characters.", render_kw={"autocomplete": "new-password"})
+    confirm = PasswordField("New password again", validators=[
+        DataRequired(), EqualTo("new_password", message="The two new passwords are not the same.")],
+        render_kw={"autocomplete": "new-password"})

@@ -21,6 +21,9 @@
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, func, or_, select, true, union
@@ -97,6 +100,17 @@ def token_town(admin) -> str | None:
 def limit_to_token(device) -> None:
     """This request is signed in by `device`'s token (None: by a session): limit what it sees to its town."""
     g.token_town = getattr(device, "jurisdiction_id", None)
+
+
+@contextmanager
+def limited_to_token(device) -> Iterator[None]:
+    """`limit_to_token(device)` for the block only; then the request's own limit again."""
+    before = g.get("token_town")
+    limit_to_token(device)
+    try:
+        yield
+    finally:
+        g.token_town = before
 
 
 def _token_town() -> str | None:
@@ -201,6 +215,23 @@ def managed_users(admin) -> Select[tuple[User]]:
                       _works_on_a_permit(Permit.jurisdiction_id == town),
                       ~_works_on_a_permit(Permit.jurisdiction_id != town))
     return query.where(or_(staff, works_here))
+
+
+def people_to_choose(user, role: str) -> Select[tuple[User]]:
+    """The inspectors or permittees (`role`) offered to `user` in a list to choose from (a permit's owner,
+    its inspectors, an O&M party, the permit list's filter), by name.
+
+    Inspectors and permittees belong to no town: their permits say where they work. A town's agent or admin
+    is offered those who work in that town, and those who work nowhere yet (a new account, to give its first
+    permit); never those who work only in other towns. The admin of all towns is offered everyone.
+    """
+    query = select(User).where(User.role == role).order_by(User.name)
+    if not getattr(user, "is_authenticated", False) or user.role not in ("agent", "admin"):
+        return query.where(false())
+    if acts_for_all_towns(user):
+        return query
+    town = user.jurisdiction_id
+    return query.where(or_(_works_on_a_permit(Permit.jurisdiction_id == town), ~_works_on_a_permit(true())))
 
 
 def manages(admin, user) -> bool:

@@ -1,8 +1,9 @@
-"""Creating accounts and checking sign-ins."""
+"""Creating accounts, checking sign-ins and changing passwords."""
 from __future__ import annotations
 
 import secrets
 
+from blinker import Namespace
 from email_validator import EmailNotValidError, validate_email
 from flask import current_app
 from sqlalchemy import func, select
@@ -13,8 +14,23 @@ from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 
 
+# Sent in the transaction of a new password, after the change (a receiver only flushes): the sync package
+# revokes the account's device tokens (sync/services.py), a package inspect_app does not import.
+password_changed = Namespace().signal("password-changed")
+
+
 class AccountError(ValueError):
-    """Bad input for an account; the message says which field and why."""
+    """Bad input for an account; the message says which field and why ("field: why")."""
+
+    @property
+    def field(self) -> str:
+        return str(self).partition(": ")[0]
+
+    @property
+    def reason(self) -> str:
+        """Why, as a sentence to show beside the field."""
+        why = str(self).partition(": ")[2]
+        return why[:1].upper() + why[1:]
 
 
 def normalize_email(email: str) -> str:
@@ -56,13 +72,24 @@ def end_sessions(user: User) -> None:
 
 
 def change_password(actor, user: User, password: str) -> User:
-    """A new password; every session of the user ends (whoever held an old cookie must sign in again)."""
+    """A new password; every session and device token of the user ends (whoever held an old cookie or
+    token must sign in again, or be given a new token)."""
     if len(password) < 8:
         raise AccountError("password: at least 8 characters")
     user.set_password(password)
     user.end_sessions()
     audit.record(actor, "user.password_change", user)
+    password_changed.send(user, actor=actor)
     return user
+
+
+def change_own_password(user: User, current: str, new: str) -> User:
+    """The signed-in user's new password, given the current one (a session left open is not enough)."""
+    if not user.check_password(current):
+        raise AccountError("current_password: the current password is not right")
+    if new == current:
+        raise AccountError("password: the new password must differ from the current one")
+    return change_password(user, user, new)
 
 
 def set_enabled(actor, user: User, enabled: bool) -> User:

@@ -1,19 +1,22 @@
-"""Signing in and out."""
+"""Signing in and out, and changing one's password."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 
-from inspect_app.accounts.forms import LoginForm
+from inspect_app.accounts import throttle
+from inspect_app.accounts.forms import LoginForm, PasswordForm
 from inspect_app.accounts.models import User
-from inspect_app.accounts.services import authenticate, end_sessions
-from inspect_app.extensions import db, limiter, login_manager
+from inspect_app.accounts.services import AccountError, authenticate, change_own_password, end_sessions
+from inspect_app.extensions import db, login_manager
 
 bp = Blueprint("accounts", __name__)
 login_manager.login_view = "accounts.login"
 login_manager.login_message = "Please log in to continue."
+PASSWORD_CHANGED = ("Your password is changed. Every other sign-in of your account has ended, and your devices' "
+                    "sync tokens no longer work: ask your administrator for new ones.")
 
 
 @login_manager.user_loader
@@ -33,34 +36,50 @@ def _safe_next(target: str | None) -> str:
     return url_for("home")
 
 
-def _signin_limit() -> str:
-    return current_app.config["SIGNIN_FAILURE_LIMIT"]
-
-
-def _account() -> str:
-    return "account:" + request.form.get("email", "").strip().lower()[:254]
-
-
-def _failed(response) -> bool:
-    return response.status_code == 422
-
-
-# Failed sign-ins only (a 422) count, per address and per account: after a handful, 429 for the
-# rest of the window, then the owner can sign in again (never locked out for good).
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(_signin_limit, methods=["POST"], deduct_when=_failed, scope="signin-address")
-@limiter.limit(_signin_limit, key_func=_account, methods=["POST"], deduct_when=_failed, scope="signin-account")
 def login():
-    """Show the sign-in form and sign people in."""
+    """Show the sign-in form and sign people in (too many failures: a 429 saying when to try again)."""
     form = LoginForm()
     if form.validate_on_submit():
+        taken = throttle.take(form.email.data)
         user = authenticate(form.email.data, form.password.data)
         if user is not None:
-            login_user(user, remember=True)
+            throttle.give_back(taken)
+            login_user(user, remember=form.remember.data)
             return redirect(_safe_next(request.args.get("next")), code=303)
         form.password.errors.append("Email or password is not right.")
     status = 422 if form.errors else 200
     return render_template("accounts/login.html", form=form), status
+
+
+@bp.route("/account/password", methods=["GET", "POST"])
+@login_required
+def password():
+    """Change one's own password: every other session and every device token of the account ends."""
+    form = PasswordForm()
+    if form.validate_on_submit():
+        # The current password is guessed no faster here than at sign-in: a wrong one counts as a failure.
+        taken = throttle.take(current_user.email)
+        try:
+            change_own_password(current_user, form.current_password.data, form.new_password.data)
+        except AccountError as error:
+            wrong_current = error.field == "current_password"
+            (form.current_password if wrong_current else form.new_password).errors.append(error.reason)
+            if not wrong_current:
+                throttle.give_back(taken)
+        else:
+            db.session.commit()
+            throttle.give_back(taken)  # after the commit: on SQLite the counter waits for the write lock
+            # This session goes on, with the account's new session version (and a new remember-me
+            # cookie if it had one); every other session and cookie of the account has ended.
+            login_user(current_user._get_current_object(), remember=_remembered())
+            flash(PASSWORD_CHANGED, "success")
+            return redirect(url_for("accounts.password"), code=303)
+    return render_template("accounts/password.html", form=form), 422 if form.errors else 200
+
+
+def _remembered() -> bool:
+    return current_app.config.get("REMEMBER_COOKIE_NAME", "remember_token") in request.cookies
 
 
 @bp.post("/logout")

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, permit_or_404, visible_permits
+from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, visible_permits
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
     CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
@@ -72,7 +72,7 @@ def my_permits():
 
 def _party_form(**kwargs) -> PartyForm:
     form = PartyForm(prefix="party", **kwargs)
-    permittees = db.session.scalars(select(User).where(User.role == "permittee").order_by(User.name))
+    permittees = db.session.scalars(people_to_choose(current_user, "permittee"))
     form.user_id.choices = [SelectChoice("", "— no account —")] + [
         SelectChoice(u.id, f"{u.name} ({u.email})") for u in permittees]
     return form

@@ -17,7 +17,7 @@ from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
 from inspect_app import files, units
 from inspect_app.extensions import db
-from inspect_app.fields import DateTimeLocalField, FloatField
+from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
 from inspect_app.findings.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, TRIGGERS, Inspection
@@ -49,11 +49,6 @@ def notice_form(profile, **kwargs) -> NoticeForm:
     form = NoticeForm(prefix="notice", **kwargs)
     form.inspection_type.choices = [SelectChoice(k.key, k.name) for k in profile.inspection_types]
     return form
-
-
-def local_datetime(text: str) -> dt.datetime:
-    """A `datetime-local` value typed in the town's time, as aware UTC; ValueError if unreadable."""
-    return dt.datetime.strptime(text.strip(), "%Y-%m-%dT%H:%M").replace(tzinfo=LOCAL_TZ).astimezone(dt.UTC)
 
 
 def _text(form: MultiDict, name: str, errors: dict[str, str], limit: int = TEXT_MAX) -> str | None:
@@ -104,9 +99,10 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
     if data.evaluation is not None and data.evaluation not in EVALUATIONS:
         errors["evaluation"] = "Choose in compliance, or violations."
     try:
-        data.performed_at = local_datetime(form["performed_at"]) if form.get("performed_at") else None
-    except ValueError:
-        errors["performed_at"] = "Enter the date and time of the inspection."
+        data.performed_at = (local_datetime(form["performed_at"], "Enter the date and time of the inspection.")
+                             if form.get("performed_at") else None)
+    except ValueError as error:
+        errors["performed_at"] = str(error)
     data.gauge_precip_mm = _gauge(form, errors)
     _occasion(inspection, form, data, errors)
     if data.signature_data_url:
@@ -145,9 +141,10 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
 def _occasion(inspection: Inspection, form: MultiDict, data: services.ReportInput, errors: dict[str, str]) -> None:
     """Why and when (CGP 2022 Part 4.7.1): the trigger, the storm it answers, the end time and the phase."""
     try:
-        data.ended_at = local_datetime(form["ended_at"]) if form.get("ended_at") else None
-    except ValueError:
-        errors["ended_at"] = "Enter the date and time the inspection ended."
+        data.ended_at = (local_datetime(form["ended_at"], "Enter the date and time the inspection ended.")
+                         if form.get("ended_at") else None)
+    except ValueError as error:
+        errors["ended_at"] = str(error)
     data.construction_phase = _text(form, "construction_phase", errors, 200)
     data.trigger = form.get("trigger") or None
     if data.trigger is not None and data.trigger not in TRIGGERS:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
+from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, require, visible_permits
 from inspect_app.certifications import services as om
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
@@ -49,7 +49,7 @@ def _jurisdictions() -> list[Jurisdiction]:
 def _permit_form(permit: Permit | None = None) -> PermitForm:
     form = PermitForm(obj=permit)
     form.jurisdiction_id.choices = [SelectChoice(j.id, j.name) for j in _jurisdictions()]
-    permittees = db.session.scalars(select(User).where(User.role == "permittee").order_by(User.name))
+    permittees = db.session.scalars(people_to_choose(current_user, "permittee"))
     form.owner_id.choices = [SelectChoice("", "— none yet —")] + [SelectChoice(u.id, f"{u.name} ({u.email})") for u in permittees]
     if permit is not None and request.method == "GET":
         form.is_redevelopment.data = "1" if permit.is_redevelopment else "0"
@@ -70,7 +70,7 @@ def _permit_fields(form: PermitForm) -> dict:
 def _detail_forms(permit: Permit) -> dict:
     assignment = AssignmentForm(prefix="assign")
     # The list of inspectors is for those who may assign one (_assignments.html shows them the form).
-    inspectors = (db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    inspectors = (db.session.scalars(people_to_choose(current_user, "inspector"))
                   if allowed(current_user, "permit.assign", permit) else ())
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
     status = StatusForm(prefix="status")
@@ -186,7 +186,7 @@ def index():
         query = query.where(Permit.id.in_(select(PermitAssignment.permit_id)
                                           .where(PermitAssignment.user_id == inspector)))
     page = db.paginate(query, page=query_int("page", 1, 1, 100_000, refuse=False), per_page=50, error_out=False)
-    inspectors = db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name))
+    inspectors = db.session.scalars(people_to_choose(current_user, "inspector"))
     response = render_template("permits/index.html", page=page, towns=_jurisdictions(),
                                statuses=PERMIT_STATUSES, inspectors=list(inspectors),
                                filters={"town": town, "status": status, "inspector": inspector})

@@ -1,6 +1,8 @@
 """A town's admin manages the people, device tokens and mail of that town only; the admin of all towns, all."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from sqlalchemy import func, select
 
@@ -135,3 +137,43 @@ def test_a_town_admins_token_stays_in_its_town_when_its_engineer_is_assigned_els
     assert listed == {lm_area.permit_id, sb_area.permit_id}
     session = signed_in(engineer).get("/sync/permits").json["permits"]
     assert {p["id"] for p in session} == {lm_area.permit_id, sb_area.permit_id}
+
+
+def _options(page: str, name: str) -> set[str]:
+    """The values of the options of the select named `name` on `page`."""
+    select = page[page.index(f'name="{name}"'):]
+    select = select[:select.index("</select>")]
+    return set(re.findall(r'<option[^>]*value="([^"]+)"', select))
+
+
+def test_a_towns_agent_chooses_among_the_people_of_its_town_and_new_accounts_only(towns, signed_in, make):
+    """Issue 29: /permits/new, the permit page and the O&M page listed every town's permittees and inspectors
+    to any town's agent."""
+    people, lm, sb = towns
+    ids = {name: user.id for name, user in people.items()}
+    new_permittee = make.user("permittee")  # no permit anywhere yet
+    agent = signed_in(people["lm_agent"])
+    expected = {
+        ("/permits/new", "owner_id"): {ids["lm_permittee"], new_permittee.id},
+        (f"/permits/{lm.id}", "assign-user_id"): {ids["lm_inspector"], ids["both_inspector"], ids["new_inspector"]},
+        (f"/permits/{lm.id}/om", "party-user_id"): {ids["lm_permittee"], new_permittee.id},
+        ("/permits/", "inspector"): {ids["lm_inspector"], ids["both_inspector"], ids["new_inspector"]},
+    }
+    for (url, name), offered in expected.items():
+        assert _options(agent.get(url).text, name) == offered, url
+    # Another town's permittee sent anyway is refused, and nothing is made.
+    refused = agent.post("/permits/new", {"jurisdiction_id": lm.jurisdiction_id, "number": "LM-9", "site_address": "1 Elm St",
+                                          "owner_id": ids["sb_permittee"], "owner_name": "X", "applicant_name": "Y",
+                                          "disturbed_acres": "1", "issued_on": "2026-06-01"})
+    assert refused.status_code == 422 and "Not a valid choice" in refused.text
+    refused = agent.post(f"/permits/{lm.id}/assignments", {"assign-user_id": ids["sb_inspector"],
+                                                            "assign-capacity": "design_engineer"}, htmx="assignments")
+    assert refused.status_code == 422
+    db.session.expire_all()
+    assert {a.user_id for a in lm.assignments} == {ids["lm_inspector"], ids["both_inspector"]}
+
+
+def test_the_admin_of_all_towns_chooses_among_everyone(towns, signed_in):
+    people, _, _ = towns
+    page = signed_in(people["all_admin"]).get("/permits/new").text
+    assert {people[name].id for name in ("lm_permittee", "sb_permittee")} <= _options(page, "owner_id")

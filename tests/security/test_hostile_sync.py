@@ -113,3 +113,14 @@ def test_an_id_resent_in_upper_case_is_the_same_id(client, make):
     assert [a["status"] for a in answers] == ["applied", "duplicate"], answers
     assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 1
     assert db.session.scalar(select(InspectionNotice.id)) == notice_id.lower()
+
+
+def test_a_method_the_sync_api_does_not_take_is_a_405_that_says_which_it_takes(client):
+    """Issue 29: a 405 under /sync had no Allow header."""
+    for method, path, allowed in (("put", "/sync/push", {"POST", "OPTIONS"}),
+                                  ("delete", "/sync/changes", {"GET", "HEAD", "OPTIONS"}),
+                                  ("get", "/sync/blobs/" + "a" * 64 + "/complete", {"POST", "OPTIONS"})):
+        answer = getattr(client, method)(path)
+        assert answer.status_code == 405, path
+        assert {m.strip() for m in answer.headers["Allow"].split(",")} == allowed, path
+        assert answer.is_json and answer.json["error"], path

@@ -1,14 +1,18 @@
-"""Sign-in throttle, cookies behind a TLS proxy, and the security headers on every response."""
+"""Sign-in throttle, remember-me and the idle timeout, cookies behind a TLS proxy, and the headers on every
+response (security and no-store)."""
 from __future__ import annotations
 
 import datetime as dt
 import time
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 
 from factories import PASSWORD, SignedIn
 
-from inspect_app import create_app
+from inspect_app import config, create_app
 from inspect_app.extensions import db
+
+ENV_TEMPLATE = Path(__file__).resolve().parents[2] / "docs" / "deploy" / "inspect-app.env"
 
 
 def _login(client, token, email, password, address="10.0.0.1"):
@@ -17,27 +21,30 @@ def _login(client, token, email, password, address="10.0.0.1"):
 
 
 def test_failed_sign_ins_are_throttled_per_account_then_allowed_again(app, make, client):
-    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 2 seconds"
+    # The slow count of one account's failures from every address (accounts/throttle.py).
+    app.config["SIGNIN_ACCOUNT_LIMIT"] = "3 per 2 seconds"
     user = make.user("agent")
     token = SignedIn(client).token
     for address in ("10.0.0.1", "10.0.0.2", "10.0.0.3"):  # a different address each time: per account
         assert _login(client, token, user.email, "wrong password", address).status_code == 422
     refused = _login(client, token, user.email.upper(), PASSWORD, "10.0.0.4")
     assert refused.status_code == 429
-    assert "Try again in 1 minute" in refused.text
+    assert "Too many failed sign-ins for this account. Try again in 1 minute." in refused.text
+    assert refused.headers["Retry-After"] in ("1", "2")
     time.sleep(2.1)  # the window has passed: the owner is not locked out for good
     assert _login(client, token, user.email, PASSWORD, "10.0.0.4").status_code == 303
 
 
 def test_failed_sign_ins_are_throttled_per_address(app, make, client):
-    app.config["SIGNIN_FAILURE_LIMIT"] = "3 per 15 minutes"
+    app.config["SIGNIN_ADDRESS_LIMIT"] = "3 per 15 minutes"
     user = make.user("agent")
     token = SignedIn(client).token
     for n in range(3):
         assert _login(client, token, f"guess{n}@example.org", "password1").status_code == 422
     refused = _login(client, token, user.email, PASSWORD)
     assert refused.status_code == 429, refused.text
-    assert "Try again in 15 minutes" in refused.text, refused.text[refused.text.find("<main"):][:1500]
+    assert "Too many failed sign-ins from here. Try again in 15 minutes." in refused.text, \
+        refused.text[refused.text.find("<main"):][:1500]
     # Someone else, elsewhere, signs in as usual; successful sign-ins never count.
     for _ in range(5):
         assert _login(client, token, user.email, PASSWORD, "10.9.9.9").status_code == 303
@@ -65,7 +72,8 @@ def _cookies(response) -> dict[str, str]:
 def test_remember_cookie_lasts_two_weeks_and_is_secure_only_behind_a_trusted_tls_proxy(app, make, client):
     user = make.user("agent")
     token = SignedIn(client).token
-    plain = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+    plain = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                                 "remember": "y"},
                                  headers={"X-Forwarded-Proto": "https"}))
     remember = plain["remember_token"]
     assert "HttpOnly" in remember and "SameSite=Lax" in remember
@@ -75,7 +83,8 @@ def test_remember_cookie_lasts_two_weeks_and_is_secure_only_behind_a_trusted_tls
     behind = create_app({**app.config, "TRUSTED_PROXY_COUNT": 1})
     proxied = behind.test_client()
     token = SignedIn(proxied).token
-    cookies = _cookies(proxied.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD},
+    cookies = _cookies(proxied.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                                    "remember": "y"},
                                     headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
                                              "Referer": "https://localhost/login"}))
     assert "Secure" in cookies["remember_token"] and "Secure" in cookies["session"]
@@ -120,7 +129,7 @@ def _signed_in_page(browser) -> bool:
 
 def test_logging_out_ends_every_session_and_remember_cookie(app, make, client):
     user = make.user("agent")
-    browser = SignedIn(client, user)
+    browser = SignedIn(client, user, remember=True)
     thief, later = _copied(app, client), _remember_only(app, client)
     assert _signed_in_page(thief) and _signed_in_page(later)
     assert browser.post("/logout").status_code == 303
@@ -130,7 +139,7 @@ def test_logging_out_ends_every_session_and_remember_cookie(app, make, client):
 
 def test_a_new_password_or_a_disabled_account_ends_its_sessions(app, make, client, runner):
     user = make.user("agent")
-    SignedIn(client, user)
+    SignedIn(client, user, remember=True)
     thief, later = _copied(app, client), _remember_only(app, client)
     assert _signed_in_page(thief)
     result = runner.invoke(args=["users", "password", "--email", user.email],
@@ -159,3 +168,90 @@ def test_a_sign_in_takes_as_long_for_an_unknown_email_as_for_a_known_one(app, ma
             times.append(time.perf_counter() - started)
     ratio = sorted(unknown)[4] / sorted(known)[4]  # medians
     assert 0.5 < ratio < 2, (ratio, known, unknown)
+
+
+def test_keep_me_signed_in_is_a_choice_off_by_default(app, make, client):
+    """Issue 29: every sign-in set a 14-day remember-me cookie. Now only the person who ticks the box gets one."""
+    user = make.user("agent")
+    page = client.get("/login").text
+    assert 'name="remember"' in page and "Keep me signed in on this device" in page
+    assert "checked" not in page[page.find('name="remember"') - 200:page.find('name="remember"') + 100]
+    token = SignedIn(client).token
+    cookies = _cookies(client.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD}))
+    assert "remember_token" not in cookies
+    assert "Expires=" not in cookies["session"]  # ends with the browser
+    ticked = app.test_client()
+    token = SignedIn(ticked).token
+    cookies = _cookies(ticked.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                                   "remember": "y"}))
+    assert "Expires=" in cookies["remember_token"]
+
+
+def test_a_sign_in_ends_after_the_idle_timeout_and_answers_as_any_signed_out_request(app, make, client):
+    """Issue 29: a session had no idle timeout. After SESSION_IDLE_TIMEOUT with no request the sign-in ends
+    (a copied cookie too); a request keeps it going. The session keeps its CSRF token, so a form post the
+    outbox sends again is redirected to /login and /sync/session answers 401, as for a sign-in ended any
+    other way: never a CSRF refusal (400), which the outbox would take for the server refusing the post."""
+    app.config["SESSION_IDLE_TIMEOUT"] = dt.timedelta(seconds=3)
+    user = make.user("agent")
+    permit = make.permit()
+    browser = SignedIn(client, user)
+    thief = _copied(app, client)
+    time.sleep(1.7)
+    assert _signed_in_page(browser.client)
+    time.sleep(1.7)  # 3.4 s since the sign-in, 1.7 s since the last request: still signed in
+    assert _signed_in_page(browser.client)
+    assert not _signed_in_page(thief)  # its copy of the cookie saw no request for 3.4 s
+    time.sleep(3.2)
+    assert browser.get("/permits/").headers["Location"].startswith("/login")
+    post = browser.post(f"/permits/{permit.id}/areas", {"area-name": "Lot 9", "area-acres": "1"})
+    assert post.status_code == 302 and post.headers["Location"].startswith("/login")
+    asked = browser.get("/sync/session")
+    assert asked.status_code == 401 and asked.json["user"] is None and asked.json["csrf_token"]
+    db.session.expire_all()
+    assert [a.name for a in permit.areas] == []
+    # Who chose to stay signed in is signed in again by the remember-me cookie.
+    remembered = app.test_client()
+    SignedIn(remembered, user, remember=True)
+    time.sleep(3.2)
+    assert _signed_in_page(remembered)
+
+
+def test_the_idle_timeout_is_twelve_hours_unless_set(app, monkeypatch):
+    assert app.config["SESSION_IDLE_TIMEOUT"] == dt.timedelta(hours=12)
+    monkeypatch.setenv("SESSION_IDLE_TIMEOUT_HOURS", "0.5")
+    assert config.from_environment(Path(app.instance_path))["SESSION_IDLE_TIMEOUT"] == dt.timedelta(minutes=30)
+
+
+def test_signed_in_pages_fragments_and_json_are_never_stored_by_a_cache(app, make, signed_in, client):
+    """Issue 29: signed-in pages and JSON carried no Cache-Control. Files keep the caching they are served with."""
+    permit = make.permit(areas=["Pad"])
+    browser = signed_in(make.user("agent"))
+    for response in (browser.get(f"/permits/{permit.id}"), browser.get("/permits/", htmx="permit-list"),
+                     browser.get("/sync/changes"), browser.get("/sync/permits"), client.get("/login")):
+        assert response.headers["Cache-Control"] == "no-store", response.request.path
+    static = client.get("/static/app.js")
+    assert static.headers["Cache-Control"] == "no-cache"  # Flask's own: asked again, answered 304 if unchanged
+    static.close()
+
+
+def test_behind_the_documented_proxy_on_another_host_cookies_are_secure(app, make, monkeypatch):
+    """Issue 29: with the proxy on another machine saying X-Forwarded-Proto: https, no cookie was Secure: the
+    deployment's settings trusted no proxy. The env template sets how many proxies to trust."""
+    template = dict(line.split("=", 1) for line in ENV_TEMPLATE.read_text().splitlines()
+                    if line and not line.startswith("#"))
+    assert "TRUSTED_PROXY_COUNT" in template, "docs/deploy/inspect-app.env must set TRUSTED_PROXY_COUNT"
+    monkeypatch.setenv("TRUSTED_PROXY_COUNT", template["TRUSTED_PROXY_COUNT"])
+    deployed = create_app({k: v for k, v in app.config.items() if k != "TRUSTED_PROXY_COUNT"})
+    user = make.user("agent")
+    browser = deployed.test_client()
+    from_proxy = {"REMOTE_ADDR": "10.0.0.2"}  # the proxy's machine, not this one
+    token = SignedIn(browser).token
+    answer = browser.post("/login", data={"csrf_token": token, "email": user.email, "password": PASSWORD,
+                                          "remember": "y"}, environ_base=from_proxy,
+                          headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9",
+                                   "Referer": "https://localhost/login"})
+    assert answer.status_code == 303
+    cookies = _cookies(answer)
+    assert "Secure" in cookies["session"] and "Secure" in cookies["remember_token"]
+    db.session.remove()

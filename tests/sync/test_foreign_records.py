@@ -17,6 +17,7 @@ from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import new_id, utcnow
 from sync import services as sync
 from sync.client import new_op
+from sync.models import SyncOperation
 
 
 def push(client, token: str, ops: list[dict]) -> list[dict]:
@@ -146,3 +147,26 @@ def test_a_push_naming_another_towns_records_takes_no_lock_on_them(app, make, to
             transaction.rollback()
             connection.close()
     assert [a["status"] for a in answers] == ["waiting", "waiting"]
+
+
+def test_an_operation_beyond_its_tokens_town_stays_unapplied_whoever_retries_it(app, make, signed_in):
+    """Issue 29: with a town admin's token, an area status for another town's area waited (as for an area not
+    there); the same engineer's next push from a browser session retried it with no town limit and applied it.
+    A waiting operation is retried as its device sent it, within the town of that device's token."""
+    engineer = make.user("inspector")
+    lm_area = make.permit("longmeadow", inspectors=[engineer], areas=["Pad"]).areas[0]
+    sb_area = make.permit("southborough", inspectors=[engineer], areas=["Basin"]).areas[0]
+    _device, token = sync.create_device(make.user("admin", town="longmeadow"), engineer, "tablet")
+    db.session.commit()
+    beyond = new_op("area.status", sb_area.id, {"status": "activity_ceased", "at": utcnow().isoformat()}, 1)
+    assert push(app.test_client(), token, [beyond])[0]["waiting_for"] == {"record": sb_area.id}
+
+    browser = signed_in(engineer)  # the same engineer, in the browser: sees both towns' permits
+    own = new_op("area.status", lm_area.id, {"status": "activity_ceased", "at": utcnow().isoformat()}, 1)
+    answer = browser.client.post("/sync/push", json={"ops": [own]}, headers={"X-CSRFToken": browser.token})
+    assert answer.json["results"][0]["status"] == "applied"
+    sync.retry_waiting(user_id=engineer.id)  # as a blob's completion or a command retries, outside any request
+    db.session.expire_all()
+    assert db.session.get(DisturbedArea, sb_area.id).revision == 1
+    assert db.session.get(DisturbedArea, lm_area.id).revision == 2
+    assert db.session.scalar(select(SyncOperation.status).where(SyncOperation.op_id == beyond["op_id"])) == "waiting"

@@ -1,0 +1,57 @@
+"""Dates and times typed on a report that no calendar can hold (issue 29): `performed_at=9999-12-31T23:59` was a
+500 (OverflowError: in Massachusetts that moment is past the last one UTC can hold). Now a 422 naming the years
+allowed, beside the field, and nothing is changed; the sync API takes the same years."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.types import utcnow
+from sync.client import new_op
+from sync.services import create_device
+from tests.inspections.report_helpers import error_beside, filled, report_form, start
+
+
+@pytest.mark.parametrize("field", ["performed_at", "ended_at"])
+@pytest.mark.parametrize("value", ["9999-12-31T23:59", "0001-01-01T00:00"])
+def test_a_time_past_the_calendar_is_refused_beside_its_field(make, signed_in, field, value):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Pad"])
+    client = signed_in(inspector)
+    inspection = start(client, permit, "erosion_control")
+    before = db.session.get(Inspection, inspection.id).performed_at
+    page = client.get(f"/inspections/{inspection.id}").text
+    for url, data in ((f"/inspections/{inspection.id}", report_form(page)[0] | {field: value}),
+                      (f"/inspections/{inspection.id}/submit", filled(page, **{field: value}))):
+        answer = client.post(url, data)
+        assert answer.status_code == 422, (url, answer.status_code)
+        assert error_beside(answer.text, field) == "Enter a date between 1900 and 2199.", url
+    db.session.expire_all()
+    stored = db.session.get(Inspection, inspection.id)
+    assert stored.status == "draft" and stored.performed_at == before and stored.ended_at is None
+    assert db.session.scalar(select(func.count()).select_from(ChecklistAnswer)) == 0
+
+
+@pytest.mark.parametrize("where", ["performed_at", "at", "sent_at"])
+def test_a_sync_push_with_a_time_past_the_calendar_is_refused_and_changes_nothing(app, make, where):
+    """The same years for the times a device sends: 0001-01-01T00:00+05:00 was a 500 (OverflowError)."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Pad"])
+    _device, token = create_device(None, inspector, "tablet")
+    db.session.commit()
+    late, fine = "0001-01-01T00:00:00+05:00", utcnow().isoformat()
+    ops = [new_op("area.status", permit.areas[0].id, {"status": "activity_ceased",
+                                                       "at": late if where == "at" else fine}, 1),
+           new_op("inspection.submit", str(uuid.uuid4()), {"permit_id": permit.id, "type": "erosion_control",
+                                                          "performed_at": late if where == "performed_at" else fine})]
+    answer = app.test_client().post("/sync/push", json={"ops": ops, **({"sent_at": late} if where == "sent_at" else {})},
+                                    headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code in (400, 422), answer.get_data(as_text=True)[:500]
+    assert "between 1900 and 2199" in answer.get_data(as_text=True)
+    db.session.expire_all()
+    assert permit.areas[0].revision == 1
+    assert db.session.scalar(select(func.count()).select_from(Inspection)) == 0
