@@ -1,7 +1,7 @@
 """the sign-in and /verify limits' counters, in the database so every worker and app server counts the same
 
 Revision ID: 0023
-Revises: 0020
+Revises: 0022
 
 A new table, not guarded (audit/guards.py): no trigger to make. Filled by the app as it answers
 (inspect_app/rate_limits.py); its rows are counts of the current windows, none of them a record.
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 
 
 revision = '0023'
-down_revision = '0020'
+down_revision = '0022'
 branch_labels = None
 depends_on = None
 
