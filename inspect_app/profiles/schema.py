@@ -63,6 +63,9 @@ class StabilizationRule(Rule):
 
     days: int | None = Field(default=None, ge=1, le=365)
     initiate_work_days: int = Field(default=1, ge=1, le=30)
+    # CGP 2022 Part 2.2.14.a.i applies where earth-disturbing activity has permanently ceased or the area
+    # "will be temporarily inactive for 14 or more calendar days": work resumed sooner owed no initiation.
+    inactive_days: int = Field(default=14, ge=1, le=365)
     initiate_citation: str = Field(default="CGP 2022 Part 2.2.14.a.i", min_length=1, max_length=CITATION_MAX)
     complete_days: int = Field(default=14, ge=1, le=365)
     complete_days_sensitive: int = Field(default=7, ge=1, le=365)
@@ -100,6 +103,10 @@ class ReportingRule(Strict):
     report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1, max_length=CITATION_MAX)
     action_record_hours: int = Field(default=24, ge=1, le=720)
     action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1, max_length=CITATION_MAX)
+    # Part 4.7.1 is about the inspections Part 4 requires (the erosion-control inspections); a town that
+    # holds its own reports to the same deadline lists their types here.
+    report_inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
+                                           "periodic"], ...] = ("erosion_control",)
 
 
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
@@ -116,7 +123,55 @@ class CompletionRule(Rule):
 
 
 class StormRule(Rule):
+    """CGP 2022 Parts 4.2, 4.3: an inspection within 24 hours of a storm of `threshold_mm` or more of rain
+    within 24 hours, on the 14-day schedule and for sensitive waters. `every_schedule`: the town also asks
+    for it on the 7-day schedule (`every_schedule_citation` says where; Longmeadow §380-11 C(3)(f))."""
+
     threshold_mm: float = Field(gt=0, le=500)
+    every_schedule: bool = False
+    every_schedule_citation: str = Field(default="", max_length=CITATION_MAX)
+
+    @model_validator(mode="after")
+    def _every_schedule_cited(self) -> Self:
+        if self.every_schedule and not self.every_schedule_citation.strip():
+            raise ValueError("every_schedule needs every_schedule_citation: the town clause that asks for it")
+        return self
+
+
+class SnowmeltRule(Rule):
+    """CGP 2022 Parts 4.2, 4.3: an inspection within 24 hours of the occurrence of a snowmelt discharge from
+    a storm event that produced `threshold_mm` or more of snow within 24 hours, wherever storm inspections
+    are owed. The clock runs from the discharge, not from the snowfall."""
+
+    citation: str = Field(default="CGP 2022 Parts 4.2, 4.3: within 24 hours of a snowmelt discharge from a "
+                                  "storm event producing 3.25 in (82.55 mm) or more of snow within 24 hours",
+                          min_length=1, max_length=CITATION_MAX)
+    threshold_mm: float = Field(default=82.55, gt=0, le=2000)
+
+
+class FrozenRule(Rule):
+    """CGP 2022 Part 4.4, frozen conditions: where runoff is unlikely because frozen conditions are likely to
+    last `min_months` or more, inspections are suspended while construction is suspended (every disturbed
+    area stabilized) or reduced to once a month while work goes on; the site documents the dates."""
+
+    citation: str = Field(default="CGP 2022 Part 4.4: frozen conditions; inspections suspended while "
+                                  "construction is suspended, or once a month while work goes on",
+                          min_length=1, max_length=CITATION_MAX)
+    min_months: int = Field(default=3, ge=1, le=12)
+
+
+# The town requirements the engine can stop when the authority waives them: its own inspections and O&M
+# duties. The CGP's (routine and storm inspections, reports, corrective actions, stabilization) are federal
+# and no town can waive them (§380-8 A(1): a waiver must be "allowed by federal ... statutes and regulations").
+WAIVABLE = ("pre_construction", "pre_bury", "walk_through", "om_certification", "cure")
+
+
+class WaiverRule(Rule):
+    """The authority may waive strict compliance with a requirement of its rules (Longmeadow §380-8,
+    Southborough §6.2); `requirements` are those of the engine's obligations the town's rules set."""
+
+    requirements: tuple[Literal["pre_construction", "pre_bury", "walk_through", "om_certification", "cure"],
+                        ...] = WAIVABLE
 
 
 class PermitClock(Rule):
@@ -262,6 +317,10 @@ class Profile(Strict):
     stabilization: StabilizationRule
     advance_notice: AdvanceNotice
     storm: StormRule
+    snowmelt: SnowmeltRule = SnowmeltRule()
+    frozen: FrozenRule = FrozenRule()
+    # None: the town's rules provide for no waiver (a town with the CGP alone: federal duties are not waivable).
+    waivers: WaiverRule | None = None
     # None: the town's permits neither lapse nor must be started within a time (the CGP has no such clock).
     permit_clock: PermitClock | None = None
     om_certification: OMCertificationRule
