@@ -92,6 +92,8 @@ def late_by(obligation: Obligation, now: dt.datetime) -> dt.timedelta | None:
 
 def describe_late(obligation: Obligation, now: dt.datetime) -> str:
     """'3 days late', '5 hours left', 'no fixed deadline', in plain words."""
+    if obligation.status == "waived":
+        return "waived"
     if obligation.status == "met":
         if obligation.met_at is not None and obligation.due_at is not None and obligation.met_at > obligation.due_at:
             return f"met {_span(obligation.met_at - obligation.due_at)} late"

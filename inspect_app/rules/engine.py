@@ -762,6 +762,7 @@ class _Evaluation:
         citation = self._inspection_citation("pre_bury")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
             return
+        tz = self.tz
         for structure in self.facts.structures:
             inspected = self._seen(structure.pre_bury_inspected_at)
             if self._settled(inspected):
@@ -770,11 +771,14 @@ class _Evaluation:
             # Open from the start of construction, or from the backfill if that came first: a structure
             # buried before the recorded start still needed its inspection.
             opens = min((t for t in (self.started, backfilled) if t is not None), default=None)
-            # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure.
+            # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure; one
+            # backfilled without it was a violation, recorded as such (it can no longer be met).
+            missed = backfilled is not None and (inspected is None or inspected > backfilled)
             self._emit(
                 "pre_bury", f"structure:{structure.id}", opens, backfilled, inspected,
                 citation,
-                lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
+                lambda: (f"{name} was backfilled on {_when(backfilled, tz)} without its pre-bury inspection: a "
+                         "violation." if missed else f"{name} must have a pre-bury inspection before it is backfilled."),
             )
 
     @implements("§380-16 C(4)(d)")

@@ -175,10 +175,10 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     """
     profiles = profiles if profiles is not None else current_app.extensions["profiles"]
     if permit_ids is not None:
-        queries = _queries_by_id(open_at is not None, schedule_only)
+        queries = _queries_by_id(open_at is not None, schedule_only, _storm_towns(profiles))
         parameters = {"permit_ids": list(permit_ids), "open_at": open_at}
     else:
-        queries = _queries(_ids(scope), open_at, schedule_only)
+        queries = _queries(_ids(scope), open_at, schedule_only, _storm_towns(profiles))
         parameters = {}
 
     permits = db.session.execute(queries["permits"], parameters).all()  # flushes what is pending first
@@ -270,15 +270,22 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     return records
 
 
+def _storm_towns(profiles: dict[str, Profile]) -> tuple[str, ...]:
+    """The towns whose rules ask for a storm inspection on every schedule (§380-11 C(3)(f); profile
+    `storm.every_schedule`): their 7-day permits owe storm inspections too."""
+    return tuple(sorted(key for key, profile in profiles.items() if profile.storm.every_schedule))
+
+
 @cache
-def _queries_by_id(open_: bool, schedule_only: bool) -> dict[str, Select]:
+def _queries_by_id(open_: bool, schedule_only: bool, storm_towns: tuple[str, ...] = ()) -> dict[str, Select]:
     """`_queries` for the permits of the parameter `permit_ids` (as of the parameter `open_at` if `open_`),
     built once: the same subquery of ids that `_ids` makes of `select(Permit).where(Permit.id.in_(...))`."""
     ids = select(Permit.id).where(Permit.id.in_(bindparam("permit_ids", expanding=True)))
-    return _queries(ids, bindparam("open_at", type_=UTCDateTime()) if open_ else None, schedule_only)
+    return _queries(ids, bindparam("open_at", type_=UTCDateTime()) if open_ else None, schedule_only, storm_towns)
 
 
-def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_only: bool) -> dict[str, Select]:
+def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_only: bool,
+             storm_towns: tuple[str, ...] = ()) -> dict[str, Select]:
     """The queries `load_records` runs, by name, for the permits whose ids `ids` selects (see there)."""
     queries = {
         "permits": (
@@ -351,11 +358,13 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
         .where(NoticeToCorrectRow.permit_id.in_(ids))
     )
     if open_at is not None:
-        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
-        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters, and on
+        # every schedule in a town that asks for them after any storm (§380-11 C(3)(f)).
+        owes_storms = or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm",
+                          Permit.jurisdiction_id.in_(select(Jurisdiction.id)
+                                                     .where(Jurisdiction.profile_key.in_(storm_towns))))
+        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(owes_storms)
+        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(owes_storms)
         action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
                                               CorrectiveActionRow.completed_at > open_at))
         notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
