@@ -83,8 +83,10 @@ class AdvanceNotice(HoursRule):
     inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
                                     "periodic"], ...] = ("initial", "pre_bury", "walk_through", "final", "periodic")
 
-    def required_for(self, inspection_type: str) -> bool:
-        return inspection_type in self.inspection_types
+    def required_for(self, inspection_type: str, by_authority: bool = False) -> bool:
+        """Whether an inspection of this type owes the notice: never one the authority makes itself (the notice
+        is owed *to* the town, §380-16 C(3): "The project design engineer shall notify the DPW Director")."""
+        return inspection_type in self.inspection_types and not by_authority
 
 
 class OMCertificationRule(MonthsRule):
