@@ -124,6 +124,18 @@ class CompletionRule(Rule):
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
 
 
+class SuretyRule(Rule):
+    """Releasing the surety (Longmeadow §380-17 B, Southborough §6.3): "If the project is phased, [the authority]
+    may release part of the bond as each phase is completed in compliance with the permit but the bond may not
+    be fully released until [it] has received the final inspection report ... and issued a certificate of
+    completion." So a partial release is for one completed phase, made while the permit complies. The text
+    gives no share to keep: `retained_percent` of the surety stays until the certificate as the town's policy
+    (`retained_basis`), so that a "part" cannot be all of it but a cent."""
+
+    retained_percent: float = Field(default=10, ge=0, lt=100)
+    retained_basis: Literal["regulation", "policy"] = "policy"
+
+
 class StormRule(Rule):
     """CGP 2022 Parts 4.2, 4.3: an inspection within 24 hours of a storm of `threshold_mm` or more of rain
     within 24 hours, on the 14-day schedule and for sensitive waters. `every_schedule`: the town also asks
@@ -326,6 +338,8 @@ class Profile(Strict):
     # None: the town's permits neither lapse nor must be started within a time (the CGP has no such clock).
     permit_clock: PermitClock | None = None
     om_certification: OMCertificationRule
+    # None: the town's rules hold no surety (releases are then limited by the certificate alone).
+    surety: SuretyRule | None = None
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()
     # What the signer certifies the inspection was performed under, in the report's statement.
