@@ -42,6 +42,31 @@ class DaysRule(Rule):
     days: int = Field(ge=1, le=3650)
 
 
+class TownChoice(Strict):
+    """Where a rule rests: the town's `regulation`, or its `policy` where the regulation's text does not give
+    the value (a document then says "town policy"); `enabled` switches a policy off without a code change."""
+
+    basis: Literal["regulation", "policy"] = "regulation"
+    enabled: bool = True
+
+    @property
+    def basis_words(self) -> str:
+        """'town policy' or 'regulation': what a page or document says the rule rests on."""
+        return "town policy" if self.basis == "policy" else "regulation"
+
+
+class CureRule(TownChoice, DaysRule):
+    """§380-14 E: corrections within `days` after the authority's notice to correct a maintenance violation."""
+
+
+class ProgramRule(TownChoice):
+    """The town's own inspection program (§380-16 C(4)): the inspections before construction, before backfill
+    and the walk-through the schedule tracks beside the CGP's. Where the town's text has no program, it is
+    the town's policy and can be switched off; the CGP's inspections are owed regardless."""
+
+    citation: str = Field(default="", max_length=CITATION_MAX)
+
+
 class HoursRule(Rule):
     hours: int = Field(ge=1, le=720)
 
@@ -76,7 +101,7 @@ class StabilizationRule(Rule):
         return self.complete_days_sensitive if sensitive else self.complete_days
 
 
-class AdvanceNotice(HoursRule):
+class AdvanceNotice(TownChoice, HoursRule):
     """§380-16 C(3): notice to the authority at least `hours` before each inspection of the listed types
     (the inspections the project design engineer conducts; not the CGP erosion-control inspections)."""
 
@@ -86,10 +111,10 @@ class AdvanceNotice(HoursRule):
     def required_for(self, inspection_type: str, by_authority: bool = False) -> bool:
         """Whether an inspection of this type owes the notice: never one the authority makes itself (the notice
         is owed *to* the town, §380-16 C(3): "The project design engineer shall notify the DPW Director")."""
-        return inspection_type in self.inspection_types and not by_authority
+        return self.enabled and inspection_type in self.inspection_types and not by_authority
 
 
-class OMCertificationRule(MonthsRule):
+class OMCertificationRule(TownChoice, MonthsRule):
     """§380-14 C(2)(l): an annual certification of the work done over the *last* `months` months, so a
     period can be certified only once it has ended; it is due `certify_within_days` after that (the
     town's text sets no deadline: the number is the town's choice, kept here)."""
@@ -347,7 +372,8 @@ class Profile(Strict):
     # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",
     # "final_certification", ...); a purpose the town does not cite is printed without a clause.
     citations: dict[CitationPurpose, str] = Field(default_factory=dict)
-    cure_period: DaysRule
+    cure_period: CureRule
+    program: ProgramRule = ProgramRule()
     # Who signs an amendment of the O&M plan's maintenance schedule: the roles of responsible party the
     # town names ("owner(s), persons with financial responsibility, and persons with operational
     # responsibility", Southborough §7.6, Changes to O&M Plans b); Longmeadow §380-14 F(2) adds "and

@@ -400,7 +400,10 @@ class _Evaluation:
         return at if at is not None and at <= self.now else None
 
     def _inspection_citation(self, key: str) -> str | None:
-        """The town's citation for an inspection type, or None when the town does not require it."""
+        """The town's citation for an inspection type of its program, or None when the town does not require it
+        (its program is a policy it has switched off: profile `program.enabled`)."""
+        if not self.profile.program.enabled:
+            return None
         for kind in self.profile.inspection_types:
             if kind.key == key:
                 return short_citation(kind.citation)
@@ -924,8 +927,8 @@ class _Evaluation:
         """§380-14 C(2)(l): each period's certification covers the last N months, so it is made after the
         period ends (from the anniversary on) and is due `certify_within_days` after it."""
         done = self.completed
-        if done is None:
-            return
+        if done is None or not self.profile.om_certification.enabled:
+            return  # (a town policy switched off: profile `om_certification.enabled`)
         rule, tz, now = self.profile.om_certification, self.tz, self.now
         citation, months, grace = short_citation(rule.citation), rule.months, rule.certify_within_days
         filed = sorted(at for at in self.facts.om_certifications if at <= now)
@@ -953,6 +956,8 @@ class _Evaluation:
     @implements("§380-14 E")
     def _cure(self) -> None:
         rule, tz = self.profile.cure_period, self.tz
+        if not rule.enabled:
+            return  # (a town policy switched off: profile `cure_period.enabled`)
         citation, days = short_citation(rule.citation), rule.days
         for notice in self.facts.notices_to_correct:
             issued, corrected = notice.issued_at, self._seen(notice.corrected_at)

@@ -196,3 +196,19 @@ def test_a_corrective_action_documented_late_shows_met_late_not_nothing() -> Non
     assert one(obligations(active(violation_findings=(late,)), LONGMEADOW, et(2025, 12, 11, 20)),
                "corrective_action_record").status == "overdue"
     assert dt.timedelta(hours=24) == record.due_at - found_at
+
+
+# -- town policy switches (values a town's text does not give) -------------------------------------------
+
+def test_a_town_policy_switched_off_owes_nothing_under_it() -> None:
+    from inspect_app.rules import NoticeToCorrect
+
+    completed = permit(status="completed", construction_started_at=et(2024, 5, 1, 8), completed_at=et(2024, 6, 3, 12),
+                       notices_to_correct=(NoticeToCorrect(1, et(2025, 7, 1, 9)),))
+    policy = longmeadow(om_certification={"months": 12, "citation": "Town's policy", "basis": "policy"},
+                        cure_period={"days": 30, "citation": "Town's policy", "basis": "policy"})
+    kinds = {o.kind for o in obligations(completed, policy, et(2025, 8, 1))}
+    assert {"om_certification", "cure"} <= kinds
+    off = longmeadow(om_certification={"months": 12, "citation": "Town's policy", "basis": "policy", "enabled": False},
+                     cure_period={"days": 30, "citation": "Town's policy", "basis": "policy", "enabled": False})
+    assert not {"om_certification", "cure"} & {o.kind for o in obligations(completed, off, et(2025, 8, 1))}
