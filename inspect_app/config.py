@@ -56,6 +56,8 @@ def from_environment(instance_path: Path) -> dict:
         "SECRET_KEY": secret_key(instance_path),
         "SQLALCHEMY_DATABASE_URI": database_url,
         "BLOB_ROOT": os.environ.get("BLOB_ROOT") or str(instance_path / "blobs"),
+        # A folder of further towns, each a TOML profile, added to the built-in ones (README; profiles/__init__.py).
+        "PROFILE_DIR": os.environ.get("PROFILE_DIR") or None,
         # Weather: meteostat's own endpoints unless set (tests point it at 127.0.0.1).
         "WEATHER_ENDPOINT": os.environ.get("WEATHER_ENDPOINT"),
         "WEATHER_DEADLINE_S": float(os.environ.get("WEATHER_DEADLINE_S", "3")),

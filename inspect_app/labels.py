@@ -24,6 +24,24 @@ PARTY_ROLE_LABELS = {"owner": "Owner", "financial": "Financially responsible",
 # An annual O&M certification's review.
 CERTIFICATION_STATUS_LABELS = {"submitted": "Submitted, awaiting review", "accepted": "Accepted",
                                "deficient": "Found deficient"}
+# What each kind of obligation of the schedule engine is called on screen, in the regulations' words.
+OBLIGATION_KIND_LABELS = {
+    "pre_construction": "Pre-construction inspection",
+    "inspection": "Erosion-control inspection",
+    "storm_inspection": "Storm inspection",
+    "stabilization": "Stabilization started",
+    "stabilization_complete": "Stabilization completed",
+    "corrective_action": "Corrective action",
+    "pre_bury": "Pre-bury inspection",
+    "walk_through": "Walk-through",
+    "start_of_work": "Start of work",
+    "lapse": "Permit lapse",
+    "extension_request": "Extension request",
+    "om_certification": "O&M certification",
+    "cure": "Cure after notice to correct",
+    "report": "Inspection report",
+    "corrective_action_record": "Corrective action documented",
+}
 # The final submissions; each one's clause is the town's (profile `citations`, `<kind>_submission`).
 SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",
                           "final_report": "Final inspection report"}

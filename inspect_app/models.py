@@ -4,6 +4,7 @@ from inspect_app.audit.models import AuditEntry  # noqa: F401
 from inspect_app.certifications.models import (  # noqa: F401
     MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder, ResponsibleParty,
 )
+from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge  # noqa: F401
 from inspect_app.completion.models import (  # noqa: F401
     CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
@@ -19,6 +20,7 @@ from inspect_app.permits.models import (  # noqa: F401
 from inspect_app.photos.models import Blob, Photo  # noqa: F401
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem  # noqa: F401
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401
+from inspect_app.waivers.models import Waiver  # noqa: F401
 from inspect_app.weather.models import PermitStation, StormEvent, WeatherObservation  # noqa: F401
 from inspect_app.documents.models import FrozenDocument  # noqa: F401
 from inspect_app.idempotency import IdempotentRequest  # noqa: F401

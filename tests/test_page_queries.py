@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import event
 
+from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections import services as inspections
@@ -16,6 +17,7 @@ from inspect_app.inspections.models import ChecklistAnswer, Inspection, Inspecti
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Blob, Photo
 from inspect_app.types import utcnow
+from inspect_app.waivers.models import Waiver
 
 SHA = "ab" * 32
 
@@ -29,8 +31,16 @@ def grow(permit, inspector, n: int) -> tuple[str, str]:
     for k in range(n):
         area = permits.add_area(None, permit, f"Area {k}", Decimal("0.2"), since=start)
         permits.change_area_status(None, area, "activity_ceased", start + dt.timedelta(days=1))
-        permits.add_structure(None, permit, name=f"Pipe {k}", kind="pipe", is_underground=True)
+        pipe = permits.add_structure(None, permit, name=f"Pipe {k}", kind="pipe", is_underground=True)
         permits.add_structure(None, permit, name=f"Basin {k}", kind="basin", is_underground=False)
+        db.session.flush()
+        db.session.add(Waiver(permit_id=permit.id, requirement="pre_bury", structure_id=pipe.id, reason=f"Seen {k}",
+                              granted_on=start.date(), granted_by_id=inspector.id))
+        db.session.add(FrozenPeriod(permit_id=permit.id, suspended=False, starts_at=start + dt.timedelta(days=k),
+                                    ends_at=start + dt.timedelta(days=k, hours=5), note="Frozen",
+                                    recorded_by_id=inspector.id, ended_by_id=inspector.id))
+        db.session.add(SnowmeltDischarge(permit_id=permit.id, discharge_at=start + dt.timedelta(days=k, hours=2),
+                                         snow_mm=90.0, seen_on_site=True, recorded_by_id=inspector.id))
         db.session.add(InspectionNotice(permit_id=permit.id, inspection_type="erosion_control",
                                         planned_for=now + dt.timedelta(days=2 + k), given_by_id=inspector.id))
     submitted = None
@@ -83,8 +93,9 @@ def count_statements(app):
 
 
 # At most this many statements a page, by viewer: what the pages take today, so one that grows is seen.
-MOST = {("inspector", "permit page"): 21, ("inspector", "submitted report"): 13, ("inspector", "draft report"): 15,
-        ("agent", "permit page"): 23, ("agent", "submitted report"): 13}
+# The permit page reads the frozen-conditions periods, the snowmelt discharges and the waivers (one each).
+MOST = {("inspector", "permit page"): 24, ("inspector", "submitted report"): 13, ("inspector", "draft report"): 15,
+        ("agent", "permit page"): 26, ("agent", "submitted report"): 13}
 
 
 @pytest.mark.parametrize("role", ["inspector", "agent"])

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-_PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco")
+_PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco", "snwd")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,7 @@ class Hour:
     wspd: float | None = None
     wdir: int | None = None
     coco: int | None = None
+    snwd: float | None = None  # snow depth, cm
     source: str = "isd_lite"  # e.g. "isd_lite", "metar", or a model such as "metno_forecast"
 
 

@@ -52,6 +52,12 @@ ACTIONS: dict[str, frozenset[str]] = {
     "permit.assign": frozenset({"agent", "admin"}),
     "area.edit": frozenset({"inspector", "agent", "admin"}),
     "structure.edit": frozenset({"agent", "admin"}),
+    # §380-16 C(4)(c): the engineer on site (or the town's agent) records when a structure was backfilled.
+    "structure.backfill": frozenset({"inspector", "agent"}),
+    # CGP 2022 Part 4.4: the site documents frozen conditions; Parts 4.2-4.3: a snowmelt discharge seen on site.
+    "conditions.record": frozenset({"inspector", "agent"}),
+    # Longmeadow §380-8, Southborough §6.2: the town's authority waives a requirement.
+    "waiver.grant": frozenset({"agent"}),
     "inspection.perform": frozenset({"inspector", "agent"}),
     # §380-16 C(2)-(3): the five scheduled inspections are the engineer's; agents do periodic/random ones.
     "inspection.regulatory": frozenset({"inspector"}),

@@ -18,6 +18,7 @@ from inspect_app.completion.models import (
     SUBMISSION_KINDS, CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
 from inspect_app.certifications.models import Easement, NoticeToCorrect
+from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app import files
 from inspect_app.extensions import db
@@ -282,9 +283,15 @@ def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
                    is_final: bool = False) -> SuretyRelease:
     """Release part of the surety as a phase completes, or the rest of it after the certificate.
 
-    §380-17 B and Southborough §6.3: part may be released as each phase is completed; the bond may not
-    be fully released until the certificate of completion is issued.
+    §380-17 B (Southborough §6.3): "If the project is phased, [the authority] may release part of the bond as
+    each phase is completed in compliance with the permit but the bond may not be fully released until [it] has
+    received the final inspection report ... and issued a certificate of completion." So a partial release is
+    for one named phase, once, while no violation is open and no stop-work order stands; and the share the
+    town's profile keeps (`surety.retained_percent`, its policy: the text gives no number) stays until the
+    certificate. Every refusal cites the permit's own town's section.
     """
+    rule = permits.profile_of(permit).surety
+    clause = f" ({short_citation(rule.citation)})" if rule is not None else ""
     phase = (phase or "").strip()
     if not permit.surety_amount:
         raise CompletionError("amount", "No surety is recorded for this permit.")
@@ -296,7 +303,8 @@ def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
         raise CompletionError("amount", "Give the amount in dollars and cents (no fractions of a cent).")
     released = surety_released(permit)
     remaining = permit.surety_amount - released
-    if any(r.is_final for r in completion_record(permit).releases):
+    releases = completion_record(permit).releases
+    if any(r.is_final for r in releases):
         raise CompletionError("amount", "The surety has already been fully released.")
     if amount > remaining:
         raise CompletionError("amount", f"Only ${remaining:,.2f} of the ${permit.surety_amount:,.2f} surety "
@@ -304,7 +312,7 @@ def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
     if is_final:
         if certificate_of(permit) is None:
             raise CompletionError("is_final", "The surety may not be fully released until the certificate "
-                                              "of completion is issued (§380-17 B).")
+                                              f"of completion is issued{clause}.")
         if amount != remaining:
             raise CompletionError("amount", f"The final release releases the whole remaining ${remaining:,.2f}.")
     else:
@@ -313,8 +321,26 @@ def release_surety(actor, permit: Permit, amount: decimal.Decimal, phase: str,
                                             "permit is active or in final submissions.")
         if amount == remaining:
             raise CompletionError("amount", "A partial release cannot release the whole surety; the bond "
-                                            "is fully released only after the certificate of completion "
-                                            "(§380-17 B).")
+                                            f"is fully released only after the certificate of completion{clause}.")
+        if any(r.phase.casefold() == phase.casefold() for r in releases):
+            raise CompletionError("phase", f"Part of the surety was already released for “{phase}”: one release "
+                                           f"as each phase is completed{clause}.")
+        violations = enforcement.open_violations(permit)
+        if violations or enforcement.standing_order(permit) is not None:
+            why = ("a stop-work order stands" if not violations else
+                   f"violations are open: {'; '.join(f.description for f in violations[:3])}")
+            raise CompletionError("amount", f"A phase is released only when completed in compliance with the "
+                                            f"permit{clause}; {why}.")
+        if rule is not None and rule.retained_percent:
+            kept = (permit.surety_amount * decimal.Decimal(str(rule.retained_percent)) / 100).quantize(
+                decimal.Decimal("0.01"), rounding=decimal.ROUND_UP)
+            most = remaining - kept
+            if amount > most:
+                basis = "the town's policy" if rule.retained_basis == "policy" else "the regulation"
+                raise CompletionError("amount", f"At most ${max(most, decimal.Decimal(0)):,.2f} can be released "
+                                                f"before the certificate of completion: {rule.retained_percent:g}% "
+                                                f"of the surety (${kept:,.2f}) is kept until then, by {basis}, so "
+                                                f"that the bond is not all but fully released{clause}.")
     release = SuretyRelease(permit_id=permit.id, phase=phase, amount=amount, is_final=is_final,
                             released_by_id=actor.id)
     db.session.add(release)

@@ -22,6 +22,7 @@ from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
+from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.schedule.facts import PermitSummary, Record, load_records
 from inspect_app.permits.models import StormwaterStructure
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
@@ -30,24 +31,8 @@ from inspect_app.types import LOCAL_TZ, UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
 INSPECTION_KINDS = ("pre_construction", "inspection", "storm_inspection", "pre_bury", "walk_through")
-# What each kind of obligation is called on screen, in the regulations' words.
-KINDS = {
-    "pre_construction": "Pre-construction inspection",
-    "inspection": "Erosion-control inspection",
-    "storm_inspection": "Storm inspection",
-    "stabilization": "Stabilization started",
-    "stabilization_complete": "Stabilization completed",
-    "corrective_action": "Corrective action",
-    "pre_bury": "Pre-bury inspection",
-    "walk_through": "Walk-through",
-    "start_of_work": "Start of work",
-    "lapse": "Permit lapse",
-    "extension_request": "Extension request",
-    "om_certification": "O&M certification",
-    "cure": "Cure after notice to correct",
-    "report": "Inspection report",
-    "corrective_action_record": "Corrective action documented",
-}
+# What each kind of obligation is called on screen, in the regulations' words (labels.py).
+KINDS = OBLIGATION_KIND_LABELS
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
 # The town calendar a permit of a town with no loaded profile is read on (the profiles' default).
@@ -107,6 +92,8 @@ def late_by(obligation: Obligation, now: dt.datetime) -> dt.timedelta | None:
 
 def describe_late(obligation: Obligation, now: dt.datetime) -> str:
     """'3 days late', '5 hours left', 'no fixed deadline', in plain words."""
+    if obligation.status == "waived":
+        return "waived"
     if obligation.status == "met":
         if obligation.met_at is not None and obligation.due_at is not None and obligation.met_at > obligation.due_at:
             return f"met {_span(obligation.met_at - obligation.due_at)} late"

@@ -12,6 +12,7 @@ import hashlib
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
@@ -137,7 +138,8 @@ def certification_record(certification: OMCertification) -> dict[str, Any]:
 
 def history_inspections(permit: Permit) -> list[Inspection]:
     """Every inspection of the permit, oldest first; a draft is nobody's record yet but its author's."""
-    query = select(Inspection).where(Inspection.permit_id == permit.id, shown(None, Inspection))
+    query = (select(Inspection).where(Inspection.permit_id == permit.id, shown(None, Inspection))
+             .options(joinedload(Inspection.inspector)))
     return list(db.session.scalars(query.order_by(Inspection.performed_at, Inspection.id)))
 
 
@@ -165,7 +167,7 @@ def history_record(permit: Permit) -> dict[str, Any]:
             "inspector_name": i.inspector_name, "inspector_credentials": i.inspector_credentials,
             "evaluation": i.evaluation, "weather_status": i.weather_status, "temperature_c": i.temperature_c,
             "conditions": i.conditions, "precip_24h_mm": i.precip_24h_mm, "precip_hours": i.precip_hours,
-            "gauge_precip_mm": i.gauge_precip_mm, "notice_given": i.notice_given,
+            "gauge_precip_mm": i.gauge_precip_mm, "notice_given": i.notice_given, "by_authority": i.by_authority,
             "under_stop_work": i.under_stop_work, "amends_id": i.amends_id, "record_sha256": i.record_sha256,
         } for i in history_inspections(permit)],
         "open_findings": [_finding_part(f) for f in open_findings(permit)],

@@ -311,6 +311,10 @@ def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
     """§380-16 C(3): notice at least 24 hours before; an inspection without it is flagged."""
     notice = inspection.notice
     hours, rule = profile.advance_notice.hours, profile.advance_notice.citation.split(":")[0]
+    if profile.advance_notice.basis == "policy":
+        rule += ", town policy"
+    if inspection.by_authority:
+        return f"Not owed: the authority's own inspection ({rule})"
     if not profile.advance_notice.required_for(inspection.type):
         return f"Not required for this type of inspection ({rule})"
     if inspection.notice_given and notice is not None:
@@ -727,7 +731,7 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
     rows = []
     for i in record["inspections"]:
         evaluation = {"compliant": "In compliance", "violations": "Violations"}.get(i["evaluation"] or "", "—")
-        needed = profile.advance_notice.required_for(i["type"])
+        needed = profile.advance_notice.required_for(i["type"], i.get("by_authority", False))
         flags = [] if i["notice_given"] or not needed else [f"no {profile.advance_notice.hours}-hour notice"]
         if i["amends_id"]:
             flags.append("amendment")

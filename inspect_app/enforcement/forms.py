@@ -37,7 +37,10 @@ class AcknowledgeForm(FlaskForm):
 class LiftStopWorkForm(FlaskForm):
     reason = TextAreaField("Why the order is lifted", validators=[
         DataRequired(message="Say why the order is lifted."), Length(max=5000)])
+    # §380-16 C(4)(e)[5]: the work "has received approval by the DPW Director"; the view names the town's
+    # authority in the label. Lifting is that approval, given by the person who lifts the order.
+    approves_work = BooleanField("I approve all work previously completed on this permit", validators=[
+        DataRequired(message="Approve the work previously completed, or leave the order standing.")])
     approval_inspection_id = SelectField("Inspection that approved the work", validators=[Optional()],
                                          description="A submitted inspection after the order that found "
-                                                     "the work compliant. Needed unless every cited "
-                                                     "finding is corrected.")
+                                                     "the work compliant, if the approval rests on one.")

@@ -75,6 +75,21 @@ def open_findings(permit: Permit) -> list[Finding]:
     return list(db.session.scalars(query.order_by(Finding.created_at)))
 
 
+def open_violations(permit: Permit) -> list[Finding]:
+    """The violations found on `permit` in submitted reports and not yet corrected, cited on an order or not."""
+    query = (select(Finding).join(Inspection, Inspection.id == Finding.inspection_id)
+             .where(Finding.permit_id == permit.id, Finding.is_violation.is_(True), Finding.status != "corrected",
+                    Inspection.status == "submitted"))
+    return list(db.session.scalars(query.order_by(Finding.created_at)))
+
+
+def uncorrected(order: StopWorkOrder) -> list[Finding]:
+    """What keeps `order` standing: the findings it cites not yet corrected, then every other open violation
+    of its permit (§380-16 C(4)(e)[5]: "until any violations are corrected", not only those it names)."""
+    cited = order.uncorrected_findings
+    return cited + [f for f in open_violations(order.permit) if f not in cited]
+
+
 def submitted_inspections(permit: Permit) -> list[Inspection]:
     """The submitted inspections of `permit`, newest first."""
     query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
@@ -192,12 +207,14 @@ def is_town_agent(actor, permit: Permit) -> bool:
 @implements("§380-16 C(4)(e)[5]")
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
-    """Lift a standing order once its violations are corrected AND the work is approved for the town.
+    """Lift a standing order once every violation of the permit is corrected AND the work is approved.
 
     §380-16 C(4)(e)[5]: the order stands "until any violations are corrected and all work previously
-    completed has received approval by the DPW Director". Both are needed: every finding the order cites
-    corrected, and the approval given by an agent of the permit's town (the person lifting it, who may
-    point to the compliant inspection the approval rests on).
+    completed has received approval by the DPW Director". "Any violations" are every open violation found
+    on the permit, whether the order cites it or not (an order issued with reasons only cites none), and
+    the findings the order cites. The approval is the act of the person lifting the order: an agent of
+    the permit's town, to whom the DPW Director's powers are delegated (§380-6); the order records who
+    (`lifted_by`) and may point to the compliant inspection the approval rests on.
     """
     reason = (reason or "").strip()
     if not order.is_standing:
@@ -210,11 +227,14 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     if approval_inspection is not None and not _approves(approval_inspection, order):
         raise EnforcementError("approval_inspection_id", "The approval must be a submitted inspection of "
                                "this permit, found compliant, performed after the order was issued.")
-    if order.uncorrected_findings:
-        listed = "; ".join(f.description for f in order.uncorrected_findings)
-        raise EnforcementError("reason", f"Findings not yet corrected: {listed}. The order stands until the "
-                                         f"violations are corrected and the work is approved{_clause(order.permit)}; "
-                                         "an approving inspection does not replace the corrections.")
+    open_ = uncorrected(order)
+    if open_:
+        cited = set(order.findings)
+        listed = "; ".join(f.description + ("" if f in cited else " (not cited on the order)") for f in open_)
+        raise EnforcementError("reason", f"Violations not yet corrected: {listed}. The order stands until every "
+                                         "violation on the permit is corrected and the work is approved"
+                                         f"{_clause(order.permit)}; an approving inspection does not replace "
+                                         "the corrections.")
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason
     order.approval_inspection_id = approval_inspection.id if approval_inspection else None

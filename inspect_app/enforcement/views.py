@@ -12,6 +12,7 @@ from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import Inspection
+from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.templating import humanize, local_time
 
@@ -63,13 +64,17 @@ def _issue_choices(form: IssueStopWorkForm) -> dict:
 
 def _lift_form(order: StopWorkOrder) -> LiftStopWorkForm:
     form = LiftStopWorkForm()
-    form.approval_inspection_id.choices = [SelectChoice("", "— none: every cited finding is corrected —")] + [
+    authority = permits.profile_of(order.permit).authority_title
+    form.approves_work.label.text = f"I approve, for the {authority}, all work previously completed on this permit"
+    form.approval_inspection_id.choices = [SelectChoice("", "— none —")] + [
         SelectChoice(i.id, _inspection_label(i)) for i in services.approving_inspections(order)]
     return form
 
 
 def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
     context.setdefault("lift_form", _lift_form(order))
+    context.setdefault("keeping", services.uncorrected(order) if order.is_standing else [])
+    context.setdefault("authority", permits.profile_of(order.permit).authority_title)
     context.setdefault("ack_form", AcknowledgeForm())
     return render_template("enforcement/order.html", order=order, permit=order.permit, **context), status_code
 
@@ -115,7 +120,7 @@ def acknowledge(permit_id: str, order_id: str):
 
 @bp.post("/<order_id>/lift")
 def lift(permit_id: str, order_id: str):
-    """Lift the order once the violations are corrected or the work approved (agents)."""
+    """Lift the order once every violation is corrected and the agent approves the work (agents)."""
     order = _order(permit_id, order_id, "stop_work.lift")
     form = _lift_form(order)
     if form.validate_on_submit():

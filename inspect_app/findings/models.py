@@ -63,6 +63,8 @@ class CorrectiveAction(db.Model):
     verified_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
     verified_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     revision: Mapped[int] = mapped_column(Integer, default=1)
+    # When the action was recorded (CGP 2022 Part 5.4: documented within 24 hours of discovery).
+    created_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=utcnow)
 
     finding: Mapped[Finding] = relationship(back_populates="actions")
     owner = relationship("User", foreign_keys=[owner_id])

@@ -125,6 +125,13 @@ class Inspection(db.Model):
         return self.status == "submitted"
 
     @property
+    def by_authority(self) -> bool:
+        """An inspection the authority makes itself: a random one (§380-16 C(4)(b)[2]) or one by the town's own
+        agent ("The DPW Director may also be conducting their own inspections", C(4)(f)). §380-16 C(3)'s 24-hour
+        notice is given by the project design engineer to the town, so none is owed for these."""
+        return self.trigger == "random" or (self.inspector is not None and self.inspector.role in ("agent", "admin"))
+
+    @property
     def precipitation_mm(self) -> float | None:
         """The 24-hour precipitation the report stands on: an on-site gauge reading wins."""
         return self.gauge_precip_mm if self.gauge_precip_mm is not None else self.precip_24h_mm

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import joinedload, selectinload
 
 from inspect_app import rules
 from inspect_app.accounts.models import User
@@ -159,8 +159,9 @@ def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
 
 def inspections_of(permit: Permit) -> list[Inspection]:
     """Every inspection of `permit`, newest first (by id among those made at the same moment)."""
-    return list(db.session.scalars(permit.inspections.select().order_by(Inspection.performed_at.desc(),
-                                                                        Inspection.id)))
+    # With the inspector's account (whether the authority made it, for the 24-hour notice), in the same statement.
+    query = permit.inspections.select().options(joinedload(Inspection.inspector))
+    return list(db.session.scalars(query.order_by(Inspection.performed_at.desc(), Inspection.id)))
 
 
 def amendments_of(inspection: Inspection) -> list[Inspection]:

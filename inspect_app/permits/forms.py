@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from wtforms import SelectChoice
-from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField, TimeField
 from wtforms.validators import (
     DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError,
 )
@@ -16,7 +16,7 @@ from inspect_app.templating import humanize
 
 CGP_CHOICES = [
     SelectChoice("every_7_days", "Every 7 calendar days"),
-    SelectChoice("every_14_days_and_storm", "Every 14 days and within 24 h of a 0.25 in storm"),
+    SelectChoice("every_14_days_and_storm", "Every 14 days and within 24 h of a storm (of the town's threshold)"),
 ]
 
 
@@ -52,6 +52,9 @@ class PermitForm(FlaskForm):
     surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
     issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])
+    construction_started_time = TimeField("Construction started at (time)", validators=[Optional()],
+                                          description="§380-2: the first land-disturbing activity. Without a time, "
+                                                      "the whole day counts as before construction.")
     extension_requested_on = DateField("Extension applied for on", validators=[Optional()],
                                        description="Only where permits lapse unless work begins (Southborough "
                                                    "§9.7): the day the written application was received.")
@@ -67,6 +70,10 @@ class PermitForm(FlaskForm):
     def validate_construction_started_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
             raise ValidationError("Construction cannot start before the permit is issued.")
+
+    def validate_construction_started_time(self, field) -> None:
+        if field.data and not self.construction_started_on.data:
+            raise ValidationError("Give the day construction started first.")
 
     def validate_extension_requested_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:
@@ -119,6 +126,11 @@ class AreaStatusForm(FlaskForm):
     at = DateTimeLocalField("Since", format="%Y-%m-%dT%H:%M",
                             validators=[InputRequired(message="Give the date and time.")])
     note = TextAreaField("Note", validators=[Optional(), Length(max=2000)])
+
+
+class BackfillForm(FlaskForm):
+    at = DateTimeLocalField("Backfilled on", format="%Y-%m-%dT%H:%M",
+                            validators=[InputRequired(message="Give the date and time it was backfilled.")])
 
 
 class StructureForm(FlaskForm):

@@ -77,6 +77,9 @@ class Permit(db.Model):
     surety_amount: Mapped[decimal.Decimal | None] = mapped_column(Numeric(12, 2))
     issued_on: Mapped[dt.date] = mapped_column(Date)
     construction_started_on: Mapped[dt.date | None] = mapped_column(Date)
+    # §380-2 "start of construction": the first land-disturbing activity, to the minute where it is known
+    # (older records keep only the day, read as its end).
+    construction_started_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     completed_on: Mapped[dt.date | None] = mapped_column(Date)
     extension_requested_on: Mapped[dt.date | None] = mapped_column(Date)
     # Where permits lapse (Southborough §9.7): the day the extension was granted; it lengthens the clock.
@@ -161,10 +164,13 @@ class StormwaterStructure(SitePoint, db.Model):
     design_invert: Mapped[str | None] = mapped_column(String(120))
     material: Mapped[str | None] = mapped_column(String(120))
     groundwater_separation_ft: Mapped[decimal.Decimal | None] = mapped_column(Numeric(6, 2))
+    # §380-16 C(4)(c): when the structure was backfilled, and who recorded it.
     backfilled_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    backfilled_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
     # O&M plan: what is done to it and how often (§380-14 C(2)).
     maintenance_task: Mapped[str | None] = mapped_column(Text)
     maintenance_interval_months: Mapped[int | None]
     revision: Mapped[int] = mapped_column(Integer, default=1)
 
     permit: Mapped[Permit] = relationship(back_populates="structures")
+    backfilled_by = relationship("User", foreign_keys=[backfilled_by_id])

@@ -56,11 +56,21 @@ def _number_taken(jurisdiction_id: str, number: str, exclude_id: str | None = No
     return db.session.scalar(query) is not None
 
 
+def _start_moment(permit: Permit, time: dt.time | None) -> None:
+    """§380-2 "start of construction": the moment of the first land-disturbing activity, from its day and its
+    local time; with no time, only the day is known (the schedule reads it as its end)."""
+    day = permit.construction_started_on
+    permit.construction_started_at = (None if day is None or time is None
+                                      else dt.datetime.combine(day, time, tzinfo=LOCAL_TZ).astimezone(dt.UTC))
+
+
 def create_permit(actor, **fields: Any) -> Permit:
     """Record a newly issued permit."""
     if _number_taken(fields["jurisdiction_id"], fields["number"]):
         raise PermitError("number", "This town already has a permit with that number.")
+    time = fields.pop("construction_started_time", None)
     permit = Permit(status="issued", **fields)
+    _start_moment(permit, time)
     if permit.construction_started_on:
         permit.status = "active"
     db.session.add(permit)
@@ -74,8 +84,13 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
     if _number_taken(jurisdiction_id, fields.get("number", permit.number), exclude_id=permit.id):
         raise PermitError("number", "This town already has a permit with that number.")
     before = audit.snapshot(permit)
+    timed = "construction_started_time" in fields
+    time = fields.pop("construction_started_time", None)
     for name, value in fields.items():
         setattr(permit, name, value)
+    started = permit.construction_started_at
+    if timed or (started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on):
+        _start_moment(permit, time)  # (a day changed without its time keeps no stale time)
     if permit.status == "issued" and permit.construction_started_on:
         permit.status = "active"
     if permit.status == "lapsed" and permit.construction_started_on and permit.extension_granted_on:
@@ -136,7 +151,9 @@ def change_status(actor, permit: Permit, status: str) -> Permit:
     before = audit.snapshot(permit)
     permit.status = status
     if status == "active" and permit.construction_started_on is None:
-        permit.construction_started_on = utcnow().astimezone(LOCAL_TZ).date()
+        # §380-2: work starts as the permit becomes active, at this moment.
+        started = utcnow()
+        permit.construction_started_on, permit.construction_started_at = started.astimezone(LOCAL_TZ).date(), started
     permit.revision += 1
     audit.record(actor, "permit.status", permit, before)
     return permit
@@ -210,6 +227,27 @@ def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
         raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
                                  f"lifted{f' ({clause})' if clause else ''}. Stabilizing areas and maintaining "
                                  "controls may go on.")
+
+
+@implements("§380-16 C(4)(c)")
+def record_backfill(actor, structure: StormwaterStructure, at: dt.datetime) -> StormwaterStructure:
+    """§380-16 C(4)(c): record when an underground structure was backfilled, and who recorded it. Its pre-bury
+    inspection is due "prior to backfilling": from this moment one not made is overdue, a violation."""
+    if not structure.is_underground:
+        raise PermitError("at", f"{structure.name} is not underground: nothing is backfilled over it.")
+    if structure.backfilled_at is not None:
+        when = structure.backfilled_at.astimezone(LOCAL_TZ).strftime("%b %-d, %Y %-I:%M %p")
+        raise PermitError("at", f"{structure.name} was already recorded as backfilled on {when}.")
+    if at > utcnow() + dt.timedelta(minutes=5):
+        raise PermitError("at", "The backfill cannot be in the future.")
+    issued = structure.permit.issued_on
+    if at.astimezone(LOCAL_TZ).date() < issued:
+        raise PermitError("at", "The backfill cannot be before the permit was issued.")
+    before = audit.snapshot(structure)
+    structure.backfilled_at, structure.backfilled_by_id = at, getattr(actor, "id", None)
+    structure.revision += 1
+    audit.record(actor, "structure.backfill", structure, before)
+    return structure
 
 
 def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:

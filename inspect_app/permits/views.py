@@ -13,6 +13,7 @@ from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404
 from inspect_app.certifications import services as om
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
+from inspect_app.conditions import views as conditions
 from inspect_app.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
@@ -21,12 +22,13 @@ from inspect_app.inputs import query_int
 from inspect_app.inspections import views as inspections
 from inspect_app.permits import now, services
 from inspect_app.permits.forms import (
-    AreaForm, AreaStatusForm, AssignmentForm, PermitForm, PointForm, StatusForm, StructureForm,
+    AreaForm, AreaStatusForm, AssignmentForm, BackfillForm, PermitForm, PointForm, StatusForm, StructureForm,
 )
 from inspect_app.permits.models import PERMIT_STATUSES, Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.photos import views as photos
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import humanize
+from inspect_app.waivers import views as waivers
 from inspect_app.types import LOCAL_TZ, utcnow
 
 bp = Blueprint("permits", __name__, url_prefix="/permits")
@@ -54,6 +56,8 @@ def _permit_form(permit: Permit | None = None) -> PermitForm:
     if permit is not None and request.method == "GET":
         form.is_redevelopment.data = "1" if permit.is_redevelopment else "0"
         form.owner_id.data = permit.owner_id or ""
+        started = permit.construction_started_at
+        form.construction_started_time.data = started.astimezone(LOCAL_TZ).time() if started else None
     return form
 
 
@@ -77,7 +81,10 @@ def _detail_forms(permit: Permit) -> dict:
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
     return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
             "structure_form": StructureForm(prefix="structure"), "status_form": status,
-            "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit)}
+            "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit),
+            "backfill_forms": {}, "backfill_form": _blank_backfill_form,
+            # The town's storm threshold (CGP 2022 Part 4.2 as its profile gives it), for the schedule's words.
+            "storm_mm": services.profile_of(permit).storm.threshold_mm}
 
 
 _POINT_GROUPS = {"area": "Disturbed areas", "structure": "Structures", "easement": "Easements"}
@@ -108,11 +115,16 @@ def _blank_area_status_form(area: DisturbedArea) -> AreaStatusForm:
     return AreaStatusForm(prefix=f"area-{area.id}", formdata=None)
 
 
+def _blank_backfill_form(structure: StormwaterStructure) -> BackfillForm:
+    return BackfillForm(prefix=f"backfill-{structure.id}", formdata=None)
+
+
 def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
     found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
              "photos": photos.section(permit), "certifications": certifications.section(permit),
-             "completion": completion.section(permit)}
+             "completion": completion.section(permit), "conditions": conditions.section(permit),
+             "waivers": waivers.section(permit)}
     # The documents list the reports, orders and certificate the other sections read (once, not twice).
     found["documents"] = documents.section(permit, found["inspections"]["inspections"],
                                            found["enforcement"]["record"].orders,
@@ -143,6 +155,8 @@ def _folds(permit: Permit) -> list[Fold]:
         Fold("inspections", "Inspections", "inspections/_permit_section.html", open=True),
         Fold("photos", "Photos", "photos/_permit_photos.html"),
         Fold("rainfall", "Rainfall, last 60 days", "permits/_rainfall.html"),
+        Fold("conditions", "Frozen conditions and snowmelt", "conditions/_section.html"),
+        Fold("waivers", "Waivers", "waivers/_section.html"),
         Fold("om", "Operation and maintenance", "certifications/_permit_section.html", open=True),
         Fold("schedule", "Schedule", "dashboard/_permit_link.html"),
         Fold("completion", "Final submissions and certificate of completion", "completion/_section.html"),
@@ -324,6 +338,25 @@ def add_structure(permit_id: str):
             db.session.commit()
             return _fragment("structures", permit)
     return _fragment("structures", permit, 422, structure_form=form)
+
+
+@bp.post("/<permit_id>/structures/<structure_id>/backfill")
+def backfill(permit_id: str, structure_id: str):
+    """Record that an underground structure was backfilled (§380-16 C(4)(c)), when and by whom."""
+    permit = permit_or_404(permit_id, "structure.backfill")
+    structure = db.get_or_404(StormwaterStructure, structure_id)
+    if structure.permit_id != permit.id:
+        abort(404)
+    form = BackfillForm(prefix=f"backfill-{structure.id}")
+    if form.validate_on_submit():
+        try:
+            services.record_backfill(current_user, structure, form.at.data.replace(tzinfo=LOCAL_TZ))
+        except services.PermitError as error:
+            form.at.errors.append(str(error))
+        else:
+            db.session.commit()
+            return _fragment("structures", permit)
+    return _fragment("structures", permit, 422, backfill_forms={structure.id: form})
 
 
 @bp.post("/<permit_id>/points")

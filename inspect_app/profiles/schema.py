@@ -42,6 +42,31 @@ class DaysRule(Rule):
     days: int = Field(ge=1, le=3650)
 
 
+class TownChoice(Strict):
+    """Where a rule rests: the town's `regulation`, or its `policy` where the regulation's text does not give
+    the value (a document then says "town policy"); `enabled` switches a policy off without a code change."""
+
+    basis: Literal["regulation", "policy"] = "regulation"
+    enabled: bool = True
+
+    @property
+    def basis_words(self) -> str:
+        """'town policy' or 'regulation': what a page or document says the rule rests on."""
+        return "town policy" if self.basis == "policy" else "regulation"
+
+
+class CureRule(TownChoice, DaysRule):
+    """§380-14 E: corrections within `days` after the authority's notice to correct a maintenance violation."""
+
+
+class ProgramRule(TownChoice):
+    """The town's own inspection program (§380-16 C(4)): the inspections before construction, before backfill
+    and the walk-through the schedule tracks beside the CGP's. Where the town's text has no program, it is
+    the town's policy and can be switched off; the CGP's inspections are owed regardless."""
+
+    citation: str = Field(default="", max_length=CITATION_MAX)
+
+
 class HoursRule(Rule):
     hours: int = Field(ge=1, le=720)
 
@@ -63,6 +88,9 @@ class StabilizationRule(Rule):
 
     days: int | None = Field(default=None, ge=1, le=365)
     initiate_work_days: int = Field(default=1, ge=1, le=30)
+    # CGP 2022 Part 2.2.14.a.i applies where earth-disturbing activity has permanently ceased or the area
+    # "will be temporarily inactive for 14 or more calendar days": work resumed sooner owed no initiation.
+    inactive_days: int = Field(default=14, ge=1, le=365)
     initiate_citation: str = Field(default="CGP 2022 Part 2.2.14.a.i", min_length=1, max_length=CITATION_MAX)
     complete_days: int = Field(default=14, ge=1, le=365)
     complete_days_sensitive: int = Field(default=7, ge=1, le=365)
@@ -73,18 +101,20 @@ class StabilizationRule(Rule):
         return self.complete_days_sensitive if sensitive else self.complete_days
 
 
-class AdvanceNotice(HoursRule):
+class AdvanceNotice(TownChoice, HoursRule):
     """§380-16 C(3): notice to the authority at least `hours` before each inspection of the listed types
     (the inspections the project design engineer conducts; not the CGP erosion-control inspections)."""
 
     inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
                                     "periodic"], ...] = ("initial", "pre_bury", "walk_through", "final", "periodic")
 
-    def required_for(self, inspection_type: str) -> bool:
-        return inspection_type in self.inspection_types
+    def required_for(self, inspection_type: str, by_authority: bool = False) -> bool:
+        """Whether an inspection of this type owes the notice: never one the authority makes itself (the notice
+        is owed *to* the town, §380-16 C(3): "The project design engineer shall notify the DPW Director")."""
+        return self.enabled and inspection_type in self.inspection_types and not by_authority
 
 
-class OMCertificationRule(MonthsRule):
+class OMCertificationRule(TownChoice, MonthsRule):
     """§380-14 C(2)(l): an annual certification of the work done over the *last* `months` months, so a
     period can be certified only once it has ended; it is due `certify_within_days` after that (the
     town's text sets no deadline: the number is the town's choice, kept here)."""
@@ -100,6 +130,10 @@ class ReportingRule(Strict):
     report_citation: str = Field(default="CGP 2022 Part 4.7.1", min_length=1, max_length=CITATION_MAX)
     action_record_hours: int = Field(default=24, ge=1, le=720)
     action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1, max_length=CITATION_MAX)
+    # Part 4.7.1 is about the inspections Part 4 requires (the erosion-control inspections); a town that
+    # holds its own reports to the same deadline lists their types here.
+    report_inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
+                                           "periodic"], ...] = ("erosion_control",)
 
 
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
@@ -115,8 +149,68 @@ class CompletionRule(Rule):
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
 
 
+class SuretyRule(Rule):
+    """Releasing the surety (Longmeadow §380-17 B, Southborough §6.3): "If the project is phased, [the authority]
+    may release part of the bond as each phase is completed in compliance with the permit but the bond may not
+    be fully released until [it] has received the final inspection report ... and issued a certificate of
+    completion." So a partial release is for one completed phase, made while the permit complies. The text
+    gives no share to keep: `retained_percent` of the surety stays until the certificate as the town's policy
+    (`retained_basis`), so that a "part" cannot be all of it but a cent."""
+
+    retained_percent: float = Field(default=10, ge=0, lt=100)
+    retained_basis: Literal["regulation", "policy"] = "policy"
+
+
 class StormRule(Rule):
+    """CGP 2022 Parts 4.2, 4.3: an inspection within 24 hours of a storm of `threshold_mm` or more of rain
+    within 24 hours, on the 14-day schedule and for sensitive waters. `every_schedule`: the town also asks
+    for it on the 7-day schedule (`every_schedule_citation` says where; Longmeadow §380-11 C(3)(f))."""
+
     threshold_mm: float = Field(gt=0, le=500)
+    every_schedule: bool = False
+    every_schedule_citation: str = Field(default="", max_length=CITATION_MAX)
+
+    @model_validator(mode="after")
+    def _every_schedule_cited(self) -> Self:
+        if self.every_schedule and not self.every_schedule_citation.strip():
+            raise ValueError("every_schedule needs every_schedule_citation: the town clause that asks for it")
+        return self
+
+
+class SnowmeltRule(Rule):
+    """CGP 2022 Parts 4.2, 4.3: an inspection within 24 hours of the occurrence of a snowmelt discharge from
+    a storm event that produced `threshold_mm` or more of snow within 24 hours, wherever storm inspections
+    are owed. The clock runs from the discharge, not from the snowfall."""
+
+    citation: str = Field(default="CGP 2022 Parts 4.2, 4.3: within 24 hours of a snowmelt discharge from a "
+                                  "storm event producing 3.25 in (82.55 mm) or more of snow within 24 hours",
+                          min_length=1, max_length=CITATION_MAX)
+    threshold_mm: float = Field(default=82.55, gt=0, le=2000)
+
+
+class FrozenRule(Rule):
+    """CGP 2022 Part 4.4, frozen conditions: where runoff is unlikely because frozen conditions are likely to
+    last `min_months` or more, inspections are suspended while construction is suspended (every disturbed
+    area stabilized) or reduced to once a month while work goes on; the site documents the dates."""
+
+    citation: str = Field(default="CGP 2022 Part 4.4: frozen conditions; inspections suspended while "
+                                  "construction is suspended, or once a month while work goes on",
+                          min_length=1, max_length=CITATION_MAX)
+    min_months: int = Field(default=3, ge=1, le=12)
+
+
+# The town requirements the engine can stop when the authority waives them: its own inspections and O&M
+# duties. The CGP's (routine and storm inspections, reports, corrective actions, stabilization) are federal
+# and no town can waive them (§380-8 A(1): a waiver must be "allowed by federal ... statutes and regulations").
+WAIVABLE = ("pre_construction", "pre_bury", "walk_through", "om_certification", "cure")
+
+
+class WaiverRule(Rule):
+    """The authority may waive strict compliance with a requirement of its rules (Longmeadow §380-8,
+    Southborough §6.2); `requirements` are those of the engine's obligations the town's rules set."""
+
+    requirements: tuple[Literal["pre_construction", "pre_bury", "walk_through", "om_certification", "cure"],
+                        ...] = WAIVABLE
 
 
 class PermitClock(Rule):
@@ -262,9 +356,15 @@ class Profile(Strict):
     stabilization: StabilizationRule
     advance_notice: AdvanceNotice
     storm: StormRule
+    snowmelt: SnowmeltRule = SnowmeltRule()
+    frozen: FrozenRule = FrozenRule()
+    # None: the town's rules provide for no waiver (a town with the CGP alone: federal duties are not waivable).
+    waivers: WaiverRule | None = None
     # None: the town's permits neither lapse nor must be started within a time (the CGP has no such clock).
     permit_clock: PermitClock | None = None
     om_certification: OMCertificationRule
+    # None: the town's rules hold no surety (releases are then limited by the certificate alone).
+    surety: SuretyRule | None = None
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()
     # What the signer certifies the inspection was performed under, in the report's statement.
@@ -272,7 +372,8 @@ class Profile(Strict):
     # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",
     # "final_certification", ...); a purpose the town does not cite is printed without a clause.
     citations: dict[CitationPurpose, str] = Field(default_factory=dict)
-    cure_period: DaysRule
+    cure_period: CureRule
+    program: ProgramRule = ProgramRule()
     # Who signs an amendment of the O&M plan's maintenance schedule: the roles of responsible party the
     # town names ("owner(s), persons with financial responsibility, and persons with operational
     # responsibility", Southborough §7.6, Changes to O&M Plans b); Longmeadow §380-14 F(2) adds "and

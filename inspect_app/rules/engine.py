@@ -82,7 +82,7 @@ from inspect_app.rules.stabilization import Episode as StabilizationEpisode
 from inspect_app.rules.stabilization import episodes as stabilization_episodes
 from inspect_app.units import inches
 
-Status = Literal["upcoming", "due", "overdue", "met"]
+Status = Literal["upcoming", "due", "overdue", "met", "waived"]
 Kind = Literal[
     "pre_construction",
     "inspection",
@@ -116,6 +116,7 @@ SIGNIFICANT_WORK_DAYS = 7
 # A gauge reading converted from inches may land a hair under the threshold in floating point.
 _DEPTH_TOLERANCE_MM = 1e-6
 _NO_DEADLINE = dt.datetime.max.replace(tzinfo=UTC)
+_NEVER = _NO_DEADLINE
 _START = attrgetter("start")
 
 
@@ -172,10 +173,13 @@ class ScheduleInForce:
     sensitive_waters: bool
     threshold_mm: float
     citation: str
+    suspended: bool = False  # CGP 2022 Part 4.4: frozen, construction suspended: no inspection is due
 
     @property
     def text(self) -> str:
         """'At least every 14 calendar days, and within 24 hours of a storm of 0.25 in or more'."""
+        if self.suspended:
+            return "Inspections suspended: construction is suspended and the ground is frozen"
         words = f"At least every {self.every}"
         if self.storms:
             words += f", and within 24 hours of a storm of {inches(self.threshold_mm)} or more"
@@ -188,9 +192,13 @@ def schedule_in_force(facts: PermitFacts, profile: Profile, at: dt.datetime) -> 
     """The schedule of CGP 2022 Part 4 in force at `at`, as the engine applies it: the permit's chosen
     frequency, sensitive waters (Part 4.3), or the reduced frequency of a stabilized site (Part 4.4)."""
     evaluation = _Evaluation(facts, profile, at.astimezone(UTC), history=False)
-    stabilized_since = evaluation._stabilized_since(evaluation.now)
-    _, every, citation = evaluation._interval_due(evaluation.now, stabilized_since)
-    storms = stabilized_since is None and (facts.sensitive_waters or facts.cgp_schedule == "every_14_days_and_storm")
+    now = evaluation.now
+    mode = evaluation._mode_at(now)
+    _, every, citation = evaluation._interval_due(now, mode)
+    if evaluation._suspension_at(now) is not None:
+        return ScheduleInForce(every, False, facts.sensitive_waters, profile.storm.threshold_mm,
+                               short_citation(profile.frozen.citation), suspended=True)
+    storms = mode is None and evaluation.storms_owed
     return ScheduleInForce(every, storms, facts.sensitive_waters, profile.storm.threshold_mm, citation)
 
 
@@ -291,6 +299,20 @@ class _Evaluation:
         sensitive = facts.sensitive_waters
         self.normal_days = SENSITIVE_DAYS if sensitive else SCHEDULE_DAYS[facts.cgp_schedule]
         self.normal_citation = CGP_SENSITIVE if sensitive else CGP_STANDARD
+        # CGP 2022 Parts 4.2, 4.3: storm (and snowmelt) inspections on the 14-day schedule and for sensitive
+        # waters; a town that asks for them after every storm (§380-11 C(3)(f)) adds the 7-day schedule.
+        storm_rule = profile.storm
+        cgp_storms = sensitive or facts.cgp_schedule == "every_14_days_and_storm"
+        self.storms_owed = cgp_storms or storm_rule.every_schedule
+        self.storm_citation = self.normal_citation if cgp_storms else short_citation(storm_rule.every_schedule_citation)
+        self.suspensions, self.reductions = self._frozen_periods()
+        self.mode_times = sorted({*self.change_times, *(t for period in self.reductions for t in period if t is not None)})
+        # §380-8 / §6.2: the waivers the town's rules allow, granted by now, by the requirement they waive.
+        allowed = profile.waivers.requirements if profile.waivers is not None else ()
+        self.waivers: dict[str, list] = {}
+        for waiver in sorted(facts.waivers, key=attrgetter("granted_at")):
+            if waiver.requirement in allowed and waiver.granted_at <= now:
+                self.waivers.setdefault(waiver.requirement, []).append(waiver)
 
     def run(self) -> list[Obligation]:
         if self.facts.issued_at > self.now:
@@ -300,6 +322,7 @@ class _Evaluation:
         if self.started is not None:
             self._routine_inspections()
             self._storm_inspections()
+            self._snowmelt_inspections()
             self._walk_through()
         self._pre_bury()
         self._stabilization()
@@ -323,19 +346,50 @@ class _Evaluation:
         moot: bool = False,
     ) -> None:
         """Record an obligation; `moot` marks one that, once overdue, can no longer be met (history only)."""
+        waiver = self._waiver_of(kind, subject) if met_at is None and self.waivers else None
+        if waiver is not None:
+            reason, citation, moot = self._waived(waiver, due_at, reason, citation, moot)
         if met_at is not None:
             status: Status = "met"
+        elif waiver is not None and (due_at is None or due_at >= waiver.granted_at):
+            status = "waived"
         elif due_at is not None and self.now > due_at:
             status = "overdue"
         elif opens_at is not None and opens_at <= self.now:
             status = "due"
         else:
             status = "upcoming"
-        if not self.history and (status == "met" or (moot and status == "overdue")):
+        if not self.history and (status in ("met", "waived") or (moot and status == "overdue")):
             return
         self.out.append(
             Obligation(self.facts.id, kind, subject, opens_at, due_at, status, met_at, reason(), citation)
         )
+
+    def _waiver_of(self, kind: str, subject: str):
+        """The first waiver in force of requirement `kind` for `subject` (or for every subject), if any."""
+        for waiver in self.waivers.get(kind, ()):
+            if waiver.subject is None or waiver.subject == subject:
+                return waiver
+        return None
+
+    def _waived(self, waiver, due_at: dt.datetime | None, reason: Callable[[], str], citation: str,
+                moot: bool) -> tuple[Callable[[], str], str, bool]:
+        """§380-8 (Southborough §6.2): a waived requirement stops from the waiver's grant, and says so. One whose
+        deadline had already passed stays overdue on the record (the waiver does not reach back), but can no
+        longer be met."""
+        rule = self.profile.waivers
+        assert rule is not None
+        clause, tz = short_citation(rule.citation), self.tz
+        late = due_at is not None and due_at < waiver.granted_at
+        words = (f" Waived ({clause}) on {_date(waiver.granted_at, tz)}"
+                 + (f" by {waiver.granted_by}" if waiver.granted_by else "")
+                 + (f": {waiver.reason}" if waiver.reason else "") + "."
+                 + (" The deadline had passed before the waiver." if late else ""))
+
+        def waived_reason() -> str:
+            return reason() + words
+
+        return waived_reason, f"{citation}; waived under {clause}"[:200], moot or late
 
     def _settled(self, met_at: dt.datetime | None) -> bool:
         """True when the open-only view can skip an obligation already met (saves working out its deadline)."""
@@ -346,7 +400,10 @@ class _Evaluation:
         return at if at is not None and at <= self.now else None
 
     def _inspection_citation(self, key: str) -> str | None:
-        """The town's citation for an inspection type, or None when the town does not require it."""
+        """The town's citation for an inspection type of its program, or None when the town does not require it
+        (its program is a policy it has switched off: profile `program.enabled`)."""
+        if not self.profile.program.enabled:
+            return None
         for kind in self.profile.inspection_types:
             if kind.key == key:
                 return short_citation(kind.citation)
@@ -451,16 +508,61 @@ class _Evaluation:
                 changes.append((at, None))
         return changes, [at for at, _ in changes]
 
+    def _frozen_periods(self) -> tuple[list[tuple[dt.datetime, dt.datetime | None]], list[tuple[dt.datetime, dt.datetime | None]]]:
+        """The recorded frozen periods begun by now (CGP 2022 Part 4.4), as (start, end or None while it
+        lasts): those with construction suspended, then those with work going on. A suspension ends early
+        when any area is disturbed again during it (the land disturbance it rests on has resumed)."""
+        now, suspensions, reductions = self.now, [], []
+        disturbed = sorted(e.at for area in self.facts.areas for e in area.events
+                           if e.status == "disturbed" and e.at <= now)
+        for period in sorted(self.facts.frozen_periods, key=attrgetter("start")):
+            if period.start > now:
+                continue
+            end = period.end if period.end is not None and period.end <= now else None
+            if period.suspended:
+                index = bisect_right(disturbed, period.start)
+                if index < len(disturbed) and (end is None or disturbed[index] < end):
+                    end = disturbed[index]
+                suspensions.append((period.start, end))
+            else:
+                reductions.append((period.start, end))
+        return suspensions, reductions
+
+    @staticmethod
+    def _within(periods: list[tuple[dt.datetime, dt.datetime | None]], at: dt.datetime) -> tuple | None:
+        for start, end in periods:
+            if start <= at and (end is None or at < end):
+                return start, end
+        return None
+
+    def _suspension_at(self, at: dt.datetime) -> tuple | None:
+        """The frozen-conditions suspension of inspections in force at `at`, if any."""
+        return self._within(self.suspensions, at)
+
+    def _mode_at(self, at: dt.datetime) -> tuple[str, dt.datetime] | None:
+        """The reduced frequency in force at `at` (CGP 2022 Part 4.4): ("stabilized", since) for a stabilized
+        site, ("frozen", since) for work going on in frozen conditions; None for the permit's own schedule."""
+        since = self._stabilized_since(at)
+        if since is not None:
+            return "stabilized", since
+        frozen = self._within(self.reductions, at)
+        return ("frozen", frozen[0]) if frozen is not None else None
+
     def _stabilized_since(self, at: dt.datetime) -> dt.datetime | None:
         """When the whole site became stabilized, if it was at `at`."""
         index = bisect_right(self.change_times, at) - 1
         return self.changes[index][1] if index >= 0 else None
 
-    def _interval_due(self, anchor: dt.datetime, stabilized_since: dt.datetime | None) -> tuple[dt.datetime, str, str]:
-        """Deadline after `anchor` at the frequency in force, its wording and citation."""
+    def _interval_due(self, anchor: dt.datetime, mode: tuple[str, dt.datetime] | None) -> tuple[dt.datetime, str, str]:
+        """Deadline after `anchor` at the frequency in force (`_mode_at`), its wording and citation."""
         tz = self.tz
-        if stabilized_since is None:
+        if mode is None:
             return days_after(anchor, self.normal_days, tz), f"{self.normal_days} calendar days", self.normal_citation
+        kind, stabilized_since = mode
+        if kind == "frozen":
+            # CGP 2022 Part 4.4: construction going on in frozen conditions: once a month.
+            return (months_after(anchor, 1, tz), "month while work goes on in frozen conditions",
+                    short_citation(self.profile.frozen.citation))
         # CGP 2022 Part 4.4: stabilized sites drop to monthly (sensitive waters: twice in the first month).
         if self.facts.sensitive_waters and local_date(anchor, tz) < add_months(local_date(stabilized_since, tz), 1):
             days = SENSITIVE_STABILIZED_FIRST_MONTH_DAYS
@@ -468,13 +570,16 @@ class _Evaluation:
         return months_after(anchor, 1, tz), "month once the whole site is stabilized", CGP_STABILIZED
 
     def _routine_due(self, anchor: dt.datetime) -> tuple[dt.datetime, str, str]:
-        """Next routine deadline after `anchor`, following any change in stabilization before it."""
-        due = self._interval_due(anchor, self._stabilized_since(anchor))
-        index = bisect_right(self.change_times, anchor)
-        while index < len(self.changes) and self.changes[index][0] <= due[0]:
-            at, since = self.changes[index]
-            if since is not None:
-                due = self._interval_due(anchor, since)
+        """Next routine deadline after `anchor`, following any change of frequency (stabilization, frozen
+        conditions) before it."""
+        due = self._interval_due(anchor, self._mode_at(anchor))
+        times = self.mode_times
+        index = bisect_right(times, anchor)
+        while index < len(times) and times[index] <= due[0]:
+            at = times[index]
+            mode = self._mode_at(at)
+            if mode is not None:
+                due = self._interval_due(anchor, mode)
             else:
                 # An area disturbed again: the full frequency applies again from then.
                 again = days_after(at, self.normal_days, self.tz)
@@ -499,12 +604,23 @@ class _Evaluation:
         while anchor <= limit:
             due, every, citation = self._routine_due(anchor)
             met = times[index] if index < stop else None
+            pause = self._suspension_before(anchor, due)
+            if pause is not None and (met is None or met > pause[0]):
+                # CGP 2022 Part 4.4: inspections suspended while the site is frozen and construction suspended:
+                # nothing falls due in it, and the chain starts again when it ends.
+                resumed = pause[1]
+                if resumed is None or resumed > limit:
+                    break
+                anchor, anchor_is = resumed, "thaw"
+                index = max(index, bisect_right(times, resumed, first, stop))
+                continue
             if met is None and end is not None and due >= end:
                 break  # the work was complete before this one fell due
             since = {
                 "start": f"construction started on {_date(anchor, tz)}",
                 "inspection": f"the last one was on {_date(anchor, tz)}",
                 "deadline": f"the previous one was due by {_date(anchor, tz)}",
+                "thaw": f"the suspension of inspections for frozen conditions ended on {_date(anchor, tz)}",
             }[anchor_is]
             self._emit(
                 "inspection", self.permit, anchor, due, met, citation,
@@ -516,11 +632,19 @@ class _Evaluation:
             else:
                 anchor, anchor_is = due, "deadline"
 
+    def _suspension_before(self, anchor: dt.datetime, due: dt.datetime) -> tuple | None:
+        """The first suspension of inspections (frozen conditions) that is in force between `anchor` and `due`."""
+        for start, end in self.suspensions:
+            if start <= due and (end is None or end > anchor):
+                return start, end
+        return None
+
     @implements("§380-11 C(3)(f)")  # "and especially following any storm"
     def _storm_inspections(self) -> None:
-        """CGP 2022 Parts 4.2 and 4.3: an inspection within 24 hours of a storm of 0.25 in or more."""
+        """CGP 2022 Parts 4.2 and 4.3: an inspection within 24 hours of a storm of 0.25 in or more; on every
+        schedule where the town asks for one after any storm (§380-11 C(3)(f), profile `storm.every_schedule`)."""
         facts = self.facts
-        if not (facts.sensitive_waters or facts.cgp_schedule == "every_14_days_and_storm"):
+        if not self.storms_owed:
             return
         threshold, now = self.profile.storm.threshold_mm - _DEPTH_TOLERANCE_MM, self.now
         # A storm not reached yet as of now has not happened.
@@ -540,11 +664,42 @@ class _Evaluation:
                 self._storm(storm)
 
     def _storm_applies(self, at: dt.datetime) -> bool:
-        """A storm inspection is needed if construction was under way at `at` and the site not all stabilized."""
+        """A storm inspection is needed if construction was under way at `at`, the site not all stabilized and
+        not in recorded frozen conditions (CGP 2022 Part 4.4: suspended, or reduced to once a month)."""
         assert self.started is not None
         if at <= self.started or (self.completed is not None and at >= self.completed):
             return False
-        return self._stabilized_since(at) is None
+        return self._mode_at(at) is None and self._suspension_at(at) is None
+
+    @implements("CGP 2022 Parts 4.2-4.3 (snowmelt)")
+    def _snowmelt_inspections(self) -> None:
+        """CGP 2022 Parts 4.2, 4.3: "within 24 hours of the occurrence of ... a snowmelt discharge from a storm
+        event that produces 3.25 inches or more of snow within a 24-hour period": the clock runs from the
+        discharge. Discharges within 24 hours of each other are one occurrence: the earliest moment stands."""
+        if not self.storms_owed or not self.facts.snowmelts:
+            return
+        rule, now, tz = self.profile.snowmelt, self.now, self.tz
+        threshold = rule.threshold_mm - _DEPTH_TOLERANCE_MM
+        melts = sorted((m for m in self.facts.snowmelts if m.snow_mm >= threshold and m.at <= now), key=attrgetter("at"))
+        first: list = []
+        for melt in melts:
+            if first and melt.at - first[-1].at < STORM_INSPECTION_WITHIN:
+                continue  # the same discharge, seen again (by the station and on site)
+            first.append(melt)
+        sensitive_or_14 = self.storm_citation == self.normal_citation
+        citation = short_citation(rule.citation) if sensitive_or_14 else self.storm_citation
+        for melt in first:
+            if not self._storm_applies(melt.at):
+                continue
+            how = "seen on site" if melt.seen_on_site else "shown by the weather station's snow depth"
+            self._storm_obligation(
+                f"snowmelt:{melt.at.isoformat()}", melt.at, melt.at + STORM_INSPECTION_WITHIN,
+                bisect_left(self.erosion, melt.at),
+                lambda melt=melt, how=how: f"Snowmelt from a storm of {inches(melt.snow_mm)} of snow began to "
+                f"discharge {_when(melt.at, tz)} ({how}), so an erosion-control inspection is required within "
+                "24 hours of the discharge.",
+                citation,
+            )
 
     def _during_stop_work(self, storm: Storm) -> bool:
         for order in self.facts.stop_work_orders:
@@ -589,13 +744,14 @@ class _Evaluation:
         return f"in the 24 hours to {_when(storm.end, tz)}"
 
     def _storm_obligation(
-        self, subject: str, opens: dt.datetime, due: dt.datetime, index: int, reason: Callable[[], str]
+        self, subject: str, opens: dt.datetime, due: dt.datetime, index: int, reason: Callable[[], str],
+        citation: str | None = None,
     ) -> None:
         met = self.erosion[index] if index < len(self.erosion) else None
         if met is None and self.completed is not None and due >= self.completed:
             return  # the work was complete before this one fell due
         self._emit(
-            "storm_inspection", subject, opens, due, met, self.normal_citation, reason,
+            "storm_inspection", subject, opens, due, met, citation or self.storm_citation, reason,
             moot=met is None and self.completed is not None,
         )
 
@@ -609,6 +765,7 @@ class _Evaluation:
         citation = self._inspection_citation("pre_bury")
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
             return
+        tz = self.tz
         for structure in self.facts.structures:
             inspected = self._seen(structure.pre_bury_inspected_at)
             if self._settled(inspected):
@@ -617,11 +774,14 @@ class _Evaluation:
             # Open from the start of construction, or from the backfill if that came first: a structure
             # buried before the recorded start still needed its inspection.
             opens = min((t for t in (self.started, backfilled) if t is not None), default=None)
-            # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure.
+            # §380-16 C(4)(c): prior to backfilling any underground drainage or infiltration structure; one
+            # backfilled without it was a violation, recorded as such (it can no longer be met).
+            missed = backfilled is not None and (inspected is None or inspected > backfilled)
             self._emit(
                 "pre_bury", f"structure:{structure.id}", opens, backfilled, inspected,
                 citation,
-                lambda: f"{name} must have a pre-bury inspection before it is backfilled.",
+                lambda: (f"{name} was backfilled on {_when(backfilled, tz)} without its pre-bury inspection: a "
+                         "violation." if missed else f"{name} must have a pre-bury inspection before it is backfilled."),
             )
 
     @implements("§380-16 C(4)(d)")
@@ -672,6 +832,10 @@ class _Evaluation:
         if met is None and again is not None:
             if again <= due:
                 return  # work resumed in time: the clock stops and nothing was owed
+            federal = kind == "stabilization" or not episode.complete_by_town
+            if federal and again - episode.ceased < dt.timedelta(days=self.profile.stabilization.inactive_days):
+                # CGP 2022 Part 2.2.14.a.i: only an area inactive 14 or more calendar days had to be stabilized.
+                return
             # Work resumed after the deadline: the lapse stays on the record, but can no longer be cured.
             self._emit(kind, subject, episode.ceased, due, None, citation, reason, moot=True)
             return
@@ -709,8 +873,8 @@ class _Evaluation:
         for finding in self.facts.violation_findings:
             found = finding.discovered_at
             done = self._seen(finding.corrected_at)
-            if found > self.now or self._settled(done):
-                continue
+            if found > self.now or self._settled(done) or self._seen(finding.documented_at) is not None:
+                continue  # (a documented corrective action carries the deadline itself)
             # No action chosen yet, so the kind of work is unknown: the longest time CGP Part 5.2 allows.
             due = days_after(found, SIGNIFICANT_WORK_DAYS, tz)
             self._emit(
@@ -724,9 +888,10 @@ class _Evaluation:
         """CGP 2022 Part 4.7.1: a report completed within 24 hours of its inspection (drafts show due)."""
         rule, tz = self.profile.reporting, self.tz
         window = dt.timedelta(hours=rule.report_hours)
+        kinds = rule.report_inspection_types
         for report in self.facts.reports:
-            if report.at > self.now:
-                continue
+            if report.at > self.now or report.kind not in kinds:
+                continue  # Part 4.7.1 is about the inspections Part 4 requires (and those the town adds)
             submitted = self._seen(report.submitted_at)
             if self._settled(submitted):
                 continue
@@ -737,14 +902,19 @@ class _Evaluation:
                 lambda at=report.at, name=name: f"The {name} inspection of {_when(at, tz)} must be reported, "
                 f"signed and submitted, within {rule.report_hours} hours.",
             )
-        # CGP 2022 Part 5.4: a violation found must have its corrective action documented within 24 hours.
+        # CGP 2022 Part 5.4: a violation found must have its corrective action documented within 24 hours; one
+        # documented late is met late, and stays on the record.
         record = dt.timedelta(hours=rule.action_record_hours)
         for finding in self.facts.violation_findings:
             found = finding.discovered_at
-            if found > self.now or self._seen(finding.corrected_at) is not None:
+            documented = self._seen(finding.documented_at)
+            if found > self.now or self._settled(documented):
+                continue
+            if documented is None and self._seen(finding.corrected_at) is not None:
                 continue
             self._emit(
-                "corrective_action_record", f"finding:{finding.id}", found, found + record, None,
+                "corrective_action_record", f"finding:{finding.id}", found, found + record,
+                None if documented is None else max(documented, found),
                 short_citation(rule.action_record_citation),
                 lambda found=found: f"The violation found on {_when(found, tz)} needs its corrective action "
                 f"documented within {rule.action_record_hours} hours.",
@@ -757,8 +927,8 @@ class _Evaluation:
         """§380-14 C(2)(l): each period's certification covers the last N months, so it is made after the
         period ends (from the anniversary on) and is due `certify_within_days` after it."""
         done = self.completed
-        if done is None:
-            return
+        if done is None or not self.profile.om_certification.enabled:
+            return  # (a town policy switched off: profile `om_certification.enabled`)
         rule, tz, now = self.profile.om_certification, self.tz, self.now
         citation, months, grace = short_citation(rule.citation), rule.months, rule.certify_within_days
         filed = sorted(at for at in self.facts.om_certifications if at <= now)
@@ -786,6 +956,8 @@ class _Evaluation:
     @implements("§380-14 E")
     def _cure(self) -> None:
         rule, tz = self.profile.cure_period, self.tz
+        if not rule.enabled:
+            return  # (a town policy switched off: profile `cure_period.enabled`)
         citation, days = short_citation(rule.citation), rule.days
         for notice in self.facts.notices_to_correct:
             issued, corrected = notice.issued_at, self._seen(notice.corrected_at)

@@ -147,6 +147,64 @@ class Storm:
 
 
 @dataclass(frozen=True, slots=True)
+class SnowmeltDischarge:
+    """A discharge caused by snowmelt at `at`, from a storm that produced `snow_mm` of snow within 24 hours
+    (CGP 2022 Parts 4.2, 4.3). Found from a station's hourly snow depth (the melt's first hour), or seen on
+    site by an inspector (`seen_on_site`)."""
+
+    at: dt.datetime
+    snow_mm: float
+    seen_on_site: bool = False
+
+    def __post_init__(self) -> None:
+        _utc(self, "at", self.at, required=True)
+        if not isinstance(self.snow_mm, (int, float)) or not self.snow_mm >= 0:
+            raise FactsError(f"SnowmeltDischarge.snow_mm must be a number of millimetres, 0 or more (got {self.snow_mm!r})")
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenPeriod:
+    """Frozen conditions recorded on the site (CGP 2022 Part 4.4): from `start` to `end` (None: still frozen).
+
+    `suspended`: construction is suspended and the ground frozen, so inspections are suspended; otherwise
+    work goes on in frozen conditions and inspections are reduced to once a month.
+    """
+
+    start: dt.datetime
+    end: dt.datetime | None = None
+    suspended: bool = True
+
+    def __post_init__(self) -> None:
+        _utc(self, "start", self.start, required=True)
+        _utc(self, "end", self.end)
+        if self.end is not None and not self.end > self.start:
+            raise FactsError("FrozenPeriod.end must be after FrozenPeriod.start")
+        if not isinstance(self.suspended, bool):
+            raise FactsError("FrozenPeriod.suspended must be True or False")
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    """The authority's waiver of one requirement on this permit (Longmeadow §380-8, Southborough §6.2).
+
+    `requirement` is the kind of obligation waived (`pre_bury`, `walk_through`, ...), for every subject or,
+    with `subject`, for one (`structure:5`); it stops that obligation from `granted_at` on.
+    """
+
+    id: Id
+    requirement: str
+    granted_at: dt.datetime
+    reason: str = ""
+    granted_by: str = ""
+    subject: str | None = None
+
+    def __post_init__(self) -> None:
+        _utc(self, "granted_at", self.granted_at, required=True)
+        if not isinstance(self.requirement, str) or not self.requirement:
+            raise FactsError("Waiver.requirement must name a requirement")
+
+
+@dataclass(frozen=True, slots=True)
 class CorrectiveAction:
     """A finding's corrective action: what kind of work, when it was found and when it was done."""
 
@@ -178,16 +236,19 @@ class Report:
 
 @dataclass(frozen=True, slots=True)
 class ViolationFinding:
-    """A violation found (at `discovered_at`) for which no corrective action has been opened yet."""
+    """A violation found at `discovered_at`; `documented_at` is when its corrective action was first
+    documented (CGP 2022 Part 5.4), None while none has been."""
 
     id: Id
     discovered_at: dt.datetime
     description: str = ""
     corrected_at: dt.datetime | None = None
+    documented_at: dt.datetime | None = None
 
     def __post_init__(self) -> None:
         _utc(self, "discovered_at", self.discovered_at, required=True)
         _utc(self, "corrected_at", self.corrected_at)
+        _utc(self, "documented_at", self.documented_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,6 +312,9 @@ class PermitFacts:
     start_extended_to: dt.datetime | None = None
     # §9.7: the date the decision was filed with the Town Clerk, where the permit records it.
     decision_filed_at: dt.datetime | None = None
+    snowmelts: tuple[SnowmeltDischarge, ...] = ()
+    frozen_periods: tuple[FrozenPeriod, ...] = ()
+    waivers: tuple[Waiver, ...] = ()
 
     def __post_init__(self) -> None:
         _one_of(self, "status", self.status, PERMIT_STATUSES)
@@ -274,6 +338,9 @@ class PermitFacts:
         _tuple(self, "notices_to_correct", self.notices_to_correct, NoticeToCorrect)
         _tuple(self, "violation_findings", self.violation_findings, ViolationFinding)
         _tuple(self, "reports", self.reports, Report)
+        _tuple(self, "snowmelts", self.snowmelts, SnowmeltDischarge)
+        _tuple(self, "frozen_periods", self.frozen_periods, FrozenPeriod)
+        _tuple(self, "waivers", self.waivers, Waiver)
         _tuple(self, "om_certifications", self.om_certifications, dt.datetime)
         certifications = []
         for at in self.om_certifications:

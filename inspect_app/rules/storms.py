@@ -29,7 +29,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from inspect_app.rules.facts import Storm
+from inspect_app.rules.facts import SnowmeltDischarge, Storm
 from inspect_app.rules.trace import implements
 
 HOUR = dt.timedelta(hours=1)
@@ -159,3 +159,70 @@ def find_storms(rain_mm: Mapping[dt.datetime, float | None], first: dt.datetime,
         i = floor
     missing = tuple(labels[k] for k in range(count) if tenths[k] is None and not in_storm[k])
     return StormScan(tuple(storms), missing)
+
+
+# -- snowmelt (CGP 2022 Parts 4.2, 4.3) -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSnowmelt:
+    """A snow storm in a station's hourly snow depth, and the first hour its snow melted (UTC hour labels)."""
+
+    snowfall_at: dt.datetime  # the label at which the depth had risen by the threshold within 24 hours
+    snow_mm: float  # how much the depth rose over the storm: the snow it produced, as the station saw it
+    discharge_at: dt.datetime  # the first label after it with the air above freezing and the depth falling
+
+    def fact(self) -> SnowmeltDischarge:
+        """The discharge as the schedule engine reads it."""
+        return SnowmeltDischarge(at=self.discharge_at, snow_mm=self.snow_mm)
+
+
+def _above_freezing(celsius: float | None) -> bool:
+    return celsius is not None and celsius > 0
+
+
+@implements("CGP 2022 Parts 4.2-4.3 (snowmelt)")
+def find_snowmelts(depth_cm: Mapping[dt.datetime, float | None], temperature_c: Mapping[dt.datetime, float | None],
+                   first: dt.datetime, last: dt.datetime, threshold_mm: float) -> tuple[FoundSnowmelt, ...]:
+    """The snowmelt discharges a station's hourly snow depth shows from `first` to `last` (aware hour labels).
+
+    CGP 2022 Parts 4.2, 4.3: an inspection "within 24 hours of the occurrence of ... a snowmelt discharge from a
+    storm event that produces 3.25 inches or more of snow within a 24-hour period". A station reports the snow
+    on the ground, not the snowfall nor the site's discharge, so:
+
+    - a **snow storm** is the depth rising by the threshold or more within 24 hours: the label at which the
+      depth first stands that far above the lowest depth of the 24 hours before it; its snow is the rise from
+      that lowest depth to the highest the depth reaches before it starts to fall;
+    - its **snowmelt discharge** is taken to occur at the first later label at which the air is above 0 °C
+      and the depth is below that highest depth: the earliest moment the melt can run off, so no inspection
+      made before it answers it. A storm whose snow has not yet melted in the data gives nothing yet.
+
+    Hours without a depth are skipped, never read as no snow. An inspector who sees a discharge on site
+    records it as well (`conditions.services.record_snowmelt`); the two are one discharge for the engine.
+    """
+    if first.utcoffset() is None or last.utcoffset() is None:
+        raise ValueError("hour labels must be timezone-aware")
+    first, last = first.astimezone(dt.UTC), last.astimezone(dt.UTC)
+    labels = [first + i * HOUR for i in range(int((last - first) / HOUR) + 1)] if last >= first else []
+    known = [(label, depth_cm[label]) for label in labels if depth_cm.get(label) is not None]
+    threshold_cm = threshold_mm / 10 - _TOLERANCE_TENTHS
+    found: list[FoundSnowmelt] = []
+    i = 0
+    while i < len(known):
+        label, depth = known[i]
+        window = [d for at, d in known[:i + 1] if at > label - PERIOD_HOURS * HOUR]
+        low = min(window)
+        if depth - low < threshold_cm:
+            i += 1
+            continue
+        # The storm: the depth goes on rising to its highest, then melts.
+        peak, j = depth, i + 1
+        while j < len(known) and known[j][1] >= peak:
+            peak = known[j][1]
+            j += 1
+        melt = next((at for at, d in known[j:] if d < peak and _above_freezing(temperature_c.get(at))), None)
+        if melt is None:
+            break  # not melted yet, as far as the data goes
+        found.append(FoundSnowmelt(snowfall_at=label, snow_mm=round((peak - low) * 10, 1), discharge_at=melt))
+        i = next((k for k, (at, _) in enumerate(known) if at > melt), len(known))
+    return tuple(found)

@@ -5,9 +5,10 @@ of permits: each query is filtered by the permits of `scope` (a query of permits
 the columns the engine reads are selected, and the rows are grouped by permit in Python. Nothing is
 lazily loaded, so the number of SQL statements never grows with the number of permits.
 
-Where the record keeps only a date (a permit's issue, construction start, completion, extension
-request), the date is read on the town's calendar: issue and extension request at the start of the day,
-construction start and completion at its end, so an inspection made on the day construction began
+Where the record keeps only a date (a permit's issue, completion, extension request, a waiver's grant), the
+date is read on the town's calendar: issue, extension request and waiver at the start of the day,
+completion at its end. Construction start (§380-2, "the first land-disturbing activity") is kept with its
+time; a permit of the old record with only the day is read as the end of it, so an inspection made that day
 still counts as the inspection before construction (§380-16 C(4)(b)[1]).
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ from inspect_app.accounts.policy import shown
 from inspect_app.certifications.models import NoticeToCorrect as NoticeToCorrectRow
 from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import CertificateOfCompletion
+from inspect_app.conditions.models import FrozenPeriod as FrozenPeriodRow
+from inspect_app.conditions.models import SnowmeltDischarge as SnowmeltRow
 from inspect_app.enforcement.models import StopWorkOrder as StopWorkOrderRow
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction as CorrectiveActionRow
@@ -42,19 +45,23 @@ from inspect_app.rules import (
     AreaEvent,
     CorrectiveAction,
     FactsError,
+    FrozenPeriod,
     Inspection,
     NoticeToCorrect,
     PermitFacts,
     Report,
+    SnowmeltDischarge,
     StopWorkOrder,
     Storm,
     Structure,
     ViolationFinding,
+    Waiver,
 )
 from inspect_app.rules.calendar import zone
 from inspect_app.rules.storms import gauge_storm
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import UTCDateTime
+from inspect_app.waivers.models import Waiver as WaiverRow
 from inspect_app.weather.models import StormEvent
 
 # The engine reads erosion-control inspections (CGP schedule, storms, pre-construction) and the first
@@ -65,7 +72,7 @@ _DAY = dt.timedelta(days=1)
 # to any of them can change what a permit owes, so `schedule.obligations` works the permit out again.
 READS: dict[type, tuple[str, ...]] = {
     Permit: ("jurisdiction_id", "status", "cgp_schedule", "sensitive_waters", "issued_on", "construction_started_on",
-             "completed_on", "extension_requested_on", "extension_granted_on", "start_extended_to",
+             "construction_started_at", "completed_on", "extension_requested_on", "extension_granted_on", "start_extended_to",
              "decision_filed_on"),
     DisturbedArea: ("permit_id", "name"),
     AreaStatusEvent: ("area_id", "status", "at"),
@@ -73,13 +80,17 @@ READS: dict[type, tuple[str, ...]] = {
     InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "gauge_precip_mm",
                     "submitted_at"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
-    CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description"),
+    CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description", "created_at",
+                          "finding_id"),
     FindingRow: ("permit_id", "is_violation", "status", "description"),
     StormEvent: ("permit_id", "day", "depth_mm", "started_at", "reached_at", "ended_at", "multi_day"),
     StopWorkOrderRow: ("permit_id", "issued_at", "lifted_at"),
     OMCertification: ("permit_id", "status", "submitted_at"),
     NoticeToCorrectRow: ("permit_id", "issued_at", "cured_at"),
     CertificateOfCompletion: ("permit_id", "issued_at"),
+    FrozenPeriodRow: ("permit_id", "suspended", "starts_at", "ends_at"),
+    SnowmeltRow: ("permit_id", "discharge_at", "snow_mm", "seen_on_site"),
+    WaiverRow: ("permit_id", "requirement", "structure_id", "granted_on", "reason", "granted_by_id"),
 }
 
 
@@ -164,10 +175,10 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     """
     profiles = profiles if profiles is not None else current_app.extensions["profiles"]
     if permit_ids is not None:
-        queries = _queries_by_id(open_at is not None, schedule_only)
+        queries = _queries_by_id(open_at is not None, schedule_only, _storm_towns(profiles))
         parameters = {"permit_ids": list(permit_ids), "open_at": open_at}
     else:
-        queries = _queries(_ids(scope), open_at, schedule_only)
+        queries = _queries(_ids(scope), open_at, schedule_only, _storm_towns(profiles))
         parameters = {}
 
     permits = db.session.execute(queries["permits"], parameters).all()  # flushes what is pending first
@@ -180,11 +191,15 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
         return connection.execute(queries[name], parameters)
 
     area_rows = _grouped(run("areas"))
+    frozen = _grouped(run("frozen"))
     if schedule_only:
-        # rules.schedule_in_force reads the permit's frequency, sensitive waters and its areas' history alone.
+        # rules.schedule_in_force reads the permit's frequency, sensitive waters, its areas' history and its
+        # frozen periods alone.
         assigned = structures = inspections = storms = gauges = actions = notices = orders = certifications = {}
-        findings = reports = {}
+        findings = reports = snowmelts = waivers = {}
     else:
+        snowmelts = _grouped(run("snowmelts"))
+        waivers = _grouped(run("waivers"))
         assigned = _grouped(run("assigned"))
         structures = _grouped(run("structures"))
         inspections = _open_inspections(run("inspections")) if open_at is not None else _grouped(run("inspections"))
@@ -199,7 +214,7 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     records = []
     for row in permits:
         (pid, number, address, status, schedule, lat, lon, issued_on, started_on, town_id, town, key,
-         sensitive, completed_on, extension_on, granted_on, certificate_at, extended_to, filed_on) = row
+         sensitive, completed_on, extension_on, granted_on, certificate_at, extended_to, filed_on, started_at) = row
         people = assigned.get(pid, ())
         summary = PermitSummary(
             id=pid, number=number, site_address=address, status=status, cgp_schedule=schedule,
@@ -213,7 +228,7 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
             continue
         tz = profile.timezone
         try:
-            started = _end_of(started_on, tz)
+            started = started_at or _end_of(started_on, tz)
             completed = certificate_at or (_end_of(completed_on, tz) if status == "completed" else None)
             if completed is not None and started is not None and completed < started:
                 completed = started  # a certificate on the day work began: completion can't precede the start
@@ -235,28 +250,42 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
                 om_certifications=tuple(at for (at,) in certifications.get(pid, ())),
                 notices_to_correct=tuple(NoticeToCorrect(id=i, issued_at=s, corrected_at=c)
                                          for i, s, c in notices.get(pid, ())),
-                violation_findings=tuple(ViolationFinding(id=i, discovered_at=at, description=text)
-                                         for i, at, text in findings.get(pid, ())),
+                violation_findings=tuple(ViolationFinding(id=i, discovered_at=at, description=text, documented_at=doc)
+                                         for i, at, text, doc in findings.get(pid, ())),
                 reports=tuple(Report(id=i, kind=k, at=at, submitted_at=sub) for i, k, at, sub in reports.get(pid, ())),
+                frozen_periods=tuple(FrozenPeriod(start=a, end=b, suspended=bool(sus))
+                                     for sus, a, b in frozen.get(pid, ())),
+                snowmelts=tuple(SnowmeltDischarge(at=at, snow_mm=mm, seen_on_site=bool(site))
+                                for at, mm, site in snowmelts.get(pid, ())),
+                waivers=tuple(Waiver(id=i, requirement=req, granted_at=_start_of(on, tz), reason=why, granted_by=who,
+                                     subject=f"structure:{sid}" if sid else None)
+                              for i, req, sid, on, why, who in waivers.get(pid, ())),
             )
         except FactsError as error:
             records.append(Record(summary, None, profile, f"The record cannot be evaluated: {error}"))
             continue
         labels = {f"corrective_action:{i}": text for i, _, _, _, text in actions.get(pid, ())}
-        labels |= {f"finding:{i}": text for i, _, text in findings.get(pid, ())}
+        labels |= {f"finding:{i}": text for i, _, text, _ in findings.get(pid, ())}
         records.append(Record(summary, facts, profile, labels=labels))
     return records
 
 
+def _storm_towns(profiles: dict[str, Profile]) -> tuple[str, ...]:
+    """The towns whose rules ask for a storm inspection on every schedule (§380-11 C(3)(f); profile
+    `storm.every_schedule`): their 7-day permits owe storm inspections too."""
+    return tuple(sorted(key for key, profile in profiles.items() if profile.storm.every_schedule))
+
+
 @cache
-def _queries_by_id(open_: bool, schedule_only: bool) -> dict[str, Select]:
+def _queries_by_id(open_: bool, schedule_only: bool, storm_towns: tuple[str, ...] = ()) -> dict[str, Select]:
     """`_queries` for the permits of the parameter `permit_ids` (as of the parameter `open_at` if `open_`),
     built once: the same subquery of ids that `_ids` makes of `select(Permit).where(Permit.id.in_(...))`."""
     ids = select(Permit.id).where(Permit.id.in_(bindparam("permit_ids", expanding=True)))
-    return _queries(ids, bindparam("open_at", type_=UTCDateTime()) if open_ else None, schedule_only)
+    return _queries(ids, bindparam("open_at", type_=UTCDateTime()) if open_ else None, schedule_only, storm_towns)
 
 
-def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_only: bool) -> dict[str, Select]:
+def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_only: bool,
+             storm_towns: tuple[str, ...] = ()) -> dict[str, Select]:
     """The queries `load_records` runs, by name, for the permits whose ids `ids` selects (see there)."""
     queries = {
         "permits": (
@@ -264,7 +293,8 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
                    Permit.latitude, Permit.longitude, Permit.issued_on, Permit.construction_started_on,
                    Permit.jurisdiction_id, Jurisdiction.name, Jurisdiction.profile_key, Permit.sensitive_waters,
                    Permit.completed_on, Permit.extension_requested_on, Permit.extension_granted_on,
-                   CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on)
+                   CertificateOfCompletion.issued_at, Permit.start_extended_to, Permit.decision_filed_on,
+                   Permit.construction_started_at)
             .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
             .outerjoin(CertificateOfCompletion, CertificateOfCompletion.permit_id == Permit.id)
             .where(Permit.id.in_(ids))
@@ -275,6 +305,12 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
                    AreaStatusEvent.at)
             .outerjoin(AreaStatusEvent, AreaStatusEvent.area_id == DisturbedArea.id)
             .where(DisturbedArea.permit_id.in_(ids))
+        ),
+        # CGP 2022 Part 4.4: frozen conditions change the schedule in force.
+        "frozen": (
+            select(FrozenPeriodRow.permit_id, FrozenPeriodRow.suspended, FrozenPeriodRow.starts_at,
+                   FrozenPeriodRow.ends_at)
+            .where(FrozenPeriodRow.permit_id.in_(ids))
         ),
     }
     if schedule_only:
@@ -322,24 +358,36 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
         .where(NoticeToCorrectRow.permit_id.in_(ids))
     )
     if open_at is not None:
-        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters.
-        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
-        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(
-            or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm"))
+        # CGP 2022 Parts 4.2, 4.3: storm inspections only on the 14-day schedule or sensitive waters, and on
+        # every schedule in a town that asks for them after any storm (§380-11 C(3)(f)).
+        owes_storms = or_(Permit.sensitive_waters.is_(True), Permit.cgp_schedule == "every_14_days_and_storm",
+                          Permit.jurisdiction_id.in_(select(Jurisdiction.id)
+                                                     .where(Jurisdiction.profile_key.in_(storm_towns))))
+        storm_query = storm_query.join(Permit, Permit.id == StormEvent.permit_id).where(owes_storms)
+        gauge_query = gauge_query.join(Permit, Permit.id == InspectionRow.permit_id).where(owes_storms)
         action_query = action_query.where(or_(CorrectiveActionRow.completed_at.is_(None),
                                               CorrectiveActionRow.completed_at > open_at))
         notice_query = notice_query.where(or_(NoticeToCorrectRow.cured_at.is_(None),
                                               NoticeToCorrectRow.cured_at > open_at))
     # CGP 2022 Part 5.2: a violation found with no corrective action opened yet is still owed, from the
-    # inspection that found it (submitted reports only: a draft is not the record).
-    has_action = select(CorrectiveActionRow.id).where(CorrectiveActionRow.finding_id == FindingRow.id).exists()
-    queries["findings"] = (
-        select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description)
+    # inspection that found it (submitted reports only: a draft is not the record). CGP 2022 Part 5.4: its
+    # corrective action is documented when the first action was recorded, and no sooner than the report that
+    # found it was submitted (a draft's action is its author's alone); a violation documented stays on the
+    # record, met on time or late, whatever became of it since.
+    first_action = (select(func.min(func.coalesce(CorrectiveActionRow.created_at, CorrectiveActionRow.discovered_at)))
+                    .where(CorrectiveActionRow.finding_id == FindingRow.id).scalar_subquery())
+    reported = func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at)
+    documented = case((first_action.is_(None), None), (first_action > reported, first_action), else_=reported)
+    finding_query = (
+        select(FindingRow.permit_id, FindingRow.id, InspectionRow.performed_at, FindingRow.description, documented)
         .join(InspectionRow, InspectionRow.id == FindingRow.inspection_id)
-        .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), FindingRow.status != "corrected",
-               InspectionRow.status == "submitted", ~has_action)
+        .where(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True), InspectionRow.status == "submitted",
+               or_(FindingRow.status != "corrected", first_action.is_not(None)))
     )
+    if open_at is not None:
+        finding_query = finding_query.where(or_(and_(first_action.is_(None), FindingRow.status != "corrected"),
+                                                documented > open_at))
+    queries["findings"] = finding_query
     # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
     # A submitted report with no submission time recorded counts as submitted when it was made.
     submitted_at = case((InspectionRow.status == "draft", None),
@@ -352,6 +400,16 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
     queries |= {
         "reports": report_query, "storms": storm_query, "gauges": gauge_query, "actions": action_query,
         "notices": notice_query,
+        "snowmelts": (
+            select(SnowmeltRow.permit_id, SnowmeltRow.discharge_at, SnowmeltRow.snow_mm, SnowmeltRow.seen_on_site)
+            .where(SnowmeltRow.permit_id.in_(ids))
+        ),
+        "waivers": (
+            select(WaiverRow.permit_id, WaiverRow.id, WaiverRow.requirement, WaiverRow.structure_id,
+                   WaiverRow.granted_on, WaiverRow.reason, User.name)
+            .join(User, User.id == WaiverRow.granted_by_id)
+            .where(WaiverRow.permit_id.in_(ids))
+        ),
         "orders": (
             select(StopWorkOrderRow.permit_id, StopWorkOrderRow.id, StopWorkOrderRow.issued_at,
                    StopWorkOrderRow.lifted_at)
@@ -493,6 +551,12 @@ def subject_label(subject: str, record: Record) -> str:
         except ValueError:
             return "Storm"
         return f"{'End of storm' if key.endswith(':end') else 'Storm'} of {start.date().isoformat()}"
+    if thing == "snowmelt":
+        try:
+            at = dt.datetime.fromisoformat(key)
+        except ValueError:
+            return "Snowmelt discharge"
+        return f"Snowmelt discharge of {at.astimezone(zone(record.profile.timezone) if record.profile else dt.UTC).date().isoformat()}"
     if thing == "om_certification":
         return f"Year {key}"
     if thing == "corrective_action":

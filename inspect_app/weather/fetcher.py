@@ -33,7 +33,8 @@ import requests
 from meteostat.enumerations import TTL
 
 IDLE_S = 600  # an idle fetcher ends; the next lookup starts another
-PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco")  # meteostat's parameter names, in a row's order
+# meteostat's parameter names, in a row's order; `snwd` (snow depth) is read for snowmelt (CGP 2022 Parts 4.2-4.3).
+PARAMETERS = ("temp", "prcp", "wspd", "wdir", "coco", "snwd")
 _DEFAULT_ENDPOINTS = (list(type(ms.config).stations_db_endpoints), type(ms.config).hourly_endpoint,
                       type(ms.config).daily_endpoint)
 
@@ -95,7 +96,7 @@ def nearby(latitude: float, longitude: float, radius_m: int, limit: int) -> list
 
 def hourly(station: dict[str, Any], start: str, end: str) -> list[list[Any]]:
     """A station's hours from `start` to `end` (naive UTC, ISO), each as [hour, temp, prcp, wspd, wdir, coco,
-    sources]; `station` is a `nearby` entry, or {"id": ...} alone for a station named by id."""
+    snwd, sources]; `station` is a `nearby` entry, or {"id": ...} alone for a station named by id."""
     known = ms.Station(id=station["id"], name=station["name"], country=station["country"],
                        region=station["region"], latitude=station["latitude"], longitude=station["longitude"],
                        timezone=station["timezone"]) if "name" in station else station["id"]

@@ -24,6 +24,8 @@ class WeatherObservation(db.Model):
     wind_kmh: Mapped[float | None]
     wind_direction_deg: Mapped[float | None]
     condition_code: Mapped[int | None]
+    # The snow on the ground (meteostat's hourly `snwd`), read for snowmelt (CGP 2022 Parts 4.2, 4.3).
+    snow_depth_cm: Mapped[float | None]
     sources: Mapped[str | None] = mapped_column(String(200))
     fetched_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -26,7 +26,8 @@ from inspect_app.inspections.canonical import reseal_record
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.rules.storms import HOUR, PERIOD_HOURS, FoundStorm, StormScan, find_storms
+from inspect_app.conditions.models import SnowmeltDischarge
+from inspect_app.rules.storms import HOUR, PERIOD_HOURS, FoundSnowmelt, FoundStorm, StormScan, find_snowmelts, find_storms
 from inspect_app.types import new_id, utcnow
 from inspect_app.weather import source
 from inspect_app.weather.models import PermitStation, StationArea, StormEvent, WeatherObservation
@@ -36,6 +37,8 @@ from inspect_app.weather.models import PermitStation, StationArea, StormEvent, W
 # the order stops construction, not the duty to keep controls working.
 SWEEP_STATUSES = ("active", "stop_work", "final_submissions")
 MAX_SWEEP_DAYS = 31
+# Snow can lie for weeks before it melts: the sweep looks this far back for a snow storm whose melt it sees.
+SNOW_LOOKBACK = dt.timedelta(days=30)
 CHART_DAYS = 60
 CHART_REFRESH = dt.timedelta(hours=1)  # the chart asks meteostat at most once an hour per station
 STATION_RECHECK = dt.timedelta(days=1)  # the chart asks again which station is nearest with data
@@ -45,7 +48,7 @@ ANSWER_WINDOW = dt.timedelta(hours=24)  # CGP 2022 Part 4.2: inspect within 24 h
 _RECENT = source.PUBLICATION_LAG + dt.timedelta(hours=1)
 # meteostat parameter → WeatherObservation / HourlyObservation attribute.
 _PARAMETERS = (("temp", "temperature_c"), ("prcp", "precip_mm"), ("wspd", "wind_kmh"),
-               ("wdir", "wind_direction_deg"), ("coco", "condition_code"))
+               ("wdir", "wind_direction_deg"), ("coco", "condition_code"), ("snwd", "snow_depth_cm"))
 _WEATHER_FIELDS = ("weather_status", "temperature_c", "conditions", "wind_kmh", "wind_direction_deg",
                    "precip_24h_mm", "precip_hours", "station_id", "station_name", "station_distance_m",
                    "weather_sources", "weather_attribution", "weather_stations", "weather_provisional")
@@ -83,12 +86,13 @@ def stored_observations(station_id: str, first: dt.datetime,
         select(WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
                WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
                WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
-               WeatherObservation.sources, WeatherObservation.fetched_at)
+               WeatherObservation.sources, WeatherObservation.fetched_at, WeatherObservation.snow_depth_cm)
         .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
                WeatherObservation.hour <= last)
         .order_by(WeatherObservation.hour)
     ).all()
-    rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "") for row in found)
+    rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "", snow_depth_cm=row.snow_depth_cm)
+                 for row in found)
     return rows, max((row.fetched_at for row in found), default=None)
 
 
@@ -175,7 +179,7 @@ def _improves(new: source.HourlyObservation, old: WeatherObservation) -> bool:
     """
     stored = source.HourlyObservation(old.station_id, old.hour, old.temperature_c, old.precip_mm,
                                       old.wind_kmh, old.wind_direction_deg, old.condition_code,
-                                      old.sources or "")
+                                      old.sources or "", old.snow_depth_cm)
     for parameter, attribute in _PARAMETERS:
         if getattr(new, attribute) is None:
             continue
@@ -569,6 +573,7 @@ class SweepOutcome:
     deepened: tuple[tuple[str, StormEvent], ...]  # revised: more hours published since
     pending: tuple[tuple[str, str], ...]  # (permit number, reason): the service failed, or hours are missing
     stations_fetched: int = 0  # station files read from meteostat in this run
+    snowmelts: tuple[tuple[str, SnowmeltDischarge], ...] = ()  # (permit number, discharge) found from snow depth
 
 
 def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutcome:
@@ -607,6 +612,8 @@ def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutco
     created: list[tuple[str, StormEvent]] = []
     revised: list[tuple[str, StormEvent]] = []
     pending: list[tuple[str, str]] = []
+    melts: dict[tuple[str, float], tuple[FoundSnowmelt, ...]] = {}
+    snowmelts: list[tuple[str, SnowmeltDischarge]] = []
     for permit in permits:
         rainfall = asked[(permit.latitude, permit.longitude)]
         if rainfall.station is not None:
@@ -634,9 +641,45 @@ def sweep_storms(days: int = 3, *, now: dt.datetime | None = None) -> SweepOutco
         gaps = [span for span in scan.missing_spans() if span[1] >= swept_from]
         if gaps:
             pending.append((permit.number, _missing_hours(rainfall.station, gaps)))
+        # CGP 2022 Parts 4.2, 4.3: the snowmelt discharges the same station's snow depth shows.
+        snow_mm = profile_of(permit).snowmelt.threshold_mm
+        if (rainfall.station.id, snow_mm) not in melts:
+            melts[(rainfall.station.id, snow_mm)] = _scan_snow(rainfall.station.id, swept_from - SNOW_LOOKBACK,
+                                                                now, snow_mm)
+        for melt in melts[(rainfall.station.id, snow_mm)]:
+            made = _record_snowmelt(permit, melt, rainfall.station.id, now)
+            snowmelts += [(permit.number, made)] if made else []
     db.session.flush()
     return SweepOutcome(len(permits), tuple(created), tuple(revised), tuple(pending),
-                        stations_fetched=len({station for station, _, _ in memo}))
+                        stations_fetched=len({station for station, _, _ in memo}), snowmelts=tuple(snowmelts))
+
+
+def _scan_snow(station_id: str, first: dt.datetime, now: dt.datetime, threshold_mm: float) -> tuple[FoundSnowmelt, ...]:
+    """The snowmelt discharges in a station's stored hours from `first` to the last full hour before `now`."""
+    first = first.replace(minute=0, second=0, microsecond=0)
+    last = now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+    rows, _ = stored_observations(station_id, first, last)
+    return find_snowmelts({row.hour: row.snow_depth_cm for row in rows}, {row.hour: row.temperature_c for row in rows},
+                          first, last, threshold_mm)
+
+
+def _record_snowmelt(permit: Permit, found: FoundSnowmelt, station_id: str, now: dt.datetime) -> SnowmeltDischarge | None:
+    """Record the permit's snowmelt discharge found from the station once; None when it is already recorded."""
+    exists = db.session.scalar(select(SnowmeltDischarge.id).where(
+        SnowmeltDischarge.permit_id == permit.id, SnowmeltDischarge.seen_on_site.is_(False),
+        SnowmeltDischarge.snowfall_at == found.snowfall_at))
+    if exists is not None:
+        return None
+    discharge = SnowmeltDischarge(id=new_id(), permit_id=permit.id, discharge_at=found.discharge_at,
+                                  snow_mm=found.snow_mm, seen_on_site=False, station_id=station_id,
+                                  snowfall_at=found.snowfall_at, recorded_at=now)
+    try:
+        with db.session.begin_nested():
+            db.session.add(discharge)
+    except IntegrityError:
+        return None  # a concurrent sweep recorded it first
+    audit.record(None, "snowmelt.detect", discharge)
+    return discharge
 
 
 def _scan(station_id: str, first: dt.datetime, now: dt.datetime, threshold_mm: float) -> StormScan:

@@ -70,7 +70,7 @@ MAX_RAINFALL_DAYS = 400
 # What a report shows, and the meteostat parameter whose data decides which station gives it.
 PARAMETER_GROUPS = {"temperature": "temp", "conditions": "coco", "wind": "wspd", "precipitation": "prcp"}
 _ATTRIBUTE = {"temp": "temperature_c", "prcp": "precip_mm", "wspd": "wind_kmh", "wdir": "wind_direction_deg",
-              "coco": "condition_code"}
+              "coco": "condition_code", "snwd": "snow_depth_cm"}
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -87,6 +87,7 @@ class HourlyObservation:
     wind_direction_deg: float | None
     condition_code: int | None
     sources: str  # "temp=isd_lite;prcp=isd_lite;...", one provider (or several) per value present
+    snow_depth_cm: float | None = None  # snow on the ground (meteostat's `snwd`), where the station reports it
 
     def source_of(self, parameter: str) -> str | None:
         """The provider(s) of one meteostat parameter (temp, prcp, wspd, wdir, coco) in this hour."""
@@ -475,8 +476,9 @@ def _hourly(station: dict[str, Any], start: dt.datetime, end: dt.datetime
     fetched, failures = _fetch("hourly", station=station, start=start.isoformat(), end=end.isoformat())
     rows = tuple(HourlyObservation(station["id"], dt.datetime.fromisoformat(hour).replace(tzinfo=dt.UTC),
                                    temperature_c=temp, precip_mm=prcp, wind_kmh=wspd, wind_direction_deg=wdir,
-                                   condition_code=None if coco is None else int(coco), sources=sources)
-                 for hour, temp, prcp, wspd, wdir, coco, sources in fetched)
+                                   condition_code=None if coco is None else int(coco), sources=sources,
+                                   snow_depth_cm=snwd)
+                 for hour, temp, prcp, wspd, wdir, coco, snwd, sources in fetched)
     return rows, failures > 0
 
 

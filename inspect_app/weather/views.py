@@ -127,6 +127,10 @@ def sweep(days: int) -> None:
     for number, event in outcome.deepened:
         click.echo(f"storm event revised: {number} reached at {local_time(event.reached_at)},"
                    f" {inches_and_mm(event.depth_mm)}{_storm_details(event)}")
+    for number, melt in outcome.snowmelts:
+        click.echo(f"snowmelt discharge: {number} at {local_time(melt.discharge_at)}, from "
+                   f"{inches_and_mm(melt.snow_mm)} of snow at station {melt.station_id}; inspection due by "
+                   f"{local_time(melt.discharge_at + services.ANSWER_WINDOW)} where storm inspections are owed")
     for number, reason in outcome.pending:
         click.echo(f"pending: {number}: {reason}")
     click.echo(f"{outcome.checked} permit(s) checked; {len(outcome.created)} storm event(s) created.")

@@ -222,6 +222,47 @@ def test_a_surety_release_in_fractions_of_a_cent_is_refused(site, signed_in):
     assert _count(SuretyRelease) == 0
 
 
+def test_a_part_released_before_the_certificate_cannot_be_all_of_the_surety_but_a_cent(site, make, signed_in):
+    """§380-17 B: "release part of the bond as each phase is completed in compliance with the permit but the bond may
+    not be fully released until ... a certificate of completion": $9,999.99 of $10,000 is not "part"."""
+    agent = signed_in(site["agent"])
+
+    def release(amount: str, phase: str):
+        return agent.post(_url(site, "surety"), {"surety-phase": phase, "surety-amount": amount})
+
+    nearly = release("9999.99", "Phase 1: roadway")
+    assert nearly.status_code == 422
+    assert "At most $9,000.00 can be released before the certificate of completion" in nearly.text
+    assert "by the town&#39;s policy" in nearly.text and "(§380-17 B)" in nearly.text
+    assert release("6000", "Phase 1: roadway").status_code == 303
+    again = release("1000", "phase 1: ROADWAY")
+    assert again.status_code == 422 and "already released for" in again.text
+    over = release("3000.01", "Phase 2: lots")
+    assert over.status_code == 422 and "At most $3,000.00" in over.text
+    # A phase is released only "in compliance with the permit": not while a violation is open.
+    finding = make.finding(site["permit"], description="Basin outlet eroding")
+    open_violation = release("1000", "Phase 2: lots")
+    assert open_violation.status_code == 422 and "violations are open: Basin outlet eroding" in open_violation.text
+    db.session.get(type(finding), finding.id).status = "corrected"
+    db.session.commit()
+    assert release("3000", "Phase 2: lots").status_code == 303
+    assert _count(SuretyRelease) == 2
+
+
+def test_a_southborough_refusal_cites_southboroughs_section(make, signed_in):
+    """Southborough §6.3: "the bond may not be fully released until the Commission has received the final inspection
+    report as required by these Regulations and issued a Certificate of Completion"."""
+    agent = signed_in(make.user("agent", town="southborough"))
+    permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2), surety_amount=Decimal("10000.00"))
+    url = f"/permits/{permit.id}/completion/surety"
+    nearly = agent.post(url, {"surety-phase": "Phase 1", "surety-amount": "9999.99"})
+    assert nearly.status_code == 422 and "(§6.3)" in nearly.text and "§380-17" not in nearly.text
+    early = agent.post(url, {"surety-phase": "Completion", "surety-amount": "10000", "surety-is_final": "y"})
+    assert early.status_code == 422 and "certificate of completion is issued (§6.3)" in early.text
+    assert "§380-17" not in early.text
+    assert _count(SuretyRelease) == 0
+
+
 def test_roles_are_enforced(site, make, signed_in):
     final = make.inspection(site["permit"], "final")
     assert _om_plan(signed_in(site["agent"]), site).status_code == 403

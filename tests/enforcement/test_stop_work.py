@@ -156,15 +156,16 @@ def test_lifting_is_refused_while_a_cited_finding_is_open_then_allowed_once_corr
     _issue(agent, site, finding_ids=[site["silt"].id, site["inlet"].id])
     order = _order(site["permit"])
     url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
-    refused = agent.post(url, {"reason": "Looks fine"})
+    refused = agent.post(url, {"reason": "Looks fine", "approves_work": "y"})
     assert refused.status_code == 422
-    assert "Findings not yet corrected" in refused.text and "Inlet protection missing" in refused.text
+    assert "Violations not yet corrected" in refused.text and "Inlet protection missing" in refused.text
     assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
 
     for finding in (site["silt"], site["inlet"]):
         db.session.get(type(finding), finding.id).status = "corrected"
     db.session.commit()
-    response = agent.post(url, {"reason": "Silt fence repaired and inlet protection installed; seen on site."})
+    response = agent.post(url, {"reason": "Silt fence repaired and inlet protection installed; seen on site.",
+                                "approves_work": "y"})
     assert response.status_code == 303
     order = _order(site["permit"])
     assert site["permit"].status == "active"
@@ -176,7 +177,8 @@ def test_lifting_is_refused_while_a_cited_finding_is_open_then_allowed_once_corr
     page = agent.get(f"/permits/{site['permit'].id}").text
     assert "Stop-work order in effect" not in page and "lifted" in page
     order_page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
-    assert site["agent"].name in order_page and "Silt fence repaired and inlet protection" in order_page
+    assert f"by {site['agent'].name}, who approved the work for the DPW Director" in order_page
+    assert "Silt fence repaired and inlet protection" in order_page
     assert _actions(site["permit"])[-2:] == ["permit.status", "stop_work.lift"]
 
 
@@ -191,7 +193,8 @@ def test_lifting_needs_the_corrections_and_the_approval_both(site, make, signed_
     failing = make.inspection(site["permit"], evaluation="violations")
     draft = make.inspection(site["permit"], status="draft")
     for inspection in (before, failing, draft):
-        response = agent.post(url, {"reason": "Approved", "approval_inspection_id": inspection.id})
+        response = agent.post(url, {"reason": "Approved", "approval_inspection_id": inspection.id,
+                                    "approves_work": "y"})
         assert response.status_code == 422 and "Not a valid choice" in response.text
         with pytest.raises(services.EnforcementError, match="found compliant"):
             services.lift_stop_work(site["agent"], order, "Approved", inspection)
@@ -199,24 +202,88 @@ def test_lifting_needs_the_corrections_and_the_approval_both(site, make, signed_
 
     approval = make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))
     refused = agent.post(url, {"reason": "Re-inspection found the work compliant.",
-                               "approval_inspection_id": approval.id})
-    assert refused.status_code == 422 and "Findings not yet corrected" in refused.text
+                               "approval_inspection_id": approval.id, "approves_work": "y"})
+    assert refused.status_code == 422 and "Violations not yet corrected" in refused.text
     assert "Silt fence down" in refused.text
     assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
 
-    db.session.get(type(site["silt"]), site["silt"].id).status = "corrected"
+    # Both violations of the permit corrected: the cited one and the one the order does not name.
+    for finding in (site["silt"], site["inlet"]):
+        db.session.get(type(finding), finding.id).status = "corrected"
     db.session.commit()
     # Corrected, but the approval must come from an agent of the permit's town.
     for outsider in (site["engineer"], make.user("agent", town="southborough"), make.user("admin", town=None)):
         with pytest.raises(services.EnforcementError, match="Only an agent of the permit's town"):
             services.lift_stop_work(outsider, _order(site["permit"]), "Approved", approval)
     response = agent.post(url, {"reason": "Re-inspection found the work compliant.",
-                                "approval_inspection_id": approval.id})
+                                "approval_inspection_id": approval.id, "approves_work": "y"})
     assert response.status_code == 303
     order = _order(site["permit"])
     assert order.approval_inspection_id == approval.id and order.lifted_by_id == site["agent"].id
     assert site["permit"].status == "active"
     assert "found compliant" in agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+
+
+def test_an_open_violation_not_cited_on_the_order_keeps_it_standing(site, signed_in):
+    """§380-16 C(4)(e)[5]: "A stop-work order shall be issued until any violations are corrected and all work
+    previously completed has received approval by the DPW Director": any violation, not only those cited."""
+    agent = signed_in(site["agent"])
+    _issue(agent, site)  # cites the silt fence only; the missing inlet protection is open too
+    order = _order(site["permit"])
+    url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
+    db.session.get(type(site["silt"]), site["silt"].id).status = "corrected"
+    db.session.commit()
+    page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    assert "Inlet protection missing at CB-2 <span class=\"muted\">(not cited on the order)</span>" in page
+    refused = agent.post(url, {"reason": "Silt fence repaired.", "approves_work": "y"})
+    assert refused.status_code == 422
+    assert "Violations not yet corrected: Inlet protection missing at CB-2 (not cited on the order)" in refused.text
+    assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
+    with pytest.raises(services.EnforcementError, match="Inlet protection missing"):
+        services.lift_stop_work(site["agent"], _order(site["permit"]), "Silt fence repaired.")
+
+    db.session.get(type(site["inlet"]), site["inlet"].id).status = "corrected"
+    db.session.commit()
+    assert agent.post(url, {"reason": "Both repaired, seen on site.", "approves_work": "y"}).status_code == 303
+    assert not _order(site["permit"]).is_standing and site["permit"].status == "active"
+
+
+def test_an_order_with_reasons_only_stands_while_any_violation_is_open(site, make, signed_in):
+    """An order citing no findings is not lifted by a one-word reason while a violation of the permit is open;
+    a draft report's finding is its author's work in progress, not a violation of record."""
+    agent = signed_in(site["agent"])
+    _issue(agent, site, finding_ids=[], inspection_id="")
+    order = _order(site["permit"])
+    assert order.findings == []
+    url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
+    refused = agent.post(url, {"reason": "Done", "approves_work": "y"})
+    assert refused.status_code == 422
+    assert "Silt fence down along the east line (not cited on the order)" in refused.text
+    assert "Inlet protection missing at CB-2 (not cited on the order)" in refused.text
+    assert _order(site["permit"]).is_standing
+
+    for finding in (site["silt"], site["inlet"]):
+        db.session.get(type(finding), finding.id).status = "corrected"
+    make.finding(site["permit"], make.inspection(site["permit"], status="draft", evaluation="violations"),
+                 description="Draft: washout overflowing")
+    assert agent.post(url, {"reason": "All corrected and approved on site.", "approves_work": "y"}).status_code == 303
+    assert not _order(site["permit"]).is_standing
+
+
+def test_lifting_needs_the_agent_to_approve_the_work(site, signed_in):
+    """The approval "by the DPW Director" is the lifting agent's own, stated on the form and shown with the order."""
+    agent = signed_in(site["agent"])
+    _issue(agent, site, finding_ids=[])
+    order = _order(site["permit"])
+    for finding in (site["silt"], site["inlet"]):
+        db.session.get(type(finding), finding.id).status = "corrected"
+    db.session.commit()
+    url = f"/permits/{site['permit'].id}/stop-work/{order.id}/lift"
+    form = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    assert "I approve, for the DPW Director, all work previously completed on this permit" in form
+    refused = agent.post(url, {"reason": "Corrected."})
+    assert refused.status_code == 422 and "Approve the work previously completed" in refused.text
+    assert _order(site["permit"]).is_standing
 
 
 def test_a_standing_order_stops_construction_changes_with_a_clear_message(site, make, signed_in):

@@ -149,6 +149,30 @@ def test_a_control_answered_no_cannot_be_submitted_without_its_fix(site, signed_
     assert "Re-trench the silt fence (Routine maintenance" in printed
 
 
+@pytest.mark.parametrize(("item", "clause", "words"), [
+    ("meets_water_quality", "CGP 2022 Part 5.1.3", "not effective enough for the discharge to meet water quality"),
+    ("no_prohibited_discharge", "CGP 2022 Part 5.1.4", "A prohibited discharge (CGP Part 2.3.1)"),
+    ("no_required_action_outstanding", "CGP 2022 Part 5.1.5", "EPA (or the state) requires corrective action"),
+])
+def test_the_cgp_5_1_triggers_beyond_a_control_need_their_corrective_action(site, signed_in, item, clause, words):
+    """CGP 2022 Part 5.1: corrective action is also triggered when the controls are not effective enough to meet
+    water quality standards, a prohibited discharge is occurring or has occurred, or EPA requires it after its
+    inspection (the issue asks for "actions EPA or the state requires")."""
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    no = {f"answer-{item}-site": "no"}
+    refused = submit(client, inspection, **_discharge(site), **no)
+    assert refused.status_code == 422
+    key = f"fix-{item}-site"
+    assert f"{words}" in error_beside(refused.text, f"{key}-action") and f"({clause})" in refused.text
+    fix = {f"{key}-repair": "Stop the washout and clean the swale", f"{key}-kind": "significant_repair",
+           f"{key}-owner_name": "Site contractor",
+           f"{key}-first_observed": utcnow().astimezone(LOCAL_TZ).date().isoformat()}
+    assert submit(client, inspection, **_discharge(site), **no, **fix).status_code == 303
+    [action] = db.session.query(CorrectiveAction).all()
+    assert action.finding.citation == clause and action.kind == "significant_repair"
+
+
 def test_a_control_answered_no_may_be_tied_to_a_corrective_action_already_open(site, signed_in, make):
     earlier = make.inspection(site.permit, status="draft", inspector=site.inspector)
     finding = findings.add_finding(None, earlier, "Silt fence undercut", "East line")

@@ -126,6 +126,28 @@ def test_an_erosion_control_inspection_needs_no_advance_notice_on_screen_or_in_t
     assert "NOT GIVEN" not in text and "Not required for this type of inspection" in text
 
 
+def test_the_towns_own_periodic_inspection_owes_no_notice_to_itself(site, signed_in):
+    """§380-16 C(3): "The project design engineer shall notify the DPW Director at least 24 hours prior to each
+    inspection": the notice is owed to the town, not by it. C(4)(f): "The DPW Director may also be conducting
+    their own inspections"; C(4)(b)[2]: random inspections by the DPW Director or their agents."""
+    client = signed_in(site.agent)
+    inspection = start(client, site.permit, "periodic")
+    assert submit(client, inspection).status_code == 303
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    assert report.by_authority
+    page = client.get(f"/inspections/{report.id}").text
+    assert 'id="notice-flag"' not in page and "Not owed: the authority's own inspection (§380-16 C(3))" in page
+    assert "Not given" not in client.get(f"/permits/{site.permit.id}").text
+    assert "NOT GIVEN" not in notification.report_text(report)
+    text = " ".join("".join(p.extract_text() for p in PdfReader(io.BytesIO(inspection_report_pdf(report))).pages).split())
+    assert "NOT GIVEN" not in text and "Not owed: the authority's own inspection" in text
+    # The engineer's periodic inspection without a notice is still flagged.
+    engineer = signed_in(site.inspector)
+    theirs = start(engineer, site.permit, "periodic")
+    assert "No 24-hour notice" in engineer.get(f"/inspections/{theirs.id}").text
+
+
 def test_pre_bury_and_final_are_signed_by_a_registered_engineer(site, make, signed_in):
     # §380-16 C(3): the engineer's inspections need a PE; the erosion-control inspection does not.
     technician = make.user("inspector", pe_number=None)

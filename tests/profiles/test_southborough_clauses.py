@@ -114,3 +114,32 @@ def test_a_southborough_certificate_waits_until_every_condition_is_met(clause, l
     db.session.commit()
     gates = completion.open_gates(permit)
     assert gates == [gate] and not any("§380" in g for g in gates)
+
+
+def test_values_southboroughs_text_does_not_give_are_its_policy_with_a_switch(app, make):
+    """The transcribed Southborough regulations (to §9.7) give no advance notice, no yearly O&M certification, no
+    cure period and no inspection program: each is marked the Commission's policy, and switching one off stops
+    what the schedule owes under it (the CGP's own duties stay)."""
+    from inspect_app.dashboard.services import timeline
+    from inspect_app.permits.models import Permit
+    from inspect_app.rules import obligations
+    from inspect_app.schedule.facts import load_records
+
+    profile = app.extensions["profiles"]["southborough"]
+    rules = (profile.advance_notice, profile.om_certification, profile.cure_period, profile.program)
+    assert [(r.basis, r.basis_words, r.enabled) for r in rules] == [("policy", "town policy", True)] * 4
+    longmeadow = app.extensions["profiles"]["longmeadow"]
+    assert {r.basis for r in (longmeadow.advance_notice, longmeadow.om_certification, longmeadow.cure_period,
+                              longmeadow.program)} == {"regulation"}
+
+    permit = make.permit("southborough", structures=["Pipe P-1"], construction_started_on=dt.date(2026, 6, 2))
+    (record,) = load_records(select(Permit).where(Permit.id == permit.id))
+    now = utcnow()
+    kinds = {o.kind for o in obligations(record.facts, profile, now)}
+    assert {"pre_bury", "pre_construction", "walk_through"} <= kinds
+    off = profile.model_copy(update={"program": profile.program.model_copy(update={"enabled": False}),
+                                     "advance_notice": profile.advance_notice.model_copy(update={"enabled": False})})
+    kinds_off = {o.kind for o in obligations(record.facts, off, now)}
+    assert not {"pre_bury", "pre_construction", "walk_through"} & kinds_off and "inspection" in kinds_off
+    assert not off.advance_notice.required_for("final") and profile.advance_notice.required_for("final")
+    assert timeline(select(Permit).where(Permit.id == permit.id), now)[1]  # the shipped profile still owes them

@@ -56,9 +56,9 @@ STABILIZATION = [
      [("activity_ceased", et(2025, 6, 2, 15)), ("stabilization_initiated", et(2025, 6, 5, 9)),
       ("stabilized", et(2025, 6, 12, 9))], et(2025, 6, 20),
      "stabilization_complete", "met", end_of(2025, 6, 9), et(2025, 6, 12, 9), "§380-11 C(3)(a)"),
-    # Disturbed again after the initiation deadline had passed unmet: that stays overdue.
+    # Idle 14 days or more, then disturbed again with the initiation deadline passed unmet: that stays overdue.
     ("redisturbed late stays overdue", LONGMEADOW, False,
-     [("activity_ceased", et(2025, 6, 2, 15)), ("disturbed", et(2025, 6, 5, 9))], et(2025, 6, 20),
+     [("activity_ceased", et(2025, 6, 2, 15)), ("disturbed", et(2025, 6, 17, 9))], et(2025, 6, 20),
      "stabilization", "overdue", end_of(2025, 6, 3), None, "CGP 2022 Part 2.2.14.a.i"),
 ]
 
@@ -77,6 +77,25 @@ def test_disturbing_an_area_again_in_time_stops_both_clocks() -> None:
     facts = active(areas=(area(("activity_ceased", et(2025, 6, 2, 15)), ("disturbed", et(2025, 6, 3, 9))),))
     found = obligations(facts, LONGMEADOW, et(2025, 7, 1))
     assert find(found, "stabilization") == [] and find(found, "stabilization_complete") == []
+
+
+def test_work_resumed_within_14_days_owed_no_initiation_under_the_cgp() -> None:
+    """CGP 2022 Part 2.2.14.a.i: stabilization is owed where earth-disturbing activities "have permanently ceased
+    or will be temporarily inactive for 14 or more calendar days". Work back on the area after 3 days, past the
+    next-work-day deadline, owed no initiation; the town's own 7 days still count (§380-11 C(3)(a), stricter)."""
+    ceased, back = et(2025, 6, 2, 15), et(2025, 6, 5, 9)
+    facts = active(areas=(area(("activity_ceased", ceased), ("disturbed", back)),))
+    for profile in (CGP_ONLY, LONGMEADOW):
+        found = obligations(facts, profile, et(2025, 6, 20))
+        assert find(found, "stabilization") == [] and find(found, "stabilization_complete") == []
+    # The town's seven days ran out before the work resumed on day 10: that stays on Longmeadow's record.
+    late = active(areas=(area(("activity_ceased", ceased), ("disturbed", et(2025, 6, 12, 9))),))
+    assert find(obligations(late, CGP_ONLY, et(2025, 6, 20)), "stabilization") == []
+    town = one(obligations(late, LONGMEADOW, et(2025, 6, 20)), "stabilization_complete")
+    assert (town.status, town.due_at, town.citation) == ("overdue", end_of(2025, 6, 9), "§380-11 C(3)(a)")
+    # 14 days idle or more: the initiation was owed.
+    idle = active(areas=(area(("activity_ceased", ceased), ("disturbed", et(2025, 6, 16, 16))),))
+    assert one(obligations(idle, CGP_ONLY, et(2025, 6, 20)), "stabilization").status == "overdue"
 
 
 def test_the_completion_deadline_of_a_late_start_runs_from_when_it_should_have_started() -> None:

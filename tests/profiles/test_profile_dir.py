@@ -1,0 +1,38 @@
+"""PROFILE_DIR from the environment adds towns to the `flask` command and to the app servers (`wsgi.py`), as the
+README says: a town made only of a TOML file, no code change."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from inspect_app.profiles import PROFILE_FOLDER
+
+ROOT = Path(__file__).resolve().parents[2]
+MILLBROOK = (PROFILE_FOLDER / "cgp_baseline.toml").read_text().replace(
+    'key = "cgp_baseline"', 'key = "millbrook"').replace('town = "CGP Baseline"', 'town = "Millbrook"')
+
+
+def _environment(tmp_path: Path) -> dict[str, str]:
+    towns = tmp_path / "towns"
+    towns.mkdir()
+    (towns / "millbrook.toml").write_text(MILLBROOK)
+    return {"DATABASE_URL": f"sqlite:///{tmp_path / 'towns.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
+            "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin", "PROFILE_DIR": str(towns), "FLASK_APP": "inspect_app"}
+
+
+def _run(arguments: list[str], env: dict[str, str]) -> str:
+    done = subprocess.run([sys.executable, *arguments], cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_flask_command_and_the_app_servers_read_profile_dir_from_the_environment(tmp_path):
+    env = _environment(tmp_path)
+    _run(["-m", "flask", "db", "upgrade"], env)
+    synced = _run(["-m", "flask", "towns", "sync"], env)
+    assert "millbrook: Millbrook" in synced and "longmeadow: Longmeadow" in synced
+    probe = "import json, wsgi; print(json.dumps(sorted(wsgi.app.extensions['profiles'])))"
+    served = json.loads(_run(["-c", probe], env).splitlines()[-1])
+    assert served == ["cgp_baseline", "longmeadow", "millbrook", "southborough"]
