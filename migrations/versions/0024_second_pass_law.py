@@ -2,7 +2,7 @@
 started, who recorded a backfill, when a corrective action was recorded, a station's snow depth
 
 Revision ID: 0024
-Revises: 0020
+Revises: 0023
 
 New tables and new columns of tables that are not guarded (audit/guards.py): no trigger to make again.
 A permit's construction start keeps its day; the time is empty for the permits of the old record, which the
@@ -15,7 +15,7 @@ import inspect_app.types
 
 
 revision = '0024'
-down_revision = '0020'
+down_revision = '0023'
 branch_labels = None
 depends_on = None
 
