@@ -290,6 +290,42 @@ def test_the_same_new_report_in_two_tabs_offline_is_one_report_and_the_other_tab
     assert (report.id, report.status, report.evaluation) == (made, "submitted", "violations")
 
 
+def test_a_double_tap_on_submit_with_no_server_is_one_report(site, server, page, context):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    made = fill_erosion_form(page, [])
+    page.dblclick("#submit-report")
+    page.wait_for_selector("#offline-message:has-text('Saved on this device — will sync')")
+    context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    wait_for_outbox(page, lambda items: not items)
+    [report] = _reports()
+    assert (report.id, report.status) == (made, "submitted")
+
+
+def test_a_saved_draft_submitted_from_a_second_tab_is_refused_as_submitted(site, server, page, context):
+    """A draft the server has, open in two tabs: the second Sign and submit is refused with the way to correct a
+    submitted report, an amendment; one report."""
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    report_id = _online_draft(page, server, permit)
+    second = context.new_page()
+    second.goto(f"{server.url}/inspections/{report_id}")
+    second.wait_for_selector("#report-form", state="attached")
+    draw_signature(second)
+
+    page.click("#submit-report")
+    page.wait_for_selector("#report-status:has-text('Submitted')")
+    second.click("#submit-report")
+    expect(second.locator("main")).to_contain_text("To correct it, make an amendment")
+    [report] = _reports()
+    assert (report.id, report.status) == (report_id, "submitted")
+    assert outbox(second) == []
+
+
 def test_a_report_made_offline_takes_the_devices_gps(site, server, page, context):
     inspector, permit = site
     context.grant_permissions(["geolocation"], origin=server.url)
