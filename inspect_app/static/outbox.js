@@ -177,7 +177,7 @@ async function refresh() {
   if (who) sessionStorage.removeItem("signed-out");  // signed in again: the outbox itself shows their items
   const gone = !who && signedOut();
   showNote("signed-out-waiting", gone && posts.filter((post) => authorOf(post) === gone).length);
-  say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : shown.length ? null : "empty",
+  say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
       status.lastTry && status.lastTry.toLocaleTimeString());
   say("outbox-others", posts.length > shown.length && "others", posts.length - shown.length);
   const unclaimed = shown.filter((post) => !authorOf(post)).length + (legacy ? legacy.items.length : 0);
