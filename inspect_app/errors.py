@@ -2,6 +2,10 @@
 
 Under /sync/ every answer is JSON, an unknown path included (the blueprint's own handlers only see
 requests routed to it).
+
+A form post whose author is not signed in (the sign-in expired while the form was open, or someone else signed
+in since) is a 401 that says so, never a 400 to "reload and send again": the device keeps that post for its
+author (static/sw.js), and sends it once they are signed in again.
 """
 from __future__ import annotations
 
@@ -12,11 +16,14 @@ from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from inspect_app.extensions import db, limiter
+from inspect_app.extensions import db, htmx, limiter
+from inspect_app.idempotency import author_not_signed_in
 from inspect_app.inputs import NulRefused
 
-TEMPLATES = {400: "errors/400.html", 403: "errors/403.html", 404: "errors/404.html", 429: "errors/429.html",
-             500: "errors/500.html"}
+TEMPLATES = {400: "errors/400.html", 401: "errors/401.html", 403: "errors/403.html", 404: "errors/404.html",
+             429: "errors/429.html", 500: "errors/500.html"}
+# What a form htmx posts in place is answered with: the page's part (the full page includes it).
+IN_PLACE = {401: "errors/_401.html"}
 
 
 def _wants_json() -> bool:
@@ -30,6 +37,8 @@ def _page(status: int, description: str | None, error=None):
     if _wants_json():
         return jsonify({"error": description or "The request was refused."}), status, headers
     template = TEMPLATES.get(status, TEMPLATES[400] if status < 500 else TEMPLATES[500])
+    if htmx and not htmx.boosted:
+        template = IN_PLACE.get(status, template)
     return render_template(template, error=error, description=description), status, headers
 
 
@@ -42,6 +51,10 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(error):
+        # The token is stale because the session it belonged to ended (expired, or another sign-in since).
+        refused = author_not_signed_in()
+        if refused:
+            return _page(401, refused, error)
         return _page(400, getattr(error, "description", None), error)
 
     @app.errorhandler(NulRefused)

@@ -13,6 +13,10 @@ The sync protocol (/sync) has its own table of operations and is left alone.
 
 Keys are kept for good, so a post is applied once however late it is sent again; the page of an answer is
 kept IDEMPOTENCY_RETENTION_DAYS (config.py), then `flask idempotency expire`, run daily, drops it.
+
+A form names who filled it in (`posted_by`). A post is only ever applied as its author's act: while someone else
+is signed in, or no one (the sign-in expired while the form was open), it is answered 401 (`SignInNeeded`) with a
+page that says so, and the device keeps the post for its author (static/sw.js).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from flask_login import current_user
 from sqlalchemy import JSON, ForeignKey, Integer, LargeBinary, String, event, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Mapped, Session, mapped_column
+from werkzeug.exceptions import Unauthorized
 
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, utcnow
@@ -40,6 +45,10 @@ KEPT_HEADERS = ("Content-Type", "Location", "Vary", "HX-Redirect", "HX-Location"
                 "HX-Trigger", "HX-Retarget", "HX-Reswap")
 # The form field naming who filled the form in (the templates write it beside the key).
 POSTED_BY = "posted_by"
+# Why a post was not taken as its author's act (the 401 page shows it; templates/errors/_401.html).
+SIGNED_OUT = "Your sign-in has expired, so the server did not take this: nothing was changed."
+SOMEONE_ELSE = ("This form was opened while someone else was signed in on this device, so it is never taken as "
+                "yours: nothing was changed.")
 # How long a second delivery waits for the first one's answer before it says "try again".
 WAIT_S = 5.0
 POLL_S = 0.05
@@ -70,6 +79,25 @@ def register(app: Flask) -> None:
         event.listen(Session, "before_commit", _store_claim)
 
 
+class SignInNeeded(Unauthorized):
+    """A post its author is not signed in to send: 401, with why (SIGNED_OUT or SOMEONE_ELSE)."""
+
+
+def author_not_signed_in() -> str | None:
+    """Why this post cannot be taken as its author's act now (its `posted_by` is not who is signed in), or None.
+
+    A post that names no author (a sign-in form, a form of a page that is not kept offline) is not for this check.
+    """
+    if request.method in SAFE or request.mimetype not in FORM_TYPES:
+        return None
+    posted_by = request.form.get(POSTED_BY)
+    if not posted_by:
+        return None
+    if not current_user.is_authenticated:
+        return SIGNED_OUT
+    return SOMEONE_ELSE if posted_by != current_user.id else None
+
+
 def forget_old_pages(now: dt.datetime, retention: dt.timedelta) -> int:
     """Drop the stored page (the body) of answers received more than ``retention`` before ``now``; return how
     many. The key, with the answer's status and headers (a redirect's Location), is kept for good: a post
@@ -98,12 +126,11 @@ def _replay_or_claim():
     key = _key()
     if key is None:
         return None
-    posted_by = request.form.get(POSTED_BY) if request.mimetype in FORM_TYPES else None
-    if posted_by and posted_by != current_user.id:
-        # A post kept on a shared tablet, sent by its outbox after someone else signed in: it is that person's
-        # act (their name, their signature), so it is never applied as another's.
-        abort(403, description="This was saved on this device while someone else was signed in. Only they can "
-                               "send it: they must sign in on this device. Nothing was changed.")
+    refused = author_not_signed_in()
+    if refused:
+        # A post kept on a shared tablet, or a page left open when someone else signed in: it is its author's act
+        # (their name, their signature), so it is never applied as another's.
+        raise SignInNeeded(description=refused)
     found = db.session.get(IdempotentRequest, (current_user.id, key))
     if found is not None:
         db.session.rollback()

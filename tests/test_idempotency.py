@@ -156,7 +156,8 @@ def test_the_daily_expiry_drops_old_pages_and_a_late_resend_is_still_applied_onc
 
 def test_a_post_kept_on_a_shared_tablet_is_never_applied_as_the_next_persons(app, make):
     # Inspector A fills in a report offline; the tablet's outbox sends it after inspector B has signed in.
-    # It is A's act (A's name, A's signature): it is refused, said why, and nothing changes.
+    # It is A's act (A's name, A's signature): it is refused, said why, and nothing changes. A 401 (A is not signed
+    # in), not a 403: the tablet keeps the post for A, to send when A signs in again (static/sw.js).
     a, b = make.user("inspector"), make.user("inspector")
     permit = make.permit(inspectors=[a, b])
     first = SignedIn(app.test_client(), a)
@@ -167,8 +168,8 @@ def test_a_post_kept_on_a_shared_tablet_is_never_applied_as_the_next_persons(app
     second = SignedIn(app.test_client(), b)
     refused = second.post(f"/permits/{permit.id}/inspections",
                           {"type": "erosion_control", "idempotency_key": "key-0009-by-a", "posted_by": a.id})
-    assert refused.status_code == 403
-    assert "saved on this device while someone else was signed in" in refused.text
+    assert refused.status_code == 401
+    assert "opened while someone else was signed in on this device" in refused.text
     assert started(permit) == 1  # A's own; none for B
     # B's own post is B's.
     assert second.post(f"/permits/{permit.id}/inspections", {"type": "erosion_control", "idempotency_key":

@@ -4,19 +4,31 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import current_user, login_required, login_url, login_user, logout_user
 
 from inspect_app.accounts import throttle
 from inspect_app.accounts.forms import LoginForm, PasswordForm
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, authenticate, change_own_password, end_sessions
 from inspect_app.extensions import db, login_manager
+from inspect_app.idempotency import SIGNED_OUT, SignInNeeded
 
 bp = Blueprint("accounts", __name__)
 login_manager.login_view = "accounts.login"
 login_manager.login_message = "Please log in to continue."
 PASSWORD_CHANGED = ("Your password is changed. Every other sign-in of your account has ended, and your devices' "
                     "sync tokens no longer work: ask your administrator for new ones.")
+
+
+@login_manager.unauthorized_handler
+def _sign_in_first():
+    """A page asked for signed out: the sign-in form, then back to it. A form posted signed out (the sign-in
+    expired while it was open) is not turned into a visit of the sign-in page, which would lose it: it is a 401
+    that says so, and the device keeps the post to send after signing in again (static/sw.js)."""
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        raise SignInNeeded(description=SIGNED_OUT)
+    flash(login_manager.login_message, login_manager.login_message_category)
+    return redirect(login_url(login_manager.login_view, next_url=request.url))
 
 
 @login_manager.user_loader

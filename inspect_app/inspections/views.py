@@ -26,6 +26,7 @@ bp = Blueprint("inspections", __name__)
 bp.add_app_template_global(queries.action_for, "report_action")
 # The id a device makes for a report started with no server (crypto.randomUUID()).
 DEVICE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+LOCATION_UNREADABLE = "The device location could not be read; start again without it."
 
 
 @bp.before_request
@@ -112,7 +113,7 @@ def start(permit_id: str):
         abort(400, description="Choose one of the six inspection types.")
     require(queries.action_for(form.type.data), permit)
     if not form.validate_on_submit():
-        abort(400, description="The device location could not be read; start again without it.")
+        abort(400, description=LOCATION_UNREADABLE)
     inspection = services.start_inspection(current_user, permit, form.type.data,
                                            form.latitude.data, form.longitude.data)
     # The address is made before the commit, which expires the report: its id would be read again.
@@ -184,7 +185,12 @@ def load_or_create(inspection_id: str) -> Inspection:
     if inspection_type not in INSPECTION_TYPES:
         abort(400, description="Choose one of the six inspection types.")
     require(queries.action_for(inspection_type), permit)
-    return services.start_inspection(current_user, permit, inspection_type, inspection_id=inspection_id)
+    # The device's position as the form opened, when it gave one (the start form's fields, checked the same).
+    where = forms.StartForm()
+    if not where.validate():
+        abort(400, description=LOCATION_UNREADABLE)
+    return services.start_inspection(current_user, permit, inspection_type, where.latitude.data, where.longitude.data,
+                                     inspection_id=inspection_id)
 
 
 def _read_report(inspection: Inspection) -> tuple[services.ReportInput, report_parts.Parts, dict[str, str]]:

@@ -1,5 +1,8 @@
 """Offline-first pages: the service worker, the offline page, the outbox, permits held on the device, and
-the answer to a form posted with no server (the worker keeps the post; the outbox sends it later)."""
+the answer to a form posted with no server (the worker keeps the post; the outbox sends it later).
+
+Every answer of the app says who is signed in (`Signed-In-As`: their id, empty for no one): the service worker
+reads it to serve the pages held on the device to that person alone (static/sw.js, docs/sync.md)."""
 from __future__ import annotations
 
 import hashlib
@@ -30,6 +33,16 @@ VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
 TIMEOUT_LINE = re.compile(r"^const NETWORK_TIMEOUT_MS = \d+;", re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
 PERMITTEE_PAGES = ("certifications.my_permits",)
+# The header naming who is signed in (static/formstore.js: SignedIn.HEADER).
+SIGNED_IN_AS = "Signed-In-As"
+
+
+@bp.after_app_request
+def _say_who_is_signed_in(response):
+    """Tell the device who this answer was made for (static files are no one's)."""
+    if request.endpoint != "static":
+        response.headers[SIGNED_IN_AS] = current_user.id if current_user.is_authenticated else ""
+    return response
 
 
 @bp.get("/sw.js")
@@ -91,7 +104,8 @@ def pages():
     held_permits = [_permit_pages(p, reports.get(p.id, set())) for p in permits]
     names = COMMON_PAGES + (PERMITTEE_PAGES if allowed(current_user, "permit.list_mine") else ())
     common = [url_for(name) for name in names if name in current_app.view_functions]
-    return jsonify({"permits": held_permits, "common": common, "listed_at": utcnow().isoformat()})
+    return jsonify({"user": current_user.id, "permits": held_permits, "common": common,
+                    "listed_at": utcnow().isoformat()})
 
 
 def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:

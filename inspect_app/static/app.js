@@ -2,11 +2,14 @@
 // hx-boost, offline fallback, the device's ids, drafts and repeating parts. A module: run once per document.
 import "./formstore.js";
 
-// htmx 2 drops 4xx/5xx bodies. A boosted navigation should show our error page,
-// and 422 is how a form comes back with its errors beside the fields.
+// htmx 2 drops 4xx/5xx bodies. A boosted navigation should show our error page, 422 is how a form comes back
+// with its errors beside the fields, and 401 says a form was not taken for want of its author's sign-in (and
+// whether the device kept it: errors/_401.html).
 document.addEventListener("htmx:beforeSwap", (evt) => {
   const d = evt.detail, status = d.xhr ? d.xhr.status : 0;
-  if (status >= 400 && d.serverResponse && (d.boosted || status === 422)) Object.assign(d, { shouldSwap: true, isError: false });
+  if (status >= 400 && d.serverResponse && (d.boosted || status === 422 || status === 401)) {
+    Object.assign(d, { shouldSwap: true, isError: false });
+  }
 });
 
 // A boosted GET that cannot reach anything: let the browser navigate for real,
@@ -16,34 +19,36 @@ document.addEventListener("htmx:sendError", (evt) => {
   if (d.boosted && cfg.verb === "get" && cfg.path) window.location.href = cfg.path;
 });
 
-// Each form post carries its own key, so a post sent again from the outbox is applied once; a new
-// report takes the id this device makes for it, in its URL from the start (create-or-submit).
+// Each form post carries its own key, so a post sent again from the outbox is applied once (a new report's
+// submission: the report's own key, below); a new report takes the id this device made for it, in its URL.
+const opened = new WeakSet();  // the forms[data-draft] set up
 function freshForms(root) {
-  root.querySelectorAll("input[data-fresh-key]").forEach((input) => { input.value = crypto.randomUUID(); });
+  // A new report's are filled once its id is known (ownReport); till then none, whatever the browser restored.
+  root.querySelectorAll("input[data-fresh-key]").forEach((input) => {
+    if (!opened.has(input.form)) input.value = input.form?.dataset.newRecord ? "" : crypto.randomUUID();
+  });
+  const back = root === document && performance.getEntriesByType?.("navigation")[0]?.type === "back_forward";
   root.querySelectorAll("form[data-new-record]").forEach((form) => {
-    const planned = form.dataset.newRecord, made = crypto.randomUUID();
-    for (const el of [form, ...document.querySelectorAll(`[form="${form.id}"][formaction]`)]) {
-      const name = el === form ? "action" : "formaction";
-      el.setAttribute(name, el.getAttribute(name).replace(planned, made));
-    }
-    form.dataset.newRecord = made;
     const when = document.getElementById("performed_at");  // now, on the town's clock
     if (when && !when.value) {
       when.value = new Intl.DateTimeFormat("sv-SE", { timeZone: form.dataset.localTz, year: "numeric",
         month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit" }).format(new Date()).replace(" ", "T");
     }
   });
-  const posted = sessionStorage.getItem("posted-draft");
-  sessionStorage.removeItem("posted-draft");
-  if (posted) Drafts.del(posted);
-  root.querySelectorAll("form[data-draft]").forEach((form) => { if (form.dataset.draft !== posted) restore(form); });
+  // Each form once (htmx's first htmx:load is the whole body again); a form swapped in later was not gone Back to.
+  const forms = Array.from(root.querySelectorAll("form[data-draft]")).filter((form) => !opened.has(form));
+  forms.forEach((form) => opened.add(form));
+  Promise.all(forms.map((form) => (form.dataset.newRecord ? ownReport(form, back) : Promise.resolve())
+    .then(() => restore(form)))).then(settlePosted);  // another tab's typing is read before this tab's is forgotten
 }
 
 // Unsaved typing survives a reload and a closed tab: a form[data-draft] keeps its fields on the device a
 // moment after each change, gets them back when it opens (online or held), and forgets them once posted
 // (the server has them then, or the outbox). Files and hidden fields are not kept: a photo chosen but not
-// saved must be chosen again.
+// saved must be chosen again. Typing is its author's: kept under the signed-in user, given back to them alone.
 const Drafts = DeviceStore("drafts");
+const user = () => document.getElementById("main")?.dataset.user || null;  // whom the page was made for
+const drafts = "BroadcastChannel" in window ? new BroadcastChannel("drafts") : null;
 let typing = null;
 const fields = (form) => Array.from(form.elements).filter((el) => el.name && !/^(file|hidden|submit|button)$/.test(el.type));
 const prop = (el) => (/^(radio|checkbox)$/.test(el.type) ? "checked" : "value");
@@ -52,11 +57,14 @@ function keep(form) {
   const kept = Object.fromEntries(fields(form).map((el) => [keyOf(el), el[prop(el)]]));
   const parts = Array.from(document.querySelectorAll("[data-part*=' ']"), (p) => p.dataset.part);
   clearTimeout(typing);
-  typing = setTimeout(() => Drafts.put({ id: form.dataset.draft, fields: kept, parts }), 300);
+  // A new report sent (here, in another tab) or replaced by the next one keeps no more typing from this page.
+  typing = setTimeout(() => Drafts.update(form.dataset.draft, (stored) => (form.dataset.newRecord
+    && (!stored || stored.sent || stored.report !== form.dataset.newRecord) ? null
+    : { ...stored, id: form.dataset.draft, user: user(), fields: kept, parts })), 300);
 }
 async function restore(form) {
   const draft = await Drafts.get(form.dataset.draft);
-  if (!draft) return;
+  if (!draft || (draft.user && draft.user !== user())) return;
   draft.parts.forEach((p) => { if (!document.querySelector(`[data-part="${p}"]`)) addPart(...p.split(" ")); });
   fields(form).forEach((el) => { if (keyOf(el) in draft.fields) el[prop(el)] = draft.fields[keyOf(el)]; });
 }
@@ -64,6 +72,62 @@ document.addEventListener("input", (evt) => { if (evt.target.form?.dataset.draft
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => freshForms(document));
 else freshForms(document);  // loaded async, after the page was parsed (offline/saved.html)
 document.addEventListener("htmx:load", (evt) => freshForms(evt.target));
+
+// A new report's id and the key of its submission belong to the report, not to the page: kept on the device with
+// its typing, they are taken again by a reload, a second tab and Back after it was posted, so the report is
+// posted once whatever is pressed (the server and the worker answer a key they have seen with the first answer).
+// Once it was taken (by the server or the outbox), opening the form again, not by Back, starts the next report.
+async function ownReport(form, back) {
+  const planned = form.dataset.newRecord, stored = await Drafts.get(form.dataset.draft);
+  const same = stored?.report && stored.user === user() && (back || !stored.taken);
+  const report = same ? stored.report : crypto.randomUUID(), key = same ? stored.key : crypto.randomUUID();
+  if (!same) {  // typing of the release before, which kept no report, stays with the report it was typed for
+    const typed = stored && !stored.report ? { fields: stored.fields, parts: stored.parts } : { fields: {}, parts: [] };
+    await Drafts.put({ id: form.dataset.draft, user: user(), report, key, ...typed });
+  }
+  for (const el of [form, ...document.querySelectorAll(`[form="${form.id}"][formaction]`)]) {
+    const name = el === form ? "action" : "formaction";
+    el.setAttribute(name, el.getAttribute(name).replace(planned, report));
+  }
+  Object.assign(form.dataset, { newRecord: report, reportKey: key });
+  form.querySelectorAll("input[data-fresh-key]").forEach((input) => { input.value = crypto.randomUUID(); });
+  if (same && stored.sent) saySent(form);
+}
+
+// "Already sent from this device" on a new report's page (its [data-sent-note]), with the way to it.
+function saySent(form) {
+  const note = document.querySelector(`[data-sent-note="${form.id}"]`);
+  if (!note) return;
+  note.querySelectorAll("[data-sent-report]").forEach((a) => { a.href = form.getAttribute("action"); });
+  note.hidden = false;
+}
+drafts?.addEventListener("message", ({ data }) => {
+  document.querySelectorAll(`form[data-new-record="${data.report}"]`).forEach(saySent);
+});
+// Back to a page the browser kept whole (its back/forward cache): no script runs again, so ask.
+window.addEventListener("pageshow", (evt) => {
+  if (!evt.persisted) return;
+  document.querySelectorAll("form[data-new-record]").forEach(async (form) => {
+    if ((await Drafts.get(form.dataset.draft))?.sent) saySent(form);
+  });
+});
+
+// A posted form's typing is forgotten once the next page shows the post was taken: by the server, or kept on the
+// device for the outbox. Not when the server refused it for want of a sign-in and nothing was kept (no service
+// worker: its page's [data-kept-note] stays hidden); the typing is then all there is. A new report's record
+// stays, taken: Back to it posts the same report.
+async function settlePosted() {
+  const posted = sessionStorage.getItem("posted-draft");
+  if (!posted) return;
+  sessionStorage.removeItem("posted-draft");
+  if (document.querySelector("[data-kept-note][hidden]")) {
+    await Drafts.update(posted, (kept) => kept && { ...kept, sent: null });
+  } else if ((await Drafts.get(posted))?.report) {
+    await Drafts.update(posted, (kept) => kept && { ...kept, fields: {}, parts: [], taken: true });
+  } else {
+    await Drafts.del(posted);
+  }
+}
 
 // Repeating parts of a form (a finding, a punch-list item, a control): its <template> cloned under an id
 // this device makes, or removed again. data-part becomes "<template> <id>", so a kept draft can bring it back.
@@ -98,7 +162,17 @@ window.setUpEach = (selector, setUp) => {
 // the origin is not secure.
 navigator.serviceWorker?.register("/sw.js").catch(() => null);
 
-// A posted form's draft is forgotten as the next page opens: the post goes first.
+// A posted form's draft is forgotten as the next page opens (settlePosted): the post goes first. A new report's
+// submission (its button[data-once]) carries the report's own key; its saves, the page's.
 document.addEventListener("submit", (evt) => {
-  if (evt.target.dataset.draft) { clearTimeout(typing); sessionStorage.setItem("posted-draft", evt.target.dataset.draft); }
+  const form = evt.target;
+  if (!form.dataset.draft) return;
+  clearTimeout(typing);
+  sessionStorage.setItem("posted-draft", form.dataset.draft);
+  const key = form.querySelector("input[data-fresh-key]"), report = form.dataset.newRecord;
+  if (!report || !key) return;
+  key.dataset.pageKey ??= key.value;
+  key.value = evt.submitter?.hasAttribute("data-once") ? form.dataset.reportKey : key.dataset.pageKey;
+  Drafts.update(form.dataset.draft, (kept) => kept?.report === report && { ...kept, sent: new Date().toISOString() })
+    .then(() => drafts?.postMessage({ report }));
 }, true);

@@ -1,16 +1,24 @@
-// This device's IndexedDB ("inspect-forms"), shared by the service worker (importScripts) and the pages:
-// - posts: form posts the worker kept when the server could not be reached, for the outbox to send.
+// This device's IndexedDB ("inspect-forms"), shared by the service worker (importScripts) and the pages.
+// Everything in it is one person's (a tablet is shared; docs/sync.md, "Who owns what on a device"):
+// - posts: form posts the worker kept when the server could not be reached (or answered 401: no sign-in, or
+//   someone else's), for the outbox to send while their author (the post's `posted_by`) is signed in.
 //   {id, url, entries: [[name, text or File]] (or a File's bytes: see FormStore), key (Idempotency-Key), created_at,
 //    state: "waiting" | "refused", html (the server's answer to a refused post: the form, errors beside fields)}
-// - held: the permits held for offline use {id, number, site_address, urls, held_at, missing}.
-// - drafts: a form's unsaved typing {id (its data-draft), fields: {name or name=value: value or checked}, parts}.
-// A classic script (the worker's importScripts takes no module) that the pages' modules import too; it gives two globals.
+// - held: the permits held for offline use {id: "<user> <permit id>", user, permit_id, number, site_address, urls,
+//   held_at, missing}.
+// - drafts: a form's unsaved typing {id (its data-draft), user, fields: {name or name=value: value or checked},
+//   parts}; a new report's also {report: the id the device made for it, key: the Idempotency-Key of its one
+//   submission, sent: when it was posted}, so that Back, a reload and a second tab post the same report.
+// - device: {id: "signed-in", user}: who the server last said is signed in (the worker reads it off the server's
+//   answers, SignedIn.HEADER); the pages held for them are the only ones served.
+// A classic script (the worker's importScripts takes no module) that the pages' modules import too; it gives
+// three globals.
 self.DeviceStore = (() => {
   let opening = null;
   function open() {
     opening = opening || new Promise((resolve, reject) => {
-      const request = indexedDB.open("inspect-forms", 3);
-      request.onupgradeneeded = ({ target: { result: db } }) => ["posts", "held", "drafts"]
+      const request = indexedDB.open("inspect-forms", 4);
+      request.onupgradeneeded = ({ target: { result: db } }) => ["posts", "held", "drafts", "device"]
         .forEach((name) => db.objectStoreNames.contains(name) || db.createObjectStore(name, { keyPath: "id" }));
       request.onsuccess = () => {
         // A newer release opening a newer version must not wait for this page: let go, open again later.
@@ -36,6 +44,13 @@ self.DeviceStore = (() => {
     put: (item) => run(name, "readwrite", (store) => store.put(item)),
     del: (id) => run(name, "readwrite", (store) => store.delete(id)),
     clear: () => run(name, "readwrite", (store) => store.clear()),
+    // Read and write back in one transaction (another tab's change comes before or after it, never between);
+    // `change(item)` gives the new item, or nothing to leave it.
+    update: (id, change) => run(name, "readwrite", (store) => {
+      const request = store.get(id);
+      request.onsuccess = () => { const next = change(request.result); if (next) store.put(next); };
+      return request;
+    }),
   });
 })();
 
@@ -61,5 +76,16 @@ self.FormStore = ((posts) => {
     get: async (id) => handedBack(await posts.get(id)),
     put: (post) => (blobsRefused ? putAsBytes(post) : posts.put(post).catch(() => putAsBytes(post))),
     del: posts.del,
+    // Who filled the post in (the form's posted_by); null for one kept before posts said.
+    authorOf: (post) => post.entries.find(([name]) => name === "posted_by")?.[1] || null,
   };
 })(DeviceStore("posts"));
+
+// Who is signed in on this device, as the server last said: the `Signed-In-As` header of its answers (the user's
+// id; empty when no one is), read by the service worker off every answer it passes on (offline/views.py).
+self.SignedIn = ((device) => ({
+  HEADER: "Signed-In-As",
+  // The user's id, null for no one, undefined where the worker has never said (no worker on this page).
+  get: () => device.get("signed-in").then((found) => (found ? found.user || null : undefined), () => undefined),
+  set: (user) => device.put({ id: "signed-in", user: user || null }),
+}))(DeviceStore("device"));

@@ -5,6 +5,8 @@
 // - A refusal (4xx) is the server's page, the form with its errors, kept to open (/outbox/correct/<id>).
 // - Replay on page load, `online`, each successful htmx request, a timer and *Sync now*: a stopped server
 //   raises no `online` event, and Safari has no Background Sync.
+// - What a device keeps is one person's: posts are listed and sent while their author is signed in, permits are
+//   held for whoever held them; signing out says what of theirs still waits (docs/sync.md).
 // Also: the badge on every page, the outbox page (/outbox) and the "available offline" page (/offline/).
 import "./formstore.js";
 const CHUNK_BYTES = 1024 * 1024;  // docs/sync.md: the client sends 1 MiB chunks
@@ -98,13 +100,16 @@ async function replayLegacy(legacy, csrf) {
 }
 
 // A post is sent and listed only while who filled it in (its posted_by) is signed in: the server refuses it to
-// others (403). Work kept before posts said whose it was waits until someone says it is theirs (#claim-all).
-const authorOf = (post) => post.entries.find(([name]) => name === "posted_by")?.[1] || null;
-const me = () => document.getElementById("main")?.dataset.user || null;  // who is signed in (base.html)
+// others (401). Work kept before posts said whose it was waits until someone says it is theirs (#claim-all).
+const { authorOf } = FormStore;
+const pageUser = () => document.getElementById("main")?.dataset.user || null;  // whom the page was made for (base.html)
+// Who is signed in: as the server last told the service worker (SignedIn), else as the page says. The offline and
+// saved pages are made for no one, and a page left open may have been made for someone signed out since.
+const me = async () => { const said = await SignedIn.get(); return said === undefined ? pageUser() : said; };
 async function claim() {
   const unclaimed = (await FormStore.all()).filter((post) => !authorOf(post));
-  await Promise.all(unclaimed.map((post) => FormStore.put({ ...post, entries: [...post.entries, ["posted_by", me()]] })));
-  status.legacyOf = me();
+  await Promise.all(unclaimed.map((post) => FormStore.put({ ...post, entries: [...post.entries, ["posted_by", pageUser()]] })));
+  status.legacyOf = pageUser();
   return syncNow();
 }
 
@@ -162,21 +167,37 @@ function say(slot, which, number) {
 }
 
 async function refresh() {
-  const [posts, legacy] = await Promise.all([FormStore.all().then((all) => all.sort(byAge), () => null), legacyOutbox()]);
+  const [posts, legacy, who] = await Promise.all([FormStore.all().then((all) => all.sort(byAge), () => null),
+                                                  legacyOutbox(), me()]);
   if (!posts) return;  // no IndexedDB (private mode): nothing to show
+  const shown = posts.filter((post) => [who, null].includes(authorOf(post)));  // others' are only counted
   const badge = document.getElementById("outbox-badge"), waiting = waitingIn(posts).length;
-  if (badge) Object.assign(badge, { textContent: posts.length || "" }).setAttribute("data-count", posts.length);
-  const note = document.getElementById("outbox-login");  // the note is the page's own (base.html)
-  if (note) note.hidden = !(status.login && waiting);
-  if (note && waiting) note.querySelector("[data-waiting]").textContent = waiting;
+  if (badge) Object.assign(badge, { textContent: shown.length || "" }).setAttribute("data-count", shown.length);
+  showNote("outbox-login", status.login && waiting);  // the notes are the page's own (base.html)
+  if (who) sessionStorage.removeItem("signed-out");  // signed in again: the outbox itself shows their items
+  const gone = !who && signedOut();
+  showNote("signed-out-waiting", gone && posts.filter((post) => authorOf(post) === gone).length);
   say("outbox-status", status.login ? "login" : status.unreachable ? "unreachable" : posts.length ? null : "empty",
       status.lastTry && status.lastTry.toLocaleTimeString());
-  const shown = posts.filter((post) => [me(), null].includes(authorOf(post)));  // others' are only counted
   say("outbox-others", posts.length > shown.length && "others", posts.length - shown.length);
   const unclaimed = shown.filter((post) => !authorOf(post)).length + (legacy ? legacy.items.length : 0);
   say("outbox-unclaimed", unclaimed && "unclaimed", unclaimed);
   renderOutbox(shown);
 }
+
+// A note of the page (hidden until now) shown with its number of items, or hidden.
+function showNote(id, count) {
+  const note = document.getElementById(id);
+  if (!note) return;
+  note.hidden = !count;
+  if (count) note.querySelector("[data-waiting]").textContent = count;
+}
+
+// Who signed out last in this tab: the next page says what of theirs still waits on the device.
+const signedOut = () => sessionStorage.getItem("signed-out");
+document.addEventListener("submit", (event) => {
+  if (event.target.matches("form[data-sign-out]")) sessionStorage.setItem("signed-out", pageUser() || "");
+}, true);
 
 function renderOutbox(posts) {
   const list = document.getElementById("outbox-list");
@@ -208,17 +229,20 @@ async function askWorker(message) {
   return new Promise((resolve) => { pipe.port1.onmessage = (event) => resolve(event.data); });
 }
 
+// Held for the person the server listed them for (`user`); a row of no one (the release before) goes.
 async function holdAll() {
   say("held-status", "asking");
   try {
-    const list = await getJson("/offline/pages.json", "pages");
+    const list = await getJson("/offline/pages.json", "pages"), user = list.user;
     const urls = list.permits.reduce((all, p) => all.concat(p.urls), list.common);
     say("held-status", "saving", urls.length);
     const saved = await askWorker({ type: "hold", urls }), now = new Date().toISOString();
-    const missing = (pages) => pages.filter((u) => !saved[u]), listed = new Set(list.permits.map((p) => p.id));
-    await Promise.all(list.permits.map((p) => Held.put({ id: p.id, number: p.number, site_address: p.site_address,
-                                                         urls: p.urls, held_at: now, missing: missing(p.urls) })));
-    await Promise.all((await Held.all()).filter((r) => !listed.has(r.id)).map((r) => Held.del(r.id)));
+    const missing = (pages) => pages.filter((u) => !saved[u]), rowId = (permitId) => `${user} ${permitId}`;
+    await Promise.all(list.permits.map((p) => Held.put({ id: rowId(p.id), user, permit_id: p.id, number: p.number,
+      site_address: p.site_address, urls: p.urls, held_at: now, missing: missing(p.urls) })));
+    const listed = new Set(list.permits.map((p) => rowId(p.id)));
+    await Promise.all((await Held.all()).filter((r) => !r.user || (r.user === user && !listed.has(r.id)))
+      .map((r) => Held.del(r.id)));
     say("held-status", missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length);
   } catch (error) {
     say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
@@ -229,11 +253,12 @@ async function holdAll() {
 async function renderHeld() {
   const list = document.getElementById("held-list");
   if (!list) return;
-  const rows = (await Held.all()).sort((a, b) => (a.number < b.number ? -1 : 1));
+  const who = await me(), rows = (await Held.all()).filter((row) => who && row.user === who)
+    .sort((a, b) => (a.number < b.number ? -1 : 1));
   list.replaceChildren(...(rows.length ? [] : [fromTemplate("held-none", {})]), ...rows.map((row) => {
     const li = fromTemplate("held-item", { number: row.number, site_address: row.site_address, pages: row.urls.length,
       held: row.urls.length - row.missing.length, held_at: new Date(row.held_at).toLocaleString() });
-    li.id = `held-${row.id}`;
+    li.id = `held-${row.permit_id}`;
     li.querySelector("a").href = row.urls[0];
     li.querySelector("[data-held-at]").setAttribute("data-held-at", row.held_at);
     return li;

@@ -57,22 +57,31 @@ function setUpPad(pad) {
   });
 }
 
-// Start forms: <form data-geolocate> with input[data-latitude] and input[data-longitude]. On submit,
-// ask the device for its position (a few seconds at most), then send the form with or without it.
+// Forms that take the device's position: <form data-geolocate> with input[data-latitude] and input[data-longitude]
+// (the form's own or named form="..."), where the position is asked of the device (a few seconds at most):
+// - "Start" forms (data-geolocate empty): on submit, then the form is sent with or without it;
+// - a new report's form (data-geolocate="open", the report started on the device): as it opens, with no server
+//   too; the report records it as the device's position, as one started online does.
+function locate(form, then) {
+  const input = (name) => form.querySelector(`[data-${name}]`) || document.querySelector(`[form="${form.id}"][data-${name}]`);
+  navigator.geolocation.getCurrentPosition((position) => {
+    input("latitude").value = position.coords.latitude.toFixed(6);
+    input("longitude").value = position.coords.longitude.toFixed(6);
+    then();
+  }, then, { enableHighAccuracy: true, timeout: 5000, maximumAge: 60000 });
+}
 function setUpLocation(form) {
+  if (!navigator.geolocation) return;
+  if (form.dataset.geolocate === "open") return locate(form, () => null);
   form.addEventListener("submit", (event) => {
-    if (!navigator.geolocation || form.dataset.located) return;
+    if (form.dataset.located) return;
     event.preventDefault();
     function send() {  // once: whichever comes first, the position, a refusal or the timer
       if (form.dataset.located) return;
       form.dataset.located = "1";
       form.submit();
     }
-    navigator.geolocation.getCurrentPosition((position) => {
-      form.querySelector("[data-latitude]").value = position.coords.latitude.toFixed(6);
-      form.querySelector("[data-longitude]").value = position.coords.longitude.toFixed(6);
-      send();
-    }, send, { enableHighAccuracy: true, timeout: 5000, maximumAge: 60000 });
+    locate(form, send);
     window.setTimeout(send, 6000);
   });
 }

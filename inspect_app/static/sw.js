@@ -1,9 +1,14 @@
 // Service worker: the app opens with no network.
-// - The shell (styles, scripts, icons, the offline and saved pages) is cached at install.
+// - The shell (styles, scripts, icons, the offline and saved pages) is cached at install, as no one's.
 // - Pages are network-first, each kept as seen, so it opens offline later; a page never seen shows the
 //   offline page. htmx fragments are never answered from the page cache (they are not whole pages).
+// - Each page is kept for the person it was made for, and served from the device only while the server last
+//   said they are signed in (its Signed-In-As header: SignedIn, formstore.js): on a shared tablet, no one is
+//   shown a page held for someone else, also after the first one's sign-in expired without signing out.
 // - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
-//   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page.
+//   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page. So is a
+//   post the server answers 401 (its author is not signed in: the sign-in expired, or someone else's is on):
+//   the outbox sends it once its author is signed in again, and the server's page says it is kept.
 // - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
 // - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
 "use strict";
@@ -12,7 +17,8 @@ importScripts("/static/formstore.js");
 // Replaced when served (offline/views.py) by a digest of the shell files below.
 const VERSION = "dev";
 const SHELL_CACHE = `shell-${VERSION}`;
-const PAGE_CACHE = "pages";
+const pagesOf = (user) => `pages-${user}`;  // the pages held for one person
+const SHARED_PAGES = "pages";  // the release before kept everyone's pages in one cache: whose is not known
 const SHELL = [
   "/offline", "/offline/saved", "/offline/saved?part=1", "/static/app.css", "/static/formstore.js", "/static/app.js",
   "/static/outbox.js", "/static/signature.js", "/static/vendor/htmx.min.js", "/static/map.js",
@@ -30,14 +36,30 @@ self.addEventListener("install", (event) => {
   event.waitUntil(Promise.resolve(event.addRoutes?.({ source: { cacheName: SHELL_CACHE },
     condition: { or: ROUTED.map((pathname) => ({ urlPattern: { pathname }, requestMethod: "get" })) } }))
     .catch(() => null));  // routes refused: the fetch handler serves the same
-  event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
+  // Asked with no cookie: the shell is the same for everyone (it names no one who happened to be signed in).
+  const asNoOne = SHELL.map((path) => new Request(path, { credentials: "omit" }));
+  event.waitUntil(caches.open(SHELL_CACHE).then((cache) => cache.addAll(asNoOne)).then(() => self.skipWaiting()));
 });
 
 self.addEventListener("activate", (event) => {
   event.waitUntil(caches.keys().then((keys) => Promise.all(
-    keys.filter((k) => k.startsWith("shell-") && k !== SHELL_CACHE).map((k) => caches.delete(k))
+    keys.filter((k) => (k.startsWith("shell-") && k !== SHELL_CACHE) || k === SHARED_PAGES).map((k) => caches.delete(k))
   )).then(() => self.clients.claim()));
 });
+
+// Who is signed in, as the server last said (SignedIn, formstore.js): read once, then kept up to date from the
+// server's own answers (never from a page, nor from a page held on the device).
+let signedIn;
+async function whoIsSignedIn() {
+  if (signedIn === undefined) signedIn = (await SignedIn.get()) ?? null;
+  return signedIn;
+}
+async function learn(response) {
+  const said = response.headers.get(SignedIn.HEADER);
+  if (said === null || (said || null) === (await whoIsSignedIn())) return;  // not the app's answer, or no news
+  signedIn = said || null;
+  await SignedIn.set(signedIn).catch(() => null);  // known for this run of the worker all the same
+}
 
 // "Make my permits available offline": cache each page; answer which ones were saved.
 self.addEventListener("message", (event) => {
@@ -55,18 +77,27 @@ async function hold(urls) {
   const saved = {};
   await Promise.all(urls.map(async (url) => {
     const asked = fetch(url, { credentials: "same-origin", cache: "no-store", headers: { Accept: "text/html" } });
-    saved[url] = await asked.then((response) => keepPage(url, response)).catch(() => false);
+    saved[url] = await asked.then(async (response) => (await learn(response), keepPage(url, response))).catch(() => false);
   }));
   return saved;
 }
 
 const isFragment = (request) => request.headers.get("HX-Request") === "true" && request.headers.get("HX-Boosted") !== "true";
 
-// Keeps a whole page (not an error, a redirect to /login or anything but HTML); says whether it did.
+// Keeps a whole page (not an error, a redirect to /login or anything but HTML) for the person it was made for
+// (none: it is not kept); says whether it did.
 async function keepPage(url, response) {
-  const whole = response.ok && !response.redirected && (response.headers.get("Content-Type") || "").startsWith("text/html");
-  if (whole) await (await caches.open(PAGE_CACHE)).put(cacheKey(url), response.clone());
+  const user = response.headers.get(SignedIn.HEADER);
+  const whole = Boolean(user) && response.ok && !response.redirected
+    && (response.headers.get("Content-Type") || "").startsWith("text/html");
+  if (whole) await (await caches.open(pagesOf(user))).put(cacheKey(url), response.clone());
   return whole;
+}
+
+// A page held for whoever is signed in (the server's last word), or none.
+async function heldPage(key) {
+  const user = await whoIsSignedIn();
+  return user ? caches.match(key, { cacheName: pagesOf(user) }) : undefined;
 }
 
 // A server that does not answer within the timeout counts as gone; the request itself is not cut off.
@@ -78,10 +109,11 @@ function fetchInTime(request) {
 async function page(request) {
   try {
     const response = await fetchInTime(request);
+    await learn(response);
     await keepPage(request.url, response);
     return response;
   } catch (error) {
-    const key = cacheKey(request.url), held = await caches.match(key, { cacheName: PAGE_CACHE });
+    const key = cacheKey(request.url), held = await heldPage(key);
     if (held) return heldCopy(held);
     return (await fromShell(key)) || (await fromShell("/offline"))
       || new Response("Offline", { status: 503, headers: { "Content-Type": "text/plain" } });
@@ -90,8 +122,11 @@ async function page(request) {
 
 // A page answered from the device, not the server: its note "As known when held at ..." is shown
 // (the server renders it `data-held-note hidden`; templates/permits/_now.html).
-async function heldCopy(response) {
-  const html = (await response.text()).replace(/ data-held-note hidden/g, " data-held-note");
+const heldCopy = (response) => withNote(response, "held-note");
+
+// The server's page with the note it left for the device to show (`data-<note> hidden`) shown.
+async function withNote(response, note) {
+  const html = (await response.text()).replaceAll(` data-${note} hidden`, ` data-${note}`);
   const headers = new Headers(response.headers);
   headers.delete("Content-Length");  // the body is shorter now
   return new Response(html, { status: response.status, statusText: response.statusText, headers });
@@ -122,32 +157,56 @@ async function dropCorrected(request) {
 // offline by its own account is not asked to try the network (a stopped server is tried, until the timeout).
 // A form with no idempotency key is not kept: it goes to the page of this app its `offline_page` names (the
 // permit page's "Start": the held new report of that type), or to the offline page.
+// A post the server answered 401 did not reach anyone's record: kept the same, and answered with the server's
+// page, its note "kept on this device" shown (templates/errors/_401.html).
 async function formPost(request) {
   const offline = !navigator.onLine;
   const copy = offline ? request : request.clone();  // the body can be read once: keep a copy to store
   const inPlace = request.mode !== "navigate";
-  try {
-    if (offline) throw new Error("offline");
-    const response = await fetchInTime(request);
+  const answer = offline ? null : await fetchInTime(request).catch(() => null);
+  if (answer) await learn(answer);
+  if (answer && answer.status !== 401) {
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
-    return response;
-  } catch (error) {
-    const form = await copy.formData();
-    if (!form.get("idempotency_key")) {
-      if (inPlace) return Response.error();
-      const elsewhere = new URL(form.get("offline_page") || "/offline", self.location.origin);
-      return Response.redirect(elsewhere.origin === self.location.origin ? elsewhere : "/offline", 303);
-    }
-    await FormStore.put({ id: crypto.randomUUID(), url: cacheKey(request.url), entries: Array.from(form.entries()),
-                          key: form.get("idempotency_key"), created_at: new Date().toISOString(), state: "waiting" });
-    await dropCorrected(request);  // kept first: a failed put must not lose the post it corrects
-    return inPlace ? fromShell("/offline/saved?part=1") : Response.redirect("/offline/saved", 303);
+    return answer;
   }
+  const form = await copy.formData();
+  if (!form.get("idempotency_key")) {
+    if (answer) return answer;  // its page says nothing was kept
+    if (inPlace) return Response.error();
+    const elsewhere = new URL(form.get("offline_page") || "/offline", self.location.origin);
+    return Response.redirect(elsewhere.origin === self.location.origin ? elsewhere : "/offline", 303);
+  }
+  await keep(cacheKey(request.url), form);
+  await dropCorrected(request);  // kept first: a failed put must not lose the post it corrects
+  if (answer) return withNote(answer, "kept-note");
+  return inPlace ? fromShell("/offline/saved?part=1") : Response.redirect("/offline/saved", 303);
 }
 
+// A post sent again with the key of one that waits (Back, a second tab, a second tap) is that post: the one
+// kept first stands, as the server answers a key it has seen with its first answer.
+async function keep(url, form) {
+  const key = form.get("idempotency_key");
+  if ((await FormStore.all()).some((post) => post.key === key && post.url === url && post.state === "waiting")) return;
+  await FormStore.put({ id: crypto.randomUUID(), url, entries: Array.from(form.entries()), key,
+                        created_at: new Date().toISOString(), state: "waiting" });
+}
+
+// Signing out on a shared tablet: the pages held for whoever signs out go, with their list; what they saved
+// and typed stays on the device, theirs alone (the pages say what still waits: static/outbox.js).
+async function signOut(request) {
+  const user = await whoIsSignedIn(), response = await fetch(request);
+  await learn(response);
+  if (user) {
+    const held = DeviceStore("held"), theirs = (await held.all()).filter((row) => row.user === user);
+    await Promise.all([caches.delete(pagesOf(user)), ...theirs.map((row) => held.del(row.id))]);
+  }
+  return response;
+}
+
+// A refused post is opened by its author alone.
 async function correction(id) {
   const item = await FormStore.get(id);
-  if (!item || !item.html) return Response.redirect("/outbox", 303);
+  if (!item || !item.html || FormStore.authorOf(item) !== (await whoIsSignedIn())) return Response.redirect("/outbox", 303);
   return new Response(item.html, { headers: { "Content-Type": "text/html; charset=utf-8" } });
 }
 
@@ -155,9 +214,7 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
-  // Signing out on a shared tablet: the next user must not find the previous user's pages, nor their list.
-  const signingOut = request.method === "POST" && url.pathname === "/logout";
-  if (signingOut) event.waitUntil(Promise.all([caches.delete(PAGE_CACHE), DeviceStore("held").clear()]));
+  if (request.method === "POST" && url.pathname === "/logout") return event.respondWith(signOut(request));
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname)) {
     return event.respondWith(formPost(request));

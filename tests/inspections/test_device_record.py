@@ -64,6 +64,25 @@ def test_a_device_id_creates_and_submits_the_report(make, signed_in):
     assert reports(permit) == 1
 
 
+def test_a_device_report_is_where_the_device_was_when_it_gave_its_position(make, signed_in):
+    permit, client, page, made = started_on_a_device(make, signed_in)
+    assert 'name="latitude"' in page and 'data-geolocate="open"' in page  # asked of the device as the form opens
+    where = {"latitude": "42.061234", "longitude": "-72.513456"}
+
+    wrong = client.post(f"/inspections/{made}/submit", filled(page, latitude="142.5", longitude="-72.5"))
+    assert wrong.status_code == 400 and "The device location could not be read" in wrong.text
+    assert reports(permit) == 0
+    refused = client.post(f"/inspections/{made}/submit", filled(page, evaluation=None, **where))
+    assert refused.status_code == 422 and 'name="latitude" value="42.061234"' in refused.text  # goes with it again
+    answer = client.post(f"/inspections/{made}/submit", filled(refused.text, evaluation="compliant"))
+
+    assert answer.status_code == 303, answer.text
+    db.session.expire_all()
+    report = db.session.get(Inspection, made)
+    assert (report.location_source, report.latitude, report.longitude) == ("device", 42.061234, -72.513456)
+    assert client.get(f"/inspections/{made}").text.count("device GPS") == 1
+
+
 def test_a_refused_new_report_answers_422_with_the_form_and_keeps_nothing(make, signed_in):
     permit, client, page, made = started_on_a_device(make, signed_in)
 

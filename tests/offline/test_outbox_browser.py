@@ -257,7 +257,7 @@ def test_a_session_that_expired_offline_loses_nothing_and_syncs_after_logging_in
 
 def test_a_report_kept_on_a_shared_tablet_waits_for_its_author_and_arrives_when_they_sign_in(
         site, server, page, context, make):
-    # The server refuses a post filled in by someone else than who is signed in (403, idempotency.POSTED_BY);
+    # The server refuses a post filled in by someone else than who is signed in (401, idempotency.SignInNeeded);
     # the next person's outbox leaves it waiting, not refused for good: it is its author's, sent by them.
     inspector, permit = site
     inspection_id, item = _report_kept_offline(site, server, page, context, jpeg(41))

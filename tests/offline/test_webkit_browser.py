@@ -1,5 +1,6 @@
 """The core offline flow in WebKit (the iPad's engine): hold permits, lose the server, submit an inspection
-with a photo, get the server back, and find the report on it exactly once.
+with a photo, get the server back, and find the report on it exactly once. And a shared tablet: what is held
+for one person is never shown to the next one signed in.
 
 WebDriver has no "go offline" switch: the live server is stopped, as a real outage looks to the tablet
 (`navigator.onLine` stays true), and started again on the same port (the same origin). See docs/webkit.md.
@@ -100,3 +101,35 @@ def test_an_inspection_made_with_the_server_down_arrives_once_with_its_photo(sit
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 1
     [stored] = db.session.scalars(select(Photo)).all()
     assert stored.original_sha256 == sha256(photo) and stored.inspection_id == inspection_id
+
+
+def test_on_a_shared_tablet_the_next_person_is_shown_nothing_held_for_the_first(site, server, tablet, make):
+    """Inspector A holds their permit; A's sign-in expires without signing out and B signs in: B sees neither A's
+    list nor, with the server down, A's pages. A, signed in again, has them all."""
+    inspector, permit = site
+    other = make.user("inspector")  # not on A's permit
+    sign_in_controlled(tablet, server.url, inspector)
+    tablet.get(f"{server.url}/offline/")
+    tablet.find_element("css selector", "#hold-all").click()
+    wait_for_text(tablet, "#held-status", "Done", timeout_s=60)
+
+    tablet.delete_all_cookies()  # A's sign-in expires on site
+    sign_in_controlled(tablet, server.url, other)
+    tablet.get(f"{server.url}/offline/")
+    wait_until(tablet, lambda d: d.find_elements("css selector", "#held-list li.empty"),
+               message="B was shown the permits held for A")
+    assert permit.number not in text_of(tablet, "main")
+    server.stop()
+    for url in (f"/permits/{permit.id}", f"/permits/{permit.id}/inspections/new/erosion_control"):
+        tablet.get(f"{server.url}{url}")
+        wait_for_text(tablet, "main", "You are offline and this page is not saved on this device")
+        assert permit.number not in text_of(tablet, "main")
+
+    server.start()
+    tablet.delete_all_cookies()
+    sign_in_controlled(tablet, server.url, inspector)
+    tablet.get(f"{server.url}/offline/")
+    wait_for_text(tablet, "#held-list", permit.number)
+    server.stop()
+    tablet.get(f"{server.url}/permits/{permit.id}")
+    wait_for_text(tablet, "h1", permit.number)
