@@ -258,6 +258,7 @@ def behind_the_proxy(app, database_url, tmp_path):
                         "SECRET_KEY": "limits-test", "WEATHER_ENDPOINT": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT),
                         # as documented; the app's own default (0) where the template says nothing
                         "TRUSTED_PROXY_COUNT": env_template().get("TRUSTED_PROXY_COUNT", "0"),
+                        "PUBLIC_URL": env_template()["PUBLIC_URL"],
                         "VERIFY_LIMIT": "5 per minute"}
     server = Gunicorn(env, workers=4, threads=4, access_log=tmp_path / "access.log")
     try:
