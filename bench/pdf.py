@@ -60,7 +60,7 @@ def stored_report(photos: list[bytes]):
     from inspect_app.accounts.services import create_user
     from inspect_app.extensions import db
     from inspect_app.findings.models import CorrectiveAction, Finding
-    from inspect_app.inspections import canonical
+    from inspect_app.inspections import canonical, queries
     from inspect_app.inspections.models import ChecklistAnswer, Inspection
     from inspect_app.permits import services as permits
     from inspect_app.photos.services import store_photo
@@ -102,7 +102,8 @@ def stored_report(photos: list[bytes]):
         store_photo(None, permit, io.BytesIO(jpeg), caption=f"Silt fence at station {n}+50, looking north",
                     inspection=inspection, finding=findings[n % 8] if n < 16 else None)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", performed, performed
-    inspection.certification_statement = canonical.CERTIFICATION_STATEMENT
+    inspection.certification_statement = canonical.certification_statement(permits.profile_of(permit),
+                                                                           queries.type_of(inspection))
     db.session.flush()
     inspection.record_sha256 = canonical.record_hash(inspection)
     db.session.commit()

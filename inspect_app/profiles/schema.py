@@ -227,8 +227,8 @@ class InspectionType(Strict):
     def signer(self, role: str) -> Signer | None:
         """The profile's terms for a signer of `role`; None when that role does not sign this type."""
         return next((signer for signer in self.signers if signer.role == role), None)
-    # The signer's statement: the town's own ("town", naming `inspection_program`), or 40 CFR 122.22(d)
-    # word for word, as the CGP asks of its inspection reports (CGP 2022 Part 4.7.1, Appendix I.11.d).
+    # The signer's statement: 40 CFR 122.22(d) word for word, as the CGP asks of its inspection reports (CGP 2022
+    # Part 4.7.1, Appendix I.11.d); "town" adds the sentence naming the town's `inspection_program`.
     certification: Literal["town", "40 CFR 122.22(d)"] = "town"
     # The report says why it was made (the schedule in force and the trigger), the storms since the last
     # report, and who and when in full: the CGP's inspection report (CGP 2022 Part 4.7.1; issue 20).

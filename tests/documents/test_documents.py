@@ -88,7 +88,7 @@ def test_inspection_report_prints_a_to_h_checklist_findings_photos_and_signature
         "Photo 1 (finding 1): Undermined silt fence, looking north Taken: Jun 10, 2026 10:21 AM EDT (EXIF)",
         "Photo 2: Construction entrance Taken: time not recorded",
         # signature block
-        "I certify under penalty of law that this report",
+        "I certify under penalty of law that this document and all attachments were prepared",
         "Design Engineer Jun 10, 2026 11:05 AM EDT P.E. (MA) No. 48213; CPESC No. 7702 Date signed",
     ):
         assert expected in text, expected
