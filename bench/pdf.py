@@ -101,9 +101,9 @@ def stored_report(photos: list[bytes]):
     for n, jpeg in enumerate(photos):
         store_photo(None, permit, io.BytesIO(jpeg), caption=f"Silt fence at station {n}+50, looking north",
                     inspection=inspection, finding=findings[n % 8] if n < 16 else None)
+    statement = canonical.certification_statement(permits.profile_of(permit), queries.type_of(inspection))
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", performed, performed
-    inspection.certification_statement = canonical.certification_statement(permits.profile_of(permit),
-                                                                           queries.type_of(inspection))
+    inspection.certification_statement = statement
     db.session.flush()
     inspection.record_sha256 = canonical.record_hash(inspection)
     db.session.commit()

@@ -20,6 +20,7 @@ from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
 )
+from inspect_app.enforcement.models import citation_purpose
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
@@ -296,7 +297,7 @@ def _of(clause: str) -> str:
 
 
 def _under(profile: Profile, *purposes: str) -> str:
-    """'Under §380-16 C(4)(e)[5] and §380-19 of the <regulation>', or 'Under the <regulation>'."""
+    """'Under §380-16 C(4)(f)[2] and §380-19 of the <regulation>', or 'Under the <regulation>'."""
     clauses = [c for c in (profile.cite(p) for p in purposes) if c]
     return f"Under {_of(' and '.join(clauses))}{profile.regulation}"
 
@@ -529,6 +530,10 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     profile = profile_of(permit)
     tz = ZoneInfo(profile.timezone)
     authority = profile.authority_title
+    found_by = db.session.get(Inspection, record["inspection_id"]) if record["inspection_id"] else None
+    # The order rests on the town's clause for it: after the final inspection §380-16 C(4)(e)[5], after any
+    # other (or none) §380-16 C(4)(f)[2] (Southborough §6.0).
+    rests_on = citation_purpose(found_by.type if found_by is not None else None)
     lifted = record["lifted_at"] is not None
     status = (f"Lifted {_when(record['lifted_at'], tz)} by {record['lifted_by'] or '—'}: {record['lift_reason'] or ''}"
               if lifted else "In effect")
@@ -546,7 +551,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
              if record["acknowledged_at"] else "Not yet acknowledged"),
         )),
         Heading("Stop-work order"),
-        Paragraphs(f"{_under(profile, 'stop_work', 'violation')}, the {authority} orders that "
+        Paragraphs(f"{_under(profile, rests_on, 'violation')}, the {authority} orders that "
                    f"all construction and land-disturbing activity at {record['permit']['site_address']} stop, "
                    "except the work needed to correct the violations below and to keep erosion and sediment "
                    "controls working, until the order is lifted in writing."),
@@ -567,7 +572,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     blocks += [
         Heading("How to have the order lifted"),
         Paragraphs(f"The order stands until every violation above is corrected and all work previously completed "
-                   f"has been approved by the {authority}{_paren(profile.cite('stop_work'))}. Correct each finding, "
+                   f"has been approved by the {authority}{_paren(profile.cite(rests_on))}. Correct each finding, "
                    f"record the corrective actions, and ask the {authority} for a re-inspection. The order is lifted "
                    f"in writing once the corrections are verified or a compliant inspection approves the work; until "
                    f"then any further work on the site is a violation{_paren(profile.cite('violation'))}."),

@@ -680,8 +680,9 @@ def _enforce_failed_final(actor, inspection: Inspection) -> None:
     """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
     permit = inspection.permit
     findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
+    clause = profile_of(permit).cite("stop_work_final")  # the town's own clause, none where it cites none
     text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
-            f"management system does not comply with the approved plan (§380-16 C(4)(e)[5]).\n\n"
+            f"management system does not comply with the approved plan{f' ({clause})' if clause else ''}.\n\n"
             f"Corrective actions required:\n{inspection.corrective_steps}")
     standing = enforcement.standing_order(permit)
     if standing is None and permit.can_become("stop_work"):

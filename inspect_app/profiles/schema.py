@@ -22,7 +22,7 @@ INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through"
 # no clause, so a document names only its own town's sections (issue 13: towns are data).
 CitationPurpose = Literal[
     "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
-    "stop_work", "violation", "completion", "om_plan_submission", "as_built_submission",
+    "stop_work", "stop_work_final", "violation", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
     "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]

@@ -212,6 +212,7 @@ def test_notice_of_violation_and_stop_work_order(site, make):
         "Issued at Oct 6, 2026 9:00 AM EDT",
         "Inspection Final inspection, Oct 5, 2026 10:00 AM EDT",
         "Status of the order In effect",
+        "Under §380-16 C(4)(e)[5] and §380-19 of the Town of Longmeadow Code Ch. 380",  # after the final
         "the DPW Director orders that all construction and land-disturbing activity at 535 Bliss Road",
         "Reasons Final inspection failed: the system does not comply.",
         "Oct 5, 2026 Infiltration system IS-1 ponds 48 hours after the storm Basin 1 Critical §380-16 C(4)(e)[4]",
@@ -315,11 +316,13 @@ def test_documents_cite_only_their_own_towns_clauses(make, seal):
         for text in (order, certificate, certification):
             assert "§380" not in text
         assert "How to have the order lifted" in order and "Certificate of Completion" in certificate
-    assert "Under §5.0 of the Town of Southborough" in order
+    # §6.0 is Southborough's enforcement section; §5.0 only defines a stop work order.
+    assert "Under §6.0 of the Town of Southborough" in order and "§5.0" not in order
     assert "Responsible parties (§7.6 d)(1)-(2))" in certification
 
     order, certificate, certification = (read(pdf) for pdf in _order_certificate_and_certification("longmeadow", make, seal))
-    assert "Under §380-16 C(4)(e)[5] and §380-19 of the" in order
+    # An order after no final inspection is enforcement under §380-16 C(4)(f)[2], not the final's C(4)(e)[5].
+    assert "Under §380-16 C(4)(f)[2] and §380-19 of the" in order and "C(4)(e)[5]" not in order
     assert "until then any further work on the site is a violation (§380-19)" in order
     assert "Final submissions accepted (§380-18)" in certificate
     assert "Final operation and maintenance plan §380-18 A; §380-14" in certificate
