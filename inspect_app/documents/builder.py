@@ -114,7 +114,11 @@ Block = Union[Heading, Fields, Paragraphs, Table, PhotoGrid, SignatureBlock]
 
 @dataclass(frozen=True)
 class Document:
-    """A whole document: who issues it, for which permit, made from which record, and its blocks."""
+    """A whole document: who made it, whose record keeps it, for which permit, from which record, its blocks.
+
+    `town` and `authority` are the record the document is kept in. `made_by` names who made it when that is
+    not the town itself (an engineer's report, an owner's certification); None: the town issued it.
+    """
 
     title: str
     town: str
@@ -122,11 +126,29 @@ class Document:
     permit_number: str
     record_sha256: str
     blocks: tuple[Block, ...] = field(default_factory=tuple)
+    made_by: str | None = None
     # A frozen document carries its id and where anyone can verify it (printed, and as a QR code).
     document_id: str | None = None
     verify_url: str | None = None
     # A report of the present says when it was made ("Generated May 3, 2026 10:15 AM EDT").
     generated_text: str | None = None
+
+    @property
+    def record_of(self) -> str:
+        """Whose record keeps the document: "Town of Longmeadow, Department of Public Works"."""
+        return f"{self.town}, {self.authority}"
+
+    @property
+    def maker(self) -> str:
+        """Who made the document (the PDF's author): its maker, or the town that issued it."""
+        return self.made_by or self.record_of
+
+    @property
+    def provenance(self) -> str:
+        """Who made it and whose record keeps it, in words: "Made by ... for the record of the Town of ..."."""
+        if self.made_by:
+            return f"Made by {self.made_by}; kept in the record of the {self.record_of}"
+        return f"Issued by the {self.record_of}, from its record"
 
 
 def render(doc: Document) -> bytes:
@@ -136,8 +158,7 @@ def render(doc: Document) -> bytes:
         raise DocumentError("record_sha256 must be 64 lowercase hexadecimal characters")
     story: list[Flowable] = [
         rl.Paragraph(_markup(doc.title), rl.STYLES["title"]),
-        rl.Paragraph(_markup(f"{doc.town} · {doc.authority} · Permit {doc.permit_number}"),
-                     rl.STYLES["subtitle"]),
+        rl.Paragraph(_markup(f"{doc.provenance} · Permit {doc.permit_number}"), rl.STYLES["subtitle"]),
     ]
     for index, block in enumerate(doc.blocks, 1):
         story.extend(_flowables(block, index))
@@ -156,7 +177,7 @@ def render(doc: Document) -> bytes:
         # Invariant mode: fixed dates and document id, so one record gives one byte sequence.
         invariant=1,
         title=_plain(f"{doc.title} - Permit {doc.permit_number}"),
-        author=_plain(f"{doc.town}, {doc.authority}"),
+        author=_plain(doc.maker),
         subject=f"Record SHA-256: {doc.record_sha256}",
         keywords=[f"document-id={doc.document_id}", f"record-sha256={doc.record_sha256}",
                   f"verify={doc.verify_url}"] if doc.document_id else "",
@@ -501,14 +522,17 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     canvas.setStrokeColor(rl.GRID_LINE)
     canvas.setLineWidth(0.5)
 
-    # Header: who issues it and for which permit.
+    # Header: who made it, whose record keeps it, and for which permit.
     canvas.setFont("Helvetica-Bold", 9)
     permit = _fit(_plain(f"Permit {doc.permit_number}"), "Helvetica-Bold", 9, FRAME_WIDTH * 0.45)
-    canvas.drawRightString(right, PAGE_HEIGHT - 40, permit)
-    issuer_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
-    canvas.drawString(left, PAGE_HEIGHT - 40, _fit(_plain(f"{doc.town} · {doc.authority}"), "Helvetica-Bold", 9,
-                                                   issuer_width))
-    canvas.line(left, PAGE_HEIGHT - 50, right, PAGE_HEIGHT - 50)
+    canvas.drawRightString(right, PAGE_HEIGHT - 36, permit)
+    maker_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
+    maker = f"Made by {doc.made_by}" if doc.made_by else f"Issued by the {doc.record_of}"
+    canvas.drawString(left, PAGE_HEIGHT - 36, _fit(_plain(maker), "Helvetica-Bold", 9, maker_width))
+    canvas.setFont("Helvetica", 7.5)
+    canvas.drawString(left, PAGE_HEIGHT - 46, _fit(_plain(f"Record of the {doc.record_of}"), "Helvetica", 7.5,
+                                                   FRAME_WIDTH))
+    canvas.line(left, PAGE_HEIGHT - 51, right, PAGE_HEIGHT - 51)
 
     # Footer: the document and the page; the record's hash on the last page.
     canvas.line(left, 56, right, 56)

@@ -49,14 +49,35 @@ def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missin
     return value.strftime("%b %-d, %Y")
 
 
-def _town(profile: Profile) -> str:
+def town_of(profile: Profile) -> str:
+    """The town as its documents name it: "Town of Longmeadow"."""
     return f"Town of {profile.town}"
 
 
-def _document(title: str, permit: Permit | dict, profile: Profile, sha: str, blocks: list) -> Document:
+def _document(title: str, permit: Permit | dict, profile: Profile, sha: str, blocks: list,
+              made_by: str | None = None) -> Document:
+    """A document kept in the town's record; `made_by` names its maker where the town did not issue it."""
     number = permit["number"] if isinstance(permit, dict) else permit.number
-    return Document(title=title, town=_town(profile), authority=profile.authority_body, permit_number=number,
-                    record_sha256=sha, blocks=tuple(blocks))
+    return Document(title=title, town=town_of(profile), authority=profile.authority_body, permit_number=number,
+                    record_sha256=sha, blocks=tuple(blocks), made_by=made_by)
+
+
+def report_maker(inspection: Inspection, profile: Profile) -> str:
+    """Who made a report: its signer, with the engineer's organization; the town's agent, for the authority.
+
+    An engineer's report is the engineer's, not the town's: the town keeps it in its record."""
+    name = inspection.signer_name or inspection.inspector_name
+    inspector = inspection.inspector
+    if inspector is not None and inspector.role in ("agent", "admin") and name == inspector.name:
+        return f"{name}, for the {profile.authority_title}"
+    if inspection.inspector_organization and name == inspection.inspector_name:
+        return f"{name}, {inspection.inspector_organization}"
+    return name
+
+
+def certification_maker(signer_name: str) -> str:
+    """Who made an O&M certification: the responsible party who signed it (§380-14 C(2)(l))."""
+    return f"{signer_name}, responsible party"
 
 
 def _store() -> BlobStore:
@@ -181,7 +202,8 @@ def inspection_report(inspection: Inspection) -> Document:
     blocks.append(_inspection_signature(inspection, tz))
     if kind.permittee_signs:
         blocks.append(_permittee_signature(inspection, tz))
-    return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
+    return _document(title, permit, profile, records.inspection_sha256(inspection), blocks,
+                     report_maker(inspection, profile))
 
 
 def _occasion(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
@@ -576,7 +598,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
                    f"record the corrective actions, and ask the {authority} for a re-inspection. The order is lifted "
                    f"in writing once the corrections are verified or a compliant inspection approves the work; until "
                    f"then any further work on the site is a violation{_paren(profile.cite('violation'))}."),
-        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under the {profile.regulation}.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
@@ -625,7 +647,7 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
                    f"{_paren(profile.cite('om_certification'))}."),
         Fields((("Permit", p["number"]), ("Site", p["site_address"]), ("Owner", p["owner_name"]),
                 ("Completed on", _day(p["completed_on"])), ("Certificate issued", _when(record["issued_at"], tz)))),
-        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under {_of(profile.cite('completion'))}{record['regulation']}.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
@@ -716,7 +738,8 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
                        statement=record["statement"], signed_at_text=_when(record["submitted_at"], tz),
                        signature_png=_signature_png(record["signature_sha256"])),
     ]
-    return _document("Annual Operation and Maintenance Certification", p, profile, sha, blocks)
+    return _document("Annual Operation and Maintenance Certification", p, profile, sha, blocks,
+                     certification_maker(record["signer_name"]))
 
 
 # -- 5. a permit's inspection history -----------------------------------------------------------------

@@ -40,6 +40,7 @@ from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
 from inspect_app.types import local, new_id, utcnow
 
 TITLES = {"inspection_report": "Inspection report", "stop_work_order": "Notice of violation and stop-work order",
@@ -146,6 +147,16 @@ def _layout(kind: str, subject) -> tuple[str, Document]:
     record = records.certification_record(subject)
     sha = records.sha256_of(record)
     return sha, reports.om_certification(record, db.session.get(Permit, subject.permit_id), sha)
+
+
+def made_by(kind: str, subject, profile) -> str | None:
+    """Who made the document of `subject`: the report's engineer (or the town's agent), the certification's
+    responsible party; None for what the town issues itself (an order, a certificate, the history)."""
+    if kind == "inspection_report":
+        return reports.report_maker(subject, profile)
+    if kind == "om_certification":
+        return reports.certification_maker(subject.signer_name)
+    return None
 
 
 def _signer(kind: str, subject, occasion: str) -> tuple[str | None, dt.datetime | None]:
@@ -352,6 +363,8 @@ class Verification:
     permit_number: str
     amended_by: FrozenDocument | None
     amendment_url: str | None  # only for a viewer who may see the permit
+    record_of: str = ""  # whose record keeps it: "Town of Longmeadow, Department of Public Works"
+    made_by: str | None = None  # its maker where the town did not issue it (an engineer, an owner)
 
 
 def verification(document_id: str, viewer) -> Verification | None:
@@ -364,7 +377,11 @@ def verification(document_id: str, viewer) -> Verification | None:
     url = None
     if amended_by is not None and getattr(viewer, "is_authenticated", False) and sees(viewer, permit):
         url = url_for("documents.frozen", document_id=amended_by.id)
-    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url)
+    profile = profile_of(permit)
+    subject = db.session.get(_SUBJECTS[document.kind], document.subject_id) if document.kind in _SUBJECTS else None
+    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url,
+                        record_of=f"{reports.town_of(profile)}, {profile.authority_body}",
+                        made_by=made_by(document.kind, subject, profile) if subject is not None else None)
 
 
 def visible_document(user, document_id: str) -> FrozenDocument | None:

@@ -97,7 +97,9 @@ def test_every_page_names_the_town_permit_title_and_page_x_of_y():
     total = len(texts)
     assert total >= 3
     for number, text in enumerate(texts, 1):
-        assert "Town of Longmeadow · Department of Public Works" in text
+        # Who made it (here the town itself) and whose record keeps it.
+        assert "Issued by the Town of Longmeadow, Department of Public Works" in text
+        assert "Record of the Town of Longmeadow, Department of Public Works" in text
         assert "Permit LM-SWM-2024-017" in text
         assert "Erosion Control Inspection Report" in text
         assert f"Page {number} of {total}" in text
