@@ -16,7 +16,7 @@ from sqlalchemy import select
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.certifications import services as certifications
-from inspect_app.certifications.models import OMCertification, OMPlan
+from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -101,7 +101,6 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
     """The certificate of completion with the accepted final submissions it rests on (§380-18)."""
     permit = db.session.get(Permit, certificate.permit_id)
     profile = profile_of(permit)
-    plan = db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
     submissions = []
     for s in accepted_submissions(permit):
         final = db.session.get(Inspection, s.inspection_id) if s.inspection_id else None
@@ -120,7 +119,8 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
         "issued_by": user_name(certificate.issued_by_id), "issued_at": certificate.issued_at,
         "note": certificate.note,
         "submissions": submissions,
-        "om_plan": {"registry_reference": plan.registry_reference, "recorded_on": plan.recorded_on} if plan else None,
+        # The one recorded fact the O&M certification reads too (certifications.plan_recording).
+        "om_plan": certifications.plan_recording(permit),
         "easements": certifications.easement_rows(permit),
         "om_certification_months": profile.om_certification.months,
     }

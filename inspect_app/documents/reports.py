@@ -672,7 +672,8 @@ def _point(point: list[float] | None) -> str | None:
 
 def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:
     if submission["kind"] == "om_plan":
-        reference = submission["registry_reference"] or (record["om_plan"] or {}).get("registry_reference")
+        # The recording every document reads (certifications.plan_recording), not the submission's own copy.
+        reference = (record["om_plan"] or {}).get("registry_reference")
         recorded = (record["om_plan"] or {}).get("recorded_on")
         text = (f"Recorded at the {record['registry_of_deeds']}, {reference}" if reference
                 else f"Registry reference at the {record['registry_of_deeds']} not given")
