@@ -396,12 +396,15 @@ def _fixes(inspection: Inspection, tz: ZoneInfo) -> list:
     recorded = checks.recorded_fixes(inspection)
     if not recorded:
         return []
-    rows = tuple((f"{need.subject}: {need.what}", f"{need.condition.text} ({need.condition.citation})",
+    profile = profile_of(inspection.permit)
+    filed = [profile.filed_under(need.condition, action.kind if action else fix.get("kind"))
+             for need, fix, action in recorded]
+    rows = tuple((f"{need.subject}: {need.what}", f"{condition.text} ({condition.citation})",
                   fix.get("repair") or "—", _day(dt.date.fromisoformat(fix["first_observed"]))
                   if fix.get("first_observed") else "—",
                   f"{action.description} ({label(action.kind, 'action_kind')}), {action.owner_name}; "
                   f"due {_when(action.due_at, tz)}" if action else "None")
-                 for need, fix, action in recorded)
+                 for (need, fix, action), condition in zip(recorded, filed))
     return [Heading("Conditions requiring corrective action", 2),
             Table(("Found", "Condition", "Repair needed", "First observed", "Corrective action"), rows,
                   (2.2, 2.2, 1.8, 1.2, 2.6))]

@@ -168,10 +168,13 @@ class ChecklistItem(Strict):
 
 
 class CorrectiveCondition(Strict):
-    """A condition that triggers a corrective action (CGP 2022 Part 5.1), in the permit's words."""
+    """A condition that triggers a corrective action (CGP 2022 Part 5.1), in the permit's words. `routine` names
+    the condition a fix is filed under instead when its work is routine maintenance (a control "beyond routine
+    maintenance", CGP 2022 Part 5.1.1, is not one that needs routine maintenance)."""
 
     text: str = Field(min_length=1, max_length=300)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)
+    routine: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$")
 
 
 class DischargeRule(Strict):
@@ -298,6 +301,8 @@ class Profile(Strict):
                  for item in kind.checklist if item.corrective_condition]
         if self.discharges is not None:
             named.append(("discharges", self.discharges.sediment_condition))
+        named += [(f"corrective_conditions.{key}.routine", c.routine) for key, c in self.corrective_conditions.items()
+                  if c.routine]
         unknown = [f"{where}: {key!r}" for where, key in named if key not in self.corrective_conditions]
         if unknown:
             raise ValueError("corrective condition not defined in [corrective_conditions]: " + ", ".join(unknown))
@@ -305,6 +310,12 @@ class Profile(Strict):
 
     def condition(self, key: str) -> CorrectiveCondition:
         return self.corrective_conditions[key]
+
+    def filed_under(self, condition: CorrectiveCondition, action_kind: str | None) -> CorrectiveCondition:
+        """The condition a fix is filed under: its `routine` one when the work chosen is routine maintenance."""
+        if condition.routine and action_kind == "routine_maintenance":
+            return self.corrective_conditions[condition.routine]
+        return condition
 
     @field_validator("timezone")
     @classmethod
