@@ -118,6 +118,9 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
         "regulation": profile.regulation,
         "issued_by": user_name(certificate.issued_by_id), "issued_at": certificate.issued_at,
         "note": certificate.note,
+        # The required inspections waived with their reasons and the inspections missed, as issued (None: a
+        # certificate issued before certificates kept them).
+        "inspections": certificate.contents,
         "submissions": submissions,
         # The one recorded fact the O&M certification reads too (certifications.plan_recording).
         "om_plan": certifications.plan_recording(permit),

@@ -639,6 +639,8 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     ]
     if record["easements"]:
         blocks += _easements_blocks(record["easements"], record["registry_of_deeds"], profile)
+    if record.get("inspections") is not None:
+        blocks += _inspections_owed(record["inspections"], record["issued_by"], authority, profile, tz)
     if record["note"]:
         blocks += [Heading("Note", 2), Paragraphs(record["note"])]
     months = record["om_certification_months"]
@@ -655,6 +657,31 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
     return _document("Certificate of Completion", p, profile, sha, blocks)
+
+
+def _inspections_owed(inspections: dict[str, Any], issued_by: str | None, authority: str, profile: Profile,
+                      tz: ZoneInfo) -> list:
+    """The required inspections never made, each waived with its reason, and the inspections missed (made late
+    or never): the certificate does not hide them (schedule/missed.py)."""
+    waived, late = inspections.get("waived", []), inspections.get("missed", [])
+    return [
+        Heading(profile.cited("Required inspections waived", "completion_waiver")),
+        Table(("Inspection", "Required by", "Reason for the waiver"), tuple(
+            (w["inspection"], w["citation"], w["reason"]) for w in waived)
+            or (("None: every required inspection was made", "", ""),), (3, 2.2, 4.6)),
+        *([Paragraphs(f"Waived by {issued_by or '—'}, for the {authority}, in issuing this certificate.")]
+          if waived else []),
+        Heading("Inspections missed"),
+        Table(("Inspection", "Required by", "Due by", "Made"), tuple(
+            (m["inspection"], m["citation"], _when(_parsed(m["due_at"]), tz),
+             _when(_parsed(m["made_at"]), tz, "Never made")) for m in late)
+            or (("None missed", "", "", ""),), (3, 2, 2.2, 2.2)),
+    ]
+
+
+def _parsed(moment: str | None) -> dt.datetime | None:
+    """A time a record keeps as ISO 8601 text."""
+    return dt.datetime.fromisoformat(moment) if moment else None
 
 
 def _easements_blocks(easements: list[dict[str, Any]], registry: str, profile: Profile) -> list:

@@ -22,7 +22,7 @@ INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through"
 # no clause, so a document names only its own town's sections (issue 13: towns are data).
 CitationPurpose = Literal[
     "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
-    "stop_work", "stop_work_final", "violation", "completion", "om_plan_submission", "as_built_submission",
+    "stop_work", "stop_work_final", "violation", "completion_waiver", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
     "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]
@@ -106,13 +106,22 @@ GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "s
          "easements_recorded", "npdes_notice_of_termination")
 
 
+# The inspections a certificate of completion needs made, or waived with the reason it prints (§380-16 C(4)(a)-(e)):
+# "pre_construction" is the erosion-control inspection before construction starts (C(4)(b)[1]), "pre_bury" one
+# for each underground structure (C(4)(c)).
+REQUIRED_INSPECTIONS = ("initial", "pre_construction", "pre_bury", "walk_through", "final")
+
+
 class CompletionRule(Rule):
     """What must be closed before the certificate of completion (§380-18; Southborough §5.0, §9.6), each
-    gate named when it refuses. `easements_citation` is the town's clause on recording the easements."""
+    gate named when it refuses. `easements_citation` is the town's clause on recording the easements.
+    `required_inspections`: each one never made blocks the certificate unless waived with its reason."""
 
     gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
                          "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
+    required_inspections: tuple[Literal["initial", "pre_construction", "pre_bury", "walk_through", "final"], ...] = (
+        REQUIRED_INSPECTIONS)
 
 
 class StormRule(Rule):
