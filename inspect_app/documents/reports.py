@@ -812,8 +812,36 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
             (a["description"], label(a["kind"], "action_kind"), a["owner_name"], _when(a["due_at"], tz),
              a["status"].capitalize()) for a in record["open_actions"]) or (("None", "", "", "", ""),),
             (3.4, 2.2, 1.6, 1.5, 1)),
+        *_history_orders(record["orders"], profile, tz),
+        *_history_missed(record["missed"], tz),
     ]
     return _document("Inspection History", p, profile, sha, blocks)
+
+
+def _history_orders(orders: list[dict[str, Any]], profile: Profile, tz: ZoneInfo) -> list:
+    """Every stop-work order of the permit, standing or lifted, with the clause it rests on."""
+    rows = []
+    for o in orders:
+        clause = profile.cite(citation_purpose(o["inspection_type"]))
+        status = (f"Lifted {_when(o['lifted_at'], tz)} by {o['lifted_by'] or '—'}: {o['lift_reason'] or ''}"
+                  if o["lifted_at"] else "In effect" + ("" if o["acknowledged_at"] else ", not yet acknowledged"))
+        rows.append((_when(o["issued_at"], tz), o["issued_by"] or "—", o["reason"]
+                     + (f" ({o['findings']} finding(s) cited; {o['notices']} notice(s) of violation)"
+                        if o["findings"] or o["notices"] else ""), clause or "—", status))
+    return [Heading(f"Stop-work orders ({len(orders)})"),
+            Table(("Issued", "By", "Reasons", "Under", "Status"), tuple(rows) or (("None", "", "", "", ""),),
+                  (1.4, 1.3, 3.6, 1.3, 2.2))]
+
+
+def _history_missed(late: list[dict[str, Any]], tz: ZoneInfo) -> list:
+    """Every inspection the record owed and did not get on time (schedule/missed.py), made late or never."""
+    if late and "problem" in late[0]:
+        return [Heading("Inspections missed"), Paragraphs(f"Not worked out: {late[0]['problem']}")]
+    return [Heading(f"Inspections missed ({len(late)})"),
+            Table(("Inspection", "Required by", "Due by", "Made"), tuple(
+                (m["inspection"], m["citation"], _when(_parsed(m["due_at"]), tz),
+                 _when(_parsed(m["made_at"]), tz, "Never made")) for m in late) or (("None missed", "", "", ""),),
+                  (3, 2, 2.2, 2.2))]
 
 
 def _history_weather(i: dict[str, Any]) -> str:

@@ -492,3 +492,52 @@ def test_the_permit_page_offers_each_document(site, report, make, app, seal, sig
     section = page.text[page.text.index('id="documents"'):]
     for url in urls:
         assert f'href="{url}"' in section, url
+
+
+def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_id_and_qr_code(make, signed_in, app,
+                                                                                            tmp_path):
+    """The history names every stop-work order (lifted or standing) and every inspection missed (CGP 2022 Part 4.2:
+    every 7 days from the start of construction), and can be checked like the signed documents: its document id
+    and QR code open /verify, which finds it in the register."""
+    from inspect_app.documents.models import FrozenDocument
+    from inspect_app.enforcement import services as enforcement
+    from tests.integrity.test_verify_page import _qr_codes
+
+    app.config["PUBLIC_URL"] = "https://permits.longmeadow.example"
+    agent = make.user("agent", name="Sam Okafor")
+    permit = make.permit(number="SWP-2026-030", construction_started_on=dt.date(2026, 6, 2))
+    make.inspection(permit, "erosion_control", performed_at=dt.datetime(2026, 6, 1, 14, 0, tzinfo=UTC))
+    first = enforcement.issue_stop_work(agent, permit, "Sediment in Cooley Brook.")
+    db.session.commit()
+    first.findings  # noqa: B018 (loaded for the lift's check)
+    enforcement.lift_stop_work(agent, first, "Silt fence rebuilt and approved on site.")
+    db.session.commit()
+    enforcement.issue_stop_work(agent, permit, "Basin outlet washed out.")
+    db.session.commit()
+
+    browser = signed_in(agent)
+    pdf = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    text = read(pdf)
+    assert "Stop-work orders (2)" in text
+    assert "Sam Okafor Sediment in Cooley Brook. §380-16 C(4)(f)[2] Lifted" in text
+    assert "Silt fence rebuilt and approved on site." in text
+    assert "Sam Okafor Basin outlet washed out. §380-16 C(4)(f)[2] In effect, not yet acknowledged" in text
+    missed = text.split("Inspections missed (", 1)[1]
+    count = int(missed.split(")", 1)[0])
+    assert count >= 20 and text.count("Never made") == count  # June 2026 to now: none made after the start
+    assert "Erosion control inspection CGP 2022 Part 4.2 Jun 9, 2026 11:59 PM EDT Never made" in text
+
+    (document,) = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")).all()
+    assert f"Document {document.id}" in text and document.pdf_sha256 == hashlib.sha256(pdf).hexdigest()
+    (code,) = _qr_codes(pdf, tmp_path)
+    assert code == f"https://permits.longmeadow.example/verify/{document.id}?sha256={document.record_sha256}"
+    page = flat(app.test_client().get(code.removeprefix("https://permits.longmeadow.example")).text)
+    assert "This is a genuine document, issued by the Town of Longmeadow, Department of Public Works" in page
+    assert "The record SHA-256 of the copy you scanned is the register's." in page
+
+    assert browser.get(f"/documents/permits/{permit.id}/history.pdf").data == pdf  # nothing changed: same version
+    make.inspection(permit, "erosion_control")  # the record changes: a new version, amending the first
+    later = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    versions = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")
+                                  .order_by(FrozenDocument.frozen_at)).all()
+    assert later != pdf and len(versions) == 2 and versions[1].amends_id == document.id
