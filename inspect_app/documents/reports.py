@@ -15,6 +15,7 @@ from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
+from inspect_app.accounts.policy import report_author_id
 from inspect_app.blobstore import BlobStore
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
@@ -464,6 +465,8 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
     if not findings:
         return blocks + [Paragraphs("No findings.")]
     cutoff = inspection.submitted_at
+    # Who recorded the findings: the report's author (a finding is added to a draft by its author alone).
+    author = records.user_name(report_author_id(inspection)) or inspection.inspector_name
     number = 1
     for n, finding in enumerate(findings, 1):
         blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
@@ -471,7 +474,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
             ("Location", finding.location or "—"),
             ("Severity", label(finding.severity, "severity")),
             ("Citation", finding.citation or "—"),
-            ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else "The inspector"),
+            ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else author),
         ))]
         # Only what the report said: actions opened after it was submitted are follow-up, not the report.
         actions = sorted((a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff),

@@ -83,6 +83,7 @@ def test_inspection_report_prints_a_to_h_checklist_findings_photos_and_signature
         # the finding, its corrective action with the deadline in local time, its photo with caption and EXIF time
         "Finding 1: violation Description Silt fence undermined for 40 ft; sediment on Bliss Road.",
         "Location East property line Severity Major Citation §380-11 C(3)(d)",
+        "Recorded by Design Engineer",  # the report's author, by name
         "Re-trench and backfill the silt fence Significant repair (within 7 calendar days) Site contractor "
         "Jun 10, 2026 10:15 AM EDT Jun 17, 2026 11:59 PM EDT",
         "Photo 1 (finding 1): Undermined silt fence, looking north Taken: Jun 10, 2026 10:21 AM EDT (EXIF)",
