@@ -63,6 +63,36 @@ def test_demo_logins_work(runner, client):
     assert "SWP-2026-014" in browser.get("/permits/").text
 
 
+def test_the_demo_is_dated_from_today_and_its_completed_permit_can_be_certified(runner, client):
+    """A newcomer loading the demo any day finds work under way (started weeks ago, not years) and a permit
+    completed a year ago whose first annual O&M certification (§380-14 C(2)(l)) they can sign as its owner."""
+    import datetime as dt
+
+    from factories import SignedIn
+
+    from inspect_app.certifications.models import OMCertification
+    from inspect_app.demo import DEMO_PASSWORD
+    from inspect_app.rules.calendar import add_months
+    from inspect_app.types import LOCAL_TZ, utcnow
+
+    assert runner.invoke(args=["demo", "load"]).exit_code == 0
+    today = utcnow().astimezone(LOCAL_TZ).date()
+    bliss = db.session.scalar(select(Permit).where(Permit.number == "SWP-2026-014"))
+    assert bliss.construction_started_on == today - dt.timedelta(days=45) and bliss.status == "active"
+    done = db.session.scalar(select(Permit).where(Permit.status == "completed"))
+    assert done.completed_on == add_months(today, -12) - dt.timedelta(days=21)
+
+    owner = SignedIn(client, db.session.scalar(select(User).where(User.role == "permittee")), DEMO_PASSWORD)
+    page = owner.get(f"/permits/{done.id}/om/certify").text
+    assert "Maple Ridge Homes LLC" in page and "Catch basin CB-1" in page
+    signed = owner.post(f"/permits/{done.id}/om/certify", {"cert-signer_name": "Maple Ridge Homes LLC",
+                                                           "cert-agree": "y"})
+    assert signed.status_code == 303, signed.text
+    assert db.session.scalar(select(OMCertification.permit_id)) == done.id
+    certificate = owner.get(f"/documents/permits/{done.id}/certificate.pdf")
+    assert certificate.status_code == 200 and certificate.data.startswith(b"%PDF")
+
+
 def test_a_broken_profile_stops_the_app_with_a_message(tmp_path):
     folder = tmp_path / "profiles"
     folder.mkdir()

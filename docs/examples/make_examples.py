@@ -1,14 +1,17 @@
 """Make one example PDF of each document from the demo data, and PNG renders of their first pages.
 
-Loads the demo (`flask demo load`) into a throw-away database and blob store, adds on top of it the
-records each document needs (an erosion control report with photos, a failed final inspection with its
-stop-work order, a completed permit with its final submissions and an O&M certification), then writes
-the PDFs beside this script and renders pages with `pdftoppm` (poppler-utils).
+Loads the demo (`flask demo load`, dated back from today) into a throw-away database and blob store, adds the
+records each document needs, each signed or issued as the app does it, so every example is the frozen document
+with its id and QR code: an erosion control report with photos on SWP-2026-014, a failed final inspection with
+its notice of violation and stop-work order on SMP-2026-07 (Southborough), the certificate of completion of the
+demo's completed permit and its first annual O&M certification, signed and reviewed, and SWP-2026-014's history.
+Writes the PDFs beside this script and renders pages with `pdftoppm` (poppler-utils).
 
 Run from the repository root: python docs/examples/make_examples.py
 """
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import io
 import os
@@ -27,17 +30,27 @@ UTC = dt.UTC
 # What to render to PNG: (PDF name, pages).
 RENDERS = {"inspection-report": (1, 2), "stop-work-order": (1,), "certificate-of-completion": (1,),
            "om-certification": (1,), "inspection-history": (1,)}
+# Where the documents' QR codes and check links send a reader: a full address, as a town's server sets it.
+PUBLIC_URL = "https://stormwater.example.org"
 
 
 # The erosion control the example report lists on itself (a device-made id, as the form makes them).
 FENCE_ID = "5f0c2b1e-8d4a-4c3e-9b7a-2a6d1e0f4c11"
 
 
-def at(day: str, time: str) -> dt.datetime:
-    """A Longmeadow local time (EDT/EST) as aware UTC."""
+def at(days_ago: int, time: str) -> dt.datetime:
+    """A Longmeadow local time (EDT/EST) `days_ago` days before today, as aware UTC."""
+    from inspect_app.types import LOCAL_TZ, utcnow
+
+    day = utcnow().astimezone(LOCAL_TZ).date() - dt.timedelta(days=days_ago)
+    return dt.datetime.fromisoformat(f"{day.isoformat()}T{time}").replace(tzinfo=LOCAL_TZ).astimezone(UTC)
+
+
+def exif_time(moment: dt.datetime) -> str:
+    """`moment` as a camera writes DateTimeOriginal: local time, no zone."""
     from inspect_app.types import LOCAL_TZ
 
-    return dt.datetime.fromisoformat(f"{day}T{time}").replace(tzinfo=LOCAL_TZ).astimezone(UTC)
+    return moment.astimezone(LOCAL_TZ).strftime("%Y:%m:%d %H:%M:%S")
 
 
 def site_photo(seed: int, taken: str) -> bytes:
@@ -69,29 +82,30 @@ def signature() -> bytes:
 
 
 def seal(inspection, when: dt.datetime) -> None:
-    """Submit a draft the way the inspections domain does: signed, submitted, its record hashed."""
+    """Submit a draft the way the inspections domain does: signed, submitted, its record hashed and audited (so
+    its document is frozen when the transaction commits)."""
+    from inspect_app.audit import services as audit
     from inspect_app.extensions import db
     from inspect_app.inspections import canonical, queries
     from inspect_app.permits.services import profile_of
 
+    statement = canonical.certification_statement(profile_of(inspection.permit), queries.type_of(inspection))
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", when, when
-    inspection.certification_statement = canonical.certification_statement(profile_of(inspection.permit),
-                                                                           queries.type_of(inspection))
+    inspection.certification_statement = statement
     db.session.flush()
     inspection.record_sha256 = canonical.record_hash(inspection)
+    audit.record(db.session.get(type(inspection.inspector), inspection.inspector_id), "inspection.submit", inspection)
 
 
 def build_records() -> dict:
-    """The demo data plus the records the documents need; returns what to print."""
+    """The demo data plus the records the documents need, each signed or issued as the app does it; returns what
+    to print."""
     from sqlalchemy import select
 
     from inspect_app.accounts.models import User
     from inspect_app.blobstore import BlobStore
-    from inspect_app.certifications.models import (
-        MaintenanceLogEntry, OMCertification, OMPlan, ResponsibleParty,
-    )
-    from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
-    from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
+    from inspect_app.certifications import services as certifications
+    from inspect_app.enforcement import services as enforcement
     from inspect_app.extensions import db
     from inspect_app.findings.models import CorrectiveAction, Finding
     from inspect_app.inspections import queries
@@ -101,6 +115,7 @@ def build_records() -> dict:
     from inspect_app.permits.models import Permit, StormwaterStructure
     from inspect_app.permits.services import profile_of
     from inspect_app.photos.services import store_photo
+    from inspect_app.rules import corrective_action_due
     from flask import current_app
 
     def user(email: str) -> User:
@@ -117,38 +132,37 @@ def build_records() -> dict:
                           longitude=p.longitude, location_source="permit", inspector_id=engineer.id,
                           inspector_name=engineer.name, inspector_credentials=engineer.credentials,
                           inspector_title=engineer.title, inspector_organization=engineer.organization,
-                          inspector_contact=inspector_contact(engineer), signer_name=engineer.name, signer_credentials=engineer.credentials,
-                          signature_sha256=store.put_bytes(signature()), details=fields.pop("details", {}),
-                          created_by_id=engineer.id, **fields)
+                          inspector_contact=inspector_contact(engineer), signer_name=engineer.name,
+                          signer_credentials=engineer.credentials, signature_sha256=store.put_bytes(signature()),
+                          details=fields.pop("details", {}), created_by_id=engineer.id, **fields)
         db.session.add(made)
         db.session.flush()
         return made
 
+    # 1. An erosion control report on SWP-2026-014 after a 0.4 in storm two days ago: checklist, findings, photos.
+    inspected = at(2, "09:30")
     weather = dict(weather_status="gauge", temperature_c=14.5, conditions="Light rain", wind_kmh=17.0,
                    wind_direction_deg=200.0, precip_24h_mm=9.4, precip_hours=24, station_id="74491",
                    station_name="Westover Air Reserve Base", station_distance_m=21400.0,
                    weather_sources="Meteostat hourly: NOAA ISD Lite observations",
                    weather_attribution="Weather data from Meteostat (meteostat.net), CC BY-NC 4.0",
-                   weather_fetched_at=at("2026-06-10", "11:02"), gauge_precip_mm=10.2)
-
-    # 1. An erosion control report on SWP-2026-014 after a 0.4 in storm: checklist, a finding, photos.
+                   weather_fetched_at=at(2, "11:02"), gauge_precip_mm=10.2)
     bliss = permit("SWP-2026-014")
     profile = profile_of(bliss)
-    earlier = report(bliss, "erosion_control", at("2026-06-03", "09:00"), evaluation="compliant",
-                     notice_given=True, **weather | {"gauge_precip_mm": None, "weather_status": "complete",
-                                                     "conditions": "Fair", "temperature_c": 19.0})
-    seal(earlier, at("2026-06-03", "10:10"))
-    notice = InspectionNotice(permit_id=bliss.id, inspection_type="erosion_control", planned_for=at("2026-06-10", "09:30"),
-                              given_at=at("2026-06-09", "07:45"), given_by_id=engineer.id)
+    earlier = report(bliss, "erosion_control", at(9, "09:00"), evaluation="compliant", notice_given=True,
+                     **weather | {"gauge_precip_mm": None, "weather_status": "complete", "conditions": "Fair",
+                                  "temperature_c": 19.0, "weather_fetched_at": at(9, "10:02")})
+    seal(earlier, at(9, "10:10"))
+    notice = InspectionNotice(permit_id=bliss.id, inspection_type="erosion_control", planned_for=inspected,
+                              given_at=at(3, "07:45"), given_by_id=engineer.id)
     db.session.add(notice)
     # The storm the inspection answers (CGP 2022 Part 4.2), as the station recorded it.
-    storm = StormEvent(permit_id=bliss.id, day=dt.date(2026, 6, 9), depth_mm=10.2, station_id="74491",
-                       started_at=at("2026-06-09", "04:00"), reached_at=at("2026-06-09", "13:00"),
-                       ended_at=at("2026-06-09", "19:00"))
+    storm = StormEvent(permit_id=bliss.id, day=at(3, "12:00").date(), depth_mm=10.2, station_id="74491",
+                       started_at=at(3, "04:00"), reached_at=at(3, "13:00"), ended_at=at(3, "19:00"))
     db.session.add(storm)
     db.session.flush()
-    inspection = report(bliss, "erosion_control", at("2026-06-10", "09:30"), evaluation="violations", notice=notice,
-                        trigger="storm_event", storm_event_id=storm.id, ended_at=at("2026-06-10", "11:05"),
+    inspection = report(bliss, "erosion_control", inspected, evaluation="violations", notice=notice,
+                        trigger="storm_event", storm_event_id=storm.id, ended_at=at(2, "11:05"),
                         construction_phase="Mass grading and utilities",
                         notice_given=True, last_inspection_at=earlier.performed_at,
                         corrective_steps="Re-trench and backfill the silt fence along the east line within 7 days; "
@@ -176,124 +190,81 @@ def build_records() -> dict:
         ("control_installed", "yes", None), ("control_maintained", "yes", None),
         ("control_effective", "no", "Undermined: sediment has passed the fence."))]
     findings = []
-    for description, location, severity, action, kind, due in (
+    for description, location, severity, action, kind in (
         ("Silt fence undermined for about 40 ft; sediment has passed the fence toward the abutter.",
          "East property line, station 2+40 to 2+80", "major", "Re-trench and backfill 40 ft of silt fence; "
-         "remove the sediment from the abutter's side by hand", "significant_repair", at("2026-06-17", "23:59")),
+         "remove the sediment from the abutter's side by hand", "significant_repair"),
         ("Sediment tracked onto Bliss Road from the construction entrance.", "Construction entrance", "minor",
-         "Sweep Bliss Road; top-dress the stone entrance", "routine_maintenance", at("2026-06-11", "17:00")),
+         "Sweep Bliss Road; top-dress the stone entrance", "routine_maintenance"),
     ):
         finding = Finding(inspection_id=inspection.id, permit_id=bliss.id, description=description, location=location,
                           severity=severity, is_violation=True, citation="§380-11 C(3)(d)",
                           created_at=inspection.performed_at)
         db.session.add(finding)
         db.session.flush()
-        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=bliss.id, kind=kind,
-                                        description=action,
-                                        owner_name="Site contractor", discovered_at=inspection.performed_at, due_at=due))
+        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=bliss.id, kind=kind, description=action,
+                                        owner_name="Site contractor", discovered_at=inspection.performed_at,
+                                        due_at=corrective_action_due(kind, inspection.performed_at, profile)))
         findings.append(finding)
     captions = [("Undermined silt fence, looking north", findings[0]), ("Sediment past the fence at 2+60", findings[0]),
                 ("Tracking at the construction entrance", findings[1]), ("Basin 1 footprint, stable", None),
                 ("Stockpile covered and ringed with straw wattles", None)]
     for n, (caption, finding) in enumerate(captions):
-        store_photo(engineer, bliss, io.BytesIO(site_photo(n, f"2026:06:10 09:{35 + 4 * n:02d}:00")), caption=caption,
-                    inspection=inspection, finding=finding)
-    at_outfall = store_photo(engineer, bliss, io.BytesIO(site_photo(7, "2026:06:10 10:05:00")),
+        store_photo(engineer, bliss, io.BytesIO(site_photo(n, exif_time(inspected + dt.timedelta(minutes=5 + 4 * n)))),
+                    caption=caption, inspection=inspection, finding=finding)
+    at_outfall = store_photo(engineer, bliss, io.BytesIO(site_photo(7, exif_time(inspected + dt.timedelta(minutes=35)))),
                              caption="Point of discharge: Outfall OF-1 to Longmeadow Brook", inspection=inspection)
     # The discharge seen at the outfall, and the control found not effective tied to its corrective action.
-    fence_action = findings[0].actions[0] if findings[0].actions else db.session.scalar(
-        select(CorrectiveAction).where(CorrectiveAction.finding_id == findings[0].id))
+    fence_action = db.session.scalar(select(CorrectiveAction).where(CorrectiveAction.finding_id == findings[0].id))
     inspection.details = inspection.details | {
         "discharge_points": [],
         "discharges": {outfall.id: {"now": "yes", "since_last": "yes", "signs": ["turbidity"],
                                     "description": "Slightly turbid flow at the headwall; no sediment deposits "
                                                    "below it.", "photos": [at_outfall.original_sha256]}},
         "fixes": {f"control_effective-{FENCE_ID}": {
-            "repair": "Re-trench and backfill 40 ft of silt fence", "first_observed": "2026-06-10",
+            "repair": "Re-trench and backfill 40 ft of silt fence", "first_observed": inspected.date().isoformat(),
             "action_id": fence_action.id, "kind": None, "owner_name": None}},
     }
-    seal(inspection, at("2026-06-10", "11:05"))
+    seal(inspection, at(2, "11:05"))
 
-    # 2. A failed final inspection on SMP-2026-07 (Southborough) with its stop-work order and notice.
+    # 2. A failed final inspection on SMP-2026-07 (Southborough): its notice of violation and stop-work order,
+    # issued as a failed final issues them (inspections.services), citing Southborough's own section.
     highland = permit("SMP-2026-07")
     town_agent = user("agent@southborough.example.org")
-    final = report(highland, "final", at("2026-10-05", "10:00"), evaluation="violations", notice_given=True,
+    final = report(highland, "final", at(3, "10:00"), evaluation="violations", notice_given=True,
                    corrective_steps="Rebuild the rain garden to the approved grades and soil mix; re-test infiltration.",
-                   details={"storm": {"date": "2026-09-28", "depth_mm": 19.05},
+                   details={"storm": {"date": at(10, "12:00").date().isoformat(), "depth_mm": 19.05},
                             "certification": {"certified": False, "text": ""}}, **weather)
     garden = db.session.scalar(select(StormwaterStructure).where(StormwaterStructure.permit_id == highland.id,
                                                                  StormwaterStructure.kind == "bmp"))
     failed = Finding(inspection_id=final.id, permit_id=highland.id, is_violation=True, severity="critical",
-                     description="Rain garden RG-1 still ponded 72 hours after the Sep 28 storm (design: 24 hours).",
-                     location="Rain garden RG-1", citation="§380-16 C(4)(e)[4]", structure_id=garden.id,
+                     description="Rain garden RG-1 still ponded 72 hours after the storm (design: 24 hours).",
+                     location="Rain garden RG-1", citation="§9.6", structure_id=garden.id,
                      created_at=final.performed_at)
     db.session.add(failed)
     for pipe in db.session.scalars(select(StormwaterStructure).where(StormwaterStructure.permit_id == highland.id,
                                                                      StormwaterStructure.kind == "pipe")):
-        db.session.add(PipeVideo(inspection_id=final.id, structure_id=pipe.id, recorded_on=dt.date(2026, 10, 2),
+        db.session.add(PipeVideo(inspection_id=final.id, structure_id=pipe.id, recorded_on=at(5, "12:00").date(),
                                  reference="CCTV survey report 2026-117"))
-    seal(final, at("2026-10-05", "11:20"))
-    order = StopWorkOrder(permit_id=highland.id, reason="The final inspection found that the stormwater management "
-                          "system does not comply with the approved plan (§380-16 C(4)(e)[5]).",
-                          inspection_id=final.id, issued_by_id=town_agent.id, issued_at=at("2026-10-06", "09:00"),
-                          findings=[failed])
-    db.session.add(order)
-    db.session.flush()
-    db.session.add(NoticeOfViolation(permit_id=highland.id, inspection_id=final.id, stop_work_order_id=order.id,
-                                     issued_by_id=town_agent.id, issued_at=at("2026-10-06", "09:00"),
-                                     text="Rain garden RG-1 does not drain within the design time. Corrective actions "
-                                          "required: excavate the compacted bed, replace the soil mix as specified on "
-                                          "the approved plan, and demonstrate drawdown within 24 hours."))
-    highland.status = "stop_work"
+    seal(final, at(3, "11:20"))
+    clause = profile_of(highland).cite("stop_work_final")
+    order = enforcement.issue_stop_work(
+        town_agent, highland, "The final inspection found that the stormwater management system does not comply "
+        f"with the approved plan ({clause}).", [failed], final,
+        notice_text="Rain garden RG-1 does not drain within the design time. Corrective actions required: excavate "
+                    "the compacted bed, replace the soil mix as specified on the approved plan, and demonstrate "
+                    "drawdown within 24 hours.")
 
-    # 3. SWP-2026-021 completed: final inspection, accepted final submissions, certificate, a year of O&M.
-    street = permit("SWP-2026-021")
-    done = report(street, "final", at("2026-11-02", "10:00"), evaluation="compliant", notice_given=True,
-                  details={"storm": {"date": "2026-10-24", "depth_mm": 22.1},
-                           "certification": {"certified": True, "text": "I find the stormwater management system "
-                                             "properly installed and functioning (§380-16 C(4)(e)[3])."}}, **weather)
-    seal(done, at("2026-11-02", "11:00"))
-    review = {"status": "accepted", "reviewed_by_id": agent.id, "submitted_at": at("2026-11-04", "14:00"),
-              "reviewed_at": at("2026-11-09", "10:30")}
-    db.session.add_all([
-        FinalSubmission(permit_id=street.id, kind="om_plan", registry_reference="Book 25391, Page 112", **review),
-        FinalSubmission(permit_id=street.id, kind="as_built", pe_certified=True, **review),
-        FinalSubmission(permit_id=street.id, kind="final_report", inspection_id=done.id, **review),
-        OMPlan(permit_id=street.id, registry_reference="Book 25391, Page 112", recorded_on=dt.date(2026, 11, 6)),
-        CertificateOfCompletion(permit_id=street.id, issued_by_id=agent.id, issued_at=at("2026-11-12", "15:00")),
-        ResponsibleParty(permit_id=street.id, name=street.owner_name, role="owner", starts_on=dt.date(2026, 11, 12),
-                         address=street.site_address),
-    ])
-    street.status, street.completed_on = "completed", dt.date(2026, 11, 12)
-    basin = db.session.scalar(select(StormwaterStructure).where(StormwaterStructure.permit_id == street.id))
-    basin.maintenance_task, basin.maintenance_interval_months = "Remove sediment from the sump", 6
-    entries = [
-        MaintenanceLogEntry(permit_id=street.id, structure_id=basin.id, kind="inspection", performed_on=dt.date(2027, 3, 2),
-                            description="Spring inspection of CB-3: sump one-third full", performed_by="Owner"),
-        MaintenanceLogEntry(permit_id=street.id, structure_id=basin.id, kind="disposal", performed_on=dt.date(2027, 4, 14),
-                            description="Vacuumed the sump of CB-3", material_type="Sediment and leaves, 0.5 cubic yard",
-                            disposal_location="Longmeadow DPW yard, Dwight Road", performed_by="Site contractor"),
-        MaintenanceLogEntry(permit_id=street.id, kind="repair", performed_on=dt.date(2027, 8, 20),
-                            description="Reseeded the eroded swale edge by the parking expansion", performed_by="Owner"),
-    ]
-    db.session.add_all(entries)
-    db.session.flush()
-    certification = OMCertification(
-        permit_id=street.id, period_start=dt.date(2026, 11, 12), period_end=dt.date(2027, 11, 11),
-        signer_name=street.owner_name, signature_sha256=store.put_bytes(signature()),
-        statement=(f"I certify that the stormwater management system of permit {street.number} at {street.site_address} "
-                   "was operated and maintained in accordance with its operation and maintenance plan from "
-                   "November 12, 2026 to November 11, 2027, and that the maintenance log listed here is true and "
-                   "complete to the best of my knowledge."),
-        submitted_at=at("2027-11-03", "16:10"), status="accepted", reviewed_by_id=agent.id,
-        reviewed_at=at("2027-11-08", "09:15"), review_note="Log complete; sump cleaned on schedule.",
-        contents={"as_of": "2027-11-03", "entry_ids": [e.id for e in entries], "missing": [
-            {"structure_id": basin.id, "structure": basin.name, "task": "Remove sediment from the sump",
-             "interval_months": 6, "window_start": "2027-05-12", "window_end": "2027-11-11"}]},
-    )
-    db.session.add(certification)
+    # 3. The demo's completed permit: its certificate of completion (issued a year ago, frozen then) and its first
+    # annual O&M certification, signed by the owner and accepted by the agent as the pages do it.
+    done = db.session.scalar(select(Permit).where(Permit.status == "completed"))
+    owner = user("owner@example.org")
+    certification = certifications.certify(owner, done, signer_name=owner.name,
+                                           signature_png="data:image/png;base64,"
+                                                         + base64.b64encode(signature()).decode())
+    certifications.review(agent, certification, decision="accepted", note="Log complete; sump cleaned on schedule.")
     db.session.commit()
-    return {"inspection-report": inspection, "stop-work-order": order, "certificate-of-completion": street,
+    return {"inspection-report": inspection, "stop-work-order": order, "certificate-of-completion": done,
             "om-certification": certification, "inspection-history": bliss}
 
 
@@ -306,7 +277,8 @@ def main() -> None:
         from inspect_app.extensions import db
 
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp}/examples.sqlite3",
-                          "BLOB_ROOT": f"{tmp}/blobs", "SERVER_NAME": "localhost"})
+                          "BLOB_ROOT": f"{tmp}/blobs", "SERVER_NAME": "localhost", "PUBLIC_URL": PUBLIC_URL,
+                          "WEATHER_ENDPOINT": "http://127.0.0.1:9"})
         with app.app_context():
             db.create_all()
             result = app.test_cli_runner().invoke(args=["demo", "load"])
@@ -320,6 +292,7 @@ def main() -> None:
                 "om-certification": services.om_certification_pdf(made["om-certification"]),
                 "inspection-history": services.history_pdf(made["inspection-history"]),
             }
+            db.session.commit()  # the history, frozen as it is made
     pdftoppm = shutil.which("pdftoppm")
     for name, pdf in pdfs.items():
         (HERE / f"{name}.pdf").write_bytes(pdf)

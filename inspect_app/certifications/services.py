@@ -30,6 +30,7 @@ from inspect_app.certifications.models import (
     LOG_KINDS, PARTY_ROLES, Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
     ResponsibleParty, ScheduleAmendment, ScheduleAmendmentSignature,
 )
+from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction
@@ -137,6 +138,20 @@ def next_due_on(permit: Permit) -> dt.date | None:
 def plan_of(permit: Permit) -> OMPlan | None:
     """The permit's O&M plan record, if one was made."""
     return db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
+
+
+def plan_recording(permit: Permit) -> dict[str, Any]:
+    """The final O&M plan's recording at the registry of deeds (§380-14 B), the one fact every document and page
+    reads: the plan's own record where the agent has entered it, else the book and page filed with the accepted
+    final O&M plan (§380-18 A), its date then unknown. `registry_reference` None: not recorded."""
+    plan = plan_of(permit)
+    if plan is not None and plan.registry_reference:
+        return {"registry_reference": plan.registry_reference, "recorded_on": plan.recorded_on}
+    filed = db.session.scalar(select(FinalSubmission.registry_reference).where(
+        FinalSubmission.permit_id == permit.id, FinalSubmission.kind == "om_plan",
+        FinalSubmission.status == "accepted", FinalSubmission.registry_reference.is_not(None))
+        .order_by(FinalSubmission.reviewed_at.desc(), FinalSubmission.submitted_at.desc()).limit(1))
+    return {"registry_reference": filed, "recorded_on": None}
 
 
 def save_plan(actor, permit: Permit, *, estimated_annual_budget: decimal.Decimal | None,
@@ -496,6 +511,14 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
                                        f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
                                        f"({short_citation(permits.profile_of(permit).om_certification.citation)}: the "
                                        "certification covers the last 12 months)."})
+    if not current_parties(permit, min(for_period.end, today)):
+        # §380-14 C(2)(a)-(b): the plan names who owns and who operates and maintains the system; the certification
+        # lists them as bound at the end of its period (`certification_record`), so it cannot be signed for nobody.
+        raise OMError({"period_start": f"No responsible party of the O&M plan is recorded for "
+                                       f"{for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y}"
+                                       f"{_paren(permits.profile_of(permit).cite('om_parties'))}: the town's agent "
+                                       "records the owner and the others bound to the plan before it can be "
+                                       "certified."})
     if signature_png:
         signature_sha256 = _store_signature(signature_png)
     assembly = assemble(permit, for_period, today)
@@ -511,7 +534,7 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
                   # what was certified, not an easement listed, changed or placed on the map since.
                   "easements": [{**e, "recorded_on": e["recorded_on"] and e["recorded_on"].isoformat()}
                                 for e in easement_rows(permit)],
-                  "plan": _plan_row(plan_of(permit))},
+                  "plan": _plan_row(permit)},
     )
     try:
         with db.session.begin_nested():  # one certification per permit and period (a double-click)
@@ -700,11 +723,13 @@ def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]
     return rows
 
 
-def _plan_row(plan: OMPlan | None) -> dict[str, Any]:
-    """The O&M plan's recording and budget as a certification's record shows them (the date as ISO text)."""
+def _plan_row(permit: Permit) -> dict[str, Any]:
+    """The O&M plan's recording (`plan_recording`) and budget as a certification's record shows them (the date
+    as ISO text)."""
+    plan, recording = plan_of(permit), plan_recording(permit)
     budget = plan.estimated_annual_budget if plan else None
-    return {"registry_reference": plan.registry_reference if plan else None,
-            "recorded_on": plan.recorded_on.isoformat() if plan and plan.recorded_on else None,
+    return {"registry_reference": recording["registry_reference"],
+            "recorded_on": recording["recorded_on"].isoformat() if recording["recorded_on"] else None,
             "estimated_annual_budget": str(budget) if budget is not None else None}
 
 
@@ -718,7 +743,7 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
     """Everything the certification's PDF shows, as plain data (str, int, date, aware datetime, lists)."""
     permit = db.session.get(Permit, cert.permit_id)
     profile = permits.profile_of(permit)
-    plan = cert.contents.get("plan") or _plan_row(plan_of(permit))  # as signed (kept since it was)
+    plan = cert.contents.get("plan") or _plan_row(permit)  # as signed (kept since it was)
     ids = cert.contents.get("entry_ids", [])
     by_id = {e.id: e for e in db.session.scalars(select(MaintenanceLogEntry).where(MaintenanceLogEntry.id.in_(ids)))}
     structures = {s.id: s.name for s in permit.structures}

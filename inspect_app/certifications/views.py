@@ -98,6 +98,7 @@ def _plan_page(permit: Permit, status_code: int = 200, **forms):
         context["easement_forms"].setdefault(e.id, _easement_form(permit, e, **blank))
     return render_template(
         "certifications/plan.html", permit=permit, plan=plan, parties=services.party_history(permit),
+        recording=services.plan_recording(permit),
         easements=easements,
         today=services.today_at(permit), certifications=services.certifications(permit),
         notices=services.notices(permit), summary=services.summary(permit),

@@ -43,6 +43,12 @@ class ReviewForm(FlaskForm):
 class CertificateForm(FlaskForm):
     note = TextAreaField("Note on the certificate", validators=[Optional(), Length(max=5000)])
 
+    def waivers(self, formdata) -> dict[str, str]:
+        """The required inspections ticked as waived (`<prefix>-waive`, each its key), with the reason typed for
+        each (`<prefix>-waive-<key>-reason`, at most 2,000 characters)."""
+        prefix = f"{self._prefix}waive"
+        return {key: (formdata.get(f"{prefix}-{key}-reason") or "")[:2000] for key in formdata.getlist(prefix)}
+
 
 class SuretyReleaseForm(FlaskForm):
     phase = StringField("Phase", validators=[DataRequired(message="Name the phase this release is for."),

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Numeric, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from inspect_app.extensions import db
@@ -44,6 +45,10 @@ class CertificateOfCompletion(db.Model):
     issued_by_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
     issued_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     note: Mapped[str | None] = mapped_column(Text)
+    # What the record owed and did not get, as issued (schedule/missed.py): the required inspections never made
+    # that the issuer waived, each with its reason ("waived"), and the inspections missed ("missed"). None: issued
+    # before certificates kept them.
+    contents: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class SuretyRelease(db.Model):

@@ -28,6 +28,7 @@ from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
+from inspect_app.schedule import missed
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 
@@ -237,11 +238,44 @@ def open_gates(permit: Permit) -> list[str]:
     return found
 
 
+def inspections_not_made(permit: Permit) -> list[missed.MissedInspection]:
+    """The required inspections the permit's record does not have (§380-16 C(4)(a)-(e)): each blocks the
+    certificate of completion unless waived with its reason."""
+    try:
+        return missed.required_not_made(permit, utcnow())
+    except missed.ScheduleUnknown as error:
+        raise CompletionError("waivers", f"The inspections the record owed cannot be worked out: {error}") from None
+
+
+@implements("§380-16 C(4)(a)", "§380-16 C(4)(b)[1]", "§380-16 C(4)(c)", "§380-16 C(4)(d)", "§380-16 C(4)(e)")
+def _waived(permit: Permit, waivers: dict[str, str]) -> list[dict[str, str | None]]:
+    """The required inspections never made, each waived with its reason (§380-8 A: the DPW Director "may waive
+    strict compliance with any requirement"); one not waived refuses the certificate, naming it."""
+    profile = permits.profile_of(permit)
+    not_made = inspections_not_made(permit)
+    reasons = {key: (reason or "").strip() for key, reason in waivers.items()}
+    unreasoned = [m.inspection for m in not_made if m.key in reasons and not reasons[m.key]]
+    if unreasoned:
+        raise CompletionError("waivers", f"Give the reason for waiving: {'; '.join(unreasoned)}. The certificate "
+                                         "prints it.")
+    unwaived = [m for m in not_made if not reasons.get(m.key)]
+    if unwaived:
+        named = "; ".join(f"{m.inspection} ({short_citation(m.citation)})" for m in unwaived)
+        clause = profile.cite("completion_waiver")
+        raise CompletionError("waivers", f"Required inspections never made: {named}. Each blocks the certificate "
+                                         f"of completion unless the {profile.authority_title} waives it"
+                                         f"{f' ({clause})' if clause else ''}, with the reason the certificate "
+                                         "prints.")
+    return [m.as_record() | {"reason": reasons[m.key]} for m in not_made]
+
+
 @implements("§380-18", "§380-10 L", "§380-18 A", "§380-18 B", "§380-18 C", "§380-14 A(1)")
-def issue_certificate(actor, permit: Permit, note: str | None = None) -> CertificateOfCompletion:
+def issue_certificate(actor, permit: Permit, note: str | None = None,
+                      waivers: dict[str, str] | None = None) -> CertificateOfCompletion:
     """Issue the certificate of completion once all three final submissions are accepted (§380-18 A-C: the
     final O&M plan, which every system must have (§380-14 A(1)), the as-built drawings and the final inspection
-    report) and no gate of the town's profile is open."""
+    report), no gate of the town's profile is open, and every required inspection was made or is waived in
+    `waivers` (the inspection's key: the reason). The certificate keeps the waivers and the inspections missed."""
     record = completion_record(permit)
     if record.certificate is not None:
         raise CompletionError("note", "The certificate of completion was already issued.")
@@ -255,6 +289,10 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
         rule = short_citation(permits.profile_of(permit).completion.citation)
         raise CompletionError("note", f"The certificate of completion cannot be issued yet ({rule}): "
                                       + " ".join(gates))
+    waived = _waived(permit, waivers or {})
+    # The inspections missed (late or never) stay on the certificate's record, not hidden by it.
+    late = [m.as_record() for m in missed.missed_inspections(permit, utcnow())
+            if m.key not in {w["key"] for w in waived}]
     try:
         permits.change_status(actor, permit, "completed")
     except permits.PermitError as error:
@@ -263,7 +301,8 @@ def issue_certificate(actor, permit: Permit, note: str | None = None) -> Certifi
     permit.completed_on = utcnow().astimezone(LOCAL_TZ).date()
     audit.record(actor, "permit.complete", permit, before)
     certificate = CertificateOfCompletion(permit_id=permit.id, issued_by_id=actor.id,
-                                          note=(note or "").strip() or None)
+                                          note=(note or "").strip() or None,
+                                          contents={"waived": waived, "missed": late})
     db.session.add(certificate)
     audit.record(actor, "certificate.issue", certificate)
     profile = permits.profile_of(permit)

@@ -1,7 +1,7 @@
 """Completion pages: final submissions and their review, the certificate of completion, surety releases."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, send_file, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, send_file, url_for
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
@@ -57,10 +57,15 @@ def _page(permit: Permit, status_code: int = 200, **forms):
     context = {f"{kind}_form": _submit_form(permit, kind) for kind in SUBMISSION_KINDS}
     context |= {"review_forms": {}, "review_form": lambda s: ReviewForm(prefix=f"review-{s.id}", formdata=None),
                 "certificate_form": CertificateForm(prefix="certificate"),
-                "surety_form": SuretyReleaseForm(prefix="surety")}
+                "surety_form": SuretyReleaseForm(prefix="surety"), "waivers": {}}
     context |= forms
     profile = profile_of(permit)
-    return render_template("completion/page.html", permit=permit, record=services.completion_record(permit),
+    record = services.completion_record(permit)
+    try:  # the required inspections never made, to waive with their reasons (none once issued)
+        context["not_made"] = [] if record.certificate else services.inspections_not_made(permit)
+    except services.CompletionError as error:
+        context["not_made"], context["not_made_problem"] = [], str(error)
+    return render_template("completion/page.html", permit=permit, record=record,
                            registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
                            names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
                            **context), status_code
@@ -136,17 +141,19 @@ def pdf(permit_id: str, submission_id: str):
 
 @bp.post("/certificate")
 def certificate(permit_id: str):
-    """Issue the certificate of completion once all three final submissions are accepted (agents)."""
+    """Issue the certificate of completion once all three final submissions are accepted and each required
+    inspection never made is waived with its reason (agents)."""
     permit = permit_or_404(permit_id, "certificate.issue")
     form = CertificateForm(prefix="certificate")
+    waivers = form.waivers(request.form)
     if form.validate_on_submit():
         try:
-            services.issue_certificate(current_user, permit, form.note.data)
+            services.issue_certificate(current_user, permit, form.note.data, waivers)
         except services.CompletionError as error:
-            form.note.errors.append(str(error))
+            (form.form_errors if error.field == "waivers" else form.note.errors).append(str(error))
         else:
             return _done(permit)
-    return _page(permit, 422, certificate_form=form)
+    return _page(permit, 422, certificate_form=form, waivers=waivers)
 
 
 @bp.post("/surety")

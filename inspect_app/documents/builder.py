@@ -114,7 +114,11 @@ Block = Union[Heading, Fields, Paragraphs, Table, PhotoGrid, SignatureBlock]
 
 @dataclass(frozen=True)
 class Document:
-    """A whole document: who issues it, for which permit, made from which record, and its blocks."""
+    """A whole document: who made it, whose record keeps it, for which permit, from which record, its blocks.
+
+    `town` and `authority` are the record the document is kept in. `made_by` names who made it when that is
+    not the town itself (an engineer's report, an owner's certification); None: the town issued it.
+    """
 
     title: str
     town: str
@@ -122,11 +126,29 @@ class Document:
     permit_number: str
     record_sha256: str
     blocks: tuple[Block, ...] = field(default_factory=tuple)
+    made_by: str | None = None
     # A frozen document carries its id and where anyone can verify it (printed, and as a QR code).
     document_id: str | None = None
     verify_url: str | None = None
     # A report of the present says when it was made ("Generated May 3, 2026 10:15 AM EDT").
     generated_text: str | None = None
+
+    @property
+    def record_of(self) -> str:
+        """Whose record keeps the document: "Town of Longmeadow, Department of Public Works"."""
+        return f"{self.town}, {self.authority}"
+
+    @property
+    def maker(self) -> str:
+        """Who made the document (the PDF's author): its maker, or the town that issued it."""
+        return self.made_by or self.record_of
+
+    @property
+    def provenance(self) -> str:
+        """Who made it and whose record keeps it, in words: "Made by ... for the record of the Town of ..."."""
+        if self.made_by:
+            return f"Made by {self.made_by}; kept in the record of the {self.record_of}"
+        return f"Issued by the {self.record_of}, from its record"
 
 
 def render(doc: Document) -> bytes:
@@ -136,11 +158,9 @@ def render(doc: Document) -> bytes:
         raise DocumentError("record_sha256 must be 64 lowercase hexadecimal characters")
     story: list[Flowable] = [
         rl.Paragraph(_markup(doc.title), rl.STYLES["title"]),
-        rl.Paragraph(_markup(f"{doc.town} · {doc.authority} · Permit {doc.permit_number}"),
-                     rl.STYLES["subtitle"]),
+        rl.Paragraph(_markup(f"{doc.provenance} · Permit {doc.permit_number}"), rl.STYLES["subtitle"]),
     ]
-    for index, block in enumerate(doc.blocks, 1):
-        story.extend(_flowables(block, index))
+    story += _story(doc.blocks)
 
     # Binary streams, not ASCII85: reportlab's pure-Python ASCII85 encoder takes seconds over 24 photos and
     # grows them by a quarter. Set on every render because it is read at the moment each stream is made.
@@ -156,7 +176,7 @@ def render(doc: Document) -> bytes:
         # Invariant mode: fixed dates and document id, so one record gives one byte sequence.
         invariant=1,
         title=_plain(f"{doc.title} - Permit {doc.permit_number}"),
-        author=_plain(f"{doc.town}, {doc.authority}"),
+        author=_plain(doc.maker),
         subject=f"Record SHA-256: {doc.record_sha256}",
         keywords=[f"document-id={doc.document_id}", f"record-sha256={doc.record_sha256}",
                   f"verify={doc.verify_url}"] if doc.document_id else "",
@@ -325,12 +345,82 @@ def _markup(text: object) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # Blocks
 
+def _story(blocks: tuple[Block, ...]) -> list[Flowable]:
+    """The blocks' flowables, laid out so that a signature never starts a page alone (it takes the end of what it
+    signs along: the last row, paragraph or photo row before it) and no heading is left at the foot of a page
+    (it moves on with the start of what follows it)."""
+    rl = _reportlab()
+    groups: list[list[Flowable]] = []
+    for index, block in enumerate(blocks, 1):
+        if isinstance(block, SignatureBlock) and groups:
+            head, tail = _split_tail(blocks[index - 2], index - 1, groups[-1])
+            groups[-1] = head
+            groups.append([rl.KeepTogether([*tail, *_signature(block, index)])])
+        elif isinstance(block, SignatureBlock):
+            groups.append([rl.KeepTogether(_signature(block, index))])
+        else:
+            groups.append(_flowables(block, index))
+    story: list[Flowable] = []
+    follows = 0.0  # the least height that must follow on the page for what comes after to start there
+    for block, group in reversed(list(zip(blocks, groups))):
+        if isinstance(block, Heading) and group:
+            follows = min(_height(group[0]) + follows, FRAME_HEIGHT / 2)
+            group = [rl.CondPageBreak(follows), *group]
+        elif group:
+            follows = _lead(group)
+        story[:0] = group
+    return story
+
+
+def _split_tail(block: Block, index: int, group: list[Flowable]) -> tuple[list[Flowable], list[Flowable]]:
+    """`block`'s flowables as (head, tail): the tail is its last row, paragraph or photo row, which a signature
+    after it keeps on its page."""
+    rl = _reportlab()
+    if isinstance(block, Fields) and len(block.items) > 1:
+        return ([_fields_table(Fields(block.items[:-1]))],
+                [_fields_table(Fields(block.items[-1:])), rl.Spacer(1, 6)])
+    if isinstance(block, Table) and len(block.rows) > 1:
+        return ([_data_table(block, index, block.rows[:-1])],
+                [_data_table(block, index, block.rows[-1:], header=False), rl.Spacer(1, 6)])
+    if isinstance(block, (Paragraphs, PhotoGrid)):
+        return group[:-1], group[-1:]
+    if isinstance(block, SignatureBlock):  # two signatures stay together
+        return [], [part for flowable in group for part in flowable._content]
+    return [], group
+
+
+def _height(flowable: Flowable) -> float:
+    """The height `flowable` takes on a page, with the space its style sets around it."""
+    style = getattr(flowable, "style", None)
+    around = (style.spaceBefore + style.spaceAfter) if style is not None else 0
+    return flowable.wrap(FRAME_WIDTH, FRAME_HEIGHT)[1] + around
+
+
+def _lead(group: list[Flowable]) -> float:
+    """The least height of `group` that must fit below a heading for the heading not to stand alone: a table's
+    header and the start of its first row, a photo row or a signature whole, a paragraph's first two lines."""
+    rl = _reportlab()
+    for flowable in group:
+        if isinstance(flowable, rl.RLTable):
+            flowable.wrap(FRAME_WIDTH, FRAME_HEIGHT)
+            rows, header = flowable._rowHeights, flowable.repeatRows
+            if getattr(flowable, "whole", False):
+                return sum(rows)
+            return sum(rows[:header]) + (min(rows[header], 2 * _MIN_ROW_SPLIT) if len(rows) > header else 0)
+        if isinstance(flowable, rl.KeepTogether):
+            return sum(_height(part) for part in flowable._content)
+        if isinstance(flowable, rl.Paragraph):
+            return min(_height(flowable), 2 * flowable.style.leading + flowable.style.spaceBefore)
+        if not isinstance(flowable, rl.CondPageBreak):
+            return _height(flowable)
+    return 0.0
+
+
 def _flowables(block: Block, index: int) -> list[Flowable]:
     rl = _reportlab()
     if isinstance(block, Heading):
         style = rl.STYLES["h1" if block.level <= 1 else "h2"]
-        # A heading never sits alone at the foot of a page.
-        return [rl.CondPageBreak(style.leading * 4), rl.Paragraph(_markup(block.text), style)]
+        return [rl.Paragraph(_markup(block.text), style)]
     if isinstance(block, Fields):
         return [_fields_table(block), rl.Spacer(1, 6)]
     if isinstance(block, Paragraphs):
@@ -340,8 +430,6 @@ def _flowables(block: Block, index: int) -> list[Flowable]:
         return [_data_table(block, index), rl.Spacer(1, 6)]
     if isinstance(block, PhotoGrid):
         return _photo_rows(block, index)
-    if isinstance(block, SignatureBlock):
-        return [_signature(block, index)]
     raise DocumentError(f"block {index}: unknown block type {type(block).__name__}")
 
 
@@ -368,7 +456,9 @@ def _fields_table(block: Fields) -> RLTable:
 _MIN_ROW_SPLIT = 30
 
 
-def _data_table(block: Table, index: int) -> RLTable:
+def _data_table(block: Table, index: int, rows: tuple[tuple[str, ...], ...] | None = None,
+                header: bool = True) -> RLTable:
+    """The table of `block` (of `rows` of it, when given; without its header row when not `header`)."""
     rl = _reportlab()
     width = len(block.header)
     if width == 0:
@@ -380,13 +470,14 @@ def _data_table(block: Table, index: int) -> RLTable:
     if len(fractions) != width or any(f <= 0 for f in fractions):
         raise DocumentError(f"block {index}: col_widths must give one positive fraction per column")
     total = sum(fractions)
-    data = [[rl.Paragraph(_markup(h), rl.STYLES["header_cell"]) for h in block.header]]
-    data += [[rl.Paragraph(_markup(cell), rl.STYLES["cell"]) for cell in row] for row in block.rows]
-    table = rl.RLTable(data, colWidths=[FRAME_WIDTH * f / total for f in fractions], repeatRows=1,
+    data = [[rl.Paragraph(_markup(h), rl.STYLES["header_cell"]) for h in block.header]] if header else []
+    data += [[rl.Paragraph(_markup(cell), rl.STYLES["cell"]) for cell in row]
+             for row in (block.rows if rows is None else rows)]
+    table = rl.RLTable(data, colWidths=[FRAME_WIDTH * f / total for f in fractions], repeatRows=1 if header else 0,
                     splitInRow=_MIN_ROW_SPLIT, hAlign="LEFT")
     table.setStyle(rl.TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.5, rl.GRID_LINE),
-        ("BACKGROUND", (0, 0), (-1, 0), rl.LABEL_FILL),
+        *([("BACKGROUND", (0, 0), (-1, 0), rl.LABEL_FILL)] if header else []),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]))
     return table
@@ -434,6 +525,7 @@ def _photo_rows(block: PhotoGrid, index: int) -> list[Flowable]:
             # Only a caption longer than a page gets here; let its text run on rather than fail.
             table = rl.RLTable([row], colWidths=[cell_width] * block.columns, hAlign="LEFT",
                             splitInRow=_MIN_ROW_SPLIT)
+        table.whole = True  # never split: a heading before it keeps all of it in view (_lead)
         table.setStyle(rl.TableStyle([
             ("VALIGN", (0, 0), (-1, -1), "TOP"),
             ("LEFTPADDING", (0, 0), (-1, -1), CELL_PADDING),
@@ -456,7 +548,9 @@ def _jpeg_size(data: bytes, where: str) -> tuple[int, int]:
         raise DocumentError(f"{where}: not a readable JPEG image") from error
 
 
-def _signature(block: SignatureBlock, index: int) -> Flowable:
+def _signature(block: SignatureBlock, index: int) -> list[Flowable]:
+    """The statement, the drawn signature (or a blank line to sign) and the signer: kept on one page by `_story`,
+    so the signature cannot be detached."""
     rl = _reportlab()
     parts: list[Flowable] = [
         rl.Paragraph(_markup(block.statement), rl.STYLES["body"]),
@@ -486,8 +580,7 @@ def _signature(block: SignatureBlock, index: int) -> Flowable:
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
     ]))
     parts.append(line)
-    # The statement, signature and signer stay on one page so the signature cannot be detached.
-    return rl.KeepTogether([rl.Spacer(1, 10), *parts])
+    return [rl.Spacer(1, 10), *parts]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -501,14 +594,17 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     canvas.setStrokeColor(rl.GRID_LINE)
     canvas.setLineWidth(0.5)
 
-    # Header: who issues it and for which permit.
+    # Header: who made it, whose record keeps it, and for which permit.
     canvas.setFont("Helvetica-Bold", 9)
     permit = _fit(_plain(f"Permit {doc.permit_number}"), "Helvetica-Bold", 9, FRAME_WIDTH * 0.45)
-    canvas.drawRightString(right, PAGE_HEIGHT - 40, permit)
-    issuer_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
-    canvas.drawString(left, PAGE_HEIGHT - 40, _fit(_plain(f"{doc.town} · {doc.authority}"), "Helvetica-Bold", 9,
-                                                   issuer_width))
-    canvas.line(left, PAGE_HEIGHT - 50, right, PAGE_HEIGHT - 50)
+    canvas.drawRightString(right, PAGE_HEIGHT - 36, permit)
+    maker_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
+    maker = f"Made by {doc.made_by}" if doc.made_by else f"Issued by the {doc.record_of}"
+    canvas.drawString(left, PAGE_HEIGHT - 36, _fit(_plain(maker), "Helvetica-Bold", 9, maker_width))
+    canvas.setFont("Helvetica", 7.5)
+    canvas.drawString(left, PAGE_HEIGHT - 46, _fit(_plain(f"Record of the {doc.record_of}"), "Helvetica", 7.5,
+                                                   FRAME_WIDTH))
+    canvas.line(left, PAGE_HEIGHT - 51, right, PAGE_HEIGHT - 51)
 
     # Footer: the document and the page; the record's hash on the last page.
     canvas.line(left, 56, right, 56)

@@ -9,8 +9,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-# The documents that are signed or issued, and so frozen; the permit history is a report of the present.
-FROZEN_KINDS = ("inspection_report", "stop_work_order", "certificate_of_completion", "om_certification")
+# The documents that are signed or issued, and so frozen; and the permit history, a report of the present frozen
+# each time its record has changed, so a copy in hand can be verified too.
+FROZEN_KINDS = ("inspection_report", "stop_work_order", "certificate_of_completion", "om_certification",
+                "permit_history")
 
 
 class FrozenDocument(db.Model):

@@ -4,10 +4,12 @@ An inspection report's hash is the one the report carries (`Inspection.record_sh
 or, for a draft, the inspections domain's `record_hash`. An O&M certification's record comes from the
 certifications domain. The stop-work order, certificate of completion and permit history have their
 record made here. Each record holds only what its document shows, and nothing that depends on the clock,
-so the same stored record gives the same hash and the same PDF.
+so the same stored record gives the same hash and the same PDF; the one exception is the history's inspections
+missed, which are missed as of when it is made.
 """
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from typing import Any
 
@@ -17,7 +19,7 @@ from sqlalchemy.orm import joinedload
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.certifications import services as certifications
-from inspect_app.certifications.models import OMCertification, OMPlan
+from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -26,7 +28,8 @@ from inspect_app.inspections import canonical
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.types import canonical_json
+from inspect_app.schedule import missed
+from inspect_app.types import canonical_json, utcnow
 
 
 def sha256_of(record: dict[str, Any]) -> str:
@@ -102,7 +105,6 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
     """The certificate of completion with the accepted final submissions it rests on (§380-18)."""
     permit = db.session.get(Permit, certificate.permit_id)
     profile = profile_of(permit)
-    plan = db.session.scalar(select(OMPlan).where(OMPlan.permit_id == permit.id))
     submissions = []
     for s in accepted_submissions(permit):
         final = db.session.get(Inspection, s.inspection_id) if s.inspection_id else None
@@ -120,8 +122,12 @@ def certificate_record(certificate: CertificateOfCompletion) -> dict[str, Any]:
         "regulation": profile.regulation,
         "issued_by": user_name(certificate.issued_by_id), "issued_at": certificate.issued_at,
         "note": certificate.note,
+        # The required inspections waived with their reasons and the inspections missed, as issued (None: a
+        # certificate issued before certificates kept them).
+        "inspections": certificate.contents,
         "submissions": submissions,
-        "om_plan": {"registry_reference": plan.registry_reference, "recorded_on": plan.recorded_on} if plan else None,
+        # The one recorded fact the O&M certification reads too (certifications.plan_recording).
+        "om_plan": certifications.plan_recording(permit),
         "easements": certifications.easement_rows(permit),
         "om_certification_months": profile.om_certification.months,
     }
@@ -157,8 +163,13 @@ def open_actions(permit: Permit) -> list[CorrectiveAction]:
     return list(db.session.scalars(query.order_by(CorrectiveAction.due_at, CorrectiveAction.id)))
 
 
-def history_record(permit: Permit) -> dict[str, Any]:
-    """One row per inspection (date, type, inspector, evaluation, status, weather), open findings and actions."""
+def history_record(permit: Permit, now: dt.datetime | None = None) -> dict[str, Any]:
+    """One row per inspection (date, type, inspector, evaluation, status, weather), every stop-work order, every
+    inspection missed as of `now` (made late or never), open findings and actions."""
+    try:
+        late = [m.as_record() for m in missed.missed_inspections(permit, now or utcnow())]
+    except missed.ScheduleUnknown as error:
+        late = [{"problem": str(error)}]
     return {
         "permit": {**_permit_part(permit), "status": permit.status, "issued_on": permit.issued_on,
                    "construction_started_on": permit.construction_started_on, "completed_on": permit.completed_on},
@@ -174,4 +185,16 @@ def history_record(permit: Permit) -> dict[str, Any]:
         "open_actions": [{"id": a.id, "finding_id": a.finding_id, "kind": a.kind, "description": a.description,
                           "owner_name": a.owner_name, "discovered_at": a.discovered_at, "due_at": a.due_at,
                           "status": a.status} for a in open_actions(permit)],
+        "orders": [_order_part(o) for o in db.session.scalars(select(StopWorkOrder).where(
+            StopWorkOrder.permit_id == permit.id).order_by(StopWorkOrder.issued_at, StopWorkOrder.id))],
+        "missed": late,
     }
+
+
+def _order_part(order: StopWorkOrder) -> dict[str, Any]:
+    found_by = order.inspection
+    return {"id": order.id, "issued_at": order.issued_at, "issued_by": user_name(order.issued_by_id),
+            "reason": order.reason, "inspection_type": found_by.type if found_by is not None else None,
+            "findings": len(order.findings), "notices": len(order.notices),
+            "acknowledged_at": order.acknowledged_at, "lifted_at": order.lifted_at,
+            "lifted_by": user_name(order.lifted_by_id), "lift_reason": order.lift_reason}

@@ -15,11 +15,13 @@ from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
+from inspect_app.accounts.policy import report_author_id
 from inspect_app.blobstore import BlobStore
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
 )
+from inspect_app.enforcement.models import citation_purpose
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
@@ -48,14 +50,35 @@ def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missin
     return value.strftime("%b %-d, %Y")
 
 
-def _town(profile: Profile) -> str:
+def town_of(profile: Profile) -> str:
+    """The town as its documents name it: "Town of Longmeadow"."""
     return f"Town of {profile.town}"
 
 
-def _document(title: str, permit: Permit | dict, profile: Profile, sha: str, blocks: list) -> Document:
+def _document(title: str, permit: Permit | dict, profile: Profile, sha: str, blocks: list,
+              made_by: str | None = None) -> Document:
+    """A document kept in the town's record; `made_by` names its maker where the town did not issue it."""
     number = permit["number"] if isinstance(permit, dict) else permit.number
-    return Document(title=title, town=_town(profile), authority=profile.authority_body, permit_number=number,
-                    record_sha256=sha, blocks=tuple(blocks))
+    return Document(title=title, town=town_of(profile), authority=profile.authority_body, permit_number=number,
+                    record_sha256=sha, blocks=tuple(blocks), made_by=made_by)
+
+
+def report_maker(inspection: Inspection, profile: Profile) -> str:
+    """Who made a report: its signer, with the engineer's organization; the town's agent, for the authority.
+
+    An engineer's report is the engineer's, not the town's: the town keeps it in its record."""
+    name = inspection.signer_name or inspection.inspector_name
+    inspector = inspection.inspector
+    if inspector is not None and inspector.role in ("agent", "admin") and name == inspector.name:
+        return f"{name}, for the {profile.authority_title}"
+    if inspection.inspector_organization and name == inspection.inspector_name:
+        return f"{name}, {inspection.inspector_organization}"
+    return name
+
+
+def certification_maker(signer_name: str) -> str:
+    """Who made an O&M certification: the responsible party who signed it (§380-14 C(2)(l))."""
+    return f"{signer_name}, responsible party"
 
 
 def _store() -> BlobStore:
@@ -180,7 +203,8 @@ def inspection_report(inspection: Inspection) -> Document:
     blocks.append(_inspection_signature(inspection, tz))
     if kind.permittee_signs:
         blocks.append(_permittee_signature(inspection, tz))
-    return _document(title, permit, profile, records.inspection_sha256(inspection), blocks)
+    return _document(title, permit, profile, records.inspection_sha256(inspection), blocks,
+                     report_maker(inspection, profile))
 
 
 def _occasion(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
@@ -298,7 +322,7 @@ def _of(clause: str) -> str:
 
 
 def _under(profile: Profile, *purposes: str) -> str:
-    """'Under §380-16 C(4)(e)[5] and §380-19 of the <regulation>', or 'Under the <regulation>'."""
+    """'Under §380-16 C(4)(f)[2] and §380-19 of the <regulation>', or 'Under the <regulation>'."""
     clauses = [c for c in (profile.cite(p) for p in purposes) if c]
     return f"Under {_of(' and '.join(clauses))}{profile.regulation}"
 
@@ -379,12 +403,15 @@ def _fixes(inspection: Inspection, tz: ZoneInfo) -> list:
     recorded = checks.recorded_fixes(inspection)
     if not recorded:
         return []
-    rows = tuple((f"{need.subject}: {need.what}", f"{need.condition.text} ({need.condition.citation})",
+    profile = profile_of(inspection.permit)
+    filed = [profile.filed_under(need.condition, action.kind if action else fix.get("kind"))
+             for need, fix, action in recorded]
+    rows = tuple((f"{need.subject}: {need.what}", f"{condition.text} ({condition.citation})",
                   fix.get("repair") or "—", _day(dt.date.fromisoformat(fix["first_observed"]))
                   if fix.get("first_observed") else "—",
                   f"{action.description} ({label(action.kind, 'action_kind')}), {action.owner_name}; "
                   f"due {_when(action.due_at, tz)}" if action else "None")
-                 for need, fix, action in recorded)
+                 for (need, fix, action), condition in zip(recorded, filed))
     return [Heading("Conditions requiring corrective action", 2),
             Table(("Found", "Condition", "Repair needed", "First observed", "Corrective action"), rows,
                   (2.2, 2.2, 1.8, 1.2, 2.6))]
@@ -444,6 +471,8 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
     if not findings:
         return blocks + [Paragraphs("No findings.")]
     cutoff = inspection.submitted_at
+    # Who recorded the findings: the report's author (a finding is added to a draft by its author alone).
+    author = records.user_name(report_author_id(inspection)) or inspection.inspector_name
     number = 1
     for n, finding in enumerate(findings, 1):
         blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
@@ -451,7 +480,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
             ("Location", finding.location or "—"),
             ("Severity", label(finding.severity, "severity")),
             ("Citation", finding.citation or "—"),
-            ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else "The inspector"),
+            ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else author),
         ))]
         # Only what the report said: actions opened after it was submitted are follow-up, not the report.
         actions = sorted((a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff),
@@ -535,6 +564,10 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     profile = profile_of(permit)
     tz = ZoneInfo(profile.timezone)
     authority = profile.authority_title
+    found_by = db.session.get(Inspection, record["inspection_id"]) if record["inspection_id"] else None
+    # The order rests on the town's clause for it: after the final inspection §380-16 C(4)(e)[5], after any
+    # other (or none) §380-16 C(4)(f)[2] (Southborough §6.0).
+    rests_on = citation_purpose(found_by.type if found_by is not None else None)
     lifted = record["lifted_at"] is not None
     status = (f"Lifted {_when(record['lifted_at'], tz)} by {record['lifted_by'] or '—'}: {record['lift_reason'] or ''}"
               if lifted else "In effect")
@@ -552,7 +585,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
              if record["acknowledged_at"] else "Not yet acknowledged"),
         )),
         Heading("Stop-work order"),
-        Paragraphs(f"{_under(profile, 'stop_work', 'violation')}, the {authority} orders that "
+        Paragraphs(f"{_under(profile, rests_on, 'violation')}, the {authority} orders that "
                    f"all construction and land-disturbing activity at {record['permit']['site_address']} stop, "
                    "except the work needed to correct the violations below and to keep erosion and sediment "
                    "controls working, until the order is lifted in writing."),
@@ -573,11 +606,11 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     blocks += [
         Heading("How to have the order lifted"),
         Paragraphs(f"The order stands until every violation above is corrected and all work previously completed "
-                   f"has been approved by the {authority}{_paren(profile.cite('stop_work'))}. Correct each finding, "
+                   f"has been approved by the {authority}{_paren(profile.cite(rests_on))}. Correct each finding, "
                    f"record the corrective actions, and ask the {authority} for a re-inspection. The order is lifted "
                    f"in writing once the corrections are verified or a compliant inspection approves the work; until "
                    f"then any further work on the site is a violation{_paren(profile.cite('violation'))}."),
-        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under the {profile.regulation}.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
@@ -615,6 +648,8 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     ]
     if record["easements"]:
         blocks += _easements_blocks(record["easements"], record["registry_of_deeds"], profile)
+    if record.get("inspections") is not None:
+        blocks += _inspections_owed(record["inspections"], record["issued_by"], authority, profile, tz)
     if record["note"]:
         blocks += [Heading("Note", 2), Paragraphs(record["note"])]
     months = record["om_certification_months"]
@@ -626,11 +661,36 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
                    f"{_paren(profile.cite('om_certification'))}."),
         Fields((("Permit", p["number"]), ("Site", p["site_address"]), ("Owner", p["owner_name"]),
                 ("Completed on", _day(p["completed_on"])), ("Certificate issued", _when(record["issued_at"], tz)))),
-        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {_town(profile)}",
+        SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under {_of(profile.cite('completion'))}{record['regulation']}.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
     return _document("Certificate of Completion", p, profile, sha, blocks)
+
+
+def _inspections_owed(inspections: dict[str, Any], issued_by: str | None, authority: str, profile: Profile,
+                      tz: ZoneInfo) -> list:
+    """The required inspections never made, each waived with its reason, and the inspections missed (made late
+    or never): the certificate does not hide them (schedule/missed.py)."""
+    waived, late = inspections.get("waived", []), inspections.get("missed", [])
+    return [
+        Heading(profile.cited("Required inspections waived", "completion_waiver")),
+        Table(("Inspection", "Required by", "Reason for the waiver"), tuple(
+            (w["inspection"], w["citation"], w["reason"]) for w in waived)
+            or (("None: every required inspection was made", "", ""),), (3, 2.2, 4.6)),
+        *([Paragraphs(f"Waived by {issued_by or '—'}, for the {authority}, in issuing this certificate.")]
+          if waived else []),
+        Heading("Inspections missed"),
+        Table(("Inspection", "Required by", "Due by", "Made"), tuple(
+            (m["inspection"], m["citation"], _when(_parsed(m["due_at"]), tz),
+             _when(_parsed(m["made_at"]), tz, "Never made")) for m in late)
+            or (("None missed", "", "", ""),), (3, 2, 2.2, 2.2)),
+    ]
+
+
+def _parsed(moment: str | None) -> dt.datetime | None:
+    """A time a record keeps as ISO 8601 text."""
+    return dt.datetime.fromisoformat(moment) if moment else None
 
 
 def _easements_blocks(easements: list[dict[str, Any]], registry: str, profile: Profile) -> list:
@@ -651,7 +711,8 @@ def _point(point: list[float] | None) -> str | None:
 
 def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:
     if submission["kind"] == "om_plan":
-        reference = submission["registry_reference"] or (record["om_plan"] or {}).get("registry_reference")
+        # The recording every document reads (certifications.plan_recording), not the submission's own copy.
+        reference = (record["om_plan"] or {}).get("registry_reference")
         recorded = (record["om_plan"] or {}).get("recorded_on")
         text = (f"Recorded at the {record['registry_of_deeds']}, {reference}" if reference
                 else f"Registry reference at the {record['registry_of_deeds']} not given")
@@ -717,7 +778,8 @@ def om_certification(record: dict[str, Any], permit: Permit, sha: str) -> Docume
                        statement=record["statement"], signed_at_text=_when(record["submitted_at"], tz),
                        signature_png=_signature_png(record["signature_sha256"])),
     ]
-    return _document("Annual Operation and Maintenance Certification", p, profile, sha, blocks)
+    return _document("Annual Operation and Maintenance Certification", p, profile, sha, blocks,
+                     certification_maker(record["signer_name"]))
 
 
 # -- 5. a permit's inspection history -----------------------------------------------------------------
@@ -759,8 +821,36 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
             (a["description"], label(a["kind"], "action_kind"), a["owner_name"], _when(a["due_at"], tz),
              a["status"].capitalize()) for a in record["open_actions"]) or (("None", "", "", "", ""),),
             (3.4, 2.2, 1.6, 1.5, 1)),
+        *_history_orders(record["orders"], profile, tz),
+        *_history_missed(record["missed"], tz),
     ]
     return _document("Inspection History", p, profile, sha, blocks)
+
+
+def _history_orders(orders: list[dict[str, Any]], profile: Profile, tz: ZoneInfo) -> list:
+    """Every stop-work order of the permit, standing or lifted, with the clause it rests on."""
+    rows = []
+    for o in orders:
+        clause = profile.cite(citation_purpose(o["inspection_type"]))
+        status = (f"Lifted {_when(o['lifted_at'], tz)} by {o['lifted_by'] or '—'}: {o['lift_reason'] or ''}"
+                  if o["lifted_at"] else "In effect" + ("" if o["acknowledged_at"] else ", not yet acknowledged"))
+        rows.append((_when(o["issued_at"], tz), o["issued_by"] or "—", o["reason"]
+                     + (f" ({o['findings']} finding(s) cited; {o['notices']} notice(s) of violation)"
+                        if o["findings"] or o["notices"] else ""), clause or "—", status))
+    return [Heading(f"Stop-work orders ({len(orders)})"),
+            Table(("Issued", "By", "Reasons", "Under", "Status"), tuple(rows) or (("None", "", "", "", ""),),
+                  (1.4, 1.3, 3.6, 1.3, 2.2))]
+
+
+def _history_missed(late: list[dict[str, Any]], tz: ZoneInfo) -> list:
+    """Every inspection the record owed and did not get on time (schedule/missed.py), made late or never."""
+    if late and "problem" in late[0]:
+        return [Heading("Inspections missed"), Paragraphs(f"Not worked out: {late[0]['problem']}")]
+    return [Heading(f"Inspections missed ({len(late)})"),
+            Table(("Inspection", "Required by", "Due by", "Made"), tuple(
+                (m["inspection"], m["citation"], _when(_parsed(m["due_at"]), tz),
+                 _when(_parsed(m["made_at"]), tz, "Never made")) for m in late) or (("None missed", "", "", ""),),
+                  (3, 2, 2.2, 2.2))]
 
 
 def _history_weather(i: dict[str, Any]) -> str:

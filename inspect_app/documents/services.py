@@ -1,12 +1,12 @@
-"""The town's documents as PDF bytes: frozen once when signed or issued, or (the history) made on demand.
+"""The town's documents as PDF bytes: frozen once when signed or issued, or (the history) when downloaded.
 
 A signed or issued document (inspection report, notice of violation and stop-work order, certificate of
 completion, O&M certification) is rendered once, in the transaction that signs or issues it: its PDF goes
 to the blob store, a `FrozenDocument` row names it, and every download after serves those bytes, so names,
 owners and parties stay those at signing. What the town does to it later (an amended report, weather
 filled in, an order acknowledged or lifted, a certification reviewed) freezes a new version that amends
-the one before; the old one stays downloadable. The permit history is a report of the present: rendered
-on each download, saying when it was generated.
+the one before; the old one stays downloadable. The permit history is a report of the present, saying when it
+was generated: frozen on download, with its id and QR code, as a new version only once its record has changed.
 
 Freezing follows the audit log: the actions in `FREEZE_ON`, noted as their entries are flushed, freeze
 their document just before the commit (and before the audit entries are sealed), whichever path made them:
@@ -41,10 +41,12 @@ from inspect_app.extensions import db
 from inspect_app.inspections import queries
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
 from inspect_app.types import local, new_id, utcnow
 
 TITLES = {"inspection_report": "Inspection report", "stop_work_order": "Notice of violation and stop-work order",
-          "certificate_of_completion": "Certificate of completion", "om_certification": "O&M certification"}
+          "certificate_of_completion": "Certificate of completion", "om_certification": "O&M certification",
+          "permit_history": "Inspection history"}
 # audit action -> (document kind, what makes this version)
 FREEZE_ON = {
     "inspection.submit": ("inspection_report", "signed and submitted"),
@@ -147,12 +149,13 @@ def verify_url(document_id: str) -> str:
     return f"{current_app.config['PUBLIC_URL'].rstrip('/')}/verify/{document_id}"
 
 
-def freeze(kind: str, subject, occasion: str, note: str | None = None) -> FrozenDocument:
+def freeze(kind: str, subject, occasion: str, note: str | None = None,
+           now: dt.datetime | None = None) -> FrozenDocument:
     """The document of `subject` as it stands, frozen; the current version if its record has not changed.
 
     `note`, printed on each page, says how this version came to be when that is not the signing itself.
     """
-    record_sha, layout = _layout(kind, subject)
+    record_sha, layout = _layout(kind, subject, now)
     current = current_document(kind, subject.id)
     if current is not None and current.record_sha256 == record_sha:
         return current
@@ -164,7 +167,8 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None) -> Frozen
     gc.collect()
     signed_by, signed_at = _signer(kind, subject, occasion)
     document = FrozenDocument(
-        id=document_id, kind=kind, subject_id=subject.id, permit_id=subject.permit_id, title=TITLES[kind],
+        id=document_id, kind=kind, subject_id=subject.id, title=TITLES[kind],
+        permit_id=subject.id if kind == "permit_history" else subject.permit_id,
         pdf_sha256=files.store_file(pdf, "application/pdf"), pdf_size=len(pdf), record_sha256=record_sha,
         signed_by=signed_by, signed_at=signed_at, occasion=occasion,
         amends_id=current.id if current is not None else None)
@@ -173,8 +177,12 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None) -> Frozen
     return document
 
 
-def _layout(kind: str, subject) -> tuple[str, Document]:
+def _layout(kind: str, subject, now: dt.datetime | None = None) -> tuple[str, Document]:
     """The record's hash and the document laid out from the record as it stands now."""
+    if kind == "permit_history":
+        record = records.history_record(subject, now)
+        sha = records.sha256_of(record)
+        return sha, reports.permit_history(record, subject, sha)
     if kind == "inspection_report":
         layout = reports.inspection_report(subject)
         return layout.record_sha256, layout
@@ -191,9 +199,21 @@ def _layout(kind: str, subject) -> tuple[str, Document]:
     return sha, reports.om_certification(record, db.session.get(Permit, subject.permit_id), sha)
 
 
+def made_by(kind: str, subject, profile) -> str | None:
+    """Who made the document of `subject`: the report's engineer (or the town's agent), the certification's
+    responsible party; None for what the town issues itself (an order, a certificate, the history)."""
+    if kind == "inspection_report":
+        return reports.report_maker(subject, profile)
+    if kind == "om_certification":
+        return reports.certification_maker(subject.signer_name)
+    return None
+
+
 def _signer(kind: str, subject, occasion: str) -> tuple[str | None, dt.datetime | None]:
     """Who made this version and when: the signer or issuer, or whoever acknowledged, lifted or reviewed."""
     name = records.user_name
+    if kind == "permit_history":
+        return None, None  # a report the town's record makes of itself, signed by nobody
     if kind == "inspection_report":
         if occasion == "pending weather filled in":
             return "the server (weather filled in)", subject.weather_fetched_at or utcnow()
@@ -329,11 +349,12 @@ def freeze_existing(now: dt.datetime | None = None) -> int:
 
 
 def history_pdf(permit: Permit, now: dt.datetime | None = None) -> bytes:
-    """The permit's inspection history as PDF bytes: a report of the present, saying when it was generated."""
-    record = records.history_record(permit)
-    layout = reports.permit_history(record, permit, records.sha256_of(record))
-    return render(dataclasses.replace(layout, generated_text=f"Generated {_when(now or utcnow())}; "
-                                                             "a report of the record as it stood then."))
+    """The permit's inspection history as PDF bytes: a report of the present, saying when it was generated, frozen
+    with its document id and QR code so a copy can be verified; the same version while its record is unchanged.
+    The caller commits."""
+    now = now or utcnow()
+    note = f"Generated {_when(now)}; a report of the record as it stood then."
+    return pdf_bytes(freeze("permit_history", permit, "generated", note, now))
 
 
 def filename(*parts: str) -> str:
@@ -374,10 +395,12 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
                        f"{i.type.replace('_', '-')}, {local(i.performed_at):%Y-%m-%d}",
                        url_for("documents.inspection_report", inspection_id=i.id))
               for i in reports]
-    # Versions a later one amends stay downloadable as they were frozen.
+    # Versions a later one amends stay downloadable as they were frozen (a history's earlier versions are only
+    # reports of an earlier present: each is checked at /verify, not listed).
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
     earlier = db.session.scalars(select(FrozenDocument).where(FrozenDocument.permit_id == permit.id,
-                                                              FrozenDocument.id.in_(amended))
+                                                              FrozenDocument.id.in_(amended),
+                                                              FrozenDocument.kind != "permit_history")
                                  .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
     found += [Download(f"{d.title} (earlier version)", f"{d.occasion}, {local(d.frozen_at):%Y-%m-%d %H:%M}",
                        url_for("documents.frozen", document_id=d.id)) for d in earlier]
@@ -397,6 +420,8 @@ class Verification:
     amendment_url: str | None  # only for a viewer who may see the permit
     # An amended report signed by someone else than the report it corrects: "amendment by C of a report by A".
     amended_by_another: str | None = None
+    record_of: str = ""  # whose record keeps it: "Town of Longmeadow, Department of Public Works"
+    made_by: str | None = None  # its maker where the town did not issue it (an engineer, an owner)
 
 
 def verification(document_id: str, viewer) -> Verification | None:
@@ -411,7 +436,11 @@ def verification(document_id: str, viewer) -> Verification | None:
         url = url_for("documents.frozen", document_id=amended_by.id)
     report = db.session.get(Inspection, document.subject_id) if document.kind == "inspection_report" else None
     another = queries.amended_by_another(report) if report is not None else None
-    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url, another)
+    profile = profile_of(permit)
+    subject = db.session.get(_SUBJECTS[document.kind], document.subject_id) if document.kind in _SUBJECTS else None
+    return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url, another,
+                        record_of=f"{reports.town_of(profile)}, {profile.authority_body}",
+                        made_by=made_by(document.kind, subject, profile) if subject is not None else None)
 
 
 def visible_document(user, document_id: str) -> FrozenDocument | None:

@@ -91,9 +91,12 @@ def om_certification(certification_id: str):
 
 @bp.get("/permits/<permit_id>/history.pdf")
 def history(permit_id: str):
-    """The permit's inspection history as PDF."""
+    """The permit's inspection history as PDF, frozen so that it can be verified (a new version once its record
+    has changed)."""
     permit = permit_or_404(permit_id)
-    return _pdf(services.history_pdf(permit), services.filename("inspection-history", permit.number))
+    pdf = services.history_pdf(permit)
+    db.session.commit()
+    return _pdf(pdf, services.filename("inspection-history", permit.number))
 
 
 @bp.get("/frozen/<document_id>.pdf")

@@ -17,7 +17,7 @@ class CheckboxesField(SelectMultipleField):
 class IssueStopWorkForm(FlaskForm):
     reason = TextAreaField("Reasons for the order", validators=[
         DataRequired(message="Give the reasons for the stop-work order."), Length(max=5000)],
-        description="What was found and why work must stop (§380-16 C(4)(e)[5], §380-19).")
+        description="What was found and why work must stop.")
     finding_ids = CheckboxesField("Open findings this order cites", validators=[Optional()],
                                   description="The order stands until each of these is corrected.")
     inspection_id = SelectField("Inspection that found the violations", validators=[Optional()])

@@ -17,6 +17,12 @@ stop_work_findings = Table(
 )
 
 
+def citation_purpose(inspection_type: str | None) -> str:
+    """The profile purpose whose clause an order rests on: after the final inspection, `stop_work_final`
+    (§380-16 C(4)(e)[5]); after any other inspection, or none, `stop_work` (§380-16 C(4)(f)[2])."""
+    return "stop_work_final" if inspection_type == "final" else "stop_work"
+
+
 class StopWorkOrder(db.Model):
     __tablename__ = "stop_work_orders"
 
@@ -47,6 +53,11 @@ class StopWorkOrder(db.Model):
     @property
     def is_standing(self) -> bool:
         return self.lifted_at is None
+
+    @property
+    def citation_purpose(self) -> str:
+        """What the order rests on, as a profile citation purpose (`citation_purpose`)."""
+        return citation_purpose(self.inspection.type if self.inspection is not None else None)
 
     @property
     def uncorrected_findings(self) -> list:

@@ -106,9 +106,10 @@ def _approves(inspection: Inspection, order: StopWorkOrder) -> bool:
             and inspection.evaluation == "compliant" and inspection.performed_at > order.issued_at)
 
 
-def _clause(permit: Permit) -> str:
-    """' (§380-16 C(4)(e)[5])': the town's own stop-work clause, or nothing where it cites none."""
-    clause = permits.profile_of(permit).citations.get("stop_work")
+def _clause(order: StopWorkOrder) -> str:
+    """' (§380-16 C(4)(f)[2])': the town's own clause for this order (after the final inspection, §380-16
+    C(4)(e)[5]; after any other, §380-16 C(4)(f)[2]), or nothing where it cites none."""
+    clause = permits.profile_of(order.permit).cite(order.citation_purpose)
     return f" ({clause})" if clause else ""
 
 
@@ -154,7 +155,8 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
     except permits.PermitError as error:
         raise EnforcementError("reason", str(error)) from None
     order = StopWorkOrder(permit_id=permit.id, permit=permit, reason=reason, issued_by_id=actor.id,
-                          inspection_id=inspection.id if inspection else None, findings=findings)
+                          inspection_id=inspection.id if inspection else None, inspection=inspection,
+                          findings=findings)
     db.session.add(order)
     audit.record(actor, "stop_work.issue", order)
     body = _describe(order)
@@ -163,7 +165,7 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
         body += f"\n\nNotice of violation:\n{notice.text}"
     mail.send(_recipients(permit), f"Stop-work order: permit {permit.number}",
               "A stop-work order has been issued. All construction activity on the site must stop "
-              f"until the violations are corrected and the work is approved{_clause(permit)}.\n\n{body}",
+              f"until the violations are corrected and the work is approved{_clause(order)}.\n\n{body}",
               permit_id=permit.id)
     return order
 
@@ -221,7 +223,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
         raise EnforcementError("reason", "This stop-work order has already been lifted.")
     if not is_town_agent(actor, order.permit):
         raise EnforcementError("reason", "Only an agent of the permit's town can approve the work and lift "
-                                         f"the order{_clause(order.permit)}.")
+                                         f"the order{_clause(order)}.")
     if not reason:
         raise EnforcementError("reason", "Say why the order is lifted.")
     if approval_inspection is not None and not _approves(approval_inspection, order):
@@ -233,7 +235,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
         listed = "; ".join(f.description + ("" if f in cited else " (not cited on the order)") for f in open_)
         raise EnforcementError("reason", f"Violations not yet corrected: {listed}. The order stands until every "
                                          "violation on the permit is corrected and the work is approved"
-                                         f"{_clause(order.permit)}; an approving inspection does not replace "
+                                         f"{_clause(order)}; an approving inspection does not replace "
                                          "the corrections.")
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason

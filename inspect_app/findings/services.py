@@ -154,8 +154,10 @@ def open_fixes(actor, inspection: Inspection, data: ReportInput) -> list[Correct
         if checks.linked_action(inspection, fix.get("action_id")) is not None \
                 or not all(fix.get(k) for k in ("repair", "first_observed", "kind", "owner_name")):
             continue
+        # Filed under the condition the work is (routine maintenance is not CGP 2022 Part 5.1.1's "beyond").
+        condition = profile_of(inspection.permit).filed_under(need.condition, fix["kind"])
         finding = add_finding(actor, inspection, f"{need.subject}: {need.what}. Repair needed: {fix['repair']}",
-                              need.subject, "minor", citation=need.condition.citation)
+                              need.subject, "minor", citation=condition.citation)
         action = open_action(actor, finding, fix["kind"], fix["repair"], owner_name=fix["owner_name"],
                              first_observed=checks.first_observed(fix))
         db.session.flush()  # its id, for the fix to name

@@ -18,39 +18,32 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import punch_items_of, type_of, videos_of
 from inspect_app.photos.models import Photo
 from inspect_app.profiles.schema import InspectionType, Profile
+from inspect_app.rules.trace import implements
 from inspect_app.types import canonical_json
 
-# Written for §380-16 C(4)(f)[1]: the report the engineer submits to the applicant and the authority.
-CERTIFICATION_STATEMENT = (
-    "I certify under penalty of law that this report and all attachments were prepared under my "
-    "direction or supervision by qualified personnel who properly gathered and evaluated the information "
-    "it contains; that the inspection it records was performed as §380-16 C of the Town's stormwater "
-    "rules and regulations requires; and that, to the best of my knowledge and belief, the information "
-    "submitted is true, accurate and complete. I am aware that there are significant penalties for "
-    "submitting false information."
-)
-
-# 40 CFR 122.22(d), word for word: the certification the CGP asks of every inspection report (CGP 2022
-# Part 4.7.1, Appendix I.11.d). A town chooses it per inspection type (`certification` in the profile).
+# 40 CFR 122.22(d), word for word: the certification of every report this app has signed (CGP 2022 Part 4.7.1,
+# Appendix I.11.d). The one source of these words: the report, its page, its PDF and sync all read it from here.
 CFR_122_22_D = (
     "I certify under penalty of law that this document and all attachments were prepared under my direction "
-    "or supervision in accordance with a system designed to assure that qualified personnel properly gathered "
-    "and evaluated the information submitted. Based on my inquiry of the person or persons who manage the "
+    "or supervision in accordance with a system designed to assure that qualified personnel properly gather "
+    "and evaluate the information submitted. Based on my inquiry of the person or persons who manage the "
     "system, or those persons directly responsible for gathering the information, the information submitted "
     "is, to the best of my knowledge and belief, true, accurate, and complete. I am aware that there are "
     "significant penalties for submitting false information, including the possibility of fine and "
     "imprisonment for knowing violations."
 )
+# What a town's own report (§380-16 C(4)(f)[1]) certifies besides: the program the inspection was made under.
+PROGRAM_CERTIFICATION = "I also certify that the inspection this report records was performed as {program} requires."
 
 
+@implements("40 CFR 122.22(d)")
 def certification_statement(profile: Profile, kind: InspectionType) -> str:
-    """The signer's statement for a report of `kind`: 40 CFR 122.22(d) where the town's profile asks for it,
-    else the town's own words, naming the town's inspection program (`inspection_program`), never another
-    town's section."""
+    """The signer's statement for a report of `kind`: 40 CFR 122.22(d) word for word; where the town's profile
+    asks for its own statement (`certification = "town"`), followed by the sentence naming the town's
+    inspection program (`inspection_program`), never another town's section."""
     if kind.certification == "40 CFR 122.22(d)":
         return CFR_122_22_D
-    return CERTIFICATION_STATEMENT.replace("§380-16 C of the Town's stormwater rules and regulations",
-                                           profile.inspection_program)
+    return f"{CFR_122_22_D} {PROGRAM_CERTIFICATION.format(program=profile.inspection_program)}"
 
 
 def _iso(value: dt.datetime | dt.date | None) -> str | None:

@@ -145,14 +145,16 @@ def fix_problems(inspection: Inspection, answers: dict[tuple[str, str], tuple[st
     the repair, the date first observed and its corrective action (CGP 2022 Part 5.1, Part 5.4)."""
     problems = {}
     fixes = details.get("fixes", {})
+    profile = profile_of(inspection.permit)
     for need in needed_fixes(inspection, answers, details):
         fix, name = fixes.get(need.key) or {}, f"fix-{need.key}"
+        condition = profile.filed_under(need.condition, fix.get("kind"))
         if not (fix.get("repair") or "").strip():
-            problems[f"{name}-repair"] = f"{need.subject}: say what repair is needed ({need.condition.citation})."
+            problems[f"{name}-repair"] = f"{need.subject}: say what repair is needed ({condition.citation})."
         if not fix.get("first_observed"):
             problems[f"{name}-first_observed"] = f"{need.subject}: give the date the condition was first observed."
         if linked_action(inspection, fix.get("action_id")) is None:
-            problems[f"{name}-action"] = (f"{need.subject}: {need.condition.text} ({need.condition.citation}) needs "
+            problems[f"{name}-action"] = (f"{need.subject}: {condition.text} ({condition.citation}) needs "
                                           "a corrective action: open one (its kind and who does it) or choose "
                                           "an open one.")
     return problems

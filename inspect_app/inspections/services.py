@@ -42,7 +42,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Blob
 from inspect_app.profiles.schema import InspectionType, Profile
-from inspect_app.rules import calendar, short_citation
+from inspect_app.rules import calendar, corrective_action_due, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
@@ -361,6 +361,7 @@ def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
     """Keep what the inspector entered so far; completeness is checked only on submit."""
     ensure_draft(inspection)
     before = audit.snapshot(inspection)
+    _retime_actions(actor, inspection, data)
     _apply(inspection, data)
     _sign_as(inspection, actor)
     _store_signatures(inspection, data)
@@ -372,6 +373,26 @@ def _sign_as(inspection: Inspection, actor) -> None:
     """SPEC *Signatures*: the signer is the person signed in, with the credentials stored on their account;
     never a name typed into the form or sent by a device (an amendment by someone else says so: `queries`)."""
     inspection.signer_name, inspection.signer_credentials = actor.name, actor.credentials
+
+
+def _retime_actions(actor, inspection: Inspection, data: ReportInput) -> None:
+    """CGP 2022 Part 5.2: a corrective action's clock runs from discovery, the inspection that recorded the
+    condition. When the inspection's time is corrected, the actions opened on its findings at its time are
+    discovered at the corrected time, with their deadlines counted again; one first observed on an earlier day
+    keeps that day, unless the corrected inspection is earlier still."""
+    old = inspection.performed_at
+    if data.performed_at is None or data.performed_at == old.replace(second=0, microsecond=0):
+        return
+    profile = profile_of(inspection.permit)
+    for finding in inspection.findings:
+        for action in finding.actions:
+            if action.discovered_at != old and action.discovered_at <= data.performed_at:
+                continue
+            before = audit.snapshot(action)
+            action.discovered_at = data.performed_at
+            action.due_at = corrective_action_due(action.kind, data.performed_at, profile)
+            action.revision += 1
+            audit.record(actor, "action.retime", action, before)
 
 
 def _apply(inspection: Inspection, data: ReportInput) -> None:
@@ -599,6 +620,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     ensure_draft(inspection)
     looked_up = _look_up_weather(inspection) if fetch_weather else None  # before anything is written
     before = audit.snapshot(inspection)
+    _retime_actions(actor, inspection, data)
     _apply(inspection, data)
     _sign_as(inspection, actor)
     problems = submission_problems(inspection, data)
@@ -681,8 +703,9 @@ def _enforce_failed_final(actor, inspection: Inspection) -> None:
     """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
     permit = inspection.permit
     findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
+    clause = profile_of(permit).cite("stop_work_final")  # the town's own clause, none where it cites none
     text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
-            f"management system does not comply with the approved plan (§380-16 C(4)(e)[5]).\n\n"
+            f"management system does not comply with the approved plan{f' ({clause})' if clause else ''}.\n\n"
             f"Corrective actions required:\n{inspection.corrective_steps}")
     standing = enforcement.standing_order(permit)
     if standing is None and permit.can_become("stop_work"):

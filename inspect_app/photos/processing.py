@@ -38,6 +38,14 @@ THUMB_QUALITY = 80
 # full-width 4 in print), at a fraction of the display rendition's size, so a report of 24 photos mails.
 PRINT_LONG_EDGE = 1200
 PRINT_QUALITY = 80
+# The encoding is chosen by size: a report of 24 photos must stay within 5 MB to be mailed, and the photos are
+# nearly all of it. An ordinary 12 MP phone photo (sensor noise, gravel, grass: detail at every scale, which
+# scaling down does not average away) is about 240 KB at quality 80, so 24 of them made a 5.4 MB report. Each
+# print rendition is encoded at the first of these qualities that keeps it within PRINT_MAX_BYTES (24 of them
+# and the report's text stay under 5 MB); a smooth photo stays at quality 80, a noisy one steps down, where
+# the loss is in the noise. One still too large at the last quality is kept at that quality.
+PRINT_MAX_BYTES = 190 * 1024
+PRINT_QUALITIES = (PRINT_QUALITY, 75, 70, 65, 60, 55, 50)
 # The print copy is scaled from the display-sized picture by 5/3, no whole factor, so one resampling pass
 # does all of it, and it is the largest part of the work after decoding. Bilinear (a triangle filter as wide
 # as the scale, so no aliasing) does it in about 3/5 of bicubic's time and 2/5 of Lanczos's. Against a Lanczos
@@ -188,7 +196,7 @@ def _scaled_renditions(picture: Image.Image, icc_profile: bytes | None) -> Rendi
     thumb = _fit(printed, THUMB_LONG_EDGE, Image.Resampling.LANCZOS, reducing_gap=THUMB_REDUCING_GAP)
     return Renditions(display=_jpeg(display, DISPLAY_QUALITY, icc_profile),
                       thumb=_jpeg(thumb, THUMB_QUALITY, icc_profile),
-                      print=_jpeg(printed, PRINT_QUALITY, icc_profile))
+                      print=_print_jpeg(printed, icc_profile))
 
 
 def _fit(picture: Image.Image, long_edge: int, resampling: Image.Resampling,
@@ -399,6 +407,15 @@ def _rgb(im: Image.Image) -> Image.Image:
     return im.convert("RGB")
 
 
+def _print_jpeg(im: Image.Image, icc_profile: bytes | None) -> bytes:
+    """The print rendition's JPEG at the best quality within PRINT_MAX_BYTES (PRINT_QUALITIES, in order)."""
+    for quality in PRINT_QUALITIES:
+        data = _jpeg(im, quality, icc_profile)
+        if len(data) <= PRINT_MAX_BYTES:
+            break
+    return data
+
+
 def _jpeg(im: Image.Image, quality: int, icc_profile: bytes | None) -> bytes:
     """Encode ``im`` as a JPEG, keeping the colour profile so colours stay true and nothing else: no EXIF, and
     not the original's JPEG comment, which Pillow would copy and where some cameras write the place."""
@@ -433,7 +450,7 @@ def make_print_rendition(display_jpeg: bytes) -> bytes:
     with Image.open(io.BytesIO(display_jpeg), formats=["JPEG"]) as im:
         im.load()
         printed = _fit(_rgb(im), PRINT_LONG_EDGE, PRINT_RESAMPLING)
-        return _jpeg(printed, PRINT_QUALITY, im.info.get("icc_profile"))
+        return _print_jpeg(printed, im.info.get("icc_profile"))
 
 
 # -- the marked-up renditions (markup.py) -------------------------------------------------------------

@@ -22,7 +22,7 @@ INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through"
 # no clause, so a document names only its own town's sections (issue 13: towns are data).
 CitationPurpose = Literal[
     "report_contents", "final_storm", "final_certification", "pipe_video", "punch_list",
-    "stop_work", "violation", "completion", "om_plan_submission", "as_built_submission",
+    "stop_work", "stop_work_final", "violation", "completion_waiver", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
     "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]
@@ -140,13 +140,22 @@ GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "s
          "easements_recorded", "npdes_notice_of_termination")
 
 
+# The inspections a certificate of completion needs made, or waived with the reason it prints (§380-16 C(4)(a)-(e)):
+# "pre_construction" is the erosion-control inspection before construction starts (C(4)(b)[1]), "pre_bury" one
+# for each underground structure (C(4)(c)).
+REQUIRED_INSPECTIONS = ("initial", "pre_construction", "pre_bury", "walk_through", "final")
+
+
 class CompletionRule(Rule):
     """What must be closed before the certificate of completion (§380-18; Southborough §5.0, §9.6), each
-    gate named when it refuses. `easements_citation` is the town's clause on recording the easements."""
+    gate named when it refuses. `easements_citation` is the town's clause on recording the easements.
+    `required_inspections`: each one never made blocks the certificate unless waived with its reason."""
 
     gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
                          "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
+    required_inspections: tuple[Literal["initial", "pre_construction", "pre_bury", "walk_through", "final"], ...] = (
+        REQUIRED_INSPECTIONS)
 
 
 class SuretyRule(Rule):
@@ -262,10 +271,13 @@ class ChecklistItem(Strict):
 
 
 class CorrectiveCondition(Strict):
-    """A condition that triggers a corrective action (CGP 2022 Part 5.1), in the permit's words."""
+    """A condition that triggers a corrective action (CGP 2022 Part 5.1), in the permit's words. `routine` names
+    the condition a fix is filed under instead when its work is routine maintenance (a control "beyond routine
+    maintenance", CGP 2022 Part 5.1.1, is not one that needs routine maintenance)."""
 
     text: str = Field(min_length=1, max_length=300)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)
+    routine: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]*$")
 
 
 class DischargeRule(Strict):
@@ -321,8 +333,8 @@ class InspectionType(Strict):
     def signer(self, role: str) -> Signer | None:
         """The profile's terms for a signer of `role`; None when that role does not sign this type."""
         return next((signer for signer in self.signers if signer.role == role), None)
-    # The signer's statement: the town's own ("town", naming `inspection_program`), or 40 CFR 122.22(d)
-    # word for word, as the CGP asks of its inspection reports (CGP 2022 Part 4.7.1, Appendix I.11.d).
+    # The signer's statement: 40 CFR 122.22(d) word for word, as the CGP asks of its inspection reports (CGP 2022
+    # Part 4.7.1, Appendix I.11.d); "town" adds the sentence naming the town's `inspection_program`.
     certification: Literal["town", "40 CFR 122.22(d)"] = "town"
     # The report says why it was made (the schedule in force and the trigger), the storms since the last
     # report, and who and when in full: the CGP's inspection report (CGP 2022 Part 4.7.1; issue 20).
@@ -399,6 +411,8 @@ class Profile(Strict):
                  for item in kind.checklist if item.corrective_condition]
         if self.discharges is not None:
             named.append(("discharges", self.discharges.sediment_condition))
+        named += [(f"corrective_conditions.{key}.routine", c.routine) for key, c in self.corrective_conditions.items()
+                  if c.routine]
         unknown = [f"{where}: {key!r}" for where, key in named if key not in self.corrective_conditions]
         if unknown:
             raise ValueError("corrective condition not defined in [corrective_conditions]: " + ", ".join(unknown))
@@ -406,6 +420,12 @@ class Profile(Strict):
 
     def condition(self, key: str) -> CorrectiveCondition:
         return self.corrective_conditions[key]
+
+    def filed_under(self, condition: CorrectiveCondition, action_kind: str | None) -> CorrectiveCondition:
+        """The condition a fix is filed under: its `routine` one when the work chosen is routine maintenance."""
+        if condition.routine and action_kind == "routine_maintenance":
+            return self.corrective_conditions[condition.routine]
+        return condition
 
     @field_validator("timezone")
     @classmethod

@@ -188,3 +188,47 @@ def test_each_towns_schedule_shows_the_tasks_not_done(clause, town, signed_in, o
     preview = signed_in(owner).get(f"/permits/{permit.id}/om/certify").text
     assert preview.count("Inspect the basin outlet") == 2  # every 6 months, never logged
     assert "Remove sediment from the forebay" not in preview  # every 12 months, logged: not missing
+
+
+def test_a_certification_with_no_responsible_party_recorded_is_refused(signed_in, owner, completed_permit):
+    """§380-14 C(2)(a)-(b): the plan names who owns, operates and maintains the system; a certification that
+    would list nobody bound to the plan is refused, beside the period, and nothing is stored."""
+    permit = completed_permit(owner, bound=False)
+    refused = _sign(signed_in(owner), permit)
+    assert refused.status_code == 422
+    error = refused.text.split('id="cert-period_start-error">', 1)[1].split("</p>", 1)[0]
+    assert "No responsible party of the O&amp;M plan is recorded for" in error and "(§380-14 C(2))" in error
+    assert db.session.scalars(select(OMCertification)).all() == []
+
+
+def test_the_certification_and_the_certificate_read_the_same_recording_of_the_plan(make, signed_in, owner,
+                                                                                  completed_permit):
+    """§380-14 B: the final O&M plan is recorded at the registry of deeds, once. Filed with the final O&M plan
+    and accepted (§380-18 A), its book and page is what the certificate, the certification and the plan page say,
+    not "not yet recorded" on one and "Book 25391, Page 112" on another."""
+    from pypdf import PdfReader
+
+    from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
+    from inspect_app.documents import services as documents
+
+    agent = make.user("agent")
+    permit = completed_permit(owner)
+    db.session.add_all([
+        FinalSubmission(permit_id=permit.id, kind="om_plan", registry_reference="Book 25391, Page 112",
+                        status="accepted", reviewed_by_id=agent.id, reviewed_at=dt.datetime.now(dt.UTC)),
+        CertificateOfCompletion(permit_id=permit.id, issued_by_id=agent.id),
+    ])
+    db.session.commit()
+    browser = signed_in(owner)
+    assert _sign(browser, permit).status_code == 303
+    certification = db.session.scalars(select(OMCertification)).one()
+
+    def read(pdf: bytes) -> str:
+        return " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).split())
+
+    recorded = "Recorded at the Hampden County Registry of Deeds, Book 25391, Page 112"
+    certified = read(browser.get(f"/documents/om-certifications/{certification.id}.pdf").data)
+    assert recorded in certified and "Not yet recorded" not in certified
+    assert recorded in read(documents.certificate_pdf(permit))
+    plan_page = signed_in(agent).get(f"/permits/{permit.id}/om").text
+    assert 'id="plan-recording">Book 25391, Page 112<' in plan_page

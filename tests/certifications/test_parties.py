@@ -28,7 +28,7 @@ def test_change_of_ownership_keeps_history_and_binds_the_new_owner(make, signed_
     """§380-14 F(1): a change in ownership is recorded; the new party is told and bound, the history kept.
     §380-14 A(3): the O&M plan "shall be binding on all subsequent owners": the buyer is told so and takes
     the permit's O&M pages over from the seller."""
-    permit = completed_permit(owner)
+    permit = completed_permit(owner, bound=False)  # the test records the parties
     buyer = make.user("permittee", name="Quinn Buyer", email="quinn@example.org")
     browser = signed_in(agent)
     start = permit.completed_on
@@ -65,7 +65,7 @@ def test_change_of_ownership_keeps_history_and_binds_the_new_owner(make, signed_
 
 
 def test_a_bad_change_is_refused_beside_the_field(make, signed_in, owner, agent, completed_permit):
-    permit = completed_permit(owner)
+    permit = completed_permit(owner, bound=False)  # the test records the parties
     browser = signed_in(agent)
     response = _party(browser, permit, name="No Account LLC", make_permit_owner="y")
     assert response.status_code == 422
@@ -76,7 +76,7 @@ def test_a_bad_change_is_refused_beside_the_field(make, signed_in, owner, agent,
 
 
 def test_a_permittee_cannot_change_the_plan(make, signed_in, owner, completed_permit):
-    permit = completed_permit(owner)
+    permit = completed_permit(owner, bound=False)  # the test records the parties
     browser = signed_in(owner)
     assert _party(browser, permit, name="Me Instead").status_code == 403
     assert browser.post(f"/permits/{permit.id}/om/plan", {"plan-registry_reference": "none"}).status_code == 403
@@ -86,7 +86,7 @@ def test_a_permittee_cannot_change_the_plan(make, signed_in, owner, completed_pe
 
 
 def test_agent_records_the_plan_and_the_schedule(make, signed_in, owner, agent, completed_permit):
-    permit = completed_permit(owner)
+    permit = completed_permit(owner, bound=False)  # the test records the parties
     basin = next(s for s in permit.structures if s.name == "Basin B-1")
     browser = signed_in(agent)
     assert browser.post(f"/permits/{permit.id}/om/plan", {

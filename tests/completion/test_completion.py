@@ -33,6 +33,15 @@ def site(make):
     return {"permit": permit, "owner": owner, "engineer": engineer, "agent": make.user("agent")}
 
 
+def _required_inspections_made(site, make) -> None:
+    """The inspections §380-16 C(4) requires besides the final: the initial site inspection, the erosion controls
+    before construction starts (June 2, 2026) and the walk-through (the permit has no underground structure)."""
+    permit, at = site["permit"], lambda day: dt.datetime(2026, 6, day, 14, 0, tzinfo=dt.UTC)
+    make.inspection(permit, "initial", inspector=site["engineer"], performed_at=at(1))
+    make.inspection(permit, "erosion_control", inspector=site["engineer"], performed_at=at(1))
+    make.inspection(permit, "walk_through", inspector=site["engineer"])
+
+
 def _url(site, tail: str = "") -> str:
     return f"/permits/{site['permit'].id}/completion/{tail}"
 
@@ -133,6 +142,7 @@ def test_pdf_is_stored_by_its_hash_and_the_permit_moves_to_final_submissions(app
 def test_certificate_refused_until_all_three_are_accepted_then_issued(app, site, make, signed_in):
     """§380-18 A-C: the final O&M plan, as-built drawings and final inspection report are all accepted before
     the certificate; §380-10 L: "Applicants shall submit as-built drawings upon project completion"."""
+    _required_inspections_made(site, make)
     final = make.inspection(site["permit"], "final", inspector=site["engineer"])
     engineer = signed_in(site["engineer"])
     assert _om_plan(engineer, site).status_code == 303
@@ -197,6 +207,7 @@ def test_surety_partial_releases_final_only_after_the_certificate_never_over(app
     for kind in ("om_plan", "as_built"):
         services.submit(site["owner"], site["permit"], kind, pdf=PDF, registry_reference="Doc 1",
                         pe_certified=True)
+    _required_inspections_made(site, make)
     final = make.inspection(site["permit"], "final")
     services.submit(site["engineer"], site["permit"], "final_report", inspection=final)
     for submission in db.session.scalars(select(FinalSubmission)):
@@ -299,6 +310,7 @@ def test_a_stopped_permit_takes_no_final_submissions(app, site, signed_in):
 
 
 def _all_three_accepted(site, make, signed_in):
+    _required_inspections_made(site, make)
     final = make.inspection(site["permit"], "final", inspector=site["engineer"])
     engineer = signed_in(site["engineer"])
     for response in (_om_plan(engineer, site), _as_built(engineer, site), _final_report(engineer, site, final)):

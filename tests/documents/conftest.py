@@ -9,8 +9,9 @@ import pytest
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections import canonical
+from inspect_app.inspections import canonical, queries
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
+from inspect_app.permits.services import profile_of
 from tests.builders import signature_png
 
 UTC = dt.UTC
@@ -20,8 +21,9 @@ PERFORMED_AT = dt.datetime(2026, 6, 10, 14, 15, tzinfo=UTC)
 
 def _submit(inspection: Inspection, at: dt.datetime) -> Inspection:
     """Seal a draft the way the inspections domain does on submit: signed, submitted, hashed."""
+    statement = canonical.certification_statement(profile_of(inspection.permit), queries.type_of(inspection))
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", at, at
-    inspection.certification_statement = canonical.CERTIFICATION_STATEMENT
+    inspection.certification_statement = statement
     db.session.flush()
     inspection.record_sha256 = canonical.record_hash(inspection)
     db.session.commit()

@@ -97,7 +97,9 @@ def test_every_page_names_the_town_permit_title_and_page_x_of_y():
     total = len(texts)
     assert total >= 3
     for number, text in enumerate(texts, 1):
-        assert "Town of Longmeadow · Department of Public Works" in text
+        # Who made it (here the town itself) and whose record keeps it.
+        assert "Issued by the Town of Longmeadow, Department of Public Works" in text
+        assert "Record of the Town of Longmeadow, Department of Public Works" in text
         assert "Permit LM-SWM-2024-017" in text
         assert "Erosion Control Inspection Report" in text
         assert f"Page {number} of {total}" in text
@@ -271,3 +273,56 @@ PHOTO = jpeg()
 def test_bad_input_gets_a_clear_message(doc, message):
     with pytest.raises(DocumentError, match=re.escape(message)):
         render(doc)
+
+
+def _filler(lines: int) -> Paragraphs:
+    """`lines` numbered one-line paragraphs: enough text to leave any amount of room at the foot of page 1."""
+    return Paragraphs("\n\n".join(f"Filler line {n}." for n in range(1, lines + 1)))
+
+
+def _page_of(pages: list[str], words: str) -> int:
+    return next(number for number, text in enumerate(pages) if words in flat(text))
+
+
+SIGNATURE = SignatureBlock(name="Sample Inspector", credentials="P.E. (MA 51234)",
+                           statement="I certify that this report is true, accurate and complete.",
+                           signed_at_text="2024-05-03 11:02", signature_png=signature_png())
+
+
+@pytest.mark.parametrize("before", [
+    lambda n: (_filler(n), Paragraphs("The last words the signature signs.")),
+    lambda n: (_filler(n), Table(("Item", "Answer"), tuple((f"Row {i}", "Yes") for i in range(1, 5))
+                                 + (("The last words the signature signs.", "Yes"),))),
+    lambda n: (_filler(n), Fields((("Site", "123 Maple Road"), ("Note", "The last words the signature signs.")))),
+], ids=["paragraphs", "table", "fields"])
+def test_a_signature_never_starts_a_page_alone_it_keeps_the_end_of_what_it_signs(before):
+    """Wherever the page ends, the signature, its drawn image and the signer sit on one page with the end of what
+    they sign (the last paragraph, row or field before them): never on a page of their own."""
+    moved = 0
+    for lines in range(30, 48):
+        pdf = render(make_document(*before(lines), SIGNATURE))
+        pages = pages_text(pdf)
+        signed = _page_of(pages, "I certify that this report is true")
+        assert "Sample Inspector" in pages[signed] and "Date signed" in pages[signed]
+        assert len(PdfReader(io.BytesIO(pdf)).pages[signed].images) == 1  # the drawn signature, on that page
+        assert "The last words the signature signs." in flat(pages[signed]), lines
+        moved += signed > 0
+    assert moved, "the filler never pushed the signature to a second page"
+
+
+@pytest.mark.parametrize("after", [
+    lambda: PhotoGrid((Photo(jpeg(1), "The first photo after the heading", "2024-05-03 10:21"),)),
+    lambda: Table(("Item", "Answer"), (("The first row after the heading " + "word " * 60, "Yes"),)),
+    lambda: Fields((("Description", "The first row after the heading " + "word " * 60),)),
+    lambda: SIGNATURE,
+], ids=["photos", "table", "fields", "signature"])
+def test_no_heading_is_left_alone_at_the_foot_of_a_page(after):
+    moved = 0
+    for lines in range(30, 52):
+        block = after()
+        pages = pages_text(render(make_document(_filler(lines), Heading("The heading in question"), block)))
+        heading = _page_of(pages, "The heading in question")
+        first = "I certify that this report" if block is SIGNATURE else "The first"
+        assert first in flat(pages[heading]), lines
+        moved += heading > 0
+    assert moved, "the filler never pushed the heading to a second page"

@@ -83,12 +83,13 @@ def test_inspection_report_prints_a_to_h_checklist_findings_photos_and_signature
         # the finding, its corrective action with the deadline in local time, its photo with caption and EXIF time
         "Finding 1: violation Description Silt fence undermined for 40 ft; sediment on Bliss Road.",
         "Location East property line Severity Major Citation §380-11 C(3)(d)",
+        "Recorded by Design Engineer",  # the report's author, by name
         "Re-trench and backfill the silt fence Significant repair (within 7 calendar days) Site contractor "
         "Jun 10, 2026 10:15 AM EDT Jun 17, 2026 11:59 PM EDT",
         "Photo 1 (finding 1): Undermined silt fence, looking north Taken: Jun 10, 2026 10:21 AM EDT (EXIF)",
         "Photo 2: Construction entrance Taken: time not recorded",
         # signature block
-        "I certify under penalty of law that this report",
+        "I certify under penalty of law that this document and all attachments were prepared",
         "Design Engineer Jun 10, 2026 11:05 AM EDT P.E. (MA) No. 48213; CPESC No. 7702 Date signed",
     ):
         assert expected in text, expected
@@ -212,6 +213,7 @@ def test_notice_of_violation_and_stop_work_order(site, make):
         "Issued at Oct 6, 2026 9:00 AM EDT",
         "Inspection Final inspection, Oct 5, 2026 10:00 AM EDT",
         "Status of the order In effect",
+        "Under §380-16 C(4)(e)[5] and §380-19 of the Town of Longmeadow Code Ch. 380",  # after the final
         "the DPW Director orders that all construction and land-disturbing activity at 535 Bliss Road",
         "Reasons Final inspection failed: the system does not comply.",
         "Oct 5, 2026 Infiltration system IS-1 ponds 48 hours after the storm Basin 1 Critical §380-16 C(4)(e)[4]",
@@ -315,11 +317,13 @@ def test_documents_cite_only_their_own_towns_clauses(make, seal):
         for text in (order, certificate, certification):
             assert "§380" not in text
         assert "How to have the order lifted" in order and "Certificate of Completion" in certificate
-    assert "Under §5.0 of the Town of Southborough" in order
+    # §6.0 is Southborough's enforcement section; §5.0 only defines a stop work order.
+    assert "Under §6.0 of the Town of Southborough" in order and "§5.0" not in order
     assert "Responsible parties (§7.6 d)(1)-(2))" in certification
 
     order, certificate, certification = (read(pdf) for pdf in _order_certificate_and_certification("longmeadow", make, seal))
-    assert "Under §380-16 C(4)(e)[5] and §380-19 of the" in order
+    # An order after no final inspection is enforcement under §380-16 C(4)(f)[2], not the final's C(4)(e)[5].
+    assert "Under §380-16 C(4)(f)[2] and §380-19 of the" in order and "C(4)(e)[5]" not in order
     assert "until then any further work on the site is a violation (§380-19)" in order
     assert "Final submissions accepted (§380-18)" in certificate
     assert "Final operation and maintenance plan §380-18 A; §380-14" in certificate
@@ -489,3 +493,52 @@ def test_the_permit_page_offers_each_document(site, report, make, app, seal, sig
     section = page.text[page.text.index('id="documents"'):]
     for url in urls:
         assert f'href="{url}"' in section, url
+
+
+def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_id_and_qr_code(make, signed_in, app,
+                                                                                            tmp_path):
+    """The history names every stop-work order (lifted or standing) and every inspection missed (CGP 2022 Part 4.2:
+    every 7 days from the start of construction), and can be checked like the signed documents: its document id
+    and QR code open /verify, which finds it in the register."""
+    from inspect_app.documents.models import FrozenDocument
+    from inspect_app.enforcement import services as enforcement
+    from tests.integrity.test_verify_page import _qr_codes
+
+    app.config["PUBLIC_URL"] = "https://permits.longmeadow.example"
+    agent = make.user("agent", name="Sam Okafor")
+    permit = make.permit(number="SWP-2026-030", construction_started_on=dt.date(2026, 6, 2))
+    make.inspection(permit, "erosion_control", performed_at=dt.datetime(2026, 6, 1, 14, 0, tzinfo=UTC))
+    first = enforcement.issue_stop_work(agent, permit, "Sediment in Cooley Brook.")
+    db.session.commit()
+    first.findings  # noqa: B018 (loaded for the lift's check)
+    enforcement.lift_stop_work(agent, first, "Silt fence rebuilt and approved on site.")
+    db.session.commit()
+    enforcement.issue_stop_work(agent, permit, "Basin outlet washed out.")
+    db.session.commit()
+
+    browser = signed_in(agent)
+    pdf = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    text = read(pdf)
+    assert "Stop-work orders (2)" in text
+    assert "Sam Okafor Sediment in Cooley Brook. §380-16 C(4)(f)[2] Lifted" in text
+    assert "Silt fence rebuilt and approved on site." in text
+    assert "Sam Okafor Basin outlet washed out. §380-16 C(4)(f)[2] In effect, not yet acknowledged" in text
+    missed = text.split("Inspections missed (", 1)[1]
+    count = int(missed.split(")", 1)[0])
+    assert count >= 20 and text.count("Never made") == count  # June 2026 to now: none made after the start
+    assert "Erosion control inspection CGP 2022 Part 4.2 Jun 9, 2026 11:59 PM EDT Never made" in text
+
+    (document,) = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")).all()
+    assert f"Document {document.id}" in text and document.pdf_sha256 == hashlib.sha256(pdf).hexdigest()
+    (code,) = _qr_codes(pdf, tmp_path)
+    assert code == f"https://permits.longmeadow.example/verify/{document.id}?sha256={document.record_sha256}"
+    page = flat(app.test_client().get(code.removeprefix("https://permits.longmeadow.example")).text)
+    assert "This is a genuine document, issued by the Town of Longmeadow, Department of Public Works" in page
+    assert "The record SHA-256 of the copy you scanned is the register's." in page
+
+    assert browser.get(f"/documents/permits/{permit.id}/history.pdf").data == pdf  # nothing changed: same version
+    make.inspection(permit, "erosion_control")  # the record changes: a new version, amending the first
+    later = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    versions = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")
+                                  .order_by(FrozenDocument.frozen_at)).all()
+    assert later != pdf and len(versions) == 2 and versions[1].amends_id == document.id

@@ -296,7 +296,8 @@ def test_a_standing_order_stops_construction_changes_with_a_clear_message(site, 
         f"area-{area.id}-status": "disturbed", f"area-{area.id}-at": utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")},
         htmx="areas")
     assert response.status_code == 422
-    assert "A stop-work order stands on permit" in response.text and "§380-16 C(4)(e)[5]" in response.text
+    # The order was issued after an erosion-control inspection: it rests on §380-16 C(4)(f)[2].
+    assert "A stop-work order stands on permit" in response.text and "§380-16 C(4)(f)[2]" in response.text
     db.session.expire_all()
     assert db.session.get(type(area), area.id).status == "activity_ceased"
     # Stabilizing is what the order wants: still allowed.
@@ -339,3 +340,61 @@ def test_a_failed_final_inspection_issues_an_order_without_a_request(site, make)
         [site["owner"].email, site["engineer"].email, "applicant@example.org"])
     with pytest.raises(services.EnforcementError, match="already stands"):
         services.issue_stop_work(site["agent"], permit, "again")
+
+
+def _pdf_text(browser, order) -> str:
+    from pypdf import PdfReader
+    import io
+    import re
+
+    pdf = browser.get(f"/documents/stop-work-orders/{order.id}.pdf")
+    assert pdf.status_code == 200
+    return re.sub(r"\s+", " ", " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.data)).pages))
+
+
+def test_an_order_after_an_inspection_other_than_the_final_rests_on_380_16_c4f2(site, signed_in):
+    """§380-16 C(4)(f)[2]: "If in the course of inspections ... water resources or the MS4 is not being adequately
+    protected, enforcement action will proceed ... in accordance with ... § 380-19". §380-16 C(4)(e)[5] is the
+    final inspection's: an order after an erosion-control inspection does not rest on it."""
+    agent = signed_in(site["agent"])
+    assert _issue(agent, site).status_code == 303
+    order = _order(site["permit"])
+    text = _pdf_text(agent, order)
+    assert "Under §380-16 C(4)(f)[2] and §380-19 of the Town of Longmeadow" in text
+    assert "has been approved by the DPW Director (§380-16 C(4)(f)[2])" in text
+    assert "C(4)(e)[5]" not in text
+    page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    assert "the work is approved (§380-16 C(4)(f)[2])" in page and "C(4)(e)[5]" not in page
+    mail = db.session.scalar(select(OutboundEmail).where(OutboundEmail.subject.like("Stop-work order%")))
+    assert "(§380-16 C(4)(f)[2])" in mail.body and "C(4)(e)[5]" not in mail.body
+
+
+def test_an_order_after_the_final_inspection_rests_on_380_16_c4e5(site, make, signed_in):
+    """§380-16 C(4)(e)[5]: "If the system does not comply with the Plan ... A stop-work order shall be issued"."""
+    final = make.inspection(site["permit"], "final", evaluation="violations", inspector=site["engineer"])
+    order = services.issue_stop_work(site["agent"], site["permit"], "Basin outlet not as built.", inspection=final)
+    db.session.commit()
+    text = _pdf_text(signed_in(site["agent"]), order)
+    assert "Under §380-16 C(4)(e)[5] and §380-19 of the Town of Longmeadow" in text
+    assert "C(4)(f)[2]" not in text
+
+
+def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(make, signed_in):
+    """Southborough §6.0: "The Conservation Commission shall administer, implement and enforce these
+    Regulations"; §5.0 only defines a stop work order. A failed final through the app: the notice and the order."""
+    from tests.inspections.report_helpers import save_with_finding, start, submit
+
+    engineer, agent = make.user("inspector"), make.user("agent", town="southborough")
+    permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    client = signed_in(engineer)
+    final = start(client, permit, "final")
+    assert save_with_finding(client, final, "Rain garden RG-1 still ponded after 72 hours", severity="critical",
+                             is_violation="y").status_code == 303
+    assert submit(client, final, evaluation="violations",
+                  corrective_steps="Rebuild the rain garden to the approved grades.").status_code == 303
+    order = _order(permit)
+    assert order is not None and order.inspection_id == final.id
+    assert "(§6.0)" in order.notices[0].text and "§380" not in order.notices[0].text
+    text = _pdf_text(signed_in(agent), order)
+    assert "Under §6.0 of the Town of Southborough" in text
+    assert "§5.0" not in text and "§380" not in text

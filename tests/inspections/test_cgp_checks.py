@@ -276,3 +276,62 @@ def test_a_town_adds_its_own_checklist_item_with_its_condition_and_a_wrong_key_i
     town.write_text(own.replace('corrective_condition = "needs_repair"', 'corrective_condition = "no_such"'))
     with pytest.raises(ProfileError, match="erosion_control.natural_buffers: 'no_such'"):
         load_profile(town)
+
+
+@pytest.mark.parametrize("kind, citation, words", [
+    ("routine_maintenance", "CGP 2022 Part 2.1.4", "A stormwater control needs routine maintenance"),
+    ("significant_repair", "CGP 2022 Part 5.1.1",
+     "A stormwater control needs repair or replacement (beyond routine maintenance)"),
+])
+def test_routine_maintenance_is_not_filed_as_repair_beyond_routine_maintenance(kind, citation, words, site,
+                                                                               signed_in):
+    """CGP 2022 Part 5.1.1 is a control that "needs repair or replacement (beyond routine maintenance)": a control
+    not maintained whose fix is routine maintenance is filed under the maintenance requirement instead."""
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    key = f"fix-control_maintained-{site.fence.id}"
+    fix = {f"answer-control_maintained-{site.fence.id}": "no", f"{key}-repair": "Clean out the sediment",
+           f"{key}-first_observed": utcnow().astimezone(LOCAL_TZ).date().isoformat(), f"{key}-kind": kind,
+           f"{key}-owner_name": "Site contractor"}
+    assert submit(client, inspection, **_discharge(site), **fix).status_code == 303
+    [action] = db.session.query(CorrectiveAction).all()
+    assert action.kind == kind and action.finding.citation == citation
+    page = page_text(client.get(f"/inspections/{inspection.id}").text)
+    printed = pdf_text(db.session.get(Inspection, inspection.id))
+    assert f"{words}</strong> <span class=\"muted\">({citation})</span>" in client.get(
+        f"/inspections/{inspection.id}").text
+    assert citation.removeprefix("CGP 2022 Part ") in printed  # a table cell: its words wrap among the others
+    if kind == "routine_maintenance":
+        for text in (page, printed):
+            assert "beyond routine maintenance" not in text and "5.1.1" not in text
+
+
+def test_a_corrected_inspection_time_moves_the_discovery_of_its_corrective_actions(site, signed_in):
+    """CGP 2022 Part 5.2: the clock runs from discovery, the inspection that recorded the condition: correct the
+    inspection's time and the action's "discovered" time and deadline follow it, on the page and in the PDF."""
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    part = "6b1f0c2e-1d4a-4c3e-9b7a-2a6d1e0f4c99"
+    finding = {f"finding-new-{part}-description": "Sediment tracked onto the road",
+               f"finding-new-{part}-severity": "minor", f"finding-new-{part}-is_violation": "y",
+               f"action-new-{part}-kind": "significant_repair", f"action-new-{part}-description": "Rebuild the entrance",
+               f"action-new-{part}-owner_name": "Site contractor"}
+    page = client.get(f"/inspections/{inspection.id}").text
+    assert client.post(f"/inspections/{inspection.id}", filled(page, evaluation="violations", **finding)
+                       ).status_code == 303
+    [action] = db.session.query(CorrectiveAction).all()
+    db.session.refresh(inspection)
+    assert action.discovered_at == inspection.performed_at
+
+    corrected = (inspection.performed_at - dt.timedelta(hours=26)).replace(second=0, microsecond=0)
+    page = client.get(f"/inspections/{inspection.id}").text
+    data = filled(page, evaluation="violations", performed_at=corrected.astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M"))
+    assert client.post(f"/inspections/{inspection.id}", data).status_code == 303
+    db.session.expire_all()
+    action = db.session.get(CorrectiveAction, action.id)
+    assert db.session.get(Inspection, inspection.id).performed_at == corrected
+    assert action.discovered_at == corrected
+    assert action.due_at == rules.corrective_action_due("significant_repair", corrected, profile_of(site.permit))
+    printed = pdf_text(db.session.get(Inspection, inspection.id))
+    shown = corrected.astimezone(LOCAL_TZ).strftime("%b %-d, %Y %-I:%M %p %Z")
+    assert f"Rebuild the entrance Significant repair (within 7 calendar days) Site contractor {shown}" in printed

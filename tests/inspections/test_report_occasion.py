@@ -22,8 +22,8 @@ from tests.inspections.report_helpers import error_beside, filled, start
 
 CFR_122_22_D = (
     "I certify under penalty of law that this document and all attachments were prepared under my direction or "
-    "supervision in accordance with a system designed to assure that qualified personnel properly gathered and "
-    "evaluated the information submitted. Based on my inquiry of the person or persons who manage the system, or "
+    "supervision in accordance with a system designed to assure that qualified personnel properly gather and "
+    "evaluate the information submitted. Based on my inquiry of the person or persons who manage the system, or "
     "those persons directly responsible for gathering the information, the information submitted is, to the best "
     "of my knowledge and belief, true, accurate, and complete. I am aware that there are significant penalties "
     "for submitting false information, including the possibility of fine and imprisonment for knowing violations."

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from inspect_app.certifications.models import OMCertification
 from inspect_app.documents.models import FrozenDocument
+from inspect_app.documents.services import pdf_bytes
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
@@ -171,7 +172,8 @@ def test_the_permit_history_is_made_on_demand_and_says_when(make, signed_in):
     permit = make.permit()
     pdf = signed_in(agent).get(f"/documents/permits/{permit.id}/history.pdf").data
     assert re.search(r"Generated \w{3} \d+, \d{4}", _text(pdf))
-    assert _documents("inspection_report") == [] and db.session.scalars(select(FrozenDocument)).all() == []
+    # Frozen as it is downloaded, so a copy can be verified (issue 32); nothing else is frozen by it.
+    assert [d.kind for d in db.session.scalars(select(FrozenDocument))] == ["permit_history"]
 
 
 def test_weather_filled_in_after_signing_makes_a_new_version_and_keeps_the_signed_one(make, signed_in):
@@ -193,3 +195,46 @@ def test_weather_filled_in_after_signing_makes_a_new_version_and_keeps_the_signe
     assert (filled.occasion, filled.signed_by) == ("pending weather filled in", "the server (weather filled in)")
     assert filled.record_sha256 == report.record_sha256 != signed.record_sha256
     assert browser.get(f"/documents/frozen/{signed.id}.pdf").status_code == 200
+
+
+def _pages_lines(pdf: bytes) -> list[list[str]]:
+    """The lines of each page (the header is drawn last, so it is not the first)."""
+    return [page.extract_text().splitlines() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+
+
+def test_who_made_each_document_and_whose_record_keeps_it(app, make, signed_in, completed_permit):
+    """An engineer's report and an owner's certification are not "issued by the Town": the header, the PDF's
+    author and /verify name their maker and the town whose record keeps them; an order is the town's own."""
+    engineer = make.user("inspector", name="Dana Whitfield", organization="Whitfield Civil Engineering")
+    permit = make.permit(inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    browser = signed_in(engineer)
+    report = start(browser, permit, "erosion_control")
+    assert submit(browser, report).status_code == 303
+    owner = make.user("permittee", name="Pat Owner")
+    done = completed_permit(owner)
+    assert signed_in(owner).post(f"/permits/{done.id}/om/certify",
+                                 {"cert-signer_name": "Pat Owner", "cert-agree": "y"}).status_code == 303
+    enforcement.issue_stop_work(make.user("agent"), permit, "Silt fence down along the brook")
+    db.session.commit()
+
+    record = "Town of Longmeadow, Department of Public Works"
+    expected = {"inspection_report": "Dana Whitfield, Whitfield Civil Engineering",
+                "om_certification": "Pat Owner, responsible party", "stop_work_order": None}
+    client = app.test_client()  # signed out, as anyone who checks a document
+    for kind, maker in expected.items():
+        (document,) = _documents(kind)
+        pdf = pdf_bytes(document)
+        info = pypdf.PdfReader(io.BytesIO(pdf)).metadata
+        page = " ".join(_verify_page(client, document.id).text.split())
+        header = f"Made by {maker}" if maker else f"Issued by the {record}"
+        for lines in _pages_lines(pdf):  # every page: who made it, whose record keeps it
+            assert any(line.startswith(header) for line in lines), (header, lines)
+            assert f"Record of the {record}" in lines
+        if maker is None:  # the town's own
+            assert info.author == record
+            assert f"This is a genuine document, issued by the {record} from its record." in page
+        else:
+            assert info.author == maker
+            assert "Issued by" not in _text(pdf)
+            assert f"This is a genuine document, made by {maker} and kept in the record of the {record}." in page
+            assert "issued by" not in page.lower()

@@ -63,7 +63,8 @@ def test_the_print_rendition_of_a_photo_taken_upright_stays_upright(make):
 
 
 def test_a_report_of_24_photos_is_small_enough_to_mail(make):
-    """24 camera-like photos (noise compresses like a photo, see bench/pdf.py): the PDF is at most 5 MB."""
+    """24 ordinary 12 MP phone photos (noisy: detail that scaling down does not average away, see bench/pdf.py)
+    made a 5.4 MB report at quality 80; the print renditions' encoding is chosen by size: at most 5 MB."""
     permit = make.permit()
     draft = make.inspection(permit, status="draft")
     for seed in range(24):
@@ -71,4 +72,27 @@ def test_a_report_of_24_photos_is_small_enough_to_mail(make):
     db.session.commit()
     pdf = documents.rendered_report_pdf(draft)
     assert sum(len(page.images) for page in pypdf.PdfReader(io.BytesIO(pdf)).pages) == 24
-    assert len(pdf) <= 5 * 1024 * 1024, f"{len(pdf) / 2**20:.1f} MB"
+    assert len(pdf) <= 5 * 1024 * 1024, f"{len(pdf) / 2**20:.2f} MB"
+
+
+def test_the_print_rendition_keeps_quality_80_unless_its_size_asks_for_less(make):
+    """A smooth photo prints at quality 80 as before; a noisy 12 MP one is encoded at the best quality within the
+    print rendition's size, still 1,200 px long."""
+    from PIL import Image as PILImage
+
+    from inspect_app.photos.processing import PRINT_MAX_BYTES
+
+    def tables(data: bytes):
+        with Image.open(io.BytesIO(data)) as image:
+            return image.quantization
+
+    at_80 = io.BytesIO()
+    PILImage.new("RGB", (16, 16), "white").save(at_80, "JPEG", quality=80)
+    permit = make.permit()
+    smooth = make.photo(permit, size=(4000, 3000))
+    assert tables(blob_store().path(smooth.print_sha256).read_bytes()) == tables(at_80.getvalue())
+    noisy = store_photo(None, permit, io.BytesIO(noisy_jpeg(3)))
+    db.session.commit()
+    printed = blob_store().path(noisy.print_sha256).read_bytes()
+    assert len(printed) <= PRINT_MAX_BYTES and _size(noisy.print_sha256) == (1200, 900)
+    assert tables(printed) != tables(at_80.getvalue())

@@ -21,7 +21,9 @@ from inspect_app.types import utcnow
 
 def test_a_southborough_stop_work_order_stops_all_construction_activity_citing_its_own_clause(make):
     """§5.0 (Stop Work Order): "An order issued which requires that all construction activity on a site be
-    stopped." No new area may be disturbed, and the message cites §5.0, never a Longmeadow section."""
+    stopped." No new area may be disturbed, and the message cites the authority the order rests on, §6.0 ("The
+    Conservation Commission shall administer, implement and enforce these Regulations"; §5.0 only defines the
+    order), never a Longmeadow section."""
     permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
     area = permits.add_area(None, permit, "Lot 2", Decimal("0.4"), since=utcnow() - dt.timedelta(days=5))
     permits.change_area_status(None, area, "activity_ceased", utcnow() - dt.timedelta(days=1))
@@ -29,7 +31,7 @@ def test_a_southborough_stop_work_order_stops_all_construction_activity_citing_i
     db.session.commit()
     with pytest.raises(permits.PermitError) as new_area:
         permits.add_area(None, permit, "Lot 3", Decimal("0.2"))
-    assert "no new area may be disturbed until it is lifted (§5.0)" in str(new_area.value)
+    assert "no new area may be disturbed until it is lifted (§6.0)" in str(new_area.value)
     with pytest.raises(permits.PermitError) as disturbed:
         permits.change_area_status(None, area, "disturbed", utcnow())
     assert "Lot 2 may not be disturbed" in str(disturbed.value) and "§380" not in str(disturbed.value)
