@@ -1,7 +1,7 @@
 """Forms for signing in."""
 from flask_wtf import FlaskForm
 from wtforms import EmailField, PasswordField
-from wtforms.validators import DataRequired, Length
+from wtforms.validators import DataRequired, EqualTo, Length
 
 
 class LoginForm(FlaskForm):
@@ -9,3 +9,12 @@ class LoginForm(FlaskForm):
                        render_kw={"autocomplete": "username", "autocapitalize": "none"})
     password = PasswordField("Password", validators=[DataRequired(), Length(max=200)],
                              render_kw={"autocomplete": "current-password"})
+
+
+class SetPasswordForm(FlaskForm):
+    password = PasswordField("New password", validators=[DataRequired(), Length(min=8, max=200)],
+                             render_kw={"autocomplete": "new-password"},
+                             description="At least 8 characters.")
+    confirm = PasswordField("The same again", validators=[DataRequired(), EqualTo("password",
+                                                          message="The two passwords differ.")],
+                            render_kw={"autocomplete": "new-password"})

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_user, logout_user
 
-from inspect_app.accounts.forms import LoginForm
+from inspect_app.accounts import invitations
+from inspect_app.accounts.forms import LoginForm, SetPasswordForm
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import authenticate, end_sessions
 from inspect_app.extensions import db, limiter, login_manager
@@ -61,6 +62,22 @@ def login():
         form.password.errors.append("Email or password is not right.")
     status = 422 if form.errors else 200
     return render_template("accounts/login.html", form=form), status
+
+
+@bp.route("/set-password/<token>", methods=["GET", "POST"])
+def set_password(token: str):
+    """Set one's own password through the link mailed to a new account (accounts/invitations.py)."""
+    user = invitations.user_for_token(token)
+    if user is None:
+        return render_template("accounts/set_password.html", form=None), 404
+    form = SetPasswordForm()
+    if form.validate_on_submit():
+        invitations.set_password(user, form.password.data)
+        db.session.commit()
+        logout_user()
+        flash("Your password is set: log in with it.", "success")
+        return redirect(url_for("accounts.login"), code=303)
+    return render_template("accounts/set_password.html", form=form, user=user), 422 if form.errors else 200
 
 
 @bp.post("/logout")
