@@ -106,8 +106,17 @@ class PermitImport:
         self.in_file: dict[tuple[str, str], int] = {}
         # (town id, number) -> permit id, of the towns' permits recorded (and made by this import)
         self.recorded = self._recorded_permits()
+        # number -> its town, for a structures row that names no town (None: numbers of several towns)
+        self.town_of_number: dict[str, str | None] = {}
+        for town_id, number in self.recorded:
+            self._note_town(number, town_id)
         self.structure_names: set[tuple[str, str, str]] = set()
         self.failed = False
+
+    def _note_town(self, number: str, town_id: str) -> None:
+        known = self.town_of_number.setdefault(number, town_id)
+        if known != town_id:
+            self.town_of_number[number] = None
 
     def _recorded_permits(self) -> dict[tuple[str, str], str]:
         ids = [town.id for town in ([self.towns.only] if self.towns.only else self.towns.all)]
@@ -159,6 +168,7 @@ class PermitImport:
                                         f"{self.in_file[key]}: give each permit once in a file."))
             else:
                 self.in_file[key] = row.number
+                self._note_town(number, town.id)
         form = self.permit_form
         form.process(formdata=MultiDict(data))
         form.jurisdiction_id.choices = [(town.id, town.name)]
@@ -430,13 +440,17 @@ class PermitImport:
             count += 1
             problems = cell_problems(row)
             if not problems:
+                number = row.text("permit_number")
                 try:
-                    town = self.towns.find(row.text("town"))
+                    town_id = self._structure_town(row.text("town"), number)
+                except LookupError:
+                    problems.append(Problem(row.number, "permit_number", f"No permit {number}: it is neither in "
+                                                                         "the permits file nor recorded."))
                 except ValueError as error:
                     problems.append(Problem(row.number, "town", str(error)))
                 else:
-                    number = row.text("permit_number")
-                    key = (town.id, number)
+                    key = (town_id, number)
+                    town = next(t for t in self.towns.all if t.id == town_id)
                     if key not in self.in_file and key not in self.recorded:
                         problems.append(Problem(row.number, "permit_number", f"No permit {number} in "
                                                 f"{town.name}: it is neither in the permits file nor recorded."))
@@ -452,6 +466,17 @@ class PermitImport:
             if count % PROGRESS_EVERY == 0:
                 yield Progress(count)
         yield from self._write_structures(batch)
+
+    def _structure_town(self, text: str, number: str) -> str:
+        """The town of a structures row: named, or else the one whose permit has the number (if only one has)."""
+        if text or self.towns.default is not None:
+            return self.towns.find(text).id
+        if number not in self.town_of_number:
+            raise LookupError(number)
+        town_id = self.town_of_number[number]
+        if town_id is None:
+            return self.towns.find(text).id  # names the towns to choose from
+        return town_id
 
     def _write_structures(self, batch) -> Iterator:
         if not batch:
