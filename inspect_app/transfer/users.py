@@ -60,7 +60,9 @@ class UserImport:
         role = row.text("role").lower()
         town = None
         try:
-            if role in ("agent", "admin") or row.text("town"):
+            # An admin named with no town, imported by the command with no --town, is the admin of all towns
+            # (as `flask users create` makes one); a town's admin imports into their own town alone.
+            if role == "agent" or row.text("town") or (role == "admin" and self.towns.default is not None):
                 town = self.towns.find(row.text("town"))
         except ValueError as error:
             problems.append(Problem(row.number, "town", str(error)))
