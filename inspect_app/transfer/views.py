@@ -8,12 +8,14 @@ page, all or nothing.
 """
 from __future__ import annotations
 
+import io
 import logging
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from flask import Blueprint, Response, abort, redirect, render_template, request, send_file, stream_template, url_for
+from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request, send_file, stream_template,
+                   stream_with_context, url_for)
 from flask_login import current_user, login_required
 from openpyxl import Workbook
 
@@ -117,11 +119,19 @@ def _stream(kind: str, upload: str, *, apply: bool) -> Response:
     structures = None
     if kind == "permits" and request.args.get("structures"):
         structures = (_uploaded(request.args["structures"]), request.args.get("structures_file", ""))
-    run = _Run()
-    events = run_import(kind, path, filename, current_user, apply=apply, structures=structures)
-    response = Response(stream_template(
-        "transfer/check.html", kind=kind, apply=apply, run=run, progress=_progress(events, run, apply),
-        args=request.args, upload=upload))
+    app, args = current_app._get_current_object(), request.args.to_dict()
+
+    def page() -> Iterator[str]:
+        # The page is sent after the view has returned and its app context (with its database session) has
+        # ended: it runs in an app context of its own, for the length of the import.
+        with app.app_context():
+            run = _Run()
+            events = run_import(kind, path, filename, current_user._get_current_object(), apply=apply,
+                                structures=structures)
+            yield from stream_template("transfer/check.html", kind=kind, apply=apply, run=run, args=args,
+                                       upload=upload, progress=_progress(events, run, apply))
+
+    response = Response(stream_with_context(page()))
     response.headers["X-Accel-Buffering"] = "no"  # a proxy passes each part on as it comes
     return response
 
@@ -164,10 +174,9 @@ def template(name: str):
         sheet.append([column.name for column in columns.values()])
         # The workbook's structures are on their own sheet: its list column is left empty (not given twice).
         sheet.append(["" if column.name == "structures" else column.example for column in columns.values()])
-    out = tempfile.SpooledTemporaryFile(max_size=1 << 20)
+    out = io.BytesIO()
     workbook.save(out)
-    out.seek(0)
-    return send_file(out, mimetype=XLSX, as_attachment=True, download_name=name)
+    return Response(out.getvalue(), mimetype=XLSX, headers={"Content-Disposition": f"attachment; filename={name}"})
 
 
 @bp.get("/export")
