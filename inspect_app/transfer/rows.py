@@ -15,7 +15,7 @@ from openpyxl.utils.datetime import from_excel
 
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR
 from inspect_app.permits.models import Jurisdiction
-from inspect_app.transfer.sheets import Cell, Row
+from inspect_app.transfer.sheets import Row
 
 # What a row's outcome can be.
 CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"
@@ -180,8 +180,3 @@ class Towns:
 
     def names(self) -> str:
         return ", ".join(f"{t.profile_key} ({t.name})" for t in self.all)
-
-
-def text_of(cells: dict[str, Cell], column: str) -> str:
-    cell = cells.get(column)
-    return cell.text if cell else ""
