@@ -12,6 +12,7 @@ from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure
+from inspect_app.schedule.models import PermitObligation
 
 from tests.transfer.sheets import PERMIT_HEADER, permit_row, table_rows, write_csv, write_xlsx
 
@@ -55,7 +56,6 @@ def test_apply_creates_the_permits_with_their_structures_and_audit_entries(app, 
     assert actions == ["permit.create", "permit.create", "structure.create", "structure.create"]
     assert audit.verify_chain().broken is None
     # the schedule of the new permits is stored at commit, as for any change (schedule/obligations.py)
-    from inspect_app.schedule.models import PermitObligation
     assert db.session.scalar(select(func.count()).select_from(PermitObligation)) > 0
 
 
@@ -236,10 +236,12 @@ def test_not_a_spreadsheet_is_refused(app, runner, tmp_path):
 def test_a_large_file_is_applied_in_one_transaction_with_the_chain_whole(app, runner, tmp_path, make, monkeypatch):
     # More rows than a batch, more entries than a sealing batch: still one commit, and the chain verifies.
     from inspect_app.audit import models as audit_models
+    from inspect_app.schedule import obligations
     from inspect_app.transfer import permits as importer
 
     monkeypatch.setattr(importer, "BATCH", 7)
     monkeypatch.setattr(audit_models, "SEAL_BATCH", 5)
+    monkeypatch.setattr(obligations, "REFRESH_BATCH", 6)
     rows = [permit_row(f"LM-{n:03d}", structures="IS-1 (infiltration)" if n % 3 == 0 else "") for n in range(40)]
     result = _import(runner, write_csv(tmp_path / "p.csv", rows), "--apply")
     assert result.exit_code == 0, result.output
@@ -247,3 +249,6 @@ def test_a_large_file_is_applied_in_one_transaction_with_the_chain_whole(app, ru
     found = audit.verify_chain()
     assert found.broken is None and found.verified == 40 + 14
     assert db.session.scalar(select(func.count()).select_from(PermitAssignment)) == 0
+    # each permit's schedule was stored at the commit, a batch of permits at a time
+    scheduled = db.session.scalar(select(func.count(func.distinct(PermitObligation.permit_id))))
+    assert scheduled == 40
