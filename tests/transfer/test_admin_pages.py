@@ -10,6 +10,7 @@ import pytest
 from openpyxl import load_workbook
 from sqlalchemy import select
 
+from inspect_app.accounts.models import User
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit
 
@@ -162,3 +163,21 @@ def test_a_town_admin_downloads_their_towns_record(app, client, make):
         assert "LM-1" in permits and "SB-1" not in permits
         assert "SB-1" not in archive.read("sites.geojson").decode()
         assert "SB-1" not in archive.read("audit/audit_chain.jsonl").decode()
+
+
+def test_a_town_admin_makes_people_of_their_town_alone(app, client, make):
+    make.permit("southborough", owner=make.user("permittee", email="sb-owner@example.org"))
+    browser = factories.SignedIn(client, make.user("admin", town="longmeadow"))
+    people = [{"email": "new-admin@example.org", "name": "New Admin", "role": "admin", "town": ""},
+              {"email": "sb-agent@example.org", "name": "SB Agent", "role": "agent", "town": "southborough"},
+              {"email": "sb-owner@example.org", "name": "Renamed", "role": "permittee", "town": ""}]
+    uploaded = _upload(browser, _csv(people), name="users.csv", kind="users")
+    text = browser.get(uploaded.location, buffered=True).get_data(as_text=True)
+    assert "You import into Longmeadow only." in text
+    assert "sb-owner@example.org has an account you do not manage" in text
+    uploaded = _upload(browser, _csv(people[:1]), name="users.csv", kind="users")
+    check = browser.get(uploaded.location, buffered=True).get_data(as_text=True)
+    action = re.search(r'action="([^"]+/apply[^"]*)"', check).group(1).replace("&amp;", "&")
+    assert "1 new account(s) mailed a link" in browser.post(action, buffered=True).get_data(as_text=True)
+    made = db.session.scalar(select(User).where(User.email == "new-admin@example.org"))
+    assert made.role == "admin" and made.jurisdiction.profile_key == "longmeadow"  # never the admin of all towns

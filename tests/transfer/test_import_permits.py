@@ -8,11 +8,14 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
+from inspect_app.audit import models as audit_models
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure
+from inspect_app.schedule import obligations
 from inspect_app.schedule.models import PermitObligation
+from inspect_app.transfer import permits as importer
 
 from tests.transfer.sheets import PERMIT_HEADER, permit_row, table_rows, write_csv, write_xlsx
 
@@ -235,10 +238,6 @@ def test_not_a_spreadsheet_is_refused(app, runner, tmp_path):
 
 def test_a_large_file_is_applied_in_one_transaction_with_the_chain_whole(app, runner, tmp_path, make, monkeypatch):
     # More rows than a batch, more entries than a sealing batch: still one commit, and the chain verifies.
-    from inspect_app.audit import models as audit_models
-    from inspect_app.schedule import obligations
-    from inspect_app.transfer import permits as importer
-
     monkeypatch.setattr(importer, "BATCH", 7)
     monkeypatch.setattr(audit_models, "SEAL_BATCH", 5)
     monkeypatch.setattr(obligations, "REFRESH_BATCH", 6)
