@@ -176,8 +176,10 @@ class PermitImport:
         form.owner_id.choices = [("", "")]
         if not form.validate():
             columns = {f: c for c, f in PERMIT_FIELDS.items()}
+            told = {p.column for p in problems}  # a cell that could not be read is not also "required"
             for name, messages in form.errors.items():
-                problems += [Problem(row.number, columns.get(name, name), m) for m in messages]
+                if columns.get(name, name) not in told:
+                    problems += [Problem(row.number, columns.get(name, name), m) for m in messages]
         fields = self._permit_fields(row, form) if not problems else {}
         if fields and not in_massachusetts(fields["latitude"], fields["longitude"]):
             problems.append(Problem(row.number, "latitude", f"({fields['latitude']}, {fields['longitude']}) is not "
