@@ -7,6 +7,7 @@ page show the same stream; a `Tally` counts it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -116,6 +117,7 @@ def _short(text: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+@functools.lru_cache(maxsize=4096)  # a file repeats its days: each is read once
 def parse_day(text: str) -> dt.date | None:
     """A day as a spreadsheet gives it: YYYY-MM-DD, M/D/YYYY, "Apr 1, 2024", a date and time, or a spreadsheet
     day number (45383 is 2024-04-01); None for an empty cell. ValueError says what to write instead."""
