@@ -345,15 +345,9 @@ def _column_note(column) -> str:
 
 def readme(scope: Scope, tables, counts: dict[str, int]) -> str:
     """README.md: every file, and every column of every CSV."""
-    def described(columns: Iterable[Column | str], extra=EXPORT_ONLY) -> list[str]:
-        rows = ["| column | what it holds |", "| --- | --- |"]
-        for column in columns:
-            found = column if isinstance(column, Column) else PERMIT_COLUMNS.get(column) or extra.get(column)
-            rows.append(f"| `{found.name}` | {found.meaning} |")
-        return rows
-
-    def named(names, declared) -> list[Column]:
-        return [declared.get(n) or EXPORT_ONLY[n] for n in names]
+    def described(names: list[str], declared: dict[str, Column]) -> list[str]:
+        columns = [declared.get(name) or EXPORT_ONLY[name] for name in names]
+        return ["| column | what it holds |", "| --- | --- |", *(f"| `{c.name}` | {c.meaning} |" for c in columns)]
 
     town = "every town" if scope.town_id is None else db.session.get(Jurisdiction, scope.town_id).name
     lines = [
@@ -387,9 +381,9 @@ def readme(scope: Scope, tables, counts: dict[str, int]) -> str:
         "    flask import users users.csv --apply", "    flask import permits permits.csv --structures structures.csv --apply", "",
         "gives the same permits, parties and structures (the status follows from the facts; inspections and the "
         "other records are kept here as the town's record, not imported).", "",
-        "## permits.csv", "", *described(named(PERMIT_EXPORT, PERMIT_COLUMNS)), "",
-        "## structures.csv", "", *described(named(STRUCTURE_EXPORT, STRUCTURE_COLUMNS)), "",
-        "## users.csv", "", *described(named(USER_EXPORT, USER_COLUMNS)), "",
+        "## permits.csv", "", *described(PERMIT_EXPORT, PERMIT_COLUMNS), "",
+        "## structures.csv", "", *described(STRUCTURE_EXPORT, STRUCTURE_COLUMNS), "",
+        "## users.csv", "", *described(USER_EXPORT, USER_COLUMNS), "",
         "## The audit chain", "",
         "Each line of `audit/audit_chain.jsonl` is one entry: `seq` (the order written), `commit_seq` (the order "
         "committed, which the chain follows), `at` (UTC), `actor_id` (a user's id; empty for the system or a "
