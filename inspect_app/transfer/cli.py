@@ -12,7 +12,7 @@ from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions
 from inspect_app.transfer.export import Scope, write_archive
 from inspect_app.transfer.rows import Notice, Outcome, Problem, Progress, Tally
-from inspect_app.transfer.services import conclude, run_import
+from inspect_app.transfer.services import conclude, invite, run_import
 from inspect_app.types import utcnow
 
 import_group = AppGroup("import", help="Import a town's permits or people from a spreadsheet (.csv or .xlsx): a dry "
@@ -61,6 +61,8 @@ def _run(kind: str, file: Path, apply: bool, town: str | None, structures=None) 
         elif isinstance(event, Progress):
             click.echo(f"... {event.rows:,} rows read", err=True)
     committed = conclude(tally, apply)
+    if committed:
+        invite(tally)
     counts = tally.counts
     what = (f"{counts['create']} to create, {counts['update']} to update, {counts['unchanged']} unchanged"
             if not committed else

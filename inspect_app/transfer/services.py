@@ -62,14 +62,18 @@ def run_import(kind: str, path: Path, filename: str, actor, *, apply: bool, town
 
 
 def conclude(tally: Tally, apply: bool) -> bool:
-    """End an import: commit it if it was applied with no problem, and then mail each new account its link to
-    set a password (after the commit, so no link names an account that was not made); else roll everything
-    back. True if the import was committed."""
+    """End an import: commit it if it was applied with no problem, else roll everything back. True if committed;
+    then `invite` the new accounts."""
     if not (apply and tally.ok):
         db.session.rollback()
         return False
     db.session.commit()
+    return True
+
+
+def invite(tally: Tally) -> None:
+    """Mail each account a committed import made its link to set a password (after the commit, so no link names
+    an account that was not made)."""
     for user_id in tally.invited:
         invitations.invite(db.session.get(User, user_id))
     db.session.commit()
-    return True

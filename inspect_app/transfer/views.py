@@ -20,7 +20,6 @@ from flask_login import current_user, login_required
 from openpyxl import Workbook
 
 from inspect_app import files
-from inspect_app.accounts.invitations import NoPublicAddress
 from inspect_app.accounts.policy import acts_for_all_towns, require
 from inspect_app.extensions import db
 from inspect_app.photos.models import Blob
@@ -29,7 +28,7 @@ from inspect_app.transfer.columns import PERMIT_COLUMNS, STRUCTURE_COLUMNS, USER
 from inspect_app.transfer.export import Scope, write_archive
 from inspect_app.transfer.forms import UploadForm
 from inspect_app.transfer.rows import Problem, Progress, Tally
-from inspect_app.transfer.services import KINDS, conclude, run_import
+from inspect_app.transfer.services import KINDS, conclude, invite, run_import
 from inspect_app.transfer.sheets import STRUCTURES_SHEET, FileProblem, kind_of, template_csv
 
 bp = Blueprint("transfer", __name__, url_prefix="/transfer")
@@ -144,14 +143,14 @@ def _progress(events: Iterator, run: _Run, apply: bool) -> Iterator[int]:
             if isinstance(event, Progress):
                 yield event.rows
         run.committed = conclude(run.tally, apply)
-    except NoPublicAddress as error:
-        db.session.rollback()
-        run.failed = str(error)
-    except Exception:  # noqa: BLE001  (a streamed page cannot become a 500 page: say so, change nothing)
+        if run.committed:
+            invite(run.tally)
+    except Exception:  # noqa: BLE001  (a streamed page cannot become a 500 page: say what happened)
         db.session.rollback()
         log.exception("import failed")
-        run.failed = "The import stopped on an error of the app. Nothing was changed."
-    if run.failed:
+        run.failed = ("The import was applied, but mailing the links to set a password stopped on an error of the "
+                      "app; the sent mail page shows what was sent." if run.committed else
+                      "The import stopped on an error of the app. Nothing was changed.")
         run.tally.add(Problem(None, "", run.failed))
 
 
