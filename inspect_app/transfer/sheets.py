@@ -136,7 +136,11 @@ def _header(values: list[str], where: str) -> tuple[list[str], list[str]]:
 
 
 def _csv_sheet(stream, name: str) -> Sheet:
-    reader = csv.reader(stream)
+    # A spreadsheet set to a European locale saves "CSV" with semicolons (a comma is its decimal mark).
+    first_line = stream.readline()
+    stream.seek(0)
+    delimiter = max((",", ";", "\t"), key=first_line.count)
+    reader = csv.reader(stream, delimiter=delimiter)
     try:
         first = next(reader, None)
     except (csv.Error, UnicodeDecodeError) as error:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import codecs
+import csv
+import io
 import datetime as dt
 from decimal import Decimal
 
@@ -251,3 +253,15 @@ def test_a_large_file_is_applied_in_one_transaction_with_the_chain_whole(app, ru
     # each permit's schedule was stored at the commit, a batch of permits at a time
     scheduled = db.session.scalar(select(func.count(func.distinct(PermitObligation.permit_id))))
     assert scheduled == 40
+
+
+def test_a_csv_saved_with_semicolons_is_read(app, runner, tmp_path, make):
+    path = tmp_path / "p.csv"
+    write_csv(path, [permit_row("LM-1")])
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    out = io.StringIO()
+    csv.writer(out, delimiter=";").writerows(rows)
+    path.write_text(out.getvalue())
+    result = _import(runner, path, "--apply")
+    assert result.exit_code == 0, result.output
+    assert [p.site_address for p in _permits()] == ["123 Maple Road, Longmeadow, MA"]
