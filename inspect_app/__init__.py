@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
     "accounts", "permits", "stabilization", "inspections", "findings", "photos", "enforcement",
-    "completion", "certifications", "weather", "documents", "dashboard", "mail", "offline", "conditions", "waivers",
+    "completion", "certifications", "weather", "documents", "dashboard", "mail", "offline", "conditions", "waivers", "transfer",
 )
 
 

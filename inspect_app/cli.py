@@ -1,5 +1,5 @@
 """Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`,
-`flask audit verify|anchor`, `flask idempotency expire`."""
+`flask audit verify|anchor`, `flask idempotency expire`, `flask import permits|users`, `flask export`."""
 from __future__ import annotations
 
 import datetime as dt
@@ -20,9 +20,13 @@ from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
 from inspect_app.schedule.holidays import store_holiday_years
 from inspect_app.traceability import ROOT, render
+from inspect_app.transfer.cli import export_command, import_group
 from inspect_app.types import utcnow
 
 bp = Blueprint("cli", __name__, cli_group=None)
+# A town moving in and out (issue 34): transfer/cli.py.
+bp.cli.add_command(import_group)
+bp.cli.add_command(export_command)
 
 
 @bp.cli.group("users")

@@ -7,6 +7,10 @@ from sqlalchemy.orm import Mapped
 
 LATITUDE_RANGE = (-90.0, 90.0)
 LONGITUDE_RANGE = (-180.0, 180.0)
+# Massachusetts with a margin of about a kilometre (Nantucket and Nomans Land to the Berkshires): a site in
+# one of its towns lies inside; a swapped latitude and longitude, or a longitude missing its minus, does not.
+MASSACHUSETTS_LATITUDES = (41.18, 42.90)
+MASSACHUSETTS_LONGITUDES = (-73.52, -69.85)
 
 
 def point_checks() -> tuple[CheckConstraint, ...]:

@@ -22,3 +22,12 @@ class PasswordForm(FlaskForm):
     confirm = PasswordField("New password again", validators=[
         DataRequired(), EqualTo("new_password", message="The two new passwords are not the same.")],
         render_kw={"autocomplete": "new-password"})
+
+
+class SetPasswordForm(FlaskForm):
+    password = PasswordField("New password", validators=[DataRequired(), Length(min=8, max=200)],
+                             render_kw={"autocomplete": "new-password"},
+                             description="At least 8 characters.")
+    confirm = PasswordField("The same again", validators=[DataRequired(), EqualTo("password",
+                                                          message="The two passwords differ.")],
+                            render_kw={"autocomplete": "new-password"})

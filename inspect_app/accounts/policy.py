@@ -87,6 +87,9 @@ ACTIONS: dict[str, frozenset[str]] = {
     "dashboard.calendar.others": frozenset({"agent", "admin"}),
     "users.manage": frozenset({"admin"}),
     "mail.view": frozenset({"admin"}),
+    # Importing permits and people from spreadsheets, and exporting the whole record (a town's admin: their town).
+    "transfer.import": frozenset({"admin"}),
+    "transfer.export": frozenset({"admin"}),
 }
 
 

@@ -45,15 +45,9 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
                 organization: str | None = None, title: str | None = None, phone: str | None = None,
                 actor=None) -> User:
     """Add an account; refuses a duplicate email, an unknown role or a short password."""
-    email = normalize_email(email)
-    if role not in ROLES:
-        raise AccountError(f"role: must be one of {', '.join(ROLES)}")
-    if not name.strip():
-        raise AccountError("name: required")
+    email = check_new_account(email, name, role, jurisdiction)
     if len(password) < 8:
         raise AccountError("password: at least 8 characters")
-    if role == "agent" and jurisdiction is None:
-        raise AccountError("jurisdiction: an agent works for one town")
     if db.session.scalar(select(User).where(func.lower(User.email) == email)):
         raise AccountError(f"email: {email} already has an account")
     user = User(email=email, name=name.strip(), role=role, jurisdiction=jurisdiction,
@@ -63,6 +57,19 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
     db.session.add(user)
     audit.record(actor, "user.create", user)
     return user
+
+
+def check_new_account(email: str, name: str, role: str, jurisdiction) -> str:
+    """The normalized email of an account about to be made; AccountError for an unknown role, no name, or an
+    agent with no town."""
+    email = normalize_email(email)
+    if role not in ROLES:
+        raise AccountError(f"role: must be one of {', '.join(ROLES)}")
+    if not name.strip():
+        raise AccountError("name: required")
+    if role == "agent" and jurisdiction is None:
+        raise AccountError("jurisdiction: an agent works for one town")
+    return email
 
 
 def end_sessions(user: User) -> None:

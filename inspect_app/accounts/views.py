@@ -6,8 +6,8 @@ from urllib.parse import urlsplit
 from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required, login_url, login_user, logout_user
 
-from inspect_app.accounts import throttle
-from inspect_app.accounts.forms import LoginForm, PasswordForm
+from inspect_app.accounts import invitations, throttle
+from inspect_app.accounts.forms import LoginForm, PasswordForm, SetPasswordForm
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, authenticate, change_own_password, end_sessions
 from inspect_app.extensions import db, login_manager
@@ -92,6 +92,22 @@ def password():
 
 def _remembered() -> bool:
     return current_app.config.get("REMEMBER_COOKIE_NAME", "remember_token") in request.cookies
+
+
+@bp.route("/set-password/<token>", methods=["GET", "POST"])
+def set_password(token: str):
+    """Set one's own password through the link mailed to a new account (accounts/invitations.py)."""
+    user = invitations.user_for_token(token)
+    if user is None:
+        return render_template("accounts/set_password.html", form=None), 404
+    form = SetPasswordForm()
+    if form.validate_on_submit():
+        invitations.set_password(user, form.password.data)
+        db.session.commit()
+        logout_user()
+        flash("Your password is set: log in with it.", "success")
+        return redirect(url_for("accounts.login"), code=303)
+    return render_template("accounts/set_password.html", form=form, user=user), 422 if form.errors else 200
 
 
 @bp.post("/logout")

@@ -46,6 +46,8 @@ COMMIT_SEQUENCE = Sequence("audit_commit_seq", metadata=db.metadata)
 # The transaction-level lock that lets one committing transaction at a time take its numbers.
 _COMMIT_ORDER_LOCK = 380_014
 _UNSTAMPED = "audit_entries_to_stamp"
+# Entries sealed per statement at commit (each batch chained on from the one before).
+SEAL_BATCH = 2000
 _WAITING = "rows_waiting_for_flush"
 
 
@@ -125,16 +127,21 @@ def _stamp_commit_order(session: Session) -> None:
     postgresql = session.get_bind().dialect.name == "postgresql"
     if postgresql:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
-    # This transaction's entries (every committed one is numbered), in the order they were written.
-    rows = session.execute(_chain_query().where(table.c.commit_seq.is_(None)).order_by(table.c.seq)).mappings().all()
-    if not rows:
-        return
-    if postgresql:
-        numbers = sorted(session.execute(text("SELECT nextval('audit_commit_seq') FROM generate_series(1, :n)"),
-                                         {"n": len(rows)}).scalars())
-    else:  # one writer at a time: the order they were written in is the order they commit in
-        numbers = [row["seq"] for row in rows]
-    _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)])
+    # This transaction's entries (every committed one is numbered), in the order they were written, a batch
+    # at a time: a transaction of many entries (an import) is sealed in bounded memory.
+    last_seq = 0
+    while True:
+        rows = session.execute(_chain_query().where(table.c.commit_seq.is_(None), table.c.seq > last_seq)
+                               .order_by(table.c.seq).limit(SEAL_BATCH)).mappings().all()
+        if not rows:
+            return
+        if postgresql:
+            numbers = sorted(session.execute(text("SELECT nextval('audit_commit_seq') FROM generate_series(1, :n)"),
+                                             {"n": len(rows)}).scalars())
+        else:  # one writer at a time: the order they were written in is the order they commit in
+            numbers = [row["seq"] for row in rows]
+        _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)])
+        last_seq = rows[-1]["seq"]
 
 
 def _chain_query():

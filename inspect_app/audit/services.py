@@ -68,18 +68,31 @@ def record(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
     deferred = session.info.get(DEFER_FLUSH) and _settled(state)
     if not deferred:
         session.flush()  # ids and defaults given, foreign keys set: the snapshot is what is stored
+    row = _entry(actor, action, state, obj, before, permit_id)
+    if deferred:
+        add_after_flush(session, row)
+    else:
+        session.add(AuditEntry(**row))
+
+
+def record_flushed(actor, action: str, obj: Any, before: dict[str, Any] | None = None,
+                   permit_id: str | None = None) -> None:
+    """`record`, for a change the caller has flushed already: the entry is written with the others waiting,
+    one statement, after the next flush (`models.add_after_flush`). For a caller that writes records by the
+    thousand and flushes them a batch at a time (an import), where a flush per entry would cost most of it."""
+    add_after_flush(db.session(), _entry(actor, action, sa_inspect(obj), obj, before, permit_id))
+
+
+def _entry(actor, action: str, state: InstanceState, obj: Any, before: dict[str, Any] | None,
+           permit_id: str | None) -> dict[str, Any]:
     entity = state.mapper.class_.__tablename__
     after = None if action.endswith("delete") else _snapshot(state, obj)
     if permit_id is None:
         permit_id = getattr(obj, "permit_id", None)
         if permit_id is None and entity == "permits":
             permit_id = obj.id
-    row = {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
-           "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
-    if deferred:
-        add_after_flush(session, row)
-    else:
-        session.add(AuditEntry(**row))
+    return {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
+            "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
 
 
 def _settled(state: InstanceState) -> bool:

@@ -24,6 +24,8 @@ class PermitForm(FlaskForm):
     jurisdiction_id = SelectField("Town", validators=[DataRequired()])
     number = StringField("Permit number", validators=[DataRequired(), Length(max=40)])
     site_address = StringField("Site address", validators=[DataRequired(), Length(max=300)])
+    parcel_id = StringField("Parcel ID", validators=[Optional(), Length(max=60)],
+                            description="The assessor's map and lot, e.g. 12-34-5")
     latitude = FloatField("Latitude", validators=[InputRequired(message="Latitude is required."),
                                                   NumberRange(-90, 90)],
                           description="Decimal degrees, e.g. 42.0501")

@@ -58,6 +58,8 @@ class Permit(db.Model):
     jurisdiction_id: Mapped[str] = mapped_column(ForeignKey("jurisdictions.id"), index=True)
     number: Mapped[str] = mapped_column(String(40))
     site_address: Mapped[str] = mapped_column(String(300))
+    # The assessor's parcel (map and lot) of the site, as the town's permit tracker records it.
+    parcel_id: Mapped[str | None] = mapped_column(String(60))
     latitude: Mapped[float]
     longitude: Mapped[float]
     # §380-10 B(1): the permittee must be the owner of the site.

@@ -72,8 +72,7 @@ def create_permit(actor, **fields: Any) -> Permit:
     time = fields.pop("construction_started_time", None)
     permit = Permit(status="issued", **fields)
     _start_moment(permit, time)
-    if permit.construction_started_on:
-        permit.status = "active"
+    settle_status(permit)
     db.session.add(permit)
     audit.record(actor, "permit.create", permit)
     return permit
@@ -92,15 +91,22 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
     started = permit.construction_started_at
     if timed or (started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on):
         _start_moment(permit, time)  # (a day changed without its time keeps no stale time)
+    settle_status(permit)
+    permit.revision += 1
+    audit.record(actor, "permit.update", permit, before)
+    return permit
+
+
+def settle_status(permit: Permit) -> None:
+    """The status a permit's facts give it: an issued permit on which construction started is active; a lapsed
+    one with a start and an extension granted in time is revived (§9.7). A new permit or changed facts
+    (a form, an import) go through here."""
     if permit.status == "issued" and permit.construction_started_on:
         permit.status = "active"
     if permit.status == "lapsed" and permit.construction_started_on and permit.extension_granted_on:
         deadline = lapses_at(permit)
         if deadline is not None and utcnow() <= deadline:
             permit.status = "active"  # §9.7: revived by the extension recorded with the start
-    permit.revision += 1
-    audit.record(actor, "permit.update", permit, before)
-    return permit
 
 
 def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:

@@ -68,6 +68,7 @@ def _permit_fields(form: PermitForm) -> dict:
     data["applicant_email"] = data["applicant_email"] or None
     data["sensitive_waters_note"] = data["sensitive_waters_note"] or None
     data["npdes_id"] = (data["npdes_id"] or "").strip() or None
+    data["parcel_id"] = (data["parcel_id"] or "").strip() or None
     return data
 
 

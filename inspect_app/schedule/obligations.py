@@ -168,9 +168,16 @@ def _recompute_before_commit(session: Session) -> None:
             changed = session.info.pop(_CHANGED, None)
             if changed is None:
                 return
-            refresh_permits(_permits_of(changed))
+            # A batch at a time: a transaction that changed thousands of permits (an import) is stored in
+            # bounded memory, and each statement names at most REFRESH_BATCH of them.
+            for batch in _in_batches(sorted(_permits_of(changed))):
+                refresh_permits(batch)
     finally:
         session.info.pop(_BUSY, None)
+
+
+def _in_batches(ids: list[str]) -> list[list[str]]:
+    return [ids[start:start + REFRESH_BATCH] for start in range(0, len(ids), REFRESH_BATCH)]
 
 
 def _forget_on_end(session: Session, transaction: SessionTransaction) -> None:
