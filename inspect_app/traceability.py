@@ -112,7 +112,7 @@ RULE_MODULES = (
     "inspect_app.permits.services", "inspect_app.inspections.services", "inspect_app.inspections.queries",
     "inspect_app.inspections.canonical",
     "inspect_app.inspections.notification", "inspect_app.completion.services",
-    "inspect_app.certifications.services",
+    "inspect_app.certifications.services", "inspect_app.inspections.checks", "inspect_app.waivers.services",
 )
 
 

@@ -27,6 +27,7 @@ from inspect_app.inspections.queries import Subject, checklist, type_of
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import CorrectiveCondition
+from inspect_app.rules.trace import implements
 
 SEDIMENT = "sediment"
 
@@ -67,6 +68,7 @@ def unsafe_allowed(inspection: Inspection) -> bool:
     return type_of(inspection).unsafe_citation is not None
 
 
+@implements("CGP 2022 Part 5.1")
 def needed_fixes(inspection: Inspection, answers: dict[tuple[str, str], tuple[str | None, str | None]],
                  details: dict[str, Any]) -> list[NeededFix]:
     """Every condition requiring corrective action the report records, in the order of the form."""

@@ -57,6 +57,7 @@ def _number_taken(jurisdiction_id: str, number: str, exclude_id: str | None = No
     return db.session.scalar(query) is not None
 
 
+@implements("§380-2")
 def _start_moment(permit: Permit, time: dt.time | None) -> None:
     """§380-2 "start of construction": the moment of the first land-disturbing activity, from its day and its
     local time; with no time, only the day is known (the schedule reads it as its end)."""

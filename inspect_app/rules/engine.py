@@ -12,6 +12,8 @@ Statuses, as of `now`:
   "before backfill", the pre-construction inspection "before construction starts".
 - **upcoming**: known, but its window has not opened (`opens_at` is None or later than `now`): a
   pre-bury inspection before construction has started, the walk-through before the final inspection.
+- **waived**: the authority waived the requirement (§380-8, Southborough §6.2) before its deadline; it is no
+  longer owed, and its reason and citation say so.
 
 Nothing is reported for a trigger that has not happened: facts dated after `now` are ignored.
 
@@ -24,6 +26,9 @@ Choices made where the rules leave room:
   inspection (or construction start). If a deadline passes unmet, the next one falls due N days after
   that deadline, so no stretch of N days goes without a required inspection; the next inspection made
   meets every missed one (late) up to the window it falls in.
+- Construction start (§380-2, "the first land-disturbing activity") is a moment; a permit of the old record with
+  only its day is read as the end of that day (schedule/facts.py). Before it, an erosion-control inspection is
+  the inspection before construction; a storm reached before it creates no duty.
 - Storms (CGP 2022 Part 4.2): each `Storm` fact is one storm event, found from hourly data
   (`rules/storms.py`) or an on-site gauge reading. Its inspection is due 24 hours after the moment the
   rolling 24-hour total reached the threshold (`reached_at`; for a period known only by its total, its
@@ -32,6 +37,25 @@ Choices made where the rules leave room:
   of the same rain (a station's and a gauge's, overlapping in time) are one storm: the earlier moment and
   the deeper total stand. Storm inspections are needed on the 14-day schedule and on every site
   discharging to sensitive waters. Every erosion-control inspection also restarts the routine clock.
+- §380-11 C(3)(f), "Inspect stormwater controls at regular intervals and especially following any storm":
+  the town asks for an inspection after any storm whatever the CGP schedule, and the stricter rule prevails
+  (§380-11 C(1)), so where the profile says so (`storm.every_schedule`, Longmeadow) a 7-day site owes storm
+  inspections too, cited to that clause. The town gives no depth or time: a storm is the CGP's storm event
+  (the profile's threshold) and the inspection is due within the CGP's 24 hours.
+- Snowmelt (CGP 2022 Parts 4.2, 4.3): "within 24 hours of the occurrence of ... a snowmelt discharge from a
+  storm event that produces 3.25 inches or more of snow within a 24-hour period". The clock runs from the
+  discharge, not the snowfall. A `SnowmeltDischarge` is found from the station's hourly snow depth
+  (rules/storms.py: the depth rising by the threshold within 24 hours is the snow storm, the first later hour
+  above freezing with the depth falling is the discharge) or seen on site by an inspector, who gives the
+  snow of the storm as measured or reported for the site. Discharges within 24 hours of each other are one
+  occurrence: the earliest moment stands. It is owed wherever storm inspections are (and not while the site
+  is stabilized or in recorded frozen conditions), and met by an erosion-control inspection at or after it.
+- Frozen conditions (CGP 2022 Part 4.4): a recorded period with construction suspended (the app records it only
+  once every disturbed area is stabilized) suspends inspections: no routine, storm or snowmelt inspection
+  falls due in it, none is "missed", and the routine chain starts again from its end (N days after). Work
+  resumed on an area ends a suspension at that moment. A period with work going on drops routine inspections
+  to once a month (a calendar month after the last) and owes no storm inspections. The forecast that runoff
+  is unlikely for three months is the recorder's statement (the period's note); the engine does not judge it.
 - When every disturbed area is stabilized, the site drops to monthly inspections and needs no storm
   inspections (CGP 2022 Part 4.4); a site discharging to sensitive waters inspects every 14 days during
   the first month of that. Any area disturbed again brings the full frequency back from that moment.
@@ -39,7 +63,24 @@ Choices made where the rules leave room:
   (initiate by the end of the next work day, CGP 2022 Part 2.2.14.a.i) and `stabilization_complete`
   (14 days after initiation, 7 for sensitive waters, or the town's stricter limit counted from when the
   activity ceased: §380-11 C(1), C(3)(a)); only "stabilized" completes. If work resumes on the area before
-  a deadline, that clock is dropped; one that had already run out stays overdue on the record.
+  a deadline, that clock is dropped; one that had already run out stays overdue on the record, except that
+  the CGP's duties apply only to areas "temporarily inactive for 14 or more calendar days" (Part
+  2.2.14.a.i; profile `stabilization.inactive_days`): work back within 14 days owed no CGP initiation or
+  completion, even past the next work day. The town's own limit (Longmeadow's seven days after activity
+  ceased "temporarily or permanently") has no such threshold and stays. "Next work day" is read as the next
+  business day on the town's calendar (weekends, the legal holidays and the town's own days off skipped):
+  the app does not know which days a site works, and the business day is the reading the town can check.
+- Waivers (§380-8, Southborough §6.2): only the town's own requirements the profile lists (`waivers`) can be
+  waived, never a CGP duty ("allowed by federal ... statutes and regulations", §380-8 A(1)). A waiver stops
+  the obligation from the start of the day it was granted; an obligation whose deadline had already passed
+  stays overdue on the record (the waiver does not reach back) but can no longer be met. The waiver's date,
+  grantor, reason and clause are added to the obligation's reason and citation.
+- Reports (CGP 2022 Part 4.7.1): the 24-hour deadline is for the reports of the inspections Part 4 requires
+  (the erosion-control inspections), not for the town's own (final, pre-bury...), unless the profile lists
+  them (`reporting.report_inspection_types`).
+- CGP 2022 Part 5.4: a violation's corrective action is documented when its first corrective action was
+  recorded, no sooner than the report that found it was submitted (schedule/facts.py); documented late, the
+  obligation is met late and stays on the record.
 - Corrective actions run from discovery (CGP 2022 Part 5.2). A violation finding with no action yet is
   owed within 7 calendar days (the kind of work is unknown, so the longest the CGP allows).
 - Dates are counted on the town's calendar; a day-based deadline ends at 23:59:59.999999 local time.
@@ -372,6 +413,7 @@ class _Evaluation:
                 return waiver
         return None
 
+    @implements("§380-8", "§6.2")
     def _waived(self, waiver, due_at: dt.datetime | None, reason: Callable[[], str], citation: str,
                 moot: bool) -> tuple[Callable[[], str], str, bool]:
         """§380-8 (Southborough §6.2): a waived requirement stops from the waiver's grant, and says so. One whose
@@ -508,6 +550,7 @@ class _Evaluation:
                 changes.append((at, None))
         return changes, [at for at, _ in changes]
 
+    @implements("CGP 2022 Part 4.4 (frozen conditions)")
     def _frozen_periods(self) -> tuple[list[tuple[dt.datetime, dt.datetime | None]], list[tuple[dt.datetime, dt.datetime | None]]]:
         """The recorded frozen periods begun by now (CGP 2022 Part 4.4), as (start, end or None while it
         lasts): those with construction suspended, then those with work going on. A suspension ends early
@@ -632,6 +675,7 @@ class _Evaluation:
             else:
                 anchor, anchor_is = due, "deadline"
 
+    @implements("CGP 2022 Part 4.4 (frozen conditions)")
     def _suspension_before(self, anchor: dt.datetime, due: dt.datetime) -> tuple | None:
         """The first suspension of inspections (frozen conditions) that is in force between `anchor` and `due`."""
         for start, end in self.suspensions:

@@ -54,7 +54,7 @@ def clause(permit: Permit) -> str:
     return "" if rule is None else short_citation(rule.citation)
 
 
-@implements("§380-8")
+@implements("§380-8", "§6.2")
 def grant_waiver(actor, permit: Permit, requirement: str, reason: str, granted_on: dt.date,
                  structure: StormwaterStructure | None = None) -> Waiver:
     """Record the authority's waiver of `requirement` on `permit` (or on one structure's pre-bury inspection)."""

@@ -72,6 +72,23 @@ def test_longmeadow_numbers_follow_chapter_380(profiles):
     assert longmeadow.cure_period.citation.startswith("§380-14 E")
 
 
+def test_every_town_has_the_cgps_snowmelt_and_frozen_conditions_and_its_own_waiver_clause(profiles):
+    """CGP 2022 Parts 4.2-4.3 (snowmelt): 3.25 in of snow; CGP 2022 Part 4.4 (frozen conditions): three months.
+    §380-11 C(3)(f) "especially following any storm": Longmeadow's 7-day sites owe the storm inspection too."""
+    for profile in profiles.values():
+        assert profile.snowmelt.threshold_mm == pytest.approx(3.25 * 25.4)
+        assert profile.frozen.min_months == 3 and profile.frozen.citation.startswith("CGP 2022 Part 4.4")
+        assert profile.stabilization.inactive_days == 14
+    longmeadow, southborough = profiles["longmeadow"], profiles["southborough"]
+    assert longmeadow.storm.every_schedule and "especially following any storm" in longmeadow.storm.every_schedule_citation
+    assert longmeadow.storm.every_schedule_citation.startswith("§380-11 C(3)(f)")
+    assert not southborough.storm.every_schedule and not profiles["cgp_baseline"].storm.every_schedule
+    assert longmeadow.waivers.citation.startswith("§380-8") and southborough.waivers.citation.startswith("§6.2")
+    assert profiles["cgp_baseline"].waivers is None  # federal duties are not waivable
+    assert "inspection" not in longmeadow.waivers.requirements
+    assert longmeadow.surety.citation.startswith("§380-17 B") and southborough.surety.citation.startswith("§6.3")
+
+
 def test_southborough_is_its_own_jurisdiction(profiles):
     southborough = profiles["southborough"]
     assert southborough.authority_title == "Conservation Commission"
