@@ -164,7 +164,9 @@ def test_a_town_that_asks_for_an_inspection_after_any_storm_owes_it_on_the_7_day
     found = one(obligations(active(storms=(storm,)), every, et(2025, 12, 10, 12)), "storm_inspection")
     assert (found.status, found.due_at, found.citation) == ("due", et(2025, 12, 11, 6), "§380-11 C(3)(f)")
     assert find(obligations(active(storms=(storm,)), longmeadow(), et(2025, 12, 10, 12)), "storm_inspection") == []
-    assert schedule_in_force(active(), every, et(2025, 12, 10)).storms
+    in_force = schedule_in_force(active(), every, et(2025, 12, 10))
+    assert in_force.storms and in_force.citation == "CGP 2022 Part 4.2; §380-11 C(3)(f)"
+    assert in_force.text == "At least every 7 calendar days, and within 24 hours of a storm of 0.25 in or more"
 
 
 # -- CGP 2022 Part 4.7.1 and Part 5.4 -------------------------------------------------------------
