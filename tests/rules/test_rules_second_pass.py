@@ -11,6 +11,7 @@ from inspect_app.rules import (
     AreaEvent,
     FrozenPeriod,
     Inspection,
+    NoticeToCorrect,
     Report,
     SnowmeltDischarge,
     Storm,
@@ -203,8 +204,6 @@ def test_a_corrective_action_documented_late_shows_met_late_not_nothing() -> Non
 # -- town policy switches (values a town's text does not give) -------------------------------------------
 
 def test_a_town_policy_switched_off_owes_nothing_under_it() -> None:
-    from inspect_app.rules import NoticeToCorrect
-
     completed = permit(status="completed", construction_started_at=et(2024, 5, 1, 8), completed_at=et(2024, 6, 3, 12),
                        notices_to_correct=(NoticeToCorrect(1, et(2025, 7, 1, 9)),))
     policy = longmeadow(om_certification={"months": 12, "citation": "Town's policy", "basis": "policy"},
