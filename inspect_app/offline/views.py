@@ -124,8 +124,9 @@ def _reports_with_open_actions(permit_ids: list[str]) -> dict[str, set[str]]:
 
 
 def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
-    """One permit's pages: its page, a new-inspection form per type, the reports of open actions, and
-    the O&M pages the user may use (§380-14: the plan, the maintenance log, the annual certification)."""
+    """One permit's pages: its page, a new-inspection form per type, the reports of open actions, the O&M pages
+    the user may use (§380-14: the plan, the maintenance log, the annual certification), and the page recording
+    frozen conditions and snowmelt for those who may record them."""
     forms = [url_for("inspections.new", permit_id=permit.id, inspection_type=k.key)
              for k in profile_of(permit).inspection_types
              if allowed(current_user, queries.action_for(k.key), permit)]
@@ -135,5 +136,8 @@ def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
         om.append(url_for("certifications.log", permit_id=permit.id))
     if allowed(current_user, "om.certify", permit):
         om.append(url_for("certifications.certify_form", permit_id=permit.id))
-    urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports), *om]
+    # A snowmelt discharge or frozen ground is seen on site, where the network may not reach (CGP 2022 Part 4).
+    conditions = ([url_for("conditions.page", permit_id=permit.id)]
+                  if allowed(current_user, "conditions.record", permit) else [])
+    urls = [url_for("permits.detail", permit_id=permit.id), *forms, *sorted(reports), *om, *conditions]
     return {"id": permit.id, "number": permit.number, "site_address": permit.site_address, "urls": urls}

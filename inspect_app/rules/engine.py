@@ -240,6 +240,8 @@ def schedule_in_force(facts: PermitFacts, profile: Profile, at: dt.datetime) -> 
         return ScheduleInForce(every, False, facts.sensitive_waters, profile.storm.threshold_mm,
                                short_citation(profile.frozen.citation), suspended=True)
     storms = mode is None and evaluation.storms_owed
+    if storms and evaluation.storm_citation != citation:
+        citation = f"{citation}; {evaluation.storm_citation}"  # the storms are the town's (§380-11 C(3)(f))
     return ScheduleInForce(every, storms, facts.sensitive_waters, profile.storm.threshold_mm, citation)
 
 

@@ -109,3 +109,6 @@ def test_a_snowmelt_discharge_seen_on_site_needs_an_inspection_within_24_hours(m
     # An inspection after the discharge answers it.
     make.inspection(permit, performed_at=seen + dt.timedelta(hours=3))
     assert _open(permit, "storm_inspection") == []
+    # The page is held on the inspector's device, for a discharge seen where the network does not reach.
+    held = browser.get("/offline/pages.json").get_json()["permits"]
+    assert f"/permits/{permit.id}/conditions/" in next(p["urls"] for p in held if p["id"] == permit.id)

@@ -12,6 +12,7 @@ from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.types import LOCAL_TZ, utcnow
+from inspect_app.weather.models import StormEvent
 
 
 def _local(at: dt.datetime) -> str:
@@ -107,8 +108,7 @@ def test_construction_start_is_kept_with_its_time(make, signed_in):
 
 
 def test_a_storm_after_the_start_on_the_start_day_creates_a_duty_and_one_before_it_none(make):
-    from inspect_app.weather.models import StormEvent
-
+    """§380-2: a storm reached before the first land disturbance that day creates no duty; one after it does."""
     start = utcnow().astimezone(LOCAL_TZ).replace(hour=12, minute=0, second=0, microsecond=0) - dt.timedelta(days=1)
     permit = make.permit(cgp_schedule="every_14_days_and_storm", issued_on=start.date() - dt.timedelta(days=30),
                          construction_started_on=start.date())

@@ -11,11 +11,15 @@ from sqlalchemy import select
 from inspect_app.certifications import services as om
 from inspect_app.certifications.models import Easement, MaintenanceLogEntry, ResponsibleParty
 from inspect_app.completion import services as completion
+from inspect_app.dashboard.services import timeline
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
+from inspect_app.permits.models import Permit
+from inspect_app.rules import obligations
+from inspect_app.schedule.facts import load_records
 from inspect_app.types import utcnow
 
 
@@ -122,11 +126,6 @@ def test_values_southboroughs_text_does_not_give_are_its_policy_with_a_switch(ap
     """The transcribed Southborough regulations (to §9.7) give no advance notice, no yearly O&M certification, no
     cure period and no inspection program: each is marked the Commission's policy, and switching one off stops
     what the schedule owes under it (the CGP's own duties stay)."""
-    from inspect_app.dashboard.services import timeline
-    from inspect_app.permits.models import Permit
-    from inspect_app.rules import obligations
-    from inspect_app.schedule.facts import load_records
-
     profile = app.extensions["profiles"]["southborough"]
     rules = (profile.advance_notice, profile.om_certification, profile.cure_period, profile.program)
     assert [(r.basis, r.basis_words, r.enabled) for r in rules] == [("policy", "town policy", True)] * 4

@@ -11,6 +11,7 @@ from inspect_app.rules import (
     AreaEvent,
     FrozenPeriod,
     Inspection,
+    NoticeToCorrect,
     Report,
     SnowmeltDischarge,
     Storm,
@@ -164,7 +165,9 @@ def test_a_town_that_asks_for_an_inspection_after_any_storm_owes_it_on_the_7_day
     found = one(obligations(active(storms=(storm,)), every, et(2025, 12, 10, 12)), "storm_inspection")
     assert (found.status, found.due_at, found.citation) == ("due", et(2025, 12, 11, 6), "§380-11 C(3)(f)")
     assert find(obligations(active(storms=(storm,)), longmeadow(), et(2025, 12, 10, 12)), "storm_inspection") == []
-    assert schedule_in_force(active(), every, et(2025, 12, 10)).storms
+    in_force = schedule_in_force(active(), every, et(2025, 12, 10))
+    assert in_force.storms and in_force.citation == "CGP 2022 Part 4.2; §380-11 C(3)(f)"
+    assert in_force.text == "At least every 7 calendar days, and within 24 hours of a storm of 0.25 in or more"
 
 
 # -- CGP 2022 Part 4.7.1 and Part 5.4 -------------------------------------------------------------
@@ -201,8 +204,6 @@ def test_a_corrective_action_documented_late_shows_met_late_not_nothing() -> Non
 # -- town policy switches (values a town's text does not give) -------------------------------------------
 
 def test_a_town_policy_switched_off_owes_nothing_under_it() -> None:
-    from inspect_app.rules import NoticeToCorrect
-
     completed = permit(status="completed", construction_started_at=et(2024, 5, 1, 8), completed_at=et(2024, 6, 3, 12),
                        notices_to_correct=(NoticeToCorrect(1, et(2025, 7, 1, 9)),))
     policy = longmeadow(om_certification={"months": 12, "citation": "Town's policy", "basis": "policy"},

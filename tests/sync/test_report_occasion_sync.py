@@ -32,8 +32,10 @@ def test_an_offline_report_says_why_when_and_who_and_comes_back_in_the_snapshot(
 
     record = report_record(db.session.get(Inspection, op["record_id"]))
     assert record["occasion"]["trigger"] == "follow_up"
-    assert record["occasion"]["schedule_in_force"] == {"text": "At least every 7 calendar days",
-                                                       "citation": "CGP 2022 Part 4.2"}
+    # A Longmeadow site on the 7-day schedule also owes an inspection after a storm (§380-11 C(3)(f)).
+    assert record["occasion"]["schedule_in_force"] == {
+        "text": "At least every 7 calendar days, and within 24 hours of a storm of 0.25 in or more",
+        "citation": "CGP 2022 Part 4.2; §380-11 C(3)(f)"}
     assert record["ended_at"] == (started + dt.timedelta(minutes=50)).astimezone(dt.UTC).isoformat()
     assert record["construction_phase"] == "Utilities"
     assert record["b_inspector"] | {"id": None} == {
@@ -46,7 +48,7 @@ def test_an_offline_report_says_why_when_and_who_and_comes_back_in_the_snapshot(
     back = tablet.snapshot(permit.id)
     last = back["last_inspection"]
     assert (last["id"], last["trigger"], last["construction_phase"]) == (op["record_id"], "follow_up", "Utilities")
-    assert last["schedule_in_force"]["text"] == "At least every 7 calendar days"
+    assert last["schedule_in_force"]["text"] == "At least every 7 calendar days, and within 24 hours of a storm of 0.25 in or more"
     assert back["permit"]["npdes_id"] == "MAR12A999"
     assert {"title": "Field Inspector", "organization": "Reyes Engineering LLC"}.items() <= next(
         p for p in back["people"] if p["id"] == inspector.id).items()
