@@ -315,11 +315,11 @@ def _verification(scope: Scope, exported: int) -> str:
                      f"hash {walk.head_hash}.")
     else:
         lines.append(f"Chain: BROKEN at {walk.broken} ({walk.verified} entries before it verified).")
-    if records.mismatch is None:
-        lines.append(f"Records: {records.checked} signed or issued records match their audit entries"
-                     f"{f'; {records.unrecorded} made outside the app, with no entry' if records.unrecorded else ''}.")
+    if not records.problems:
+        lines.append(f"Records: {records.checked} signed or issued records hold their latest chained state.")
     else:
-        lines.append(f"Records: MISMATCH: {records.mismatch}.")
+        lines.append(f"Records: {len(records.problems)} of {records.checked} do NOT hold their latest chained state:")
+        lines.extend(f"- {problem}" for problem in records.problems)
     if scope.town_id is None:
         lines.append(f"This archive holds the whole chain ({exported} entries): each entry's link is the hash of the "
                      "one before it, so it can be checked end to end (README.md says how).")
