@@ -192,11 +192,11 @@ def test_each_towns_schedule_shows_the_tasks_not_done(clause, town, signed_in, o
 
 def test_a_certification_with_no_responsible_party_recorded_is_refused(signed_in, owner, completed_permit):
     """§380-14 C(2)(a)-(b): the plan names who owns, operates and maintains the system; a certification that
-    would list nobody bound to the plan is refused, beside the period, and nothing is stored."""
+    would list nobody bound to the plan is refused, in the page's error summary, and nothing is stored."""
     permit = completed_permit(owner, bound=False)
     refused = _sign(signed_in(owner), permit)
     assert refused.status_code == 422
-    error = refused.text.split('id="cert-period_start-error">', 1)[1].split("</p>", 1)[0]
+    error = refused.text.split('class="error-summary" role="alert">', 1)[1].split("</div>", 1)[0]
     assert "No responsible party of the O&amp;M plan is recorded for" in error and "(§380-14 C(2))" in error
     assert db.session.scalars(select(OMCertification)).all() == []
 
