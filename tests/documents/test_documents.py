@@ -433,7 +433,12 @@ def document_urls(site, report, make, app, seal) -> list[str]:
     complete(site.permit, make, seal)
     return [f"/documents/inspections/{report.id}.pdf", f"/documents/stop-work-orders/{order.id}.pdf",
             f"/documents/permits/{site.permit.id}/certificate.pdf",
-            f"/documents/om-certifications/{certification.id}.pdf", f"/documents/permits/{site.permit.id}/history.pdf"]
+            f"/documents/om-certifications/{certification.id}.pdf"]
+
+
+def history_url(site) -> str:
+    """Where the permit's history is made (a POST: it registers a document), then downloaded."""
+    return f"/documents/permits/{site.permit.id}/history"
 
 
 def test_downloads_are_attachments_and_the_same_record_gives_the_same_bytes(site, report, make, app, seal, signed_in):
@@ -447,6 +452,9 @@ def test_downloads_are_attachments_and_the_same_record_gives_the_same_bytes(site
         assert disposition.startswith("attachment; filename=") and disposition.endswith('.pdf')
         assert "SWP-2026-014" in disposition
         assert first.data.startswith(b"%PDF-") and first.data == second.data, url
+    first, second = (owner.post(history_url(site), follow_redirects=True) for _ in range(2))
+    assert first.headers["Content-Disposition"].startswith("attachment; filename=permit-history-SWP-2026-014")
+    assert first.data.startswith(b"%PDF-") and first.data == second.data  # the record unchanged: one version
     report_pdf = owner.get(urls[0]).data
     assert f"Record SHA-256: {report.record_sha256}" in read(report_pdf)
     assert hashlib.sha256(report_pdf).digest() == hashlib.sha256(services.report_download_pdf(report)).digest()
@@ -460,10 +468,13 @@ def test_downloads_are_refused_to_others_and_to_the_signed_out(site, report, mak
     stranger = signed_in(make.user("permittee"))
     for url in urls:
         assert stranger.get(url).status_code == 404, url
+    assert stranger.post(history_url(site)).status_code == 404
     other_town = signed_in(make.user("agent", town="southborough"))
     assert all(other_town.get(url).status_code == 404 for url in urls)
+    assert other_town.post(history_url(site)).status_code == 404
     town_agent = signed_in(make.user("agent"))
     assert all(town_agent.get(url).status_code == 200 for url in urls)
+    assert town_agent.post(history_url(site)).status_code == 303
 
 
 def test_a_draft_report_is_not_the_permittees_to_download(site, signed_in, make):
@@ -493,6 +504,7 @@ def test_the_permit_page_offers_each_document(site, report, make, app, seal, sig
     section = page.text[page.text.index('id="documents"'):]
     for url in urls:
         assert f'href="{url}"' in section, url
+    assert f'<form method="post" action="{history_url(site)}"' in section
 
 
 def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_id_and_qr_code(make, signed_in, app,
@@ -517,7 +529,9 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     db.session.commit()
 
     browser = signed_in(agent)
-    pdf = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    made = browser.post(f"/documents/permits/{permit.id}/history")
+    assert made.status_code == 303 and "/documents/frozen/" in made.headers["Location"]
+    pdf = browser.get(made.headers["Location"]).data
     text = read(pdf)
     assert "Stop-work orders (2)" in text
     assert "Sam Okafor Sediment in Cooley Brook. §380-16 C(4)(f)[2] Lifted" in text
@@ -536,9 +550,10 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     assert "This is a genuine document, issued by the Town of Longmeadow, Department of Public Works" in page
     assert "The record SHA-256 of the copy you scanned is the register's." in page
 
-    assert browser.get(f"/documents/permits/{permit.id}/history.pdf").data == pdf  # nothing changed: same version
+    again = browser.post(f"/documents/permits/{permit.id}/history", follow_redirects=True)
+    assert again.data == pdf  # nothing changed: the same version
     make.inspection(permit, "erosion_control")  # the record changes: a new version, amending the first
-    later = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    later = browser.post(f"/documents/permits/{permit.id}/history", follow_redirects=True).data
     versions = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")
                                   .order_by(FrozenDocument.frozen_at)).all()
     assert later != pdf and len(versions) == 2 and versions[1].amends_id == document.id
