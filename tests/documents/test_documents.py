@@ -11,6 +11,8 @@ from pypdf import PdfReader
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification, OMPlan, ResponsibleParty
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.documents import records, services
+from inspect_app.documents.models import FrozenDocument
+from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
@@ -18,6 +20,7 @@ from inspect_app.inspections import canonical
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import StormwaterStructure
+from tests.integrity.test_verify_page import _qr_codes
 
 UTC = dt.UTC
 
@@ -512,10 +515,6 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     """The history names every stop-work order (lifted or standing) and every inspection missed (CGP 2022 Part 4.2:
     every 7 days from the start of construction), and can be checked like the signed documents: its document id
     and QR code open /verify, which finds it in the register."""
-    from inspect_app.documents.models import FrozenDocument
-    from inspect_app.enforcement import services as enforcement
-    from tests.integrity.test_verify_page import _qr_codes
-
     app.config["PUBLIC_URL"] = "https://permits.longmeadow.example"
     agent = make.user("agent", name="Sam Okafor")
     permit = make.permit(number="SWP-2026-030", construction_started_on=dt.date(2026, 6, 2))
