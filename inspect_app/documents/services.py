@@ -348,13 +348,18 @@ def freeze_existing(now: dt.datetime | None = None) -> int:
     return frozen
 
 
-def history_pdf(permit: Permit, now: dt.datetime | None = None) -> bytes:
-    """The permit's inspection history as PDF bytes: a report of the present, saying when it was generated, frozen
-    with its document id and QR code so a copy can be verified; the same version while its record is unchanged.
-    The caller commits."""
+def history_document(permit: Permit, now: dt.datetime | None = None) -> FrozenDocument:
+    """The permit's inspection history: a report of the present, saying when it was generated, frozen with its
+    document id and QR code so a copy can be verified; the same version while its record is unchanged. The
+    caller commits."""
     now = now or utcnow()
     note = f"Generated {_when(now)}; a report of the record as it stood then."
-    return pdf_bytes(freeze("permit_history", permit, "generated", note, now))
+    return freeze("permit_history", permit, "generated", note, now)
+
+
+def history_pdf(permit: Permit, now: dt.datetime | None = None) -> bytes:
+    """The permit's inspection history as PDF bytes (`history_document`). The caller commits."""
+    return pdf_bytes(history_document(permit, now))
 
 
 def filename(*parts: str) -> str:
@@ -369,6 +374,7 @@ class Download:
     label: str
     detail: str
     url: str
+    made_on_request: bool = False  # a document made when asked (the history): a form that posts, not a link
 
 
 def inspection_visible(user, inspection: Inspection) -> bool:
@@ -381,7 +387,8 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
     """The documents of `permit` for the permit page, as the page has read them already: one for each of
     `reports` (the permit's reports the user may download, `inspection_visible`, newest first), of `orders`
     (its stop-work orders, newest first) and for its certificate of completion when issued."""
-    found = [Download("Inspection history", permit.number, url_for("documents.history", permit_id=permit.id))]
+    found = [Download("Inspection history", permit.number, url_for("documents.history", permit_id=permit.id),
+                      made_on_request=True)]
     if certificate is not None:
         found.append(Download("Certificate of completion", permit.number,
                               url_for("documents.certificate", permit_id=permit.id)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from flask import Blueprint, abort, current_app, render_template, request, send_file
+from flask import Blueprint, abort, current_app, redirect, render_template, request, send_file, url_for
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import permit_or_404
@@ -89,14 +89,14 @@ def om_certification(certification_id: str):
     return _pdf(services.om_certification_pdf(certification), name)
 
 
-@bp.get("/permits/<permit_id>/history.pdf")
+@bp.post("/permits/<permit_id>/history")
 def history(permit_id: str):
-    """The permit's inspection history as PDF, frozen so that it can be verified (a new version once its record
-    has changed)."""
+    """Make the permit's inspection history, frozen so that it can be verified (the current version while its
+    record is unchanged), then download it: a POST, as it registers a document."""
     permit = permit_or_404(permit_id)
-    pdf = services.history_pdf(permit)
+    document = services.history_document(permit)
     db.session.commit()
-    return _pdf(pdf, services.filename("inspection-history", permit.number))
+    return redirect(url_for("documents.frozen", document_id=document.id), code=303)
 
 
 @bp.get("/frozen/<document_id>.pdf")

@@ -380,17 +380,17 @@ def _retime_actions(actor, inspection: Inspection, data: ReportInput) -> None:
     condition. When the inspection's time is corrected, the actions opened on its findings at its time are
     discovered at the corrected time, with their deadlines counted again; one first observed on an earlier day
     keeps that day, unless the corrected inspection is earlier still."""
-    old = inspection.performed_at
-    if data.performed_at is None or data.performed_at == old.replace(second=0, microsecond=0):
-        return
+    old, new = inspection.performed_at, data.performed_at
+    if new is None or new in (old, old.replace(second=0, microsecond=0)):
+        return  # the time is not changed (`_apply` keeps the stored seconds)
     profile = profile_of(inspection.permit)
     for finding in inspection.findings:
         for action in finding.actions:
-            if action.discovered_at != old and action.discovered_at <= data.performed_at:
+            if action.discovered_at != old and action.discovered_at <= new:
                 continue
             before = audit.snapshot(action)
-            action.discovered_at = data.performed_at
-            action.due_at = corrective_action_due(action.kind, data.performed_at, profile)
+            action.discovered_at = new
+            action.due_at = corrective_action_due(action.kind, new, profile)
             action.revision += 1
             audit.record(actor, "action.retime", action, before)
 

@@ -60,7 +60,7 @@ def test_nobody_but_the_author_sees_anything_of_a_draft(draft_site, signed_in):
     lists = [f"/permits/{p}", f"/permits/{p}/photos", f"/permits/{p}/timeline", f"/permits/{p}/completion/",
              f"/permits/{p}/stop-work/new", "/permits/", "/dashboard/", "/dashboard/my-day", "/dashboard/permits.csv",
              "/dashboard/permits.geojson", "/my-permits", "/offline/pages.json", "/sync/changes", "/sync/conflicts",
-             f"/sync/permits/{p}/snapshot", f"/documents/permits/{p}/history.pdf"]
+             f"/sync/permits/{p}/snapshot"]
     records = [f"/inspections/{ids['inspection']}", f"/inspections/{ids['inspection']}/signature.png",
                f"/documents/inspections/{ids['inspection']}.pdf",
                *(f"/photos/{ids['photo']}/{kind}" for kind in ("original", "display", "thumb")),
@@ -75,6 +75,9 @@ def test_nobody_but_the_author_sees_anything_of_a_draft(draft_site, signed_in):
             assert response.status_code < 500, (who, url)
             assert _leaks(_text(response), ids) == [], (who, url)
             tried += 1
+        # The permit's history, made for them (a POST: it registers the document), then downloaded.
+        history = browser.post(f"/documents/permits/{p}/history", follow_redirects=True)
+        assert history.status_code < 500 and _leaks(_text(history), ids) == [], (who, "history")
         for url in records:
             assert _status(browser, url) in (403, 404), (who, url)
             tried += 1

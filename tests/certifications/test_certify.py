@@ -14,6 +14,8 @@ from sqlalchemy.exc import IntegrityError
 from inspect_app.blobstore import BlobStore
 from inspect_app.certifications import services
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
+from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
+from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.rules.calendar import add_months
@@ -206,11 +208,6 @@ def test_the_certification_and_the_certificate_read_the_same_recording_of_the_pl
     """§380-14 B: the final O&M plan is recorded at the registry of deeds, once. Filed with the final O&M plan
     and accepted (§380-18 A), its book and page is what the certificate, the certification and the plan page say,
     not "not yet recorded" on one and "Book 25391, Page 112" on another."""
-    from pypdf import PdfReader
-
-    from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
-    from inspect_app.documents import services as documents
-
     agent = make.user("agent")
     permit = completed_permit(owner)
     db.session.add_all([

@@ -17,7 +17,7 @@ from inspect_app.completion import services as completion
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
-from inspect_app.permits import services as permits
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.schedule import missed
 from inspect_app.types import utcnow
 
@@ -109,8 +109,6 @@ def test_the_periodic_inspections_missed_are_listed_in_the_certificates_record(s
                     performed_at=dt.datetime(2026, 6, 1, 14, tzinfo=UTC))
     make.inspection(permit, "walk_through", inspector=engineer)
     make.inspection(permit, "pre_bury", inspector=engineer, performed_at=dt.datetime(2026, 7, 1, 14, tzinfo=UTC))
-    from inspect_app.inspections.models import ChecklistAnswer, Inspection
-
     pre_bury = db.session.scalar(select(Inspection).where(Inspection.type == "pre_bury"))
     db.session.add(ChecklistAnswer(inspection_id=pre_bury.id, item_key="size_as_designed", subject_id=pipe.id,
                                    answer="yes"))

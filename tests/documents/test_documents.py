@@ -11,6 +11,8 @@ from pypdf import PdfReader
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification, OMPlan, ResponsibleParty
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.documents import records, services
+from inspect_app.documents.models import FrozenDocument
+from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
@@ -18,6 +20,7 @@ from inspect_app.inspections import canonical
 from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import StormwaterStructure
+from tests.integrity.test_verify_page import _qr_codes
 
 UTC = dt.UTC
 
@@ -433,7 +436,12 @@ def document_urls(site, report, make, app, seal) -> list[str]:
     complete(site.permit, make, seal)
     return [f"/documents/inspections/{report.id}.pdf", f"/documents/stop-work-orders/{order.id}.pdf",
             f"/documents/permits/{site.permit.id}/certificate.pdf",
-            f"/documents/om-certifications/{certification.id}.pdf", f"/documents/permits/{site.permit.id}/history.pdf"]
+            f"/documents/om-certifications/{certification.id}.pdf"]
+
+
+def history_url(site) -> str:
+    """Where the permit's history is made (a POST: it registers a document), then downloaded."""
+    return f"/documents/permits/{site.permit.id}/history"
 
 
 def test_downloads_are_attachments_and_the_same_record_gives_the_same_bytes(site, report, make, app, seal, signed_in):
@@ -447,6 +455,9 @@ def test_downloads_are_attachments_and_the_same_record_gives_the_same_bytes(site
         assert disposition.startswith("attachment; filename=") and disposition.endswith('.pdf')
         assert "SWP-2026-014" in disposition
         assert first.data.startswith(b"%PDF-") and first.data == second.data, url
+    first, second = (owner.post(history_url(site), follow_redirects=True) for _ in range(2))
+    assert first.headers["Content-Disposition"].startswith("attachment; filename=permit-history-SWP-2026-014")
+    assert first.data.startswith(b"%PDF-") and first.data == second.data  # the record unchanged: one version
     report_pdf = owner.get(urls[0]).data
     assert f"Record SHA-256: {report.record_sha256}" in read(report_pdf)
     assert hashlib.sha256(report_pdf).digest() == hashlib.sha256(services.report_download_pdf(report)).digest()
@@ -460,10 +471,13 @@ def test_downloads_are_refused_to_others_and_to_the_signed_out(site, report, mak
     stranger = signed_in(make.user("permittee"))
     for url in urls:
         assert stranger.get(url).status_code == 404, url
+    assert stranger.post(history_url(site)).status_code == 404
     other_town = signed_in(make.user("agent", town="southborough"))
     assert all(other_town.get(url).status_code == 404 for url in urls)
+    assert other_town.post(history_url(site)).status_code == 404
     town_agent = signed_in(make.user("agent"))
     assert all(town_agent.get(url).status_code == 200 for url in urls)
+    assert town_agent.post(history_url(site)).status_code == 303
 
 
 def test_a_draft_report_is_not_the_permittees_to_download(site, signed_in, make):
@@ -493,6 +507,7 @@ def test_the_permit_page_offers_each_document(site, report, make, app, seal, sig
     section = page.text[page.text.index('id="documents"'):]
     for url in urls:
         assert f'href="{url}"' in section, url
+    assert f'<form method="post" action="{history_url(site)}"' in section
 
 
 def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_id_and_qr_code(make, signed_in, app,
@@ -500,10 +515,6 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     """The history names every stop-work order (lifted or standing) and every inspection missed (CGP 2022 Part 4.2:
     every 7 days from the start of construction), and can be checked like the signed documents: its document id
     and QR code open /verify, which finds it in the register."""
-    from inspect_app.documents.models import FrozenDocument
-    from inspect_app.enforcement import services as enforcement
-    from tests.integrity.test_verify_page import _qr_codes
-
     app.config["PUBLIC_URL"] = "https://permits.longmeadow.example"
     agent = make.user("agent", name="Sam Okafor")
     permit = make.permit(number="SWP-2026-030", construction_started_on=dt.date(2026, 6, 2))
@@ -517,7 +528,9 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     db.session.commit()
 
     browser = signed_in(agent)
-    pdf = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    made = browser.post(f"/documents/permits/{permit.id}/history")
+    assert made.status_code == 303 and "/documents/frozen/" in made.headers["Location"]
+    pdf = browser.get(made.headers["Location"]).data
     text = read(pdf)
     assert "Stop-work orders (2)" in text
     assert "Sam Okafor Sediment in Cooley Brook. §380-16 C(4)(f)[2] Lifted" in text
@@ -536,9 +549,10 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     assert "This is a genuine document, issued by the Town of Longmeadow, Department of Public Works" in page
     assert "The record SHA-256 of the copy you scanned is the register's." in page
 
-    assert browser.get(f"/documents/permits/{permit.id}/history.pdf").data == pdf  # nothing changed: same version
+    again = browser.post(f"/documents/permits/{permit.id}/history", follow_redirects=True)
+    assert again.data == pdf  # nothing changed: the same version
     make.inspection(permit, "erosion_control")  # the record changes: a new version, amending the first
-    later = browser.get(f"/documents/permits/{permit.id}/history.pdf").data
+    later = browser.post(f"/documents/permits/{permit.id}/history", follow_redirects=True).data
     versions = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")
                                   .order_by(FrozenDocument.frozen_at)).all()
     assert later != pdf and len(versions) == 2 and versions[1].amends_id == document.id

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
+import re
 from decimal import Decimal
 
 import pytest
+from pypdf import PdfReader
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
@@ -14,6 +17,7 @@ from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
+from tests.inspections.report_helpers import save_with_finding, start, submit
 
 
 @pytest.fixture
@@ -343,10 +347,6 @@ def test_a_failed_final_inspection_issues_an_order_without_a_request(site, make)
 
 
 def _pdf_text(browser, order) -> str:
-    from pypdf import PdfReader
-    import io
-    import re
-
     pdf = browser.get(f"/documents/stop-work-orders/{order.id}.pdf")
     assert pdf.status_code == 200
     return re.sub(r"\s+", " ", " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.data)).pages))
@@ -382,8 +382,6 @@ def test_an_order_after_the_final_inspection_rests_on_380_16_c4e5(site, make, si
 def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(make, signed_in):
     """Southborough §6.0: "The Conservation Commission shall administer, implement and enforce these
     Regulations"; §5.0 only defines a stop work order. A failed final through the app: the notice and the order."""
-    from tests.inspections.report_helpers import save_with_finding, start, submit
-
     engineer, agent = make.user("inspector"), make.user("agent", town="southborough")
     permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
     client = signed_in(engineer)

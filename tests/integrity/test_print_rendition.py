@@ -11,6 +11,7 @@ from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.files import blob_store
 from inspect_app.photos.models import Blob
+from inspect_app.photos.processing import PRINT_MAX_BYTES
 from inspect_app.photos.services import store_photo
 from tests.photos.photo_builders import make_jpeg
 
@@ -78,16 +79,12 @@ def test_a_report_of_24_photos_is_small_enough_to_mail(make):
 def test_the_print_rendition_keeps_quality_80_unless_its_size_asks_for_less(make):
     """A smooth photo prints at quality 80 as before; a noisy 12 MP one is encoded at the best quality within the
     print rendition's size, still 1,200 px long."""
-    from PIL import Image as PILImage
-
-    from inspect_app.photos.processing import PRINT_MAX_BYTES
-
     def tables(data: bytes):
         with Image.open(io.BytesIO(data)) as image:
             return image.quantization
 
     at_80 = io.BytesIO()
-    PILImage.new("RGB", (16, 16), "white").save(at_80, "JPEG", quality=80)
+    Image.new("RGB", (16, 16), "white").save(at_80, "JPEG", quality=80)
     permit = make.permit()
     smooth = make.photo(permit, size=(4000, 3000))
     assert tables(blob_store().path(smooth.print_sha256).read_bytes()) == tables(at_80.getvalue())

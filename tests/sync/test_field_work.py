@@ -278,8 +278,13 @@ def test_an_annual_om_certification_signed_on_a_device(make, central, device_tok
     from inspect_app.certifications.models import OMCertification
 
     owner = make.user("permittee")
+    from inspect_app.certifications.models import ResponsibleParty
+
     permit = make.permit(owner=owner, construction_started_on=dt.date(2024, 5, 1))
     permit.status, permit.completed_on = "completed", dt.date(2025, 6, 1)
+    # The plan binds its owner: a certification listing no responsible party is refused (issue 32).
+    db.session.add(ResponsibleParty(permit_id=permit.id, user_id=owner.id, name=owner.name, role="owner",
+                                    starts_on=permit.completed_on))
     db.session.commit()
     tablet = SyncClient(central.url, device_token(owner))
     period_start = om.next_period(permit).start
