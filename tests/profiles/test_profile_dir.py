@@ -19,7 +19,9 @@ def _environment(tmp_path: Path) -> dict[str, str]:
     towns.mkdir()
     (towns / "millbrook.toml").write_text(MILLBROOK)
     return {"DATABASE_URL": f"sqlite:///{tmp_path / 'towns.sqlite3'}", "BLOB_ROOT": str(tmp_path / "blobs"),
-            "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin", "PROFILE_DIR": str(towns), "FLASK_APP": "inspect_app"}
+            "SECRET_KEY": "probe", "PATH": "/usr/bin:/bin", "PROFILE_DIR": str(towns), "FLASK_APP": "inspect_app",
+            # an app server (wsgi.py) does not start without the town's public address
+            "PUBLIC_URL": "https://inspections.example-town.gov"}
 
 
 def _run(arguments: list[str], env: dict[str, str]) -> str:
