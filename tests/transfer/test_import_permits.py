@@ -45,7 +45,7 @@ def test_a_dry_run_prints_what_it_would_create_and_changes_nothing(app, runner, 
 def test_apply_creates_the_permits_with_their_structures_and_audit_entries(app, runner, tmp_path, make):
     path = write_csv(tmp_path / "permits.csv", [
         permit_row("LM-1", structures="IS-1 (infiltration); CB-2 (catch basin)"),
-        permit_row("LM-2", issued_on="4/2/2024", cgp_schedule="Every 14 days and within 24 h of a 0.25 in storm",
+        permit_row("LM-2", issued_on="4/2/2024", cgp_schedule="Every 14 days and within 24 h of a storm (of the town's threshold)",
                    sensitive_waters="yes", sensitive_waters_note="Longmeadow Brook, impaired for sediment")])
     result = _import(runner, path, "--apply")
     assert result.exit_code == 0, result.output

@@ -86,16 +86,6 @@ def test_the_link_sets_the_password_once(app, runner, tmp_path, public_url, clie
     assert client.get("/set-password/not-a-token").status_code == 404
 
 
-def test_without_a_public_address_the_command_refuses_before_making_anyone(app, runner, tmp_path, make):
-    make.town()
-    db.session.commit()
-    path = write_csv(tmp_path / "users.csv", [person("pe@example.org")])
-    before = table_rows()
-    result = _import(runner, path, "--apply")
-    assert result.exit_code == 1 and "Set PUBLIC_URL" in result.output
-    assert table_rows() == before
-
-
 @pytest.mark.parametrize("cells, column, message", [
     ({"email": "not-an-email"}, "email", "An email address must have an @-sign."),
     ({"role": "mayor"}, "role", "'mayor' is not a role: write one of inspector, agent, permittee, admin."),
