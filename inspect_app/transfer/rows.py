@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from openpyxl.utils.datetime import from_excel
 
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR
 from inspect_app.permits.models import Jurisdiction
@@ -127,6 +126,8 @@ def parse_day(text: str) -> dt.date | None:
     if re.fullmatch(r"\d+(\.0+)?", text):
         serial = int(float(text))
         if _SERIALS[0] <= serial <= _SERIALS[1]:
+            # openpyxl, and the numpy it imports, only where a spreadsheet is read or made: never in a worker at start
+            from openpyxl.utils.datetime import from_excel
             return from_excel(serial).date()
     else:
         day_part = text.split(" ")[0] if re.fullmatch(r"\S+ \d{1,2}:\d{2}(:\d{2})?", text) else text

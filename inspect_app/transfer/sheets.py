@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from openpyxl import load_workbook
-from openpyxl.utils.exceptions import InvalidFileException
 
 from inspect_app.transfer.columns import header_key
 
@@ -105,6 +103,9 @@ def open_sheets(path: Path, filename: str) -> tuple[Sheet, Sheet | None, callabl
         except FileProblem:
             stream.close()
             raise
+    # openpyxl, and the numpy it imports, only where a spreadsheet is read or made: never in a worker at start
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
     try:
         workbook = load_workbook(path, read_only=True, data_only=False)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as error:

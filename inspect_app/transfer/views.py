@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request, send_file, stream_template,
                    stream_with_context, url_for)
 from flask_login import current_user, login_required
-from openpyxl import Workbook
 
 from inspect_app import files
 from inspect_app.accounts.policy import acts_for_all_towns, require
@@ -166,6 +165,8 @@ def template(name: str):
     if suffix == "csv":
         return Response(template_csv(TEMPLATES[kind].values()), mimetype="text/csv",
                         headers={"Content-Disposition": f"attachment; filename={name}"})
+    # openpyxl, and the numpy it imports, only where a spreadsheet is read or made: never in a worker at start
+    from openpyxl import Workbook
     workbook = Workbook(write_only=True)
     sheets = [(kind, TEMPLATES[kind])] + ([(STRUCTURES_SHEET, STRUCTURE_COLUMNS)] if kind == "permits" else [])
     for title, columns in sheets:
