@@ -123,7 +123,11 @@ async function settlePosted() {
   if (document.querySelector("[data-kept-note][hidden]")) {
     await Drafts.update(posted, (kept) => kept && { ...kept, sent: null });
   } else if ((await Drafts.get(posted))?.report) {
-    await Drafts.update(posted, (kept) => kept && { ...kept, fields: {}, parts: [], taken: true });
+    // Said again from here: the posting page may have gone before its own word reached the other tabs.
+    let report = null;
+    await Drafts.update(posted, (kept) => kept && (report = kept.report) && {
+      ...kept, fields: {}, parts: [], taken: true, sent: kept.sent || new Date().toISOString() });
+    if (report) drafts?.postMessage({ report });
   } else {
     await Drafts.del(posted);
   }
