@@ -14,10 +14,11 @@ import pytest
 from flask.testing import FlaskClient
 from playwright.sync_api import expect
 from sqlalchemy import text
+from werkzeug.routing import Rule
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from inspect_app import create_app  # noqa: E402
+from inspect_app import create_app, freeze_startup_objects  # noqa: E402
 from inspect_app.audit import guards  # noqa: E402
 from inspect_app.extensions import db, limiter  # noqa: E402
 from inspect_app.weather import source  # noqa: E402
@@ -31,17 +32,47 @@ from tests.databases import worker_database  # noqa: E402
 expect.set_options(timeout=30_000)
 
 
+def _one_url_builder_per_rule() -> None:
+    """Every test makes its own app, and Werkzeug writes and compiles the Python of two URL builders for each of
+    the app's rules: about 0.15 s an app, more than a short test takes. The builder's code depends only on the
+    rule (its text, parts and defaults' names) and it is handed the rule it builds for, so the first app's serve
+    every later app of the session. A rule whose defaults fill its own parts gets its builder made as before."""
+    make, made = Rule._compile_builder, {}
+
+    def builder(self, append_unknown=True):
+        defaults = self.defaults or {}
+        if any(is_dynamic and data in defaults for is_dynamic, data in self._trace):
+            return make(self, append_unknown)
+        key = (self.rule, tuple(self._trace), tuple(defaults), append_unknown)
+        if key not in made:
+            made[key] = make(self, append_unknown)
+        return made[key]
+
+    Rule._compile_builder = builder
+
+
+_one_url_builder_per_rule()
+
+
 def _database_url(tmp_root: Path) -> str:
     return worker_database("inspect_test") or f"sqlite:///{tmp_root / 'test.sqlite3'}"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
     """The browser tests run one after another on one worker (`--dist loadgroup`): two Chromiums, each with
     its live server, on a 2-core machine make each other's pages slow enough to look offline (the service
-    worker gives the server 4 s)."""
+    worker gives the server 4 s). First: xdist names a test's group from its marks in this same hook."""
     for item in items:
         if item.get_closest_marker("browser") or "page" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("browser"))
+
+
+def pytest_collection_finish(session) -> None:
+    """What is loaded by now lives as long as the test process: out of the collector's rounds, as an app
+    server's start-up objects are (wsgi.py). Else each collection after a PDF (documents/services.py) walks
+    every module and collected test again: a quarter of a second, eleven times for the demo."""
+    freeze_startup_objects()
 
 
 def pytest_report_header(config) -> str:
