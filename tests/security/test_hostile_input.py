@@ -209,8 +209,8 @@ def test_every_form_and_query_parameter_answers_hostile_values_without_a_5xx(app
                     if name == "csrf_token" or kind == "file":
                         continue
                     values = hostile_values(kind)
-                    if large:  # a long form: each field gets NUL and a quarter of the rest, in turn
-                        values = [NUL, *values[index % 4::4]]
+                    if large:  # a long form (the report): each field gets NUL and one of the rest, in turn
+                        values = [NUL, values[index % len(values)]]
                     for value in values:
                         data = {**form["fields"], name: value}
                         data.pop("csrf_token", None)
@@ -219,7 +219,9 @@ def test_every_form_and_query_parameter_answers_hostile_values_without_a_5xx(app
                         tried_forms += 1
                         if response.status_code >= 500:
                             failures.append((role, "POST", form["action"], name, value[:20], response.status_code))
-                    # A field sent twice (a list where one value is expected).
+                    # A field sent twice (a list where one value is expected); in a long form, every third field.
+                    if large and index % 3:
+                        continue
                     response = browser.post(form["action"], {**form["fields"], name: ["1", "2"]})
                     response.close()
                     tried_forms += 1
