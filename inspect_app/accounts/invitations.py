@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from flask import current_app, has_request_context, request
+from flask import current_app
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from inspect_app.accounts.models import User
@@ -20,10 +20,6 @@ from inspect_app.mail import services as mail
 
 LINK_DAYS = 7
 _SALT = "set-password"
-
-
-class NoPublicAddress(RuntimeError):
-    """A link cannot be made: no PUBLIC_URL, and no request to take the address from (a command)."""
 
 
 def unknown_password() -> str:
@@ -59,12 +55,8 @@ def user_for_token(token: str) -> User | None:
 
 
 def public_base() -> str:
-    """The address links in mail start with: PUBLIC_URL, else this request's; a command needs PUBLIC_URL."""
-    base = current_app.config.get("PUBLIC_URL") or (request.url_root if has_request_context() else "")
-    if not base:
-        raise NoPublicAddress("Set PUBLIC_URL (the town's address of this app, e.g. https://inspections.example.org) "
-                              "so the links mailed to new accounts work.")
-    return base.rstrip("/")
+    """The address links in mail start with: the app's public address (config.public_url), never a request's."""
+    return current_app.config["PUBLIC_URL"].rstrip("/")
 
 
 def set_password_url(user: User) -> str:

@@ -13,6 +13,7 @@ from inspect_app.accounts.models import ROLES, User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 
+PASSWORD_MIN_LENGTH = 8
 
 # Sent in the transaction of a new password, after the change (a receiver only flushes): the sync package
 # revokes the account's device tokens (sync/services.py), a package inspect_app does not import.
@@ -46,8 +47,7 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
                 actor=None) -> User:
     """Add an account; refuses a duplicate email, an unknown role or a short password."""
     email = check_new_account(email, name, role, jurisdiction)
-    if len(password) < 8:
-        raise AccountError("password: at least 8 characters")
+    check_password(password)
     if db.session.scalar(select(User).where(func.lower(User.email) == email)):
         raise AccountError(f"email: {email} already has an account")
     user = User(email=email, name=name.strip(), role=role, jurisdiction=jurisdiction,
@@ -57,6 +57,12 @@ def create_user(email: str, name: str, role: str, password: str, *, jurisdiction
     db.session.add(user)
     audit.record(actor, "user.create", user)
     return user
+
+
+def check_password(password: str) -> None:
+    """AccountError for a password shorter than PASSWORD_MIN_LENGTH (every way of setting one asks this)."""
+    if len(password) < PASSWORD_MIN_LENGTH:
+        raise AccountError(f"password: at least {PASSWORD_MIN_LENGTH} characters")
 
 
 def check_new_account(email: str, name: str, role: str, jurisdiction) -> str:
@@ -81,8 +87,7 @@ def end_sessions(user: User) -> None:
 def change_password(actor, user: User, password: str) -> User:
     """A new password; every session and device token of the user ends (whoever held an old cookie or
     token must sign in again, or be given a new token)."""
-    if len(password) < 8:
-        raise AccountError("password: at least 8 characters")
+    check_password(password)
     user.set_password(password)
     user.end_sessions()
     audit.record(actor, "user.password_change", user)
