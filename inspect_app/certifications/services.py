@@ -509,7 +509,7 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
         done = "Every period that is over is already certified. " if for_period.number > 1 else ""
         raise OMError({"period_start": f"{done}Period {for_period.start:%b %-d, %Y} – {for_period.end:%b %-d, %Y} "
                                        f"is not over yet; it can be certified from {for_period.due_on:%b %-d, %Y} "
-                                       f"({short_citation(permits.profile_of(permit).om_certification.citation)}: the "
+                                       f"({_om_cited(permits.profile_of(permit))}: the "
                                        "certification covers the last 12 months)."})
     if not current_parties(permit, min(for_period.end, today)):
         # §380-14 C(2)(a)-(b): the plan names who owns and who operates and maintains the system; the certification
@@ -605,7 +605,8 @@ def issue_notice(actor, permit: Permit, text: str, certification: OMCertificatio
     body = (f"Notice to correct: permit {permit.number}, {permit.site_address}\n\n{notice.text}\n\n"
             f"Satisfactory corrections must be made within {profile.cure_period.days} days, by "
             f"{cure_due_at.astimezone(zone(profile.timezone)):%B %-d, %Y}. If they are not, the town may seek a "
-            f"court order or other relief ({profile.cure_period.citation}).\n\n{profile.authority_title}\n")
+            f"court order or other relief ({profile.cure_period.cited(profile.cure_period.citation)})."
+            f"\n\n{profile.authority_title}\n")
     mail.send(recipients(permit), f"Notice to correct maintenance: permit {permit.number}", body,
               permit_id=permit.id)
     return notice
@@ -687,7 +688,7 @@ def _reminder_mail(permit: Permit, due: Period, kind: str, to: list[str]):
             f"{permit.site_address}, covering {due.start:%B %-d, %Y} to {due.end:%B %-d, %Y}, {state} "
             f"on {due.certify_by:%B %-d, %Y}; it can be signed from {due.due_on:%B %-d, %Y}, once the period "
             f"is over.\n\nSign in, check the maintenance log of the period and submit the "
-            f"certification to the {profile.authority_title} ({profile.om_certification.citation}).\n")
+            f"certification to the {profile.authority_title} ({_om_cited(profile)}).\n")
     return mail.send(to, subject, body, permit_id=permit.id)
 
 
@@ -776,6 +777,11 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
         "notice": {"text": notice.text, "issued_at": notice.issued_at, "cure_due_at": notice.cure_due_at,
                    "cured_at": notice.cured_at, "cure_citation": profile.cure_period.citation} if notice else None,
     }
+
+
+def _om_cited(profile) -> str:
+    """The yearly certification's section, and "town policy" where that is what requires it."""
+    return profile.om_certification.cited(short_citation(profile.om_certification.citation))
 
 
 def _local_day(at: dt.datetime, profile) -> dt.date:

@@ -312,7 +312,8 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
               f"{permit.number}, {permit.site_address}, on {permit.completed_on:%B %-d, %Y} "
               f"({short_citation(profile.completion.citation)}).\n\n"
               "The operation and maintenance plan now binds the owner and later owners: an annual "
-              f"certification of its maintenance is due every year ({short_citation(profile.om_certification.citation)}).",
+              f"certification of its maintenance is due every year "
+              f"({profile.om_certification.cited(short_citation(profile.om_certification.citation))}).",
               permit_id=permit.id)
     return certificate
 

@@ -334,9 +334,8 @@ def _type_citation(permit: Permit, key: str) -> str:
 def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
     """§380-16 C(3): notice at least 24 hours before; an inspection without it is flagged."""
     notice = inspection.notice
-    hours, rule = profile.advance_notice.hours, profile.advance_notice.citation.split(":")[0]
-    if profile.advance_notice.basis == "policy":
-        rule += ", town policy"
+    notice_rule = profile.advance_notice
+    hours, rule = notice_rule.hours, notice_rule.cited(notice_rule.citation.split(":")[0])
     if inspection.by_authority:
         return f"Not owed: the authority's own inspection ({rule})"
     if not profile.advance_notice.required_for(inspection.type):

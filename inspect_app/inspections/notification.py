@@ -62,9 +62,7 @@ def report_text(inspection: Inspection) -> str:
 @implements("§380-16 C(3)")
 def _notice_line(inspection: Inspection, profile: Profile) -> str:
     """§380-16 C(3): given, not given, or not required for this type (erosion-control inspections)."""
-    rule = short_citation(profile.advance_notice.citation)
-    if profile.advance_notice.basis == "policy":
-        rule += ", town policy"  # the town's text gives no notice: its policy does
+    rule = profile.advance_notice.cited(short_citation(profile.advance_notice.citation))
     if inspection.by_authority:
         return f"not owed: the authority's own inspection ({rule})"
     if not profile.advance_notice.required_for(inspection.type):

@@ -54,6 +54,11 @@ class TownChoice(Strict):
         """'town policy' or 'regulation': what a page or document says the rule rests on."""
         return "town policy" if self.basis == "policy" else "regulation"
 
+    def cited(self, section: str) -> str:
+        """`section` (a short citation) as pages, mail and documents give it: followed by "town policy" when that,
+        not the regulation, is what the rule rests on."""
+        return f"{section}, town policy" if self.basis == "policy" else section
+
 
 class CureRule(TownChoice, DaysRule):
     """§380-14 E: corrections within `days` after the authority's notice to correct a maintenance violation."""

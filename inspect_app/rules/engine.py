@@ -450,7 +450,7 @@ class _Evaluation:
             return None
         for kind in self.profile.inspection_types:
             if kind.key == key:
-                return short_citation(kind.citation)
+                return self.profile.program.cited(short_citation(kind.citation))
         return None
 
     # -- permit clocks -------------------------------------------------------------------------------
@@ -976,7 +976,7 @@ class _Evaluation:
         if done is None or not self.profile.om_certification.enabled:
             return  # (a town policy switched off: profile `om_certification.enabled`)
         rule, tz, now = self.profile.om_certification, self.tz, self.now
-        citation, months, grace = short_citation(rule.citation), rule.months, rule.certify_within_days
+        citation, months, grace = rule.cited(short_citation(rule.citation)), rule.months, rule.certify_within_days
         filed = sorted(at for at in self.facts.om_certifications if at <= now)
         index, period = 0, 1
         while True:
@@ -1004,7 +1004,7 @@ class _Evaluation:
         rule, tz = self.profile.cure_period, self.tz
         if not rule.enabled:
             return  # (a town policy switched off: profile `cure_period.enabled`)
-        citation, days = short_citation(rule.citation), rule.days
+        citation, days = rule.cited(short_citation(rule.citation)), rule.days
         for notice in self.facts.notices_to_correct:
             issued, corrected = notice.issued_at, self._seen(notice.corrected_at)
             if corrected is not None and corrected < issued:

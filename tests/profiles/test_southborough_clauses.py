@@ -144,3 +144,27 @@ def test_values_southboroughs_text_does_not_give_are_its_policy_with_a_switch(ap
     assert not {"pre_bury", "pre_construction", "walk_through"} & kinds_off and "inspection" in kinds_off
     assert not off.advance_notice.required_for("final") and profile.advance_notice.required_for("final")
     assert timeline(select(Permit).where(Permit.id == permit.id), now)[1]  # the shipped profile still owes them
+
+
+def test_southboroughs_own_policies_are_cited_as_its_policy_in_the_schedule_and_its_mail(make):
+    """The Commission's policies (its text gives no cure period, no yearly certification, no inspection program)
+    are cited as "town policy" where the schedule and the mail give their basis; Longmeadow's regulation is not."""
+    owner = make.user("permittee")
+    agent = make.user("agent", town="southborough")
+    permit = make.permit("southborough", owner=owner, structures=["Pipe P-1"],
+                         construction_started_on=dt.date(2026, 6, 2))
+    db.session.commit()
+    (record,) = load_records(select(Permit).where(Permit.id == permit.id))
+    program = [o for o in obligations(record.facts, record.profile, utcnow())
+               if o.kind in ("pre_bury", "pre_construction", "walk_through")]
+    assert program and all(o.citation.endswith(", town policy") for o in program)
+
+    om.issue_notice(agent, permit, "Clean the sediment out of the forebay.")
+    db.session.commit()
+    (mail,) = db.session.scalars(select(OutboundEmail).where(OutboundEmail.subject.startswith("Notice to correct")))
+    assert "SMP conditions, town policy)" in mail.body
+
+    longmeadow = make.permit(structures=["Pipe L-1"], construction_started_on=dt.date(2026, 6, 2))
+    db.session.commit()
+    (record,) = load_records(select(Permit).where(Permit.id == longmeadow.id))
+    assert not any("policy" in o.citation for o in obligations(record.facts, record.profile, utcnow()))

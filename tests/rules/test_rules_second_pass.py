@@ -203,6 +203,17 @@ def test_a_corrective_action_documented_late_shows_met_late_not_nothing() -> Non
 
 # -- town policy switches (values a town's text does not give) -------------------------------------------
 
+def test_what_a_town_policy_requires_is_cited_as_the_towns_policy_not_its_regulation() -> None:
+    completed = permit(status="completed", construction_started_at=et(2024, 5, 1, 8), completed_at=et(2024, 6, 3, 12),
+                       notices_to_correct=(NoticeToCorrect(1, et(2025, 7, 1, 9)),))
+    policy = longmeadow(om_certification={"months": 12, "citation": "§7.6 d)(6): log sheets", "basis": "policy"},
+                        cure_period={"days": 30, "citation": "§6.3: no cure period", "basis": "policy"})
+    cited = {o.kind: o.citation for o in obligations(completed, policy, et(2025, 8, 1))}
+    assert cited["om_certification"] == "§7.6 d)(6), town policy" and cited["cure"] == "§6.3, town policy"
+    regulation = {o.kind: o.citation for o in obligations(completed, longmeadow(), et(2025, 8, 1))}
+    assert not any("policy" in regulation[kind] for kind in ("om_certification", "cure"))
+
+
 def test_a_town_policy_switched_off_owes_nothing_under_it() -> None:
     completed = permit(status="completed", construction_started_at=et(2024, 5, 1, 8), completed_at=et(2024, 6, 3, 12),
                        notices_to_correct=(NoticeToCorrect(1, et(2025, 7, 1, 9)),))
