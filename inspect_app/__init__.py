@@ -17,9 +17,11 @@ __version__ = "0.1.0"
 
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
-    "accounts", "permits", "stabilization", "inspections", "findings", "photos", "enforcement",
-    "completion", "certifications", "weather", "documents", "dashboard", "mail", "offline", "conditions", "waivers", "transfer",
+    "accounts", "stabilization", "inspections", "findings", "photos", "enforcement",
+    "completion", "certifications", "weather", "documents", "mail", "offline", "conditions", "waivers", "transfer",
 )
+# The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
+PAGES = ("permit", "dashboard.views")
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
@@ -71,6 +73,8 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
+    for page in PAGES:
+        app.register_blueprint(import_module(f"inspect_app.pages.{page}").bp)
     # The one place inspect_app names sync/: its tables and its blueprint.
     from sync import models as sync_models  # noqa: F401
     from sync.views import bp as sync_bp

@@ -7,10 +7,10 @@ import re
 from html import unescape
 
 from inspect_app.accounts.policy import ACTIONS
-from inspect_app.dashboard.services import KINDS
+from inspect_app.pages.dashboard.services import KINDS
 from inspect_app.extensions import db
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
-from inspect_app.permits.now import ANSWERS
+from inspect_app.pages.now import ANSWERS
 from inspect_app.types import LOCAL_TZ
 
 from tests.dashboard.test_dashboard import started_permit

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from flask import url_for
 
 from inspect_app.accounts.policy import hidden_draft_parts
-from inspect_app.dashboard.services import KINDS, Row, owed, permit_open, when_due
+from inspect_app.pages.dashboard.services import KINDS, Row, owed, permit_open, when_due
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import select
 
-from inspect_app.dashboard import services
+from inspect_app.pages.dashboard import services
 from inspect_app.permits.models import Permit
 
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
-from inspect_app.dashboard import exports, maps, services
+from inspect_app.pages.dashboard import exports, maps, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment

@@ -14,13 +14,14 @@ from inspect_app.certifications import services as om
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
 from inspect_app.conditions import views as conditions
-from inspect_app.dashboard import maps
+from inspect_app.pages.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
 from inspect_app.inspections import views as inspections
-from inspect_app.permits import now, services
+from inspect_app.pages import now
+from inspect_app.permits import services
 from inspect_app.permits.forms import (
     AreaForm, AreaStatusForm, AssignmentForm, BackfillForm, PermitForm, PointForm, StatusForm, StructureForm,
 )

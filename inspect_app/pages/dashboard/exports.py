@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Callable, Iterable
 
-from inspect_app.dashboard.services import KINDS, PermitStatus, Row, SitePlace
+from inspect_app.pages.dashboard.services import KINDS, PermitStatus, Row, SitePlace
 
 _ICAL_ESCAPES = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n", "\r": ""})
 # Spreadsheet programs run a cell that starts with one of these as a formula.
