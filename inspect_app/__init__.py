@@ -21,7 +21,7 @@ DOMAINS = (
     "completion", "certifications", "weather", "documents", "mail", "offline", "conditions", "waivers", "transfer",
 )
 # The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
-PAGES = ("permit", "dashboard.views")
+PAGES = ("permit", "dashboard.views", "home")
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
@@ -95,7 +95,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
         if templating.allowed("permit.list_mine"):
-            return redirect(url_for("certifications.my_permits"))
+            return redirect(url_for("permittee.my_permits"))
         return redirect(url_for("permits.index"))
 
     @app.get("/healthz")

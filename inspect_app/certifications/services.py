@@ -24,17 +24,13 @@ from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app import files
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (
     LOG_KINDS, PARTY_ROLES, Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
     ResponsibleParty, ScheduleAmendment, ScheduleAmendmentSignature,
 )
 from inspect_app.completion.models import FinalSubmission
-from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -703,24 +699,6 @@ def summary(permit: Permit) -> dict[str, Any]:
         status = "overdue" if today > due.certify_by else "due" if due.end < today else "upcoming"
     return {"next_period": due, "status": status, "open_notices": [n for n in notices(permit) if n.cured_at is None],
             "now": utcnow()}
-
-
-def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]]:
-    """For each permit a permittee owns: reports, stop-work orders, actions assigned to them, deadlines."""
-    rows = []
-    for permit in visible:
-        reports = db.session.scalars(select(Inspection).where(Inspection.permit_id == permit.id,
-                                                              Inspection.status == "submitted")
-                                     .order_by(Inspection.performed_at.desc())).all()
-        orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
-                                    .order_by(StopWorkOrder.issued_at.desc())).all()
-        actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                                                    CorrectiveAction.owner_id == user.id,
-                                                                    shown(user, CorrectiveAction))
-                                     .order_by(CorrectiveAction.due_at)).all()
-        rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions,
-                     **summary(permit)})
-    return rows
 
 
 def _plan_row(permit: Permit) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, visible_permits
+from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
     CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
@@ -54,17 +54,6 @@ def _fail(form, error: services.OMError) -> None:
             field.errors = list(field.errors) + [message]
         else:
             form.form_errors.append(message)
-
-
-@bp.get("/my-permits")
-@login_required
-def my_permits():
-    """A permittee's home: their permits, reports, orders, actions assigned to them, and deadlines."""
-    if not allowed(current_user, "permit.list_mine"):
-        return redirect(url_for("permits.index"))
-    permits = db.session.scalars(visible_permits(current_user).order_by(Permit.number)).all()
-    return render_template("certifications/my_permits.html",
-                           rows=services.permittee_overview(current_user, permits))
 
 
 # -- the O&M plan ----------------------------------------------------------------------------------------
