@@ -29,7 +29,7 @@ def allowed(action: str, permit=None) -> bool:
 
 
 def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> str:
-    """A stored UTC time shown in the town's local time (America/New_York)."""
+    """A stored UTC time shown in the town's local time (`LOCAL_TZ`)."""
     if value is None:
         return "—"
     return value.astimezone(LOCAL_TZ).strftime(fmt)

@@ -8,21 +8,17 @@ Certification periods are counted from the certificate of completion on the town
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import decimal
-import io
 from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
-from inspect_app import files
+from inspect_app import files, signatures
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (
@@ -41,7 +37,6 @@ from inspect_app.types import utcnow
 REMINDER_DAYS_BEFORE = 30
 # Certifications that fill their period; a deficient one leaves the period open for a new one.
 COUNTING = ("submitted", "accepted")
-MAX_SIGNATURE_BYTES = 512 * 1024
 
 
 class OMError(ValueError):
@@ -551,18 +546,11 @@ def _missing_data(task: MissingTask) -> dict[str, Any]:
 
 def _store_signature(data_url: str) -> str:
     """Keep a drawn signature (a PNG data URL) in the blob store; its SHA-256 names it."""
-    prefix = "data:image/png;base64,"
     try:
-        if not data_url.startswith(prefix):
-            raise ValueError
-        data = base64.b64decode(data_url[len(prefix):], validate=True)
-        if len(data) > MAX_SIGNATURE_BYTES:
-            raise ValueError
-        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
-            image.verify()
-    except (ValueError, binascii.Error, UnidentifiedImageError, OSError):
-        raise OMError({"signature": "The drawn signature could not be read; clear it and sign again."}) from None
-    return files.store_file(data, "image/png")
+        png = signatures.from_data_url(data_url)
+    except signatures.SignatureRefused as refused:
+        raise OMError({"signature": str(refused)}) from None
+    return files.store_file(png, "image/png")
 
 
 def review(actor, certification: OMCertification, *, decision: str, note: str | None) -> OMCertification:

@@ -8,17 +8,13 @@ sends a submitted report in `notification` (the caller sends it; `submit` does n
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import hashlib
-import io
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
-from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
 from inspect_app import files
@@ -49,16 +45,12 @@ from inspect_app.templating import local_time
 from inspect_app.types import utcnow
 from inspect_app.weather import services as weather
 from inspect_app.weather.source import MIN_PRECIP_HOURS
-from inspect_app import units
+from inspect_app import signatures, units
 
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
     "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
 )
-SIGNATURE_MAX_BYTES = 512 * 1024
-SIGNATURE_MAX_SIDE = 4000
-# A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
-SIGNATURE_MIN_INK_PIXELS = 30
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -163,31 +155,10 @@ def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:
 
 def signature_png(data_url: str) -> bytes:
     """The PNG bytes of a drawn signature posted as a data URL; InspectionError if it is not one."""
-    prefix = "data:image/png;base64,"
-    if not data_url.startswith(prefix):
-        raise InspectionError("signature", "The signature must be drawn on the pad (a PNG image).")
     try:
-        png = base64.b64decode(data_url[len(prefix):], validate=True)
-    except (binascii.Error, ValueError):
-        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
-    return checked_signature(png)
-
-
-def checked_signature(png: bytes) -> bytes:
-    """`png` if it is a signature as the pad draws it (a PNG with some ink); InspectionError if not."""
-    if len(png) > SIGNATURE_MAX_BYTES:
-        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
-    try:
-        with Image.open(io.BytesIO(png)) as image:
-            if image.format != "PNG" or max(image.size) > SIGNATURE_MAX_SIDE:
-                raise InspectionError("signature", "The signature must be a PNG image from the pad.")
-            image.load()
-            ink = _ink_pixels(image)
-    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError):
-        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
-    if ink < SIGNATURE_MIN_INK_PIXELS:
-        raise InspectionError("signature", "The signature pad is empty: sign with your finger or a stylus.")
-    return png
+        return signatures.from_data_url(data_url)
+    except signatures.SignatureRefused as refused:
+        raise InspectionError("signature", str(refused)) from None
 
 
 def signature_from_blob(sha: str) -> bytes:
@@ -195,16 +166,12 @@ def signature_from_blob(sha: str) -> bytes:
     store = BlobStore(current_app.config["BLOB_ROOT"])
     if not store.exists(sha):
         raise InspectionError("signature", "The signature image has not been uploaded.")
-    if store.size(sha) > SIGNATURE_MAX_BYTES:
-        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
-    return checked_signature(store.path(sha).read_bytes())
-
-
-def _ink_pixels(image: Image.Image) -> int:
-    """How many pixels carry ink: not transparent and not white."""
-    rgba = image.convert("RGBA")
-    on_white = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("L")
-    return sum(count for level, count in enumerate(on_white.histogram()) if level < 200)
+    if store.size(sha) > signatures.MAX_BYTES:
+        raise InspectionError("signature", signatures.TOO_LARGE)
+    try:
+        return signatures.checked(store.path(sha).read_bytes())
+    except signatures.SignatureRefused as refused:
+        raise InspectionError("signature", str(refused)) from None
 
 
 def _store_signature(png: bytes) -> str:
