@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import click
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
@@ -29,7 +28,7 @@ from inspect_app.photos.posted import store_posted
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import PhotoRefused
 
-bp = Blueprint("certifications", __name__, cli_group="om")
+bp = Blueprint("certifications", __name__)
 
 
 def section(permit: Permit) -> dict:
@@ -383,18 +382,3 @@ def mark_cured(permit_id: str, notice_id: str):
         pass  # already marked cured (a second click): the first time and person stand
     db.session.commit()
     return redirect(url_for("certifications.plan", permit_id=permit.id) + "#notices", code=303)
-
-
-# -- reminders --------------------------------------------------------------------------------------------------
-
-
-@bp.cli.command("remind")
-@click.option("--on", "on", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
-              help="Act as if today were this date (YYYY-MM-DD); default: today in each town.")
-def remind(on: dt.datetime | None) -> None:
-    """Email O&M certification reminders: 30 days before due and when late. Safe to run daily."""
-    sent = services.send_reminders(on.date() if on else None)
-    for reminder in sent:
-        permit = db.session.get(Permit, reminder.permit_id)
-        click.echo(f"{permit.number}: {reminder.kind} reminder for the period from {reminder.period_start}")
-    click.echo(f"{len(sent)} reminder(s) sent")

@@ -1,8 +1,6 @@
-"""The town dashboard, the inspector's *my day*, a permit's timeline, the calendar/GIS exports, and
-`flask dashboard refresh`."""
+"""The town dashboard, the inspector's *my day*, a permit's timeline and the calendar/GIS exports."""
 from __future__ import annotations
 
-import click
 from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 from jinja2_fragments.flask import render_block
@@ -15,7 +13,6 @@ from inspect_app.pages.dashboard import exports, maps, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
-from inspect_app.schedule import obligations
 from inspect_app.schedule.facts import subject_label
 from inspect_app.types import utcnow
 
@@ -169,14 +166,3 @@ def permits_csv():
     body = exports.csv_text(services.permit_statuses(visible_permits(current_user), utcnow()))
     return Response(body, mimetype="text/csv",
                     headers={"Content-Disposition": 'attachment; filename="permits.csv"'})
-
-
-@bp.cli.command("refresh")
-def refresh() -> None:
-    """Work out every permit's open obligations again, for what time alone changes; safe to run from cron."""
-    now, permits, stored = utcnow(), 0, 0
-    for batch in obligations.batches():
-        stored += obligations.refresh_permits(batch, now, skip_busy=True)
-        db.session.commit()
-        permits += len(batch)
-    click.echo(f"{permits} permit(s) worked out; {stored} open obligation(s) stored.")
