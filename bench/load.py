@@ -77,7 +77,7 @@ from sqlalchemy import insert, select  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
-from inspect_app.blobstore import BlobStore  # noqa: E402
+from inspect_app.blobs.store import BlobStore  # noqa: E402
 from inspect_app.schedule import obligations  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
 from inspect_app.findings.models import CorrectiveAction, Finding  # noqa: E402

@@ -18,10 +18,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.policy import allowed, sees_part, visible
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db

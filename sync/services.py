@@ -27,10 +27,10 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, hidden_draft_parts, limited_to_token, shown, token_town,
                                          visible_permits)
 from inspect_app.accounts.services import password_changed
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar

@@ -18,7 +18,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees, sees_blob,
                                          sees_part, visible_permits)
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
+from inspect_app.blobs.store import BlobError, HashMismatch, OffsetMismatch
 from inspect_app.extensions import csrf, db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit

@@ -18,7 +18,8 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
-from inspect_app import files, signatures
+from inspect_app import signatures
+from inspect_app.blobs import files
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (

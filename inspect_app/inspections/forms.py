@@ -15,7 +15,9 @@ from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from inspect_app import files, units
+from inspect_app import units
+
+from inspect_app.blobs import files
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
 from inspect_app.findings.models import ACTION_KINDS

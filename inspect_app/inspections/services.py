@@ -17,9 +17,9 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import select
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.findings.models import CITATION_LENGTH, Finding

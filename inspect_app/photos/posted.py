@@ -7,7 +7,7 @@ from typing import Any, BinaryIO, ContextManager
 
 from flask import request
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.permits.models import Permit
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoRejected

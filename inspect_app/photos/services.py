@@ -11,9 +11,9 @@ from typing import Any, BinaryIO
 from flask import current_app
 from sqlalchemy import Select, select
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding

@@ -18,7 +18,7 @@ from flask import (Blueprint, Response, abort, current_app, redirect, render_tem
                    stream_with_context, url_for)
 from flask_login import current_user, login_required
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.policy import acts_for_all_towns, require
 from inspect_app.extensions import db
 from inspect_app.photos.models import Blob

@@ -11,7 +11,7 @@ from pypdf import PdfReader
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications import services
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission

@@ -12,7 +12,7 @@ from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections import canonical, queries, services

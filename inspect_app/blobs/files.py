@@ -19,7 +19,7 @@ from flask import current_app
 from sqlalchemy.dialects import postgresql, sqlite
 
 from inspect_app.accounts.policy import sees_blob
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.photos.models import Blob
 
