@@ -36,7 +36,7 @@ from inspect_app.inspections.queries import (
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.profiles.schema import InspectionType, Profile
 from inspect_app.rules import calendar, corrective_action_due, short_citation
 from inspect_app.rules.trace import implements

@@ -19,7 +19,8 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.photos.markup import Shape, as_json
 from inspect_app.labels import shorten
 from inspect_app.photos.processing import (
