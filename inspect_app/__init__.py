@@ -21,7 +21,7 @@ DOMAINS = (
     "completion", "certifications", "weather", "documents", "mail", "offline", "conditions", "waivers", "transfer",
 )
 # The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
-PAGES = ("permit", "dashboard.views", "home")
+PAGES = ("permit", "rainfall", "dashboard.views", "home")
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:

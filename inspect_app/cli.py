@@ -18,6 +18,7 @@ from inspect_app.certifications.cli import om_group
 from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
+from inspect_app.inspections.cli import weather_group
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
@@ -26,7 +27,7 @@ from inspect_app.schedule.holidays import store_holiday_years
 from inspect_app.traceability import ROOT, render
 from inspect_app.transfer.cli import export_command, import_group
 from inspect_app.types import utcnow
-from inspect_app.weather.cli import compliance_group, weather_group
+from inspect_app.weather.cli import compliance_group
 
 bp = Blueprint("cli", __name__, cli_group=None)
 # The one place every command is registered: the groups below, and each domain's own from its cli.py.

@@ -34,13 +34,13 @@ from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar
 from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections import weather
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.blobs.models import Blob
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import canonical_uuid, utcnow
-from inspect_app.weather import services as weather
 
 from sync.models import SyncConflict, SyncDevice, SyncOperation
 from sync.operations import KINDS, Context, Duplicate, Op, Rejected, Waiting

@@ -26,7 +26,7 @@ from inspect_app.findings.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
-from inspect_app.inspections import checks
+from inspect_app.inspections import checks, weather
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
@@ -43,7 +43,6 @@ from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
 from inspect_app.types import utcnow
-from inspect_app.weather import services as weather
 from inspect_app.weather.source import MIN_PRECIP_HOURS
 from inspect_app import signatures, units
 
