@@ -70,6 +70,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0)
 
     from inspect_app import cli, errors, idempotency, inputs, templating
+    from inspect_app.pages import template_globals
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
@@ -86,6 +87,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
     templating.register(app, __version__)
+    template_globals.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
     install_database_hooks()
 
@@ -94,7 +96,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         """Send people to their permits, or to the login page."""
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
-        if templating.allowed("permit.list_mine"):
+        if template_globals.allowed("permit.list_mine"):
             return redirect(url_for("permittee.my_permits"))
         return redirect(url_for("permits.index"))
 
