@@ -18,10 +18,10 @@ __version__ = "0.1.0"
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
     "accounts", "stabilization", "inspections", "findings", "photos", "enforcement",
-    "completion", "certifications", "weather", "documents", "mail", "offline", "conditions", "waivers", "transfer",
+    "completion", "certifications", "weather", "documents", "offline", "conditions", "waivers", "transfer",
 )
 # The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
-PAGES = ("permit", "rainfall", "dashboard.views", "home")
+PAGES = ("permit", "rainfall", "dashboard.views", "home", "mail")
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
