@@ -156,6 +156,7 @@ class StormwaterStructure(SitePoint, db.Model):
 
     __tablename__ = "stormwater_structures"
     __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_structure_name"), *point_checks())
+    point_kind = "structure"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
