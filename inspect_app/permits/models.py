@@ -110,6 +110,12 @@ class Permit(db.Model):
     inspections: WriteOnlyMapped["Inspection"] = relationship(  # noqa: F821
         back_populates="permit", order_by="Inspection.performed_at"
     )
+    # The stop-work orders not lifted yet (read only: enforcement/services.py issues and lifts them), oldest
+    # first, for what a permit under stop-work cites.
+    standing_stop_work_orders: Mapped[list["StopWorkOrder"]] = relationship(  # noqa: F821
+        primaryjoin="and_(StopWorkOrder.permit_id == Permit.id, StopWorkOrder.lifted_at.is_(None))",
+        order_by="StopWorkOrder.issued_at", viewonly=True,
+    )
 
     def people(self, capacity: str) -> list:
         return [a.user for a in self.assignments if a.capacity == capacity]

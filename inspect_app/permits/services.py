@@ -10,7 +10,6 @@ from sqlalchemy import select
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import add_after_flush
-from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.geo import SitePoint
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
@@ -230,8 +229,7 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:
-        standing = db.session.scalar(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id,
-                                                                 StopWorkOrder.lifted_at.is_(None)).limit(1))
+        standing = next(iter(permit.standing_stop_work_orders), None)
         clause = profile_of(permit).cite(standing.citation_purpose if standing is not None else "stop_work")
         raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
                                  f"lifted{f' ({clause})' if clause else ''}. Stabilizing areas and maintaining "
