@@ -37,7 +37,7 @@ from sqlalchemy import event, insert, select
 
 from inspect_app import create_app
 from inspect_app.accounts.models import User
-from inspect_app.dashboard.services import Filters, town_board
+from inspect_app.pages.dashboard.services import Filters, town_board
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding

@@ -77,14 +77,15 @@ from sqlalchemy import insert, select  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
-from inspect_app.blobstore import BlobStore  # noqa: E402
+from inspect_app.blobs.store import BlobStore  # noqa: E402
 from inspect_app.schedule import obligations  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
 from inspect_app.findings.models import CorrectiveAction, Finding  # noqa: E402
 from inspect_app.inspections.models import ChecklistAnswer, Inspection  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
 from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure  # noqa: E402
-from inspect_app.photos.models import Blob, Photo  # noqa: E402
+from inspect_app.blobs.models import Blob  # noqa: E402
+from inspect_app.photos.models import Photo  # noqa: E402
 from inspect_app.photos.processing import make_renditions  # noqa: E402
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: E402
 from inspect_app.types import new_id, utcnow  # noqa: E402

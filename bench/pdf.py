@@ -157,7 +157,8 @@ def main() -> None:
         from inspect_app.documents.services import rendered_report_pdf
         from inspect_app.extensions import db
         from inspect_app.inspections.models import Inspection
-        from inspect_app.photos.models import Blob, Photo
+        from inspect_app.blobs.models import Blob
+        from inspect_app.photos.models import Photo
 
         with _app(root).app_context():
             inspection = db.session.get(Inspection, child.stdout.split()[-1])

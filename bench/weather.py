@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the fake meteostat server lives with 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
+from inspect_app.inspections import weather as report_weather  # noqa: E402
 from inspect_app.inspections.models import Inspection  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
 from inspect_app.weather import services, source  # noqa: E402
@@ -114,11 +115,11 @@ def main(runs: int) -> None:
             site = permit(0)
             base = now - dt.timedelta(days=200)
             looked_up = [report(site, base + dt.timedelta(days=i)) for i in range(runs)]
-            lookup_ms = median_ms(runs, lambda i: (services.fill_inspection_weather(looked_up[i]),
+            lookup_ms = median_ms(runs, lambda i: (report_weather.fill_inspection_weather(looked_up[i]),
                                                    db.session.commit()))
             again = [report(site, base + dt.timedelta(days=i, minutes=20)) for i in range(runs)]
             asked = len(fake.requests)
-            stored_ms = median_ms(runs, lambda i: (services.fill_inspection_weather(again[i]),
+            stored_ms = median_ms(runs, lambda i: (report_weather.fill_inspection_weather(again[i]),
                                                    db.session.commit()))
             assert len(fake.requests) == asked, "stored fills must not ask meteostat"
 
@@ -143,7 +144,7 @@ def main(runs: int) -> None:
 
             hung = report(permit(999, HUNG_SITE), dt.datetime(2024, 3, 2, 12, tzinfo=UTC))
             started = time.perf_counter()
-            services.fill_inspection_weather(hung)
+            report_weather.fill_inspection_weather(hung)
             hung_s = time.perf_counter() - started
             assert hung.weather_status == "pending"
 

@@ -17,9 +17,11 @@ __version__ = "0.1.0"
 
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
-    "accounts", "permits", "stabilization", "inspections", "findings", "photos", "enforcement",
-    "completion", "certifications", "weather", "documents", "dashboard", "mail", "offline", "conditions", "waivers", "transfer",
+    "accounts", "stabilization", "inspections", "findings", "photos", "enforcement",
+    "completion", "certifications", "weather", "documents", "offline", "conditions", "waivers", "transfer",
 )
+# The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
+PAGES = ("permit", "rainfall", "dashboard.views", "home", "mail")
 
 
 def create_app(test_config: dict | None = None, *, commands: bool = True) -> Flask:
@@ -68,9 +70,12 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0)
 
     from inspect_app import cli, errors, idempotency, inputs, templating
+    from inspect_app.pages import template_globals
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
+    for page in PAGES:
+        app.register_blueprint(import_module(f"inspect_app.pages.{page}").bp)
     # The one place inspect_app names sync/: its tables and its blueprint.
     from sync import models as sync_models  # noqa: F401
     from sync.views import bp as sync_bp
@@ -82,6 +87,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     app.register_blueprint(import_module("inspect_app.documents.views").public)  # /verify: no sign-in
     errors.register(app)
     templating.register(app, __version__)
+    template_globals.register(app)
     import_module("inspect_app.weather.services").init_app(app)  # bounded meteostat lookups
     install_database_hooks()
 
@@ -90,8 +96,8 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         """Send people to their permits, or to the login page."""
         if not current_user.is_authenticated:
             return redirect(url_for("accounts.login"))
-        if templating.allowed("permit.list_mine"):
-            return redirect(url_for("certifications.my_permits"))
+        if template_globals.allowed("permit.list_mine"):
+            return redirect(url_for("permittee.my_permits"))
         return redirect(url_for("permits.index"))
 
     @app.get("/healthz")

@@ -1,5 +1,7 @@
 """Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`,
-`flask audit verify|anchor`, `flask idempotency expire`, `flask import permits|users`, `flask export`."""
+`flask audit verify|anchor`, `flask idempotency expire`, and the domains' own groups registered here:
+`flask import permits|users`, `flask export`, `flask om remind`, `flask dashboard refresh`,
+`flask weather backfill`, `flask compliance sweep`."""
 from __future__ import annotations
 
 import datetime as dt
@@ -12,21 +14,30 @@ from inspect_app import idempotency
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
+from inspect_app.certifications.cli import om_group
 from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
+from inspect_app.inspections.cli import weather_group
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
+from inspect_app.schedule.cli import dashboard_group
 from inspect_app.schedule.holidays import store_holiday_years
 from inspect_app.traceability import ROOT, render
 from inspect_app.transfer.cli import export_command, import_group
 from inspect_app.types import utcnow
+from inspect_app.weather.cli import compliance_group
 
 bp = Blueprint("cli", __name__, cli_group=None)
-# A town moving in and out (issue 34): transfer/cli.py.
-bp.cli.add_command(import_group)
+# The one place every command is registered: the groups below, and each domain's own from its cli.py.
+# (sync/ registers its `flask sync` commands itself: inspect_app does not import it.)
+bp.cli.add_command(import_group)  # a town moving in and out (issue 34)
 bp.cli.add_command(export_command)
+bp.cli.add_command(om_group)
+bp.cli.add_command(dashboard_group)
+bp.cli.add_command(weather_group)
+bp.cli.add_command(compliance_group)
 
 
 @bp.cli.group("users")

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from sqlalchemy import select
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import create_user
 from inspect_app.audit import services as audit

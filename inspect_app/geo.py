@@ -2,6 +2,8 @@
 columns that give a disturbed area or a stormwater structure its place on the site map."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sqlalchemy import CheckConstraint
 from sqlalchemy.orm import Mapped
 
@@ -24,10 +26,20 @@ def point_checks() -> tuple[CheckConstraint, ...]:
 
 
 class SitePoint:
-    """Where on the site a record is: tapped on the site map or taken from the device's GPS; none until given."""
+    """Where on the site a record is: tapped on the site map or taken from the device's GPS; none until given.
 
+    Each record that has one says what the site map calls it (`point_name`) and the word its audit entry
+    starts with (`point_kind`: "area", "structure", "easement"), so placing a point needs no list of them.
+    """
+
+    point_kind: ClassVar[str]
     latitude: Mapped[float | None]
     longitude: Mapped[float | None]
+
+    @property
+    def point_name(self) -> str:
+        """What the site map calls the record: its name."""
+        return self.name  # type: ignore[attr-defined]
 
     @property
     def has_point(self) -> bool:

@@ -1,4 +1,5 @@
-"""Jinja globals and filters every template may use."""
+"""Jinja globals and filters every template may use: formatting only (the globals that ask the policy or a
+town's profile are pages/template_globals.py)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -6,12 +7,8 @@ import logging
 from pathlib import Path
 
 from flask import Flask, current_app
-from flask_login import current_user
 from jinja2 import FileSystemBytecodeCache
 
-from inspect_app.accounts import policy
-
-from inspect_app.permits.services import profile_of
 from inspect_app.labels import choices as label_choices
 from inspect_app.labels import label
 from inspect_app.types import LOCAL_TZ
@@ -23,13 +20,8 @@ def has_endpoint(name: str) -> bool:
     return name in current_app.view_functions
 
 
-def allowed(action: str, permit=None) -> bool:
-    """Whether the signed-in user may do `action` (on `permit`): the policy table, for showing a control."""
-    return policy.allowed(current_user, action, permit)
-
-
 def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> str:
-    """A stored UTC time shown in the town's local time (America/New_York)."""
+    """A stored UTC time shown in the town's local time (`LOCAL_TZ`)."""
     if value is None:
         return "—"
     return value.astimezone(LOCAL_TZ).strftime(fmt)
@@ -53,13 +45,6 @@ def humanize(value: str | None) -> str:
     words = {"stop_work": "stop-work", "pre_bury": "pre-bury", "walk_through": "walk-through"}
     text = words.get(value, value.replace("_", " "))
     return text[:1].upper() + text[1:]
-
-
-def cite(permit, purpose: str) -> str:
-    """' (§380-18)': the permit's town's clause for `purpose`, or "" where the town cites none, so a page
-    names only its own town's sections (profile `citations`)."""
-    clause = profile_of(permit).cite(purpose)
-    return f" ({clause})" if clause else ""
 
 
 log = logging.getLogger(__name__)
@@ -98,7 +83,6 @@ class CompiledTemplates(FileSystemBytecodeCache):
 
 def register(app: Flask, version: str) -> None:
     app.jinja_env.bytecode_cache = CompiledTemplates(app.instance_path)
-    app.jinja_env.globals.update(has_endpoint=has_endpoint, allowed=allowed, label_choices=label_choices,
-                                 app_version=version, cite=cite)
+    app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

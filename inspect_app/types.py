@@ -11,7 +11,11 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import DateTime
 from sqlalchemy.types import TypeDecorator
 
-LOCAL_TZ = ZoneInfo("America/New_York")
+# The one home of the town's time zone: a profile's `timezone` defaults to it (profiles/schema.py) and every
+# Massachusetts town's profile keeps it. Code with a permit in hand asks its profile (`rules.calendar.zone`);
+# code without one (a form's local time, a template's date, the rainfall day) uses LOCAL_TZ.
+TOWN_TIMEZONE = "America/New_York"
+LOCAL_TZ = ZoneInfo(TOWN_TIMEZONE)
 _UUID_TEXT = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 

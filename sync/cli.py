@@ -9,6 +9,7 @@ from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
 from inspect_app.accounts.models import User
+from inspect_app.blobs.uploads import collect_garbage
 from inspect_app.extensions import db
 
 from sync import field, services
@@ -97,7 +98,7 @@ def blobs_group() -> None:
 @with_appcontext
 def blobs_gc(grace_hours: float) -> None:
     """Remove blobs no record points to and abandoned partial uploads (safe to run from cron)."""
-    counts = services.collect_garbage(dt.timedelta(hours=grace_hours))
+    counts = collect_garbage(dt.timedelta(hours=grace_hours))
     click.echo(" ".join(f"{name}_removed={count}" for name, count in counts.items()))
 
 

@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import Date, Float, Numeric, Table, func, select, update
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.stabilization.models import AreaStatusEvent
 from inspect_app.types import UTCDateTime, new_id, utcnow
 

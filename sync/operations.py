@@ -18,10 +18,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app import files
-from inspect_app.accounts.policy import allowed, sees_part, visible
+from inspect_app.accounts.policy import allowed, sees_part, usable_blob, visible
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
@@ -674,9 +673,9 @@ def _visible_permit(user, permit_id: str, action: str) -> Permit:
 
 
 def _blob_here(ctx: Context, sha: str) -> bool:
-    """Whether the blob is stored and the user's to use (`files.usable`, as for a form): a stored file they
+    """Whether the blob is stored and the user's to use (`usable_blob`, as for a form): a stored file they
     may not see (another town's photo, named by its hash) is, to them, one not uploaded yet, as at /sync/blobs."""
-    return files.usable(ctx.user, sha, ctx.blobs)
+    return usable_blob(ctx.user, sha, ctx.blobs)
 
 
 def _require(user, action: str, permit: Permit | None, field_name: str) -> None:

@@ -18,7 +18,8 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees, sees_blob,
                                          sees_part, visible_permits)
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobError, HashMismatch, OffsetMismatch
+from inspect_app.blobs.store import BlobError, HashMismatch, OffsetMismatch
+from inspect_app.blobs.uploads import UploadRefused
 from inspect_app.extensions import csrf, db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
@@ -175,7 +176,7 @@ def blob_chunk(sha: str):
         received = store.append(sha, offset, chunk)
     except OffsetMismatch as error:
         return _error(409, str(error), received=error.offset, headers={"Upload-Offset": str(error.offset)})
-    except services.UploadRefused as error:
+    except UploadRefused as error:
         return _error(error.status, str(error))
     except BlobError as error:
         return _error(400, str(error))
@@ -190,7 +191,7 @@ def blob_complete(sha: str):
     content_type = body.get("content_type") if isinstance(body, dict) else None
     try:
         settled = services.complete_blob(current_user, sha, content_type if isinstance(content_type, str) else "")
-    except services.UploadRefused as error:
+    except UploadRefused as error:
         return _error(error.status, str(error))
     except HashMismatch as error:
         return _error(422, str(error), received=0)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspect_app.blobstore import CHUNK_SIZE, BlobError, BlobStore, HashMismatch, OffsetMismatch
+from inspect_app.blobs.store import CHUNK_SIZE, BlobError, BlobStore, HashMismatch, OffsetMismatch
 
 PHOTO = os.urandom(3 * CHUNK_SIZE + 12345)  # several read chunks, not a round number
 PHOTO_SHA = hashlib.sha256(PHOTO).hexdigest()

@@ -15,7 +15,8 @@ from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.types import utcnow
 from inspect_app.waivers.models import Waiver
 

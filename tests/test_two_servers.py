@@ -32,7 +32,7 @@ from sqlalchemy import func, select
 
 from factories import PASSWORD
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea

@@ -17,7 +17,9 @@
   "written reports shall be submitted to the applicant and the DPW Director after each inspection";
   what they receive is the submitted report, not the engineer's work in progress.
 - A stored file (blob) is its uploader's, and theirs who see a record that names it (`sees_blob`); to
-  anyone else the upload routes answer as for no file at all.
+  anyone else the upload routes answer as for no file at all. A form or a sync operation that names a stored
+  file by its SHA-256 (a photo a device uploaded first, a drawn signature, a pipe-run video) asks
+  `usable_blob`: one rule for every such field.
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, fals
 from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
+from inspect_app.blobs import files
+from inspect_app.blobs.models import Blob
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.documents.models import FrozenDocument
@@ -38,7 +43,7 @@ from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.models import Permit, PermitAssignment
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.photos.models import Photo
 
 # action → roles that may do it, before the per-permit check below.
 ACTIONS: dict[str, frozenset[str]] = {
@@ -352,3 +357,16 @@ def sees_blob(user, sha: str) -> bool:
         select(PipeVideo.id).where(PipeVideo.inspection_id.in_(reports), PipeVideo.blob_sha256 == sha),
     )
     return bool(db.session.scalar(select(or_(*(exists(query) for query in naming)))))
+
+
+def usable_blob(user, sha: str | None, store: BlobStore | None = None) -> bool:
+    """Whether `user` may name the stored file `sha` in a form or a sync operation: it is stored whole, and it
+    is theirs (`sees_blob`: they uploaded it, or they see a record that names it).
+
+    A file not stored and a file stored but not theirs (another user's draft photo, another town's) give the
+    same False, so a caller answers both alike: naming a hash tells nobody whether someone else's file is
+    stored, and never makes it theirs.
+    """
+    if not sha or not files.SHA256.fullmatch(sha) or db.session.get(Blob, sha) is None:
+        return False
+    return (store or files.blob_store()).exists(sha) and sees_blob(user, sha)

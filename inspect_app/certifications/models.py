@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
 from inspect_app.geo import SitePoint, point_checks
-from inspect_app.labels import CERTIFICATION_STATUS_LABELS, LOG_KIND_LABELS, PARTY_ROLE_LABELS
+from inspect_app.labels import CERTIFICATION_STATUS_LABELS, LOG_KIND_LABELS, PARTY_ROLE_LABELS, shorten
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 PARTY_ROLES = tuple(PARTY_ROLE_LABELS)
@@ -55,6 +55,7 @@ class Easement(SitePoint, db.Model):
 
     __tablename__ = "easements"
     __table_args__ = point_checks()
+    point_kind = "easement"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
@@ -66,6 +67,11 @@ class Easement(SitePoint, db.Model):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     grantor = relationship("ResponsibleParty")
+
+    @property
+    def point_name(self) -> str:
+        """What the site map calls an easement: its purpose."""
+        return f"Easement: {shorten(self.purpose)}"
 
     @property
     def is_recorded(self) -> bool:

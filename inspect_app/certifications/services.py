@@ -8,33 +8,26 @@ Certification periods are counted from the certificate of completion on the town
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import decimal
-import io
 from dataclasses import dataclass
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
-from inspect_app import files
+from inspect_app import signatures
+from inspect_app.blobs import files
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import shown
 from inspect_app.audit import services as audit
 from inspect_app.certifications.models import (
     LOG_KINDS, PARTY_ROLES, Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, OMPlan, OMReminder,
     ResponsibleParty, ScheduleAmendment, ScheduleAmendmentSignature,
 )
 from inspect_app.completion.models import FinalSubmission
-from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -45,7 +38,6 @@ from inspect_app.types import utcnow
 REMINDER_DAYS_BEFORE = 30
 # Certifications that fill their period; a deficient one leaves the period open for a new one.
 COUNTING = ("submitted", "accepted")
-MAX_SIGNATURE_BYTES = 512 * 1024
 
 
 class OMError(ValueError):
@@ -555,18 +547,11 @@ def _missing_data(task: MissingTask) -> dict[str, Any]:
 
 def _store_signature(data_url: str) -> str:
     """Keep a drawn signature (a PNG data URL) in the blob store; its SHA-256 names it."""
-    prefix = "data:image/png;base64,"
     try:
-        if not data_url.startswith(prefix):
-            raise ValueError
-        data = base64.b64decode(data_url[len(prefix):], validate=True)
-        if len(data) > MAX_SIGNATURE_BYTES:
-            raise ValueError
-        with Image.open(io.BytesIO(data), formats=["PNG"]) as image:
-            image.verify()
-    except (ValueError, binascii.Error, UnidentifiedImageError, OSError):
-        raise OMError({"signature": "The drawn signature could not be read; clear it and sign again."}) from None
-    return files.store_file(data, "image/png")
+        png = signatures.from_data_url(data_url)
+    except signatures.SignatureRefused as refused:
+        raise OMError({"signature": str(refused)}) from None
+    return files.store_file(png, "image/png")
 
 
 def review(actor, certification: OMCertification, *, decision: str, note: str | None) -> OMCertification:
@@ -704,24 +689,6 @@ def summary(permit: Permit) -> dict[str, Any]:
         status = "overdue" if today > due.certify_by else "due" if due.end < today else "upcoming"
     return {"next_period": due, "status": status, "open_notices": [n for n in notices(permit) if n.cured_at is None],
             "now": utcnow()}
-
-
-def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]]:
-    """For each permit a permittee owns: reports, stop-work orders, actions assigned to them, deadlines."""
-    rows = []
-    for permit in visible:
-        reports = db.session.scalars(select(Inspection).where(Inspection.permit_id == permit.id,
-                                                              Inspection.status == "submitted")
-                                     .order_by(Inspection.performed_at.desc())).all()
-        orders = db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
-                                    .order_by(StopWorkOrder.issued_at.desc())).all()
-        actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                                                    CorrectiveAction.owner_id == user.id,
-                                                                    shown(user, CorrectiveAction))
-                                     .order_by(CorrectiveAction.due_at)).all()
-        rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions,
-                     **summary(permit)})
-    return rows
 
 
 def _plan_row(permit: Permit) -> dict[str, Any]:

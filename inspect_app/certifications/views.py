@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-import click
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 from wtforms import SelectChoice
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, visible_permits
+from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404
 from inspect_app.certifications import services
 from inspect_app.certifications.forms import (
     CertifyForm, EasementForm, LogEntryForm, NoticeForm, PartyForm, PlanForm, ReviewForm, ScheduleForm,
@@ -29,7 +28,7 @@ from inspect_app.photos.posted import store_posted
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import PhotoRefused
 
-bp = Blueprint("certifications", __name__, cli_group="om")
+bp = Blueprint("certifications", __name__)
 
 
 def section(permit: Permit) -> dict:
@@ -54,17 +53,6 @@ def _fail(form, error: services.OMError) -> None:
             field.errors = list(field.errors) + [message]
         else:
             form.form_errors.append(message)
-
-
-@bp.get("/my-permits")
-@login_required
-def my_permits():
-    """A permittee's home: their permits, reports, orders, actions assigned to them, and deadlines."""
-    if not allowed(current_user, "permit.list_mine"):
-        return redirect(url_for("permits.index"))
-    permits = db.session.scalars(visible_permits(current_user).order_by(Permit.number)).all()
-    return render_template("certifications/my_permits.html",
-                           rows=services.permittee_overview(current_user, permits))
 
 
 # -- the O&M plan ----------------------------------------------------------------------------------------
@@ -394,18 +382,3 @@ def mark_cured(permit_id: str, notice_id: str):
         pass  # already marked cured (a second click): the first time and person stand
     db.session.commit()
     return redirect(url_for("certifications.plan", permit_id=permit.id) + "#notices", code=303)
-
-
-# -- reminders --------------------------------------------------------------------------------------------------
-
-
-@bp.cli.command("remind")
-@click.option("--on", "on", type=click.DateTime(formats=["%Y-%m-%d"]), default=None,
-              help="Act as if today were this date (YYYY-MM-DD); default: today in each town.")
-def remind(on: dt.datetime | None) -> None:
-    """Email O&M certification reminders: 30 days before due and when late. Safe to run daily."""
-    sent = services.send_reminders(on.date() if on else None)
-    for reminder in sent:
-        permit = db.session.get(Permit, reminder.permit_id)
-        click.echo(f"{permit.number}: {reminder.kind} reminder for the period from {reminder.period_start}")
-    click.echo(f"{len(sent)} reminder(s) sent")

@@ -20,7 +20,7 @@ from inspect_app.completion.models import (
 from inspect_app.certifications.models import Easement, NoticeToCorrect
 from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import StopWorkOrder
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import ChecklistAnswer, Inspection

@@ -6,7 +6,7 @@ from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
 from inspect_app.accounts.policy import permit_or_404
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.completion import services
 from inspect_app.completion.forms import (
     AsBuiltForm, CertificateForm, FinalReportForm, OMPlanForm, ReviewForm, SuretyReleaseForm,

@@ -16,7 +16,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
 from inspect_app.accounts.policy import report_author_id
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,

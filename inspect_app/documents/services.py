@@ -27,7 +27,7 @@ from flask import current_app, url_for
 from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.policy import sees, sees_report
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry

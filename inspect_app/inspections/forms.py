@@ -15,7 +15,9 @@ from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from inspect_app import files, units
+from inspect_app import units
+
+from inspect_app.accounts.policy import usable_blob
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
 from inspect_app.findings.models import ACTION_KINDS
@@ -293,7 +295,7 @@ def _videos(actor, inspection: Inspection, form: MultiDict, errors: dict[str, st
     for s in queries.pipe_runs(inspection.permit):
         key = f"video-{s.id}"
         sha = (form.get(f"{key}-blob_sha256") or "").strip().lower() or None
-        if sha and not files.usable(actor, sha):  # not stored, or not theirs: the same words
+        if sha and not usable_blob(actor, sha):  # not stored, or not theirs: the same words
             errors[key], sha = "No uploaded file has that SHA-256; upload the video first or give a reference.", None
         videos[s.id] = {"recorded_on": _date(form, f"{key}-recorded_on", errors, key),
                         "reference": _text(form, f"{key}-reference", errors, 300), "blob_sha256": sha}

@@ -8,29 +8,25 @@ sends a submitted report in `notification` (the caller sends it; `submit` does n
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
 import hashlib
-import io
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
-from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.findings.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
-from inspect_app.inspections import checks
+from inspect_app.inspections import checks, weather
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
@@ -40,25 +36,20 @@ from inspect_app.inspections.queries import (
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.profiles.schema import InspectionType, Profile
 from inspect_app.rules import calendar, corrective_action_due, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
 from inspect_app.types import utcnow
-from inspect_app.weather import services as weather
 from inspect_app.weather.source import MIN_PRECIP_HOURS
-from inspect_app import units
+from inspect_app import signatures, units
 
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
     "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
 )
-SIGNATURE_MAX_BYTES = 512 * 1024
-SIGNATURE_MAX_SIDE = 4000
-# A signature needs some ink: fewer drawn pixels than this is a tap, not a signature.
-SIGNATURE_MIN_INK_PIXELS = 30
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -163,31 +154,10 @@ def _apply_gauge(inspection: Inspection, gauge_mm_value: float | None) -> None:
 
 def signature_png(data_url: str) -> bytes:
     """The PNG bytes of a drawn signature posted as a data URL; InspectionError if it is not one."""
-    prefix = "data:image/png;base64,"
-    if not data_url.startswith(prefix):
-        raise InspectionError("signature", "The signature must be drawn on the pad (a PNG image).")
     try:
-        png = base64.b64decode(data_url[len(prefix):], validate=True)
-    except (binascii.Error, ValueError):
-        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
-    return checked_signature(png)
-
-
-def checked_signature(png: bytes) -> bytes:
-    """`png` if it is a signature as the pad draws it (a PNG with some ink); InspectionError if not."""
-    if len(png) > SIGNATURE_MAX_BYTES:
-        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
-    try:
-        with Image.open(io.BytesIO(png)) as image:
-            if image.format != "PNG" or max(image.size) > SIGNATURE_MAX_SIDE:
-                raise InspectionError("signature", "The signature must be a PNG image from the pad.")
-            image.load()
-            ink = _ink_pixels(image)
-    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError):
-        raise InspectionError("signature", "The signature image is damaged; clear it and sign again.") from None
-    if ink < SIGNATURE_MIN_INK_PIXELS:
-        raise InspectionError("signature", "The signature pad is empty: sign with your finger or a stylus.")
-    return png
+        return signatures.from_data_url(data_url)
+    except signatures.SignatureRefused as refused:
+        raise InspectionError("signature", str(refused)) from None
 
 
 def signature_from_blob(sha: str) -> bytes:
@@ -195,16 +165,12 @@ def signature_from_blob(sha: str) -> bytes:
     store = BlobStore(current_app.config["BLOB_ROOT"])
     if not store.exists(sha):
         raise InspectionError("signature", "The signature image has not been uploaded.")
-    if store.size(sha) > SIGNATURE_MAX_BYTES:
-        raise InspectionError("signature", "The signature image is too large; clear it and sign again.")
-    return checked_signature(store.path(sha).read_bytes())
-
-
-def _ink_pixels(image: Image.Image) -> int:
-    """How many pixels carry ink: not transparent and not white."""
-    rgba = image.convert("RGBA")
-    on_white = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("L")
-    return sum(count for level, count in enumerate(on_white.histogram()) if level < 200)
+    if store.size(sha) > signatures.MAX_BYTES:
+        raise InspectionError("signature", signatures.TOO_LARGE)
+    try:
+        return signatures.checked(store.path(sha).read_bytes())
+    except signatures.SignatureRefused as refused:
+        raise InspectionError("signature", str(refused)) from None
 
 
 def _store_signature(png: bytes) -> str:

@@ -9,7 +9,7 @@ from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import report_parts
 from inspect_app.findings import services as findings

@@ -32,7 +32,7 @@ VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
 # The worker's wait for a server before it counts it as gone (its own value unless OFFLINE_SERVER_TIMEOUT_MS says).
 TIMEOUT_LINE = re.compile(r"^const NETWORK_TIMEOUT_MS = \d+;", re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
-PERMITTEE_PAGES = ("certifications.my_permits",)
+PERMITTEE_PAGES = ("permittee.my_permits",)
 # The header naming who is signed in (static/formstore.js: SignedIn.HEADER).
 SIGNED_IN_AS = "Signed-In-As"
 

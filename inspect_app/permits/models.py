@@ -110,6 +110,12 @@ class Permit(db.Model):
     inspections: WriteOnlyMapped["Inspection"] = relationship(  # noqa: F821
         back_populates="permit", order_by="Inspection.performed_at"
     )
+    # The stop-work orders not lifted yet (read only: enforcement/services.py issues and lifts them), oldest
+    # first, for what a permit under stop-work cites.
+    standing_stop_work_orders: Mapped[list["StopWorkOrder"]] = relationship(  # noqa: F821
+        primaryjoin="and_(StopWorkOrder.permit_id == Permit.id, StopWorkOrder.lifted_at.is_(None))",
+        order_by="StopWorkOrder.issued_at", viewonly=True,
+    )
 
     def people(self, capacity: str) -> list:
         return [a.user for a in self.assignments if a.capacity == capacity]
@@ -156,6 +162,7 @@ class StormwaterStructure(SitePoint, db.Model):
 
     __tablename__ = "stormwater_structures"
     __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_structure_name"), *point_checks())
+    point_kind = "structure"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

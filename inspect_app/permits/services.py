@@ -10,10 +10,8 @@ from sqlalchemy import select
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import add_after_flush
-from inspect_app.certifications.models import Easement
-from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.labels import shorten
+from inspect_app.geo import SitePoint
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules import lapse_deadline
@@ -231,8 +229,7 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
 def _refuse_under_stop_work(permit: Permit, field: str, what: str) -> None:
     """§380-16 C(4)(e)[5]: a standing stop-work order stops construction: refuse a construction change."""
     if permit.is_under_stop_work:
-        standing = db.session.scalar(select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id,
-                                                                 StopWorkOrder.lifted_at.is_(None)).limit(1))
+        standing = next(iter(permit.standing_stop_work_orders), None)
         clause = profile_of(permit).cite(standing.citation_purpose if standing is not None else "stop_work")
         raise PermitError(field, f"A stop-work order stands on permit {permit.number}: {what} until it is "
                                  f"lifted{f' ({clause})' if clause else ''}. Stabilizing areas and maintaining "
@@ -270,18 +267,8 @@ def add_structure(actor, permit: Permit, **fields: Any) -> StormwaterStructure:
     return structure
 
 
-Placeable = DisturbedArea | StormwaterStructure | Easement
-
-
-def point_name(record: Placeable) -> str:
-    """What the site map calls a record it can place: an area's or structure's name, an easement's purpose."""
-    if isinstance(record, Easement):
-        return f"Easement: {shorten(record.purpose)}"
-    return record.name
-
-
 @implements("§380-14 C(2)(m)")
-def place(actor, record: Placeable, latitude: float, longitude: float) -> None:
+def place(actor, record: SitePoint, latitude: float, longitude: float) -> None:
     """Give a disturbed area, a structure or an easement its point on the site map (tapped there, or the
     device's GPS); the site map with its list is then the "map and list of stormwater management easements"
     of §380-14 C(2)(m).
@@ -290,5 +277,4 @@ def place(actor, record: Placeable, latitude: float, longitude: float) -> None:
     once, and a point is not part of that timeline."""
     before = audit.snapshot(record)
     record.latitude, record.longitude = latitude, longitude
-    kind = {DisturbedArea: "area", StormwaterStructure: "structure", Easement: "easement"}[type(record)]
-    audit.record(actor, f"{kind}.point", record, before)
+    audit.record(actor, f"{record.point_kind}.point", record, before)

@@ -1,27 +1,14 @@
-"""Photos and the stored files (blobs) behind them."""
+"""Photos: the original and its renditions, each a stored file (blobs/models.py)."""
 from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app.extensions import db
 from inspect_app.photos.markup import MARKED_UP
 from inspect_app.types import UTCDateTime, new_id, utcnow
-
-
-class Blob(db.Model):
-    """A complete file in the blob store, addressed by the SHA-256 of its bytes."""
-
-    __tablename__ = "blobs"
-
-    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    size: Mapped[int] = mapped_column(BigInteger)
-    content_type: Mapped[str] = mapped_column(String(100))
-    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
-    # Who uploaded it through /sync/blobs (their quota counts it); None when the server stored it.
-    uploaded_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
 
 
 class Photo(db.Model):

@@ -7,13 +7,13 @@ from typing import Any, BinaryIO, ContextManager
 
 from flask import request
 
-from inspect_app import files
+from inspect_app.accounts.policy import usable_blob
 from inspect_app.permits.models import Permit
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import blob_store, store_photo, store_photo_from_blob
 
-# The one answer to an original not uploaded and to one that is not the sender's (`files.usable`): the same
+# The one answer to an original not uploaded and to one that is not the sender's (`usable_blob`): the same
 # words and status, so a form tells nobody which files are stored.
 NOT_UPLOADED = "A photo did not finish uploading from the device; send the form again."
 
@@ -28,7 +28,7 @@ def store_posted(actor, permit: Permit, name: str, **target: Any) -> list[Photo]
               for upload in request.files.getlist(name) if upload and upload.filename]
     store = blob_store()
     for sha in request.form.getlist(f"{name}_sha256"):
-        if not files.usable(actor, sha, store):
+        if not usable_blob(actor, sha, store):
             raise PhotoRejected(NOT_UPLOADED)
         photos.append(store_photo_from_blob(actor, permit, sha, **target))
     return photos
@@ -39,6 +39,6 @@ def uploaded_original(actor, sha: str | None) -> ContextManager[BinaryIO | None]
     if not sha:
         return nullcontext(None)
     store = blob_store()
-    if not files.usable(actor, sha, store):
+    if not usable_blob(actor, sha, store):
         raise PhotoRejected(NOT_UPLOADED)
     return store.open(sha)

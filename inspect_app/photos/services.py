@@ -11,15 +11,16 @@ from typing import Any, BinaryIO
 from flask import current_app
 from sqlalchemy import Select, select
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.photos.markup import Shape, as_json
 from inspect_app.labels import shorten
 from inspect_app.photos.processing import (

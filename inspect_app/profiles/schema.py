@@ -14,6 +14,7 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from inspect_app import legal_holidays
+from inspect_app.types import TOWN_TIMEZONE
 
 # A citation is stored with each obligation (permit_obligations.citation, 200 characters).
 CITATION_MAX = 200
@@ -365,7 +366,7 @@ class Profile(Strict):
     key: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     town: str = Field(min_length=1)
     state: Literal["MA"]
-    timezone: str = "America/New_York"
+    timezone: str = TOWN_TIMEZONE
     regulation: str = Field(min_length=1)
     authority_title: str = Field(min_length=1)
     authority_body: str = Field(min_length=1)

@@ -19,6 +19,7 @@ class DisturbedArea(SitePoint, db.Model):
 
     __tablename__ = "disturbed_areas"
     __table_args__ = (UniqueConstraint("permit_id", "name", name="uq_area_name"), *point_checks())
+    point_kind = "area"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

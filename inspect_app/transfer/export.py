@@ -31,7 +31,7 @@ from typing import BinaryIO
 from sqlalchemy import Enum, Select, or_, select
 from sqlalchemy.orm import selectinload
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import acts_for_all_towns, hidden_draft_parts
 from inspect_app.audit import chain

@@ -18,10 +18,10 @@ from flask import (Blueprint, Response, abort, current_app, redirect, render_tem
                    stream_with_context, url_for)
 from flask_login import current_user, login_required
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.accounts.policy import acts_for_all_towns, require
 from inspect_app.extensions import db
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.transfer.cli import archive_name
 from inspect_app.transfer.columns import PERMIT_COLUMNS, STRUCTURE_COLUMNS, USER_COLUMNS
 from inspect_app.transfer.export import Scope, write_archive

@@ -46,13 +46,13 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
+from inspect_app.types import LOCAL_TZ
 from inspect_app.units import compass_point
 from inspect_app.weather import providers
 
 Status = Literal["complete", "incomplete", "pending"]
 T = TypeVar("T")
 
-LOCAL_TZ = ZoneInfo("America/New_York")
 SEARCH_RADIUS_M = 50_000  # a station farther than this is not "representative" of the site
 MAX_CANDIDATES = 5  # nearest stations tried, in order, for one with data
 # A station list is asked for this far around a site, so it holds the search radius of every site within
@@ -173,7 +173,7 @@ class ParameterStation:
 
 @dataclass(frozen=True)
 class DayRainfall:
-    """Rain on one local (America/New_York) day: hours ending after midnight up to the next midnight."""
+    """Rain on one local day (the town's time zone): hours ending after midnight up to the next midnight."""
 
     day: dt.date
     precip_mm: float | None  # None when no hour of the day has data

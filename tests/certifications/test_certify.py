@@ -11,7 +11,7 @@ from pypdf import PdfReader
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications import services
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
@@ -19,6 +19,7 @@ from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.rules.calendar import add_months
+from tests.builders import signature_data_url, signature_png
 from tests.certifications.om_helpers import local_today
 
 
@@ -154,13 +155,18 @@ def test_the_signature_is_required_and_a_drawn_one_is_kept(app, make, signed_in,
     assert garbage.status_code == 422 and "could not be read" in garbage.text
     assert db.session.scalars(select(OMCertification)).all() == []
 
-    png = io.BytesIO()
-    Image.new("L", (60, 20), 255).save(png, "PNG")
-    drawn = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
-    assert _sign(browser, permit, **{"cert-signature": drawn}).status_code == 303
+    # The one signature decoder (signatures.py): a pad left untouched is no signature, as on a report.
+    blank = io.BytesIO()
+    Image.new("L", (60, 20), 255).save(blank, "PNG")
+    untouched = _sign(browser, permit, **{"cert-signature": "data:image/png;base64,"
+                                          + base64.b64encode(blank.getvalue()).decode()})
+    assert untouched.status_code == 422 and "signature pad is empty" in untouched.text
+    assert db.session.scalars(select(OMCertification)).all() == []
+
+    assert _sign(browser, permit, **{"cert-signature": signature_data_url()}).status_code == 303
     cert = db.session.scalars(select(OMCertification)).one()
     with BlobStore(app.config["BLOB_ROOT"]).open(cert.signature_sha256) as stored:
-        assert stored.read() == png.getvalue()
+        assert stored.read() == signature_png()
 
 
 def test_permit_status_change_to_completed_allows_certifying(make, signed_in, owner):

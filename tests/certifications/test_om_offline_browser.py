@@ -10,7 +10,7 @@ import hashlib
 import pytest
 from sqlalchemy import func, select
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry, NoticeToCorrect, OMCertification
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db

@@ -17,7 +17,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.permits import services as permits
 from inspect_app.mail.models import OutboundEmail
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.types import LOCAL_TZ, utcnow
 
 PDF = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"

@@ -9,7 +9,7 @@ from html import unescape
 
 from sqlalchemy import select
 
-from inspect_app.dashboard import services
+from inspect_app.pages.dashboard import services
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Jurisdiction, Permit

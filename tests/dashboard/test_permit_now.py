@@ -7,10 +7,10 @@ import re
 from html import unescape
 
 from inspect_app.accounts.policy import ACTIONS
-from inspect_app.dashboard.services import KINDS
+from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.extensions import db
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
-from inspect_app.permits.now import ANSWERS
+from inspect_app.pages.now import ANSWERS
 from inspect_app.types import LOCAL_TZ
 
 from tests.dashboard.test_dashboard import started_permit
@@ -123,7 +123,7 @@ def test_a_chain_of_missed_inspections_is_one_item_with_its_count(make, record, 
 
 
 def test_every_kind_of_obligation_has_an_answer_the_policy_and_the_app_know(app):
-    assert set(ANSWERS) == set(KINDS)
+    assert set(ANSWERS) == set(OBLIGATION_KIND_LABELS)
     for kind, answer in ANSWERS.items():
         assert answer.action in ACTIONS, kind
         if answer.inspection_type:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections import canonical, queries

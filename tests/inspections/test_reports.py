@@ -12,13 +12,13 @@ from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.findings.models import Finding, PunchListItem
 from inspect_app.inspections import canonical, queries, services
 from inspect_app.inspections.models import INSPECTION_TYPES, ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.permits import services as permits
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from tests.builders import signature_data_url
 from tests.inspections.report_helpers import (error_beside, filled, mail_to, save_with_finding, save_with_punch,
                                               start, submit)

@@ -15,7 +15,8 @@ from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from tests.inspections.report_helpers import start, submit
 from tests.builders import signature_data_url
 from tests.photos.photo_builders import make_inspection, make_jpeg

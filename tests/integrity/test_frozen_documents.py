@@ -20,7 +20,7 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.canonical import reseal_record
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from tests.inspections.report_helpers import start, submit
 
 

@@ -9,8 +9,8 @@ from PIL import Image
 from bench.pdf import noisy_jpeg
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
-from inspect_app.files import blob_store
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.files import blob_store
+from inspect_app.blobs.models import Blob
 from inspect_app.photos.processing import PRINT_MAX_BYTES
 from inspect_app.photos.services import store_photo
 from tests.photos.photo_builders import make_jpeg

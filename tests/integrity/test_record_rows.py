@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select, text
 
-from inspect_app import files
+from inspect_app.blobs import files
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import OMCertification
 from inspect_app.completion import services as completion

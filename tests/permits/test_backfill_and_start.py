@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.dashboard.services import timeline
+from inspect_app.pages.dashboard.services import timeline
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.schedule.models import PermitObligation

@@ -1,5 +1,5 @@
 """Files named by their SHA-256 (issue 29, finding 2). Every web form and sync operation that names a stored
-file by its hash asks one rule (`files.usable`): the file is stored, and the sender uploaded it or sees a record
+file by its hash asks one rule (`usable_blob`): the file is stored, and the sender uploaded it or sees a record
 that names it. Naming someone else's file (a photo of another user's draft report on another permit) copies
 nothing and does not make the file the sender's, and it is answered exactly as a hash never stored is, so no
 form tells whether a file is stored."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import ExifTags, Image
 
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.photos.processing import (
     MAX_BYTES,
     PhotoRejected,

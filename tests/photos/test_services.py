@@ -10,7 +10,8 @@ from tests.photos.photo_builders import blob_files, make_inspection, make_jpeg
 
 from inspect_app.extensions import db
 from inspect_app.photos import services
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoRejected
 
 

@@ -15,7 +15,8 @@ from tests.photos.photo_builders import (
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 
 
 def picker(**target) -> str:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from inspect_app.certifications import services as om
 from inspect_app.certifications.models import Easement, MaintenanceLogEntry, ResponsibleParty
 from inspect_app.completion import services as completion
-from inspect_app.dashboard.services import timeline
+from inspect_app.pages.dashboard.services import timeline
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.extensions import db

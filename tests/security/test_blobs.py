@@ -8,7 +8,7 @@ import os
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.photos.models import Blob
+from inspect_app.blobs.models import Blob
 from inspect_app.types import utcnow
 from sync.services import blob_store, create_device
 from tests.builders import jpeg

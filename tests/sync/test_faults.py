@@ -17,7 +17,8 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.inspections.models import InspectionNotice
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import new_id, utcnow
 from sync.client import SyncClient, SyncError, new_op

@@ -15,7 +15,8 @@ from inspect_app.inspections.models import InspectionNotice
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
-from inspect_app.photos.models import Blob, Photo
+from inspect_app.blobs.models import Blob
+from inspect_app.photos.models import Photo
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
 from sync.client import SyncClient

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.documents.services import current_document
 from inspect_app.extensions import db

@@ -14,9 +14,10 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.audit.services import snapshot
 from inspect_app.extensions import db
+from inspect_app.inspections import weather as report_weather
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.canonical import record_hash
-from inspect_app.weather import services, source
+from inspect_app.weather import source
 from inspect_app.weather.models import WeatherObservation
 from tests.inspections.report_helpers import start, submit
 from weather_fake import hours, recent_hour
@@ -55,7 +56,7 @@ def test_an_inspection_gets_its_weather_with_the_station_and_its_distance_on_the
     inspection = report(permit_at("report"), performed)
 
     with app_meteostat_requests(app_meteostat) as asked:
-        services.fill_inspection_weather(inspection)
+        report_weather.fill_inspection_weather(inspection)
         db.session.commit()
 
     filled = reread(inspection)
@@ -93,15 +94,15 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
     app_meteostat.publish_hourly("SHR1", window)
     permit = permit_at("shared")
     first = report(permit, dt.datetime(2024, 6, 3, 10, 5, tzinfo=UTC))
-    services.fill_inspection_weather(first)
+    report_weather.fill_inspection_weather(first)
     db.session.commit()
     assert reread(first).weather_status == "complete", reread(first).weather_status  # fetched, once
 
     # A second report of the same site within the same hour: the same 24 station-hours.
     second = report(permit, dt.datetime(2024, 6, 3, 10, 40, tzinfo=UTC))
     with app_meteostat_requests(app_meteostat) as asked:
-        services.fill_inspection_weather(second)
-        services.fill_inspection_weather(first)  # already final: nothing to do
+        report_weather.fill_inspection_weather(second)
+        report_weather.fill_inspection_weather(first)  # already final: nothing to do
         db.session.commit()
 
     assert asked == []
@@ -116,7 +117,7 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
                                                prcp=0.9, wspd=9.0, wdir=90, coco=3))
     neighbour = report(permit_at("shared"), dt.datetime(2024, 6, 3, 10, 15, tzinfo=UTC))
     with app_meteostat_requests(app_meteostat) as asked:
-        services.fill_inspection_weather(neighbour)
+        report_weather.fill_inspection_weather(neighbour)
         db.session.commit()
 
     assert asked == []
@@ -132,7 +133,7 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
     inspection = report(permit_at("late"), performed, status="submitted", submitted_at=submitted_at,
                         evaluation="compliant", signer_name="Pat Inspector", record_sha256="a" * 64)
 
-    services.fill_inspection_weather(inspection)
+    report_weather.fill_inspection_weather(inspection)
     db.session.commit()
 
     pending = reread(inspection)
@@ -199,7 +200,7 @@ def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at,
     inspection = report(permit_at("gauge"), dt.datetime(2024, 7, 9, 14, 30, tzinfo=UTC),
                         gauge_precip_mm=10.7)
 
-    services.fill_inspection_weather(inspection)
+    report_weather.fill_inspection_weather(inspection)
     db.session.commit()
 
     filled = reread(inspection)
@@ -219,7 +220,7 @@ def test_a_hung_weather_server_leaves_the_report_pending_within_the_deadline(
     inspection = report(permit_at("hung"), performed)
 
     started = time.monotonic()
-    services.fill_inspection_weather(inspection)
+    report_weather.fill_inspection_weather(inspection)
     elapsed = time.monotonic() - started
     db.session.commit()
 
@@ -239,14 +240,14 @@ def test_a_report_of_a_time_still_to_come_asks_nothing(app_meteostat, permit_at,
     inspection = report(permit_at("report"), dt.datetime.now(UTC) + dt.timedelta(days=1))
 
     with app_meteostat_requests(app_meteostat) as asked:
-        services.fill_inspection_weather(inspection)
+        report_weather.fill_inspection_weather(inspection)
     assert asked == [] and reread(inspection).weather_status == "pending"
 
 def test_a_bad_backfill_limit_is_refused_with_a_clear_message(app_meteostat, runner):
     result = runner.invoke(args=["weather", "backfill", "--limit", "0"])
     assert result.exit_code == 2 and "--limit" in result.output
     with pytest.raises(ValueError, match="limit must be a positive number"):
-        services.backfill_pending(0)
+        report_weather.backfill_pending(0)
 
 def test_display_filters_show_inches_fahrenheit_mph_and_miles(app):
     filters = app.jinja_env.filters
@@ -270,7 +271,7 @@ def test_a_draft_being_created_can_be_filled_before_it_is_saved(app_meteostat, p
                        performed_at=dt.datetime(2024, 10, 2, 0, 30, tzinfo=UTC))
     db.session.add(draft)
 
-    services.fill_inspection_weather(draft)
+    report_weather.fill_inspection_weather(draft)
     db.session.commit()
 
     filled = reread(draft)
@@ -285,19 +286,19 @@ def test_a_recent_incomplete_report_is_completed_by_a_later_backfill(app_meteost
     app_meteostat.publish_hourly("GAP1", hours(first, 10, temp=15.0, coco=3, prcp=0.2))
     inspection = report(permit_at("gappy"), performed)
 
-    services.fill_inspection_weather(inspection)
+    report_weather.fill_inspection_weather(inspection)
     db.session.commit()
     early = reread(inspection)
     assert (early.weather_status, early.precip_24h_mm, early.precip_hours) == ("incomplete", 2.0, 10)
     assert "precipitation for only 10 of the 24 hours" in weather_block(early)
-    assert services.needs_weather(early)  # recent: the missing hours may still come
+    assert report_weather.needs_weather(early)  # recent: the missing hours may still come
 
     app_meteostat.publish_hourly("GAP1", hours(first, 24, temp=15.0, coco=3, prcp=0.2))
-    (outcome,) = services.backfill_pending()
+    (outcome,) = report_weather.backfill_pending()
     db.session.commit()
 
     assert (outcome.before, outcome.after) == ("incomplete", "complete")
     done = reread(inspection)
     assert (done.weather_status, done.precip_24h_mm, done.precip_hours) == ("complete", 4.8, 24)
-    assert not services.needs_weather(done)
+    assert not report_weather.needs_weather(done)
     assert [e.action for e in audit_actions(done)] == ["inspection.weather_fill"] * 2

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from inspect_app.extensions import db
+from inspect_app.inspections import weather as report_weather
 from inspect_app.inspections.models import Inspection
 from inspect_app.weather import services, source
 from weather_fake import hours, recent_hour
@@ -40,7 +41,7 @@ def test_each_value_comes_from_the_nearest_station_with_data_for_it(app_meteosta
                        construction_started_on=dt.date(2024, 1, 3))
     inspection = report(permit, performed)
 
-    services.fill_inspection_weather(inspection, now=performed + dt.timedelta(days=10))
+    report_weather.fill_inspection_weather(inspection, now=performed + dt.timedelta(days=10))
     db.session.commit()
 
     filled = reread(inspection)
@@ -73,7 +74,7 @@ def test_provisional_weather_on_site_then_the_final_values(app_meteostat, permit
     permit = permit_at("provisional")
     inspection = report(permit, performed, status="submitted", latitude=permit.latitude, longitude=permit.longitude)
 
-    services.fill_inspection_weather(inspection)
+    report_weather.fill_inspection_weather(inspection)
     db.session.commit()
 
     on_site = reread(inspection)
@@ -89,7 +90,7 @@ def test_provisional_weather_on_site_then_the_final_values(app_meteostat, permit
     assert "<dt>Temperature</dt><dd>59 °F</dd>" in text and "<dt>Conditions</dt><dd>Rain</dd>" in text
 
     app_meteostat.publish_hourly("PRV1", hours(first + 21 * H, 3, temp=16.0, prcp=0.0, coco=3))
-    services.backfill_pending()
+    report_weather.backfill_pending()
     db.session.commit()
 
     final = reread(inspection)

@@ -14,13 +14,15 @@ from inspect_app.certifications import services as om
 from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
 from inspect_app.conditions import views as conditions
-from inspect_app.dashboard import maps
+from inspect_app.pages.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
+from inspect_app.geo import SitePoint
 from inspect_app.inputs import query_int
 from inspect_app.inspections import views as inspections
-from inspect_app.permits import now, services
+from inspect_app.pages import now
+from inspect_app.permits import services
 from inspect_app.permits.forms import (
     AreaForm, AreaStatusForm, AssignmentForm, BackfillForm, PermitForm, PointForm, StatusForm, StructureForm,
 )
@@ -91,10 +93,10 @@ def _detail_forms(permit: Permit) -> dict:
 _POINT_GROUPS = {"area": "Disturbed areas", "structure": "Structures", "easement": "Easements"}
 
 
-def _placeable(permit: Permit) -> dict[str, services.Placeable]:
+def _placeable(permit: Permit) -> dict[str, SitePoint]:
     """The areas, structures and easements of `permit` the user may put on its site map, by the point form's
     value ("area:<id>", "structure:<id>", "easement:<id>")."""
-    found: dict[str, services.Placeable] = {}
+    found: dict[str, SitePoint] = {}
     if allowed(current_user, "area.edit", permit):
         found |= {f"area:{a.id}": a for a in permit.areas}
     if allowed(current_user, "structure.edit", permit):
@@ -107,7 +109,7 @@ def _placeable(permit: Permit) -> dict[str, services.Placeable]:
 def _point_form(permit: Permit) -> PointForm:
     form = PointForm(prefix="point")
     form.subject.choices = [SelectChoice("", "— choose —")] + [
-        SelectChoice(key, services.point_name(record), optgroup=_POINT_GROUPS[key.partition(":")[0]])
+        SelectChoice(key, record.point_name, optgroup=_POINT_GROUPS[key.partition(":")[0]])
         for key, record in _placeable(permit).items()]
     return form
 

@@ -22,21 +22,16 @@ from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.rules import Obligation, obligations
 from inspect_app.rules.calendar import end_of_day, local_date, zone
-from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.schedule.facts import PermitSummary, Record, load_records
 from inspect_app.permits.models import StormwaterStructure
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
 from inspect_app.stabilization.models import DisturbedArea
-from inspect_app.types import LOCAL_TZ, UTCDateTime
+from inspect_app.types import LOCAL_TZ, TOWN_TIMEZONE, UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
 INSPECTION_KINDS = ("pre_construction", "inspection", "storm_inspection", "pre_bury", "walk_through")
-# What each kind of obligation is called on screen, in the regulations' words (labels.py).
-KINDS = OBLIGATION_KIND_LABELS
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
-# The town calendar a permit of a town with no loaded profile is read on (the profiles' default).
-DEFAULT_TIMEZONE = "America/New_York"
 _Ob = PermitObligation
 # What a screen shows about a permit, in PermitSummary's order.
 _SUMMARY = (Permit.id, Permit.number, Permit.site_address, Permit.status, Permit.cgp_schedule, Permit.latitude,
@@ -288,8 +283,8 @@ def _end_of_today(now: dt.datetime) -> ColumnElement:
 
     ends = {key: end(profile.timezone) for key, profile in current_app.extensions["profiles"].items()}
     if not ends:
-        return end(DEFAULT_TIMEZONE)
-    return case(ends, value=Jurisdiction.profile_key, else_=end(DEFAULT_TIMEZONE))
+        return end(TOWN_TIMEZONE)
+    return case(ends, value=Jurisdiction.profile_key, else_=end(TOWN_TIMEZONE))
 
 
 def my_day(scope: Select, now: dt.datetime) -> Board:

@@ -7,7 +7,8 @@ import io
 import json
 from collections.abc import Callable, Iterable
 
-from inspect_app.dashboard.services import KINDS, PermitStatus, Row, SitePlace
+from inspect_app.labels import OBLIGATION_KIND_LABELS
+from inspect_app.pages.dashboard.services import PermitStatus, Row, SitePlace
 
 _ICAL_ESCAPES = str.maketrans({"\\": "\\\\", ";": "\\;", ",": "\\,", "\n": "\\n", "\r": ""})
 # Spreadsheet programs run a cell that starts with one of these as a formula.
@@ -47,7 +48,7 @@ def icalendar(name: str, rows: Iterable[Row], now: dt.datetime, link: Callable[[
     for row in rows:
         ob, permit = row.obligation, row.permit
         assert ob.due_at is not None
-        what = KINDS.get(ob.kind, ob.kind)
+        what = OBLIGATION_KIND_LABELS.get(ob.kind, ob.kind)
         state = "OVERDUE: " if ob.status == "overdue" else ""
         lines += [
             "BEGIN:VEVENT",
@@ -81,7 +82,7 @@ def _place_properties(place: SitePlace) -> dict:
     return properties | {
         "status": place.status,
         # The area's next stabilization deadline as the schedule engine stored it (§380-11 C(3)(a)).
-        "stabilization": KINDS[clock.kind] if clock else None,
+        "stabilization": OBLIGATION_KIND_LABELS[clock.kind] if clock else None,
         "stabilization_due": clock.due_at.isoformat() if clock and clock.due_at else None,
         "stabilization_status": clock.status if clock else None,
     }

@@ -1,8 +1,6 @@
-"""The town dashboard, the inspector's *my day*, a permit's timeline, the calendar/GIS exports, and
-`flask dashboard refresh`."""
+"""The town dashboard, the inspector's *my day*, a permit's timeline and the calendar/GIS exports."""
 from __future__ import annotations
 
-import click
 from flask import Blueprint, Response, abort, current_app, redirect, render_template, request, url_for
 from flask_login import current_user
 from jinja2_fragments.flask import render_block
@@ -10,11 +8,11 @@ from sqlalchemy import select
 
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
-from inspect_app.dashboard import exports, maps, services
+from inspect_app.labels import OBLIGATION_KIND_LABELS
+from inspect_app.pages.dashboard import exports, maps, services
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
-from inspect_app.schedule import obligations
 from inspect_app.schedule.facts import subject_label
 from inspect_app.types import utcnow
 
@@ -41,7 +39,7 @@ def _filters() -> services.Filters:
     kind, sort = args.get("kind", ""), args.get("sort", "late")
     return services.Filters(
         town=args.get("town", ""), inspector=args.get("inspector", ""),
-        kind=kind if kind in services.KINDS else "", sort=sort if sort in services.SORTS else "late",
+        kind=kind if kind in OBLIGATION_KIND_LABELS else "", sort=sort if sort in services.SORTS else "late",
         upcoming=args.get("upcoming") == "1",
         days=query_int("days", 7, 1, 365, refuse=False),
         page=query_int("page", 1, 1, 100_000, refuse=False),
@@ -54,7 +52,7 @@ def index():
     require("dashboard.view")
     filters = _filters()
     board = services.town_board(visible_permits(current_user), filters, utcnow())
-    context = {"board": board, "filters": filters, "kinds": services.KINDS, "sorts": services.SORTS,
+    context = {"board": board, "filters": filters, "kinds": OBLIGATION_KIND_LABELS, "sorts": services.SORTS,
                "towns": _towns(), "inspectors": _inspectors(), "describe_late": services.describe_late}
     if request.headers.get("HX-Target") == "obligations":
         return render_block("dashboard/index.html", "obligations", **context), 200, VARY
@@ -68,7 +66,7 @@ def permit_map():
     require("dashboard.view")
     filters = _filters()
     statuses = services.permit_map(visible_permits(current_user), filters, utcnow())
-    return render_template("dashboard/map.html", statuses=statuses, filters=filters, kinds=services.KINDS,
+    return render_template("dashboard/map.html", statuses=statuses, filters=filters, kinds=OBLIGATION_KIND_LABELS,
                            towns=_towns(), inspectors=_inspectors(), tiles=maps.tiles(),
                            center=maps.center([s.permit for s in statuses])), 200, VARY
 
@@ -89,7 +87,7 @@ def my_day():
     """The inspector's day: what is overdue or due today on the permits they are assigned to."""
     require("dashboard.my_day")
     board = services.my_day(visible_permits(current_user), utcnow())
-    return render_template("dashboard/my_day.html", board=board, kinds=services.KINDS,
+    return render_template("dashboard/my_day.html", board=board, kinds=OBLIGATION_KIND_LABELS,
                            describe_late=services.describe_late)
 
 
@@ -99,7 +97,7 @@ def timeline(permit_id: str):
     permit = permit_or_404(permit_id)
     record, items = services.timeline(select(Permit).where(Permit.id == permit.id), utcnow())
     return render_template("dashboard/timeline.html", permit=permit, record=record, items=items,
-                           now=utcnow(), kinds=services.KINDS, describe_late=services.describe_late,
+                           now=utcnow(), kinds=OBLIGATION_KIND_LABELS, describe_late=services.describe_late,
                            subject_label=subject_label)
 
 
@@ -168,14 +166,3 @@ def permits_csv():
     body = exports.csv_text(services.permit_statuses(visible_permits(current_user), utcnow()))
     return Response(body, mimetype="text/csv",
                     headers={"Content-Disposition": 'attachment; filename="permits.csv"'})
-
-
-@bp.cli.command("refresh")
-def refresh() -> None:
-    """Work out every permit's open obligations again, for what time alone changes; safe to run from cron."""
-    now, permits, stored = utcnow(), 0, 0
-    for batch in obligations.batches():
-        stored += obligations.refresh_permits(batch, now, skip_busy=True)
-        db.session.commit()
-        permits += len(batch)
-    click.echo(f"{permits} permit(s) worked out; {stored} open obligation(s) stored.")

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from flask import url_for
 
 from inspect_app.accounts.policy import hidden_draft_parts
-from inspect_app.dashboard.services import KINDS, Row, owed, permit_open, when_due
+from inspect_app.labels import OBLIGATION_KIND_LABELS
+from inspect_app.pages.dashboard.services import Row, owed, permit_open, when_due
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
@@ -109,6 +110,6 @@ def section(permit: Permit, user, now: dt.datetime) -> list[NowItem]:
     for each in owed(rows):
         row, ob = each.row, each.row.obligation
         answer = None if ob.subject in not_theirs else ANSWERS.get(ob.kind)
-        headline = f"{KINDS.get(ob.kind, ob.kind)}: {row.subject}"
+        headline = f"{OBLIGATION_KIND_LABELS.get(ob.kind, ob.kind)}: {row.subject}"
         items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject), each.more))
     return items

@@ -6,8 +6,8 @@ written at once with its own statement, not left to the ORM's flush: the flush o
 relationships it knows, and a record that names a blob only by a foreign-key column (no relationship) could
 be inserted before the blob row, which the foreign key refuses (a 500 on the second PDF filed).
 
-A form or a sync operation that names a stored file by its SHA-256 (a photo a device uploaded first, a drawn
-signature, a pipe-run video) asks `usable` whether the user may: one rule for every such field.
+Whether a user may name a stored file in a form or a sync operation is the policy's question
+(`accounts.policy.usable_blob`).
 """
 from __future__ import annotations
 
@@ -18,10 +18,9 @@ from typing import BinaryIO
 from flask import current_app
 from sqlalchemy.dialects import postgresql, sqlite
 
-from inspect_app.accounts.policy import sees_blob
-from inspect_app.blobstore import BlobStore
+from inspect_app.blobs.models import Blob
+from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
-from inspect_app.photos.models import Blob
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -46,16 +45,3 @@ def record_blob(sha: str, size: int, content_type: str, *, uploaded_by_id: str |
     values = {"sha256": sha, "size": size, "content_type": content_type, "uploaded_by_id": uploaded_by_id}
     insert = postgresql.insert if db.session.get_bind().dialect.name == "postgresql" else sqlite.insert
     db.session.execute(insert(Blob).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
-
-
-def usable(user, sha: str | None, store: BlobStore | None = None) -> bool:
-    """Whether `user` may name the stored file `sha` in a form or a sync operation: it is stored whole, and it
-    is theirs (`sees_blob`: they uploaded it, or they see a record that names it).
-
-    A file not stored and a file stored but not theirs (another user's draft photo, another town's) give the
-    same False, so a caller answers both alike: naming a hash tells nobody whether someone else's file is
-    stored, and never makes it theirs.
-    """
-    if not sha or not SHA256.fullmatch(sha) or db.session.get(Blob, sha) is None:
-        return False
-    return (store or blob_store()).exists(sha) and sees_blob(user, sha)

@@ -1,0 +1,28 @@
+"""The template globals that ask the policy (`allowed`) and a permit's town (`cite`), for every page.
+
+They sit above the domains with the pages: templating.py, which every domain imports for its formatting
+filters, then needs neither the policy nor the permits' services.
+"""
+from __future__ import annotations
+
+from flask import Flask
+from flask_login import current_user
+
+from inspect_app.accounts import policy
+from inspect_app.permits.services import profile_of
+
+
+def allowed(action: str, permit=None) -> bool:
+    """Whether the signed-in user may do `action` (on `permit`): the policy table, for showing a control."""
+    return policy.allowed(current_user, action, permit)
+
+
+def cite(permit, purpose: str) -> str:
+    """' (§380-18)': the permit's town's clause for `purpose`, or "" where the town cites none, so a page
+    names only its own town's sections (profile `citations`)."""
+    clause = profile_of(permit).cite(purpose)
+    return f" ({clause})" if clause else ""
+
+
+def register(app: Flask) -> None:
+    app.jinja_env.globals.update(allowed=allowed, cite=cite)
