@@ -11,11 +11,11 @@ from sqlalchemy.orm.attributes import set_committed_value
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
-from inspect_app.findings import report_parts
+from inspect_app.findings import report_parts, submission
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
-from inspect_app.inspections import canonical, checks, forms, notification, queries, services, wording
+from inspect_app.inspections import canonical, checks, forms, queries, services, wording
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -231,10 +231,10 @@ def submit(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
-        errors = report_parts.apply(current_user, inspection, parts, data)
-    if not errors:
-        try:
-            services.submit(current_user, inspection, data)
+        try:  # recorded with the report's parts, and sent to the applicant and the authority in the same commit
+            submission.submit_report(current_user, inspection, data, report_parts.sent(inspection, parts, data))
+        except submission.PartRefused as refused:
+            errors = {"new-parts": str(refused)}
         except services.ReportIncomplete as incomplete:
             errors = incomplete.problems
     if errors:
@@ -243,7 +243,6 @@ def submit(inspection_id: str):
                            data, errors, 422, parts=parts)
         db.session.rollback()
         return page
-    notification.send_report(inspection)  # stored with the submission, in the same commit
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection_id), code=303)
 
