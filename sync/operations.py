@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
-from inspect_app import files
+from inspect_app import files, inspection_types
 from inspect_app.accounts.policy import allowed, sees_part, visible
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
@@ -317,10 +317,11 @@ def _check_device_ids(payload: InspectionSubmit) -> None:
 
 def _check_type_parts(payload: InspectionSubmit) -> None:
     """A punch list comes only with a walk-through, typed controls only with an erosion-control report."""
-    if payload.punch_list and payload.type != "walk_through":
+    declared = inspection_types.spec(payload.type)
+    if payload.punch_list and not declared.makes_punch_list:
         raise Rejected({"payload.punch_list": "Only a walk-through inspection makes a punch list "
                                               "(§380-16 C(4)(d))."})
-    if payload.controls and payload.type != "erosion_control":
+    if payload.controls and not declared.lists_other_controls:
         raise Rejected({"payload.controls": "Only an erosion control inspection lists other controls."})
     seen: set[str] = set()
     for index, control in enumerate(payload.controls):

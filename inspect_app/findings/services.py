@@ -27,7 +27,7 @@ from inspect_app.photos import services as photos
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
-from inspect_app import rules
+from inspect_app import inspection_types, rules
 from inspect_app.rules import calendar
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
@@ -294,7 +294,7 @@ def add_punch_item(actor, inspection: Inspection, description: str,
                    item_id: str | None = None) -> PunchListItem:
     """Add an item of remaining work to a walk-through's punch list (§380-16 C(4)(d))."""
     ensure_draft(inspection)
-    if inspection.type != "walk_through":
+    if not inspection_types.spec(inspection.type).makes_punch_list:
         raise FindingError("description", "Only a walk-through inspection makes a punch list.")
     if not (description or "").strip():
         raise FindingError("description", "Describe the remaining work and where it is.")

@@ -22,6 +22,7 @@ from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
 from inspect_app import files
+from inspect_app import inspection_types
 from inspect_app.audit import services as audit
 from inspect_app.blobstore import BlobStore
 from inspect_app.enforcement import services as enforcement
@@ -631,9 +632,10 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
         raise ReportIncomplete(problems)
     _store_signatures(inspection, data)
     profile, now = profile_of(inspection.permit), utcnow()
-    if inspection.type == "erosion_control":
+    declared = inspection_types.spec(inspection.type)
+    if declared.finds_overdue_stabilization:
         _stabilization_findings(actor, inspection, profile)
-    if inspection.type == "final":
+    if declared.resolves_punch_list:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = certification_statement(profile, type_of(inspection))
@@ -642,7 +644,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
-    if inspection.type == "final" and inspection.evaluation == "violations":
+    if declared.resolves_punch_list and inspection.evaluation == "violations":
         _enforce_failed_final(actor, inspection)
     return inspection
 

@@ -8,6 +8,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobstore import BlobStore
 from inspect_app.extensions import db, htmx
@@ -79,6 +80,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
     values = values or services.values_of(inspection)
     permit, profile, kind = inspection.permit, profile_of(inspection.permit), queries.type_of(inspection)
+    declared = inspection_types.spec(inspection.type)
     zone = ZoneInfo(profile.timezone)
     storms = (queries.storm_choices(permit, inspection.performed_at)
               if kind.states_occasion and not inspection.is_submitted else [])
@@ -88,7 +90,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "checklist": queries.checklist(inspection, values.details),
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
-        "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
+        "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
         "amended_by_another": queries.amended_by_another(inspection),
         "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
