@@ -17,13 +17,25 @@ from typing import Literal
 Covers = Literal["site", "structure", "punch_list"]
 
 
+# A type's own part of the report, besides the checklist, findings and photos: the fields its form reads into
+# `Inspection.details`, what a submission needs of them, and its section of the report page and of the PDF.
+# Each module that handles parts has one table by part name (forms, services, report.html, documents.reports).
+Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance"]
+
+
 @dataclass(frozen=True)
 class TypeSpec:
     """What one inspection type is, for the code (its words are the town's profile)."""
 
     key: str
-    # What the inspector walks: the whole site, a structure before it is buried, or a walk-through's punch list.
+    # What the inspector walks: the whole site, or the underground structures chosen on the report (pre-bury).
     covers: Covers = "site"
+    # Its own part of the report (above), if it has one.
+    part: Part | None = None
+    # The policy action (accounts/policy.py) that performs and edits it. §380-16 C(4)(f): periodic and random
+    # inspections by the engineer's PE representative or the authority; the others by the engineer or the
+    # erosion-control inspector (§380-16 C(2)-(3)).
+    action: str = "inspection.regulatory"
     # §380-16 C(4)(d): the walk-through makes a punch list of the work remaining.
     makes_punch_list: bool = False
     # §380-16 C(4)(e): the final inspection resolves the punch list, and one that finds violations is enforced.
@@ -32,15 +44,18 @@ class TypeSpec:
     lists_other_controls: bool = False
     # §380-11 C(3)(a): an erosion-control report finds each area past its stabilization deadline a violation.
     finds_overdue_stabilization: bool = False
+    # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
+    answers_storms: bool = False
 
 
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
-    TypeSpec("initial"),
-    TypeSpec("erosion_control", lists_other_controls=True, finds_overdue_stabilization=True),
-    TypeSpec("pre_bury", covers="structure"),
-    TypeSpec("walk_through", makes_punch_list=True),
-    TypeSpec("final", covers="punch_list", resolves_punch_list=True),
-    TypeSpec("periodic"),
+    TypeSpec("initial", part="site_conditions"),
+    TypeSpec("erosion_control", part="controls", lists_other_controls=True, finds_overdue_stabilization=True,
+             answers_storms=True),
+    TypeSpec("pre_bury", covers="structure", part="structures"),
+    TypeSpec("walk_through", part="punch_list", makes_punch_list=True),
+    TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
+    TypeSpec("periodic", action="inspection.perform"),
 )}
 KEYS: tuple[str, ...] = tuple(TYPES)
 
