@@ -65,6 +65,12 @@ def spec(key: str) -> TypeSpec:
     return TYPES[key]
 
 
+def accepts_system(key: str | None) -> bool:
+    """§380-16 C(4)(e): whether a report of this type is the final acceptance of the system (completion rests
+    on it; one that finds violations brings the final stop-work order)."""
+    return key in TYPES and TYPES[key].part == "system_acceptance"
+
+
 def keys_where(**wanted: object) -> tuple[str, ...]:
     """The keys of the types whose declaration has each of `wanted` (e.g. `makes_punch_list=True`)."""
     return tuple(key for key, kind in TYPES.items() if all(getattr(kind, k) == v for k, v in wanted.items()))

@@ -661,7 +661,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
-    if declared.resolves_punch_list and inspection.evaluation == "violations":
+    if inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations":
         _enforce_failed_final(actor, inspection)
     return inspection
 
