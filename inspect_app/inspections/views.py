@@ -85,7 +85,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
     storms = (queries.storm_choices(permit, inspection.performed_at)
               if kind.states_occasion and not inspection.is_submitted else [])
     context = {
-        "inspection": inspection, "permit": permit, "profile": profile, "kind": kind,
+        "inspection": inspection, "permit": permit, "profile": profile, "kind": kind, "declared": declared,
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
         "checklist": queries.checklist(inspection, values.details),
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
