@@ -46,14 +46,17 @@ class TypeSpec:
     finds_overdue_stabilization: bool = False
     # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
     answers_storms: bool = False
+    # The obligations of the schedule (rules/engine.py) a report of this type meets: §380-16 C(4)(b)[1] and CGP
+    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through.
+    meets: tuple[str, ...] = ()
 
 
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
     TypeSpec("initial", part="site_conditions"),
     TypeSpec("erosion_control", part="controls", lists_other_controls=True, finds_overdue_stabilization=True,
-             answers_storms=True),
-    TypeSpec("pre_bury", covers="structure", part="structures"),
-    TypeSpec("walk_through", part="punch_list", makes_punch_list=True),
+             answers_storms=True, meets=("pre_construction", "inspection", "storm_inspection")),
+    TypeSpec("pre_bury", covers="structure", part="structures", meets=("pre_bury",)),
+    TypeSpec("walk_through", part="punch_list", makes_punch_list=True, meets=("walk_through",)),
     TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
     TypeSpec("periodic", action="inspection.perform"),
 )}
@@ -69,6 +72,16 @@ def accepts_system(key: str | None) -> bool:
     """§380-16 C(4)(e): whether a report of this type is the final acceptance of the system (completion rests
     on it; one that finds violations brings the final stop-work order)."""
     return key in TYPES and TYPES[key].part == "system_acceptance"
+
+
+def meeting(obligation_kind: str) -> str:
+    """The key of the type whose report meets an obligation of this kind; KeyError if none does."""
+    return next(key for key, kind in TYPES.items() if obligation_kind in kind.meets)
+
+
+def obligations_met() -> tuple[str, ...]:
+    """Every kind of obligation an inspection meets (they go on the inspector's calendar), in the types' order."""
+    return tuple(obligation for kind in TYPES.values() for obligation in kind.meets)
 
 
 def keys_where(**wanted: object) -> tuple[str, ...]:
