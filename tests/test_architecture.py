@@ -60,3 +60,28 @@ def test_no_module_switches_on_an_inspection_type_key_outside_the_registry():
 def test_the_list_of_modules_not_yet_moved_only_shrinks():
     """A module moved to the registry leaves the list, so it cannot start switching again unnoticed."""
     assert sorted(NOT_YET_MOVED - set(naming_a_type())) == []
+
+
+DOCUMENT_KINDS = ("inspection_report", "stop_work_order", "certificate_of_completion", "om_certification",
+                  "permit_history")
+# schedule/facts.py compares an obligation's subject "om_certification" (the schedule's word, spelled like the
+# document kind): not a document switch.
+DOCUMENT_SWITCH_ALLOWED = {"inspect_app/schedule/facts.py": {"om_certification"}}
+
+
+def comparing_a_document_kind(root: Path = ROOT) -> dict[str, list[str]]:
+    """Source files that compare something with a document kind's key (`kind == "inspection_report"`)."""
+    switch = re.compile(r"""[=!]=\s*['"](%s)['"]""" % "|".join(DOCUMENT_KINDS))
+    found = {}
+    for path in [*(root / "inspect_app").rglob("*.py"), *(root / "sync").rglob("*.py"),
+                 *(root / "inspect_app" / "templates").rglob("*.html")]:
+        name = str(path.relative_to(root))
+        keys = sorted(set(switch.findall(path.read_text(encoding="utf-8"))) - DOCUMENT_SWITCH_ALLOWED.get(name, set()))
+        if keys:
+            found[name] = keys
+    return found
+
+
+def test_no_module_switches_on_a_document_kind():
+    """What differs by document kind is declared once (documents/services.py `KINDS`); nothing tests the key."""
+    assert comparing_a_document_kind() == {}
