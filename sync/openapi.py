@@ -20,6 +20,9 @@ def _payload_schemas() -> dict[str, Any]:
     for kind, spec in KINDS.items():
         schema = spec.payload.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas |= schema.pop("$defs", {})
+        if spec.legacy:  # applied for what an old outbox left queued; nothing should make it any more
+            schema |= {"deprecated": True, "description": f"Retired: {kind} is applied only for an item the "
+                       "previous release's outbox left queued on a device; send the form's own post instead."}
         schemas[f"payload:{kind}"] = schema
     return schemas
 

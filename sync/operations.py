@@ -1,6 +1,8 @@
 """Operation kinds a device can push, each a payload model and an applier, found through `KINDS`.
 
-Adding a kind is one payload model, one `apply_*` function and one entry in `KINDS`. An applier
+Adding a kind is one payload model, one `apply_*` function and one entry in `KINDS`; an applier that does
+what a form does is a thin adapter over that form's own service. Four kinds are retired (`Kind.legacy`):
+only the previous release's outbox made them, and they are still applied for what it left queued. An applier
 checks everything before it changes anything, then raises `Rejected` (field → reason), `Waiting`
 (a record or blob not here yet) or `Duplicate` (the record it would make is already here), or changes
 the record through the domain's own services (which write the audit log) and returns the result a
@@ -18,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, sees_part, usable_blob, visible
 from inspect_app.audit import services as audit
 from inspect_app.blobs.store import BlobStore
@@ -26,14 +29,17 @@ from inspect_app.certifications.models import MaintenanceLogEntry, OMCertificati
 from inspect_app.extensions import db
 from inspect_app.fields import in_calendar
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction, Finding, PunchListItem
+from inspect_app.findings import submission
+from inspect_app.findings.services import NewAction, NewFinding
+from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction
 from inspect_app.inspections import forms as report_forms
-from inspect_app.inspections import notification, queries
+from inspect_app.inspections import queries
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
+from inspect_app.photos.posted import Sent
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.stabilization.models import AREA_STATUSES, DisturbedArea
 from inspect_app.types import canonical_uuid, new_id
@@ -232,12 +238,13 @@ class InspectionSubmit(Payload):
 
 
 def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> tuple[str, dict[str, Any]]:
-    """A report made offline, signed and submitted (§380-16 C(4)): the online form's own services, in order.
+    """A report made offline, signed and submitted (§380-16 C(4)); a legacy kind, sent only by a previous
+    release's outbox, answered as it always was: a thin adapter over the report form's own submit service.
 
-    start (under the device's id) → the typed controls' ids → save the draft → findings and their
-    corrective actions → punch-list items → photos → submit. A refused submission (ReportIncomplete) is
-    `rejected` with every problem, and the SAVEPOINT it ran in leaves nothing behind. A report already
-    submitted under this id is never made twice.
+    Its checks → start (under the device's id) → the typed controls' ids → the form's fields, read as the form
+    reads them → `submission.submit_report` (findings and their corrective actions, punch-list items, photos,
+    submit, send). A refused submission is `rejected` with every problem, and the SAVEPOINT it ran in leaves
+    nothing behind. A report already submitted under this id is never made twice.
     """
     permit = _visible_permit(ctx.user, payload.permit_id, queries.action_for(payload.type))
     inspection = db.session.get(Inspection, op.record_id)
@@ -261,23 +268,38 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
                                                   inspection_id=op.record_id, fetch_weather=False)
     _seed_controls(inspection, payload.controls)
     data = _report_input(ctx, inspection, payload, performed_at)
-    try:  # CGP 2022 Part 5.1: each control or discharge needing a fix opens its action, as on the form
-        findings.open_fixes(ctx.user, inspection, data)
-    except findings.FindingError as error:
-        raise Rejected({"payload.form": str(error)}) from None
     inspections.save_draft(ctx.user, inspection, data)
-    made = _add_findings(ctx, inspection, payload.findings)
-    _add_punch_items(ctx, inspection, payload.punch_list)
-    _add_photos(ctx, permit, payload.photos, "payload.photos", made, inspection=inspection)
-    try:
-        inspections.submit(ctx.user, inspection, data, fetch_weather=False)
-    except inspections.ReportIncomplete as incomplete:
-        raise Rejected(_report_reasons(incomplete.problems)) from None
-    except inspections.InspectionError as error:
-        raise Rejected(_report_reasons({error.field: str(error)})) from None
-    notification.send_report(inspection)
+    reasons = _submitted(ctx, inspection, data, payload)
+    if reasons:
+        raise Rejected(reasons)
     return "applied", {"revision": 1, "id": inspection.id, "record_sha256": inspection.record_sha256,
                        "weather_status": inspection.weather_status}
+
+
+def _submitted(ctx: Context, inspection: Inspection, data: inspections.ReportInput,
+               payload: InspectionSubmit) -> dict[str, str]:
+    """Submit through the report form's own service; what it refused, as payload fields (none: submitted)."""
+    try:
+        submission.submit_report(ctx.user, inspection, data, _report_parts(payload), fetch_weather=False)
+    except submission.PartRefused as refused:
+        return {f"payload.{refused.field}": str(refused)}
+    except inspections.ReportIncomplete as incomplete:
+        return _report_reasons(incomplete.problems)
+    except inspections.InspectionError as error:
+        return _report_reasons({error.field: str(error)})
+    return {}
+
+
+def _report_parts(payload: InspectionSubmit) -> submission.ReportParts:
+    """The payload's findings, punch list and photos as the submit service takes them, under the device's ids."""
+    index = {item.id: i for i, item in enumerate(payload.findings)}
+    new_findings = [NewFinding(f.description, f.location, f.severity, f.is_violation, f.citation, f.area_id,
+                               f.structure_id, [NewAction(a.kind, a.description, owner_name=a.owner_name, id=a.id)
+                                                for a in f.actions], id=f.id) for f in payload.findings]
+    photos = [submission.NewPhoto(Sent(sha256=p.sha256), p.caption, p.id,
+                                  finding=index[p.finding_id] if p.finding_id else None) for p in payload.photos]
+    punch = [submission.NewPunchItem(p.description, p.id) for p in payload.punch_list]
+    return submission.ReportParts(new_findings, punch, photos)
 
 
 def _check_device_ids(payload: InspectionSubmit) -> None:
@@ -295,10 +317,11 @@ def _check_device_ids(payload: InspectionSubmit) -> None:
 
 def _check_type_parts(payload: InspectionSubmit) -> None:
     """A punch list comes only with a walk-through, typed controls only with an erosion-control report."""
-    if payload.punch_list and payload.type != "walk_through":
+    declared = inspection_types.spec(payload.type)
+    if payload.punch_list and not declared.makes_punch_list:
         raise Rejected({"payload.punch_list": "Only a walk-through inspection makes a punch list "
                                               "(§380-16 C(4)(d))."})
-    if payload.controls and payload.type != "erosion_control":
+    if payload.controls and not declared.lists_other_controls:
         raise Rejected({"payload.controls": "Only an erosion control inspection lists other controls."})
     seen: set[str] = set()
     for index, control in enumerate(payload.controls):
@@ -346,57 +369,12 @@ def _report_reasons(problems: dict[str, str]) -> dict[str, str]:
     return {REPORT_FIELDS.get(name, f"payload.form.{name}"): text for name, text in problems.items()}
 
 
-def _add_findings(ctx: Context, inspection: Inspection, items: list[FindingIn]) -> dict[str, Finding]:
-    """The report's findings and their corrective actions, under the device's ids; each once."""
-    made: dict[str, Finding] = {}
-    for i, item in enumerate(items):
-        where = f"payload.findings.{i}"
-        finding = db.session.get(Finding, item.id)
-        if finding is not None and finding.inspection_id != inspection.id:
-            raise Rejected({f"{where}.id": "Another finding already has this id."})
-        try:
-            finding = finding or findings.add_finding(
-                ctx.user, inspection, item.description, item.location, item.severity, item.is_violation,
-                item.citation, item.area_id, item.structure_id, finding_id=item.id)
-        except findings.FindingError as error:
-            raise Rejected({f"{where}.{error.field}": str(error)}) from None
-        made[item.id] = finding
-        for j, spec in enumerate(item.actions):
-            action = db.session.get(CorrectiveAction, spec.id)
-            if action is not None:
-                if action.finding_id != finding.id:
-                    raise Rejected({f"{where}.actions.{j}.id": "Another corrective action already has this id."})
-                continue
-            try:
-                findings.open_action(ctx.user, finding, spec.kind, spec.description, owner_name=spec.owner_name,
-                                     action_id=spec.id)
-            except findings.FindingError as error:
-                raise Rejected({f"{where}.actions.{j}.{error.field}": str(error)}) from None
-    return made
-
-
-def _add_punch_items(ctx: Context, inspection: Inspection, items: list[PunchItemIn]) -> None:
-    """The walk-through's punch list (§380-16 C(4)(d)) under the device's ids; each once."""
-    for index, spec in enumerate(items):
-        item = db.session.get(PunchListItem, spec.id)
-        if item is not None:
-            if item.walk_through_id != inspection.id:
-                raise Rejected({f"payload.punch_list.{index}.id": "Another punch-list item already has this id."})
-            continue
-        try:
-            findings.add_punch_item(ctx.user, inspection, spec.description, item_id=spec.id)
-        except findings.FindingError as error:
-            raise Rejected({f"payload.punch_list.{index}.{error.field}": str(error)}) from None
-
-
-def _add_photos(ctx: Context, permit: Permit, items: list[PhotoIn], where: str,
-                made: dict[str, Finding] | None = None, **target: Any) -> None:
+def _add_photos(ctx: Context, permit: Permit, items: list[PhotoIn], where: str, **target: Any) -> None:
     """Photos from uploaded blobs, kept byte for byte (renditions made here), under the device's ids."""
     for i, item in enumerate(items):
-        finding = (made or {}).get(item.finding_id) if item.finding_id else None
         try:
             photos.store_photo_from_blob(ctx.user, permit, item.sha256, caption=item.caption, photo_id=item.id,
-                                         **target, **({"finding": finding} if finding else {}))
+                                         **target)
         except (PhotoRejected, photos.PhotoRefused) as error:
             raise Rejected({f"{where}.{i}.sha256": str(error)}) from None
 
@@ -694,14 +672,18 @@ class Kind:
     # Applied in a run (sync.services._apply_run), its changes may wait for the run's flush: the applier
     # reads no id or default a flush would give (audit.DEFER_FLUSH).
     defer_flush: bool = False
+    # Retired: nothing live makes it any more (the app replays its own form posts). It is still applied as
+    # it always was, through the same services as the form, for an item the previous release's outbox left
+    # queued on a device: that outbox deletes what it sent once answered, so a refusal would lose the work.
+    legacy: bool = False
 
 
 KINDS: dict[str, Kind] = {
     "area.status": Kind(AreaStatus, apply_area_status, prefetch=prefetch_areas, defer_flush=True),
-    "inspection.submit": Kind(InspectionSubmit, apply_inspection_submit, creates=True),
-    "action.close": Kind(ActionClose, apply_action_close),
-    "om.log": Kind(OMLog, apply_om_log, creates=True),
-    "om.certify": Kind(OMCertify, apply_om_certify, creates=True),
+    "inspection.submit": Kind(InspectionSubmit, apply_inspection_submit, creates=True, legacy=True),
+    "action.close": Kind(ActionClose, apply_action_close, legacy=True),
+    "om.log": Kind(OMLog, apply_om_log, creates=True, legacy=True),
+    "om.certify": Kind(OMCertify, apply_om_certify, creates=True, legacy=True),
     "notice.give": Kind(NoticeGive, apply_notice_give, creates=True),
     "photo.attach": Kind(PhotoAttach, apply_photo_attach, creates=True),
 }

@@ -326,6 +326,9 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
     except (Rejected, Waiting, Duplicate, IntegrityError):
         if work.is_active:
             work.rollback()
+        # A record the run made and another read back (a report's finding, in its PDF) can stay in the session
+        # as if stored: expired, it is read again, and a retried operation finds it gone and makes it anew.
+        session.expire_all()
         ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
     finally:
         session.info.pop(audit.DEFER_FLUSH, None)

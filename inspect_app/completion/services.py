@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import func, select
 
+from inspect_app import inspection_types
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
@@ -31,6 +32,9 @@ from inspect_app.permits.models import Permit
 from inspect_app.schedule import missed
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
+
+# The reports completion rests on (§380-16 C(4)(e)): the type the registry declares the system's acceptance.
+FINAL_TYPES = inspection_types.keys_where(part="system_acceptance")
 
 
 
@@ -99,7 +103,7 @@ def _cents(total) -> decimal.Decimal:  # type: ignore[no-untyped-def]
 
 def final_inspections(permit: Permit) -> list[Inspection]:
     """Submitted final inspections of `permit` that found the work compliant, newest first."""
-    query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.type == "final",
+    query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.type.in_(FINAL_TYPES),
                                      Inspection.status == "submitted", Inspection.evaluation == "compliant")
     return list(db.session.scalars(query.order_by(Inspection.performed_at.desc())))
 
@@ -229,7 +233,7 @@ def open_gates(permit: Permit) -> list[str]:
     if "npdes_notice_of_termination" in gates:
         answer = db.session.scalar(
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
-            .where(Inspection.permit_id == permit.id, Inspection.type == "final", Inspection.status == "submitted",
+            .where(Inspection.permit_id == permit.id, Inspection.type.in_(FINAL_TYPES), Inspection.status == "submitted",
                    ChecklistAnswer.item_key == "npdes_notice_of_termination")
             .order_by(Inspection.performed_at.desc()).limit(1))
         if answer not in ("yes", "na"):

@@ -15,6 +15,7 @@ from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import report_author_id
 from inspect_app.blobs.store import BlobStore
 from inspect_app.documents import records
@@ -417,32 +418,41 @@ def _fixes(inspection: Inspection, tz: ZoneInfo) -> list:
 
 
 def _type_details(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> list:
-    """The inspection type's own part (SPEC *Inspections*: what the form captures beyond the common fields)."""
+    """The inspection type's own part (SPEC *Inspections*: what the form captures beyond the common fields),
+    by the part the registry names (inspection_types: `part`)."""
+    section = PART_SECTIONS.get(inspection_types.spec(inspection.type).part)
+    return section(inspection, permit) if section else []
+
+
+def _site_conditions(inspection: Inspection, permit: Permit) -> list:
     details = inspection.details or {}
-    if inspection.type == "initial":
-        parts = (("Existing conditions vs. the submitted plan", details.get("existing_conditions")),
-                 ("Resource areas", details.get("resource_areas")), ("Test pits", details.get("test_pits")))
-        return [Heading(_cited("Initial site inspection", _type_citation(permit, "initial")), 2),
-                Fields(tuple((label, value or "—") for label, value in parts))]
-    if inspection.type == "pre_bury":
-        return _pre_bury(details, permit)
-    if inspection.type == "final":
-        storm = details.get("storm") or {}
-        depth = storm.get("depth_mm")
-        certification = details.get("certification") or {}
-        certified = certification.get("certified")
-        profile = profile_of(permit)
-        return [Heading(_cited("Final inspection", _type_citation(permit, "final")), 2), Fields((
-            (_cited("Storm the system was seen in", profile.citations.get("final_storm")),
-             f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
-             f"{inches_and_mm(float(depth)) if depth else 'depth not given'}"),
-            (_cited("Engineer's certification", profile.citations.get("final_certification")),
-             (certification.get("text") or "") if certified else "Not certified"),
-        ))]
-    return []
+    parts = (("Existing conditions vs. the submitted plan", details.get("existing_conditions")),
+             ("Resource areas", details.get("resource_areas")), ("Test pits", details.get("test_pits")))
+    return [Heading(_cited("Initial site inspection", _type_citation(permit, inspection.type)), 2),
+            Fields(tuple((label, value or "—") for label, value in parts))]
 
 
-def _pre_bury(details: dict[str, Any], permit: Permit) -> list:
+def _system_acceptance(inspection: Inspection, permit: Permit) -> list:
+    details = inspection.details or {}
+    storm = details.get("storm") or {}
+    depth = storm.get("depth_mm")
+    certification = details.get("certification") or {}
+    certified = certification.get("certified")
+    profile = profile_of(permit)
+    return [Heading(_cited("Final inspection", _type_citation(permit, inspection.type)), 2), Fields((
+        (_cited("Storm the system was seen in", profile.citations.get("final_storm")),
+         f"{_day(dt.date.fromisoformat(storm['date'])) if storm.get('date') else 'Date not given'}, "
+         f"{inches_and_mm(float(depth)) if depth else 'depth not given'}"),
+        (_cited("Engineer's certification", profile.citations.get("final_certification")),
+         (certification.get("text") or "") if certified else "Not certified"),
+    ))]
+
+
+def _structures(inspection: Inspection, permit: Permit) -> list:
+    return _pre_bury(inspection.details or {}, permit, inspection.type)
+
+
+def _pre_bury(details: dict[str, Any], permit: Permit, inspection_type: str) -> list:
     structures = {s.id: s for s in db.session.scalars(
         select(StormwaterStructure).where(StormwaterStructure.permit_id == permit.id))}
     rows = []
@@ -458,7 +468,7 @@ def _pre_bury(details: dict[str, Any], permit: Permit) -> list:
                      f"{part.get('invert') or '—'}{design('design_invert')}",
                      f"{part.get('material') or '—'}{design('material')}",
                      (f"{separation} ft" if separation is not None else "—") + design("groundwater_separation_ft")))
-    return [Heading(_cited("Structures before backfill", _type_citation(permit, "pre_bury")), 2),
+    return [Heading(_cited("Structures before backfill", _type_citation(permit, inspection_type)), 2),
             Table(("Structure", "As designed", "Size", "Invert", "Material", "Separation to groundwater"),
                   tuple(rows) or (("None chosen", "", "", "", "", ""),), (2, 1, 1.6, 1.6, 1.6, 1.6))]
 
@@ -496,13 +506,15 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
 
 def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
     """Walk-through: the items remaining (§380-16 C(4)(d)); final: how each was resolved."""
-    if inspection.type == "walk_through":
+    declared = inspection_types.spec(inspection.type)
+    [walk_through] = inspection_types.keys_where(makes_punch_list=True)
+    if declared.makes_punch_list:
         items = db.session.scalars(select(PunchListItem).where(PunchListItem.walk_through_id == inspection.id)
                                    .order_by(PunchListItem.description, PunchListItem.id)).all()
-        return [Heading(_cited("Punch list", _type_citation(inspection.permit, "walk_through"))),
+        return [Heading(_cited("Punch list", _type_citation(inspection.permit, walk_through))),
                 Table(("#", "Item of work remaining"), tuple((str(n), p.description) for n, p in enumerate(items, 1))
                       or (("", "No items remaining"),), (0.4, 9))]
-    if inspection.type != "final":
+    if not declared.resolves_punch_list:
         return []
     if inspection.is_submitted:
         items = db.session.scalars(select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
@@ -512,13 +524,13 @@ def _punch_list(inspection: Inspection, tz: ZoneInfo) -> list:
         resolutions = (inspection.details or {}).get("punch_resolutions", {})
         rows = [(p.description, resolutions.get(p.id) or "Not yet resolved")
                 for p in queries.open_punch_items(inspection.permit)]
-    return [Heading(_cited("Walk-through punch list, resolved", _type_citation(inspection.permit, "walk_through"))),
+    return [Heading(_cited("Walk-through punch list, resolved", _type_citation(inspection.permit, walk_through))),
             Table(("Item", "Resolution"), tuple(rows) or (("No items", ""),), (1, 1))]
 
 
 def _pipe_videos(inspection: Inspection) -> list:
     """Final: a dated video inspection of every stormwater pipe installed (§380-16 C(4)(e)[1])."""
-    if inspection.type != "final":
+    if inspection_types.spec(inspection.type).part != "system_acceptance":
         return []
     videos = db.session.scalars(select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)).all()
     names = {v.structure_id: (db.session.get(StormwaterStructure, v.structure_id).name) for v in videos}
@@ -863,3 +875,8 @@ def _history_weather(i: dict[str, Any]) -> str:
     elif i["precip_24h_mm"] is not None:
         parts.append(f"{inches(i['precip_24h_mm'])} ({i['precip_hours']} h)")
     return ", ".join(parts) or "—"
+
+
+# The PDF section of each part of a report the registry names (inspection_types.Part); the controls and the punch
+# list have sections of their own (the checklist's rows, `_punch_list`).
+PART_SECTIONS = {"site_conditions": _site_conditions, "structures": _structures, "system_acceptance": _system_acceptance}

@@ -20,8 +20,9 @@ import gc
 import hashlib
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flask import current_app, url_for
 from sqlalchemy import event, exists, select
@@ -44,9 +45,6 @@ from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.types import local, new_id, utcnow
 
-TITLES = {"inspection_report": "Inspection report", "stop_work_order": "Notice of violation and stop-work order",
-          "certificate_of_completion": "Certificate of completion", "om_certification": "O&M certification",
-          "permit_history": "Inspection history"}
 # audit action -> (document kind, what makes this version)
 FREEZE_ON = {
     "inspection.submit": ("inspection_report", "signed and submitted"),
@@ -159,7 +157,8 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None,
     current = current_document(kind, subject.id)
     if current is not None and current.record_sha256 == record_sha:
         return current
-    if current is None and kind == "inspection_report" and subject.amends_id:
+    declared = KINDS[kind]
+    if current is None and declared.follows_amendments and subject.amends_id:
         current = current_document(kind, subject.amends_id)  # an amended report amends the original's document
     document_id = new_id()
     pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id),
@@ -167,8 +166,8 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None,
     gc.collect()
     signed_by, signed_at = _signer(kind, subject, occasion)
     document = FrozenDocument(
-        id=document_id, kind=kind, subject_id=subject.id, title=TITLES[kind],
-        permit_id=subject.id if kind == "permit_history" else subject.permit_id,
+        id=document_id, kind=kind, subject_id=subject.id, title=declared.title,
+        permit_id=subject.id if declared.subject is Permit else subject.permit_id,
         pdf_sha256=files.store_file(pdf, "application/pdf"), pdf_size=len(pdf), record_sha256=record_sha,
         signed_by=signed_by, signed_at=signed_at, occasion=occasion,
         amends_id=current.id if current is not None else None)
@@ -179,65 +178,125 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None,
 
 def _layout(kind: str, subject, now: dt.datetime | None = None) -> tuple[str, Document]:
     """The record's hash and the document laid out from the record as it stands now."""
-    if kind == "permit_history":
-        record = records.history_record(subject, now)
-        sha = records.sha256_of(record)
-        return sha, reports.permit_history(record, subject, sha)
-    if kind == "inspection_report":
-        layout = reports.inspection_report(subject)
-        return layout.record_sha256, layout
-    if kind == "stop_work_order":
-        record = records.stop_work_record(subject)
-        sha = records.sha256_of(record)
-        return sha, reports.stop_work_order(record, db.session.get(Permit, subject.permit_id), sha)
-    if kind == "certificate_of_completion":
-        record = records.certificate_record(subject)
-        sha = records.sha256_of(record)
-        return sha, reports.certificate_of_completion(record, db.session.get(Permit, subject.permit_id), sha)
-    record = records.certification_record(subject)
-    sha = records.sha256_of(record)
-    return sha, reports.om_certification(record, db.session.get(Permit, subject.permit_id), sha)
+    return KINDS[kind].layout(subject, now)
 
 
 def made_by(kind: str, subject, profile) -> str | None:
     """Who made the document of `subject`: the report's engineer (or the town's agent), the certification's
     responsible party; None for what the town issues itself (an order, a certificate, the history)."""
-    if kind == "inspection_report":
-        return reports.report_maker(subject, profile)
-    if kind == "om_certification":
-        return reports.certification_maker(subject.signer_name)
-    return None
+    return KINDS[kind].maker(subject, profile)
 
 
 def _signer(kind: str, subject, occasion: str) -> tuple[str | None, dt.datetime | None]:
     """Who made this version and when: the signer or issuer, or whoever acknowledged, lifted or reviewed."""
-    name = records.user_name
-    if kind == "permit_history":
-        return None, None  # a report the town's record makes of itself, signed by nobody
-    if kind == "inspection_report":
-        if occasion == "pending weather filled in":
-            return "the server (weather filled in)", subject.weather_fetched_at or utcnow()
-        return subject.signer_name or subject.inspector_name, subject.signed_at or subject.submitted_at
-    if kind == "stop_work_order":
-        if subject.lifted_at:
-            return name(subject.lifted_by_id), subject.lifted_at
-        if occasion == "acknowledged" and subject.acknowledged_at:
-            return name(subject.acknowledged_by_id), subject.acknowledged_at
-        return name(subject.issued_by_id), subject.issued_at
-    if kind == "certificate_of_completion":
-        return name(subject.issued_by_id), subject.issued_at
-    if subject.reviewed_at:
-        return name(subject.reviewed_by_id), subject.reviewed_at
-    return subject.signer_name, subject.submitted_at
-
-
-_SUBJECTS = {"inspection_report": Inspection, "stop_work_order": StopWorkOrder,
-             "certificate_of_completion": CertificateOfCompletion, "om_certification": OMCertification}
+    return KINDS[kind].signer(subject, occasion)
 
 
 def _final(kind: str, subject) -> bool:
     """Whether the record is signed or issued (a rolled-back savepoint may have undone the action)."""
-    return subject is not None and (kind != "inspection_report" or subject.is_submitted)
+    return subject is not None and (not KINDS[kind].follows_amendments or subject.is_submitted)
+
+
+# -- the document kinds ------------------------------------------------------------------------------
+
+def _history_layout(permit: Permit, now: dt.datetime | None) -> tuple[str, Document]:
+    record = records.history_record(permit, now)
+    sha = records.sha256_of(record)
+    return sha, reports.permit_history(record, permit, sha)
+
+
+def _report_layout(inspection: Inspection, now: dt.datetime | None) -> tuple[str, Document]:
+    layout = reports.inspection_report(inspection)
+    return layout.record_sha256, layout
+
+
+def _order_layout(order: StopWorkOrder, now: dt.datetime | None) -> tuple[str, Document]:
+    record = records.stop_work_record(order)
+    sha = records.sha256_of(record)
+    return sha, reports.stop_work_order(record, db.session.get(Permit, order.permit_id), sha)
+
+
+def _certificate_layout(certificate: CertificateOfCompletion, now: dt.datetime | None) -> tuple[str, Document]:
+    record = records.certificate_record(certificate)
+    sha = records.sha256_of(record)
+    return sha, reports.certificate_of_completion(record, db.session.get(Permit, certificate.permit_id), sha)
+
+
+def _certification_layout(certification: OMCertification, now: dt.datetime | None) -> tuple[str, Document]:
+    record = records.certification_record(certification)
+    sha = records.sha256_of(record)
+    return sha, reports.om_certification(record, db.session.get(Permit, certification.permit_id), sha)
+
+
+def _nobody(subject, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    return None, None  # a report the town's record makes of itself, signed by nobody
+
+
+def _report_signer(inspection: Inspection, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    if occasion == "pending weather filled in":
+        return "the server (weather filled in)", inspection.weather_fetched_at or utcnow()
+    return inspection.signer_name or inspection.inspector_name, inspection.signed_at or inspection.submitted_at
+
+
+def _order_signer(order: StopWorkOrder, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    name = records.user_name
+    if order.lifted_at:
+        return name(order.lifted_by_id), order.lifted_at
+    if occasion == "acknowledged" and order.acknowledged_at:
+        return name(order.acknowledged_by_id), order.acknowledged_at
+    return name(order.issued_by_id), order.issued_at
+
+
+def _issuer(certificate: CertificateOfCompletion, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    return records.user_name(certificate.issued_by_id), certificate.issued_at
+
+
+def _certification_signer(certification: OMCertification, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    if certification.reviewed_at:
+        return records.user_name(certification.reviewed_by_id), certification.reviewed_at
+    return certification.signer_name, certification.submitted_at
+
+
+def _town_issues(subject, profile) -> str | None:
+    return None  # the town issues it itself: no other maker is named
+
+
+def _report_maker(inspection: Inspection, profile) -> str | None:
+    return reports.report_maker(inspection, profile)
+
+
+def _certification_maker(certification: OMCertification, profile) -> str | None:
+    return reports.certification_maker(certification.signer_name)
+
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """A kind of document kept in the town's record, declared once: its title, the record it is of, how it is
+    laid out and hashed, who signed each version, and who made it where the town did not."""
+
+    title: str
+    subject: type
+    layout: Callable[[Any, dt.datetime | None], tuple[str, Document]]
+    signer: Callable[[Any, str], tuple[str | None, dt.datetime | None]]
+    maker: Callable[[Any, Any], str | None] = _town_issues
+    # A report: frozen once submitted, and an amendment's document amends the original's.
+    follows_amendments: bool = False
+
+
+KINDS: dict[str, DocumentKind] = {
+    "inspection_report": DocumentKind("Inspection report", Inspection, _report_layout, _report_signer,
+                                      _report_maker, follows_amendments=True),
+    "stop_work_order": DocumentKind("Notice of violation and stop-work order", StopWorkOrder, _order_layout,
+                                    _order_signer),
+    "certificate_of_completion": DocumentKind("Certificate of completion", CertificateOfCompletion,
+                                              _certificate_layout, _issuer),
+    "om_certification": DocumentKind("O&M certification", OMCertification, _certification_layout,
+                                     _certification_signer, _certification_maker),
+    "permit_history": DocumentKind("Inspection history", Permit, _history_layout, _nobody),
+}
+TITLES = {key: kind.title for key, kind in KINDS.items()}
+# The kinds whose record is another record's (not the permit's own history), by their model.
+_SUBJECTS = {key: kind.subject for key, kind in KINDS.items() if kind.subject is not Permit}
 
 
 def install_freezing() -> None:
@@ -339,8 +398,8 @@ def freeze_existing(now: dt.datetime | None = None) -> int:
     for kind, model in _SUBJECTS.items():
         query = select(model.id).where(~exists().where(FrozenDocument.kind == kind,
                                                        FrozenDocument.subject_id == model.id))
-        if kind == "inspection_report":
-            query = query.where(Inspection.status == "submitted")
+        if KINDS[kind].follows_amendments:  # a report: only once submitted
+            query = query.where(model.status == "submitted")
         for subject_id in db.session.scalars(query.order_by(model.id)).all():
             freeze(kind, db.session.get(model, subject_id), occasion, note)
             db.session.commit()
@@ -407,7 +466,7 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
     earlier = db.session.scalars(select(FrozenDocument).where(FrozenDocument.permit_id == permit.id,
                                                               FrozenDocument.id.in_(amended),
-                                                              FrozenDocument.kind != "permit_history")
+                                                              FrozenDocument.kind.in_(_SUBJECTS))
                                  .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
     found += [Download(f"{d.title} (earlier version)", f"{d.occasion}, {local(d.frozen_at):%Y-%m-%d %H:%M}",
                        url_for("documents.frozen", document_id=d.id)) for d in earlier]
@@ -441,7 +500,7 @@ def verification(document_id: str, viewer) -> Verification | None:
     url = None
     if amended_by is not None and getattr(viewer, "is_authenticated", False) and sees(viewer, permit):
         url = url_for("documents.frozen", document_id=amended_by.id)
-    report = db.session.get(Inspection, document.subject_id) if document.kind == "inspection_report" else None
+    report = db.session.get(Inspection, document.subject_id) if KINDS[document.kind].subject is Inspection else None
     another = queries.amended_by_another(report) if report is not None else None
     profile = profile_of(permit)
     subject = db.session.get(_SUBJECTS[document.kind], document.subject_id) if document.kind in _SUBJECTS else None

@@ -6,6 +6,7 @@ import datetime as dt
 from sqlalchemy import Column, ForeignKey, String, Table, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from inspect_app import inspection_types
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, new_id, utcnow
 
@@ -20,7 +21,7 @@ stop_work_findings = Table(
 def citation_purpose(inspection_type: str | None) -> str:
     """The profile purpose whose clause an order rests on: after the final inspection, `stop_work_final`
     (§380-16 C(4)(e)[5]); after any other inspection, or none, `stop_work` (§380-16 C(4)(f)[2])."""
-    return "stop_work_final" if inspection_type == "final" else "stop_work"
+    return "stop_work_final" if inspection_types.accepts_system(inspection_type) else "stop_work"
 
 
 class StopWorkOrder(db.Model):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from flask_login import current_user
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed
 from inspect_app.findings import forms
 from inspect_app.inspections.models import Inspection
@@ -28,5 +29,5 @@ def page_context(inspection: Inspection, **overrides) -> dict:
         "may_open_action": (editable or not draft) and allowed(current_user, "inspection.perform", permit),
         "may_close": not draft and allowed(current_user, "action.close", permit),
         "may_review": not draft and allowed(current_user, "finding.review", permit),
-        "punch_items": punch_items_of(inspection) if inspection.type == "walk_through" else [],
+        "punch_items": punch_items_of(inspection) if inspection_types.spec(inspection.type).makes_punch_list else [],
     } | overrides

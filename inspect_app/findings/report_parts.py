@@ -9,15 +9,15 @@ from dataclasses import dataclass, field
 
 from werkzeug.datastructures import MultiDict
 
-from inspect_app.findings import services as findings
+from inspect_app.findings import submission
 from inspect_app.findings.forms import ActionForm, FindingForm, PunchForm, action_form, finding_form
+from inspect_app.findings.services import NewAction, NewFinding
+from inspect_app.findings.submission import NewPhoto, NewPunchItem
 from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ReportInput
 from inspect_app.permits.models import Permit
-from inspect_app.photos.posted import store_posted
-from inspect_app.photos.processing import PhotoRejected
-from inspect_app.photos.services import PhotoRefused
+from inspect_app.photos.posted import sent_under
 
 PART = re.compile(r"^(finding|punch)-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-description$")
 NO_CSRF = {"csrf": False}  # the report form's own token covers its parts
@@ -63,39 +63,35 @@ def read(permit: Permit, form: MultiDict) -> tuple[Parts, dict[str, str]]:
 
 
 def apply(actor, inspection: Inspection, parts: Parts, data: ReportInput) -> dict[str, str]:
-    """Record the parts on the draft, before the report's own fields (`data`, which takes the photos of each
-    point of discharge and the corrective actions opened for its fixes); the messages of what the services
-    refused, by field id."""
-    permit = inspection.permit
+    """Record the parts on the draft (`submission.record_parts`); the message of what was refused, by field id."""
     try:
-        store_posted(actor, permit, "photos", inspection=inspection)
-        _discharge_photos(actor, inspection, data)
-        findings.open_fixes(actor, inspection, data)
-        for part in parts.findings:
-            f = part.finding
-            made = findings.add_finding(actor, inspection, f.description.data, f.location.data, f.severity.data,
-                                        f.is_violation.data, f.citation.data, f.area_id.data, f.structure_id.data)
-            if part.wants_action:
-                a = part.action
-                findings.open_action(actor, made, a.kind.data, a.description.data, a.owner_id.data or None,
-                                     a.owner_name.data)
-            store_posted(actor, permit, f"finding-new-{part.id}-photos", finding=made)
-        for _, punch in parts.punch:
-            findings.add_punch_item(actor, inspection, punch.description.data)
-    except (findings.FindingError, PhotoRejected, PhotoRefused) as error:
+        submission.record_parts(actor, inspection, sent(inspection, parts, data), data)
+    except submission.PartRefused as error:
         return {"new-parts": str(error)}
     return {}
 
 
-def _discharge_photos(actor, inspection: Inspection, data: ReportInput) -> None:
-    """Photos of each point of discharge (`discharge-<point id>-photos`), kept with its observation."""
-    seen = data.details.get("discharges", {})
+def sent(inspection: Inspection, parts: Parts, data: ReportInput) -> submission.ReportParts:
+    """The parts as the submit service takes them, with the photos posted for the report, for each point of
+    discharge (`discharge-<point id>-photos`) and for each new finding."""
+    photos = [NewPhoto(each) for each in sent_under("photos")]
     for point in checks.discharge_points(inspection.permit, data.details):
-        stored = store_posted(actor, inspection.permit, f"discharge-{point.id}-photos", inspection=inspection,
-                              caption=f"Point of discharge: {point.name}")
-        if stored and point.id in seen:
-            seen[point.id]["photos"] = list(dict.fromkeys(seen[point.id]["photos"] + [p.original_sha256
-                                                                                   for p in stored]))
+        photos += [NewPhoto(each, caption=f"Point of discharge: {point.name}", discharge=point.id)
+                   for each in sent_under(f"discharge-{point.id}-photos")]
+    new_findings = []
+    for index, part in enumerate(parts.findings):
+        new_findings.append(_new_finding(part))
+        photos += [NewPhoto(each, finding=index) for each in sent_under(f"finding-new-{part.id}-photos")]
+    punch = [NewPunchItem(form.description.data) for _, form in parts.punch]
+    return submission.ReportParts(new_findings, punch, photos)
+
+
+def _new_finding(part: NewPart) -> NewFinding:
+    f, a = part.finding, part.action
+    actions = [NewAction(a.kind.data, a.description.data, a.owner_id.data or None, a.owner_name.data)
+               ] if part.wants_action else []
+    return NewFinding(f.description.data, f.location.data, f.severity.data, f.is_violation.data, f.citation.data,
+                      f.area_id.data, f.structure_id.data, actions)
 
 
 def _finding(permit: Permit, part_id: str, form: MultiDict | None) -> NewPart:

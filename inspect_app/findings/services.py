@@ -7,6 +7,7 @@ verified or sent back after the report is submitted. Each change writes the audi
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
@@ -26,7 +27,7 @@ from inspect_app.photos import services as photos
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
-from inspect_app import rules
+from inspect_app import inspection_types, rules
 from inspect_app.rules import calendar
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow
@@ -92,6 +93,61 @@ def add_finding(actor, inspection: Inspection, description: str, location: str |
     db.session.add(finding)
     audit.record(actor, "finding.create", finding)
     return finding
+
+
+@dataclass
+class NewAction:
+    """A corrective action opened with a new finding; `id` made by a device, when it made one."""
+
+    kind: str
+    description: str
+    owner_id: str | None = None
+    owner_name: str | None = None
+    id: str | None = None
+
+
+@dataclass
+class NewFinding:
+    """A finding sent with a report, from the report form or a device; `id` made by a device, when it made one."""
+
+    description: str
+    location: str | None = None
+    severity: str = "minor"
+    is_violation: bool = False
+    citation: str | None = None
+    area_id: str | None = None
+    structure_id: str | None = None
+    actions: list[NewAction] = field(default_factory=list)
+    id: str | None = None
+
+
+def record_finding(actor, inspection: Inspection, new: NewFinding) -> Finding:
+    """Record a finding sent with the report and open its corrective actions: the one way a report's form
+    and a device add one. Sent again under its id (an operation replayed), nothing is made twice.
+
+    FindingError names the field: the finding's own, `id`, or `actions.<index>.<field>`."""
+    finding = db.session.get(Finding, new.id) if new.id else None
+    if finding is not None and finding.inspection_id != inspection.id:
+        raise FindingError("id", "Another finding already has this id.")
+    finding = finding or add_finding(actor, inspection, new.description, new.location, new.severity,
+                                     new.is_violation, new.citation, new.area_id, new.structure_id,
+                                     finding_id=new.id)
+    for index, spec in enumerate(new.actions):
+        try:
+            _record_action(actor, finding, spec)
+        except FindingError as error:
+            raise FindingError(f"actions.{index}.{error.field}", str(error)) from None
+    return finding
+
+
+def _record_action(actor, finding: Finding, spec: NewAction) -> None:
+    """Open the action, unless it is here already under its id (on this finding; another's id is refused)."""
+    action = db.session.get(CorrectiveAction, spec.id) if spec.id else None
+    if action is not None:
+        if action.finding_id != finding.id:
+            raise FindingError("id", "Another corrective action already has this id.")
+        return
+    open_action(actor, finding, spec.kind, spec.description, spec.owner_id, spec.owner_name, action_id=spec.id)
 
 
 def remove_finding(actor, finding: Finding) -> None:
@@ -238,7 +294,7 @@ def add_punch_item(actor, inspection: Inspection, description: str,
                    item_id: str | None = None) -> PunchListItem:
     """Add an item of remaining work to a walk-through's punch list (§380-16 C(4)(d))."""
     ensure_draft(inspection)
-    if inspection.type != "walk_through":
+    if not inspection_types.spec(inspection.type).makes_punch_list:
         raise FindingError("description", "Only a walk-through inspection makes a punch list.")
     if not (description or "").strip():
         raise FindingError("description", "Describe the remaining work and where it is.")

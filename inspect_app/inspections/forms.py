@@ -15,8 +15,7 @@ from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
 from wtforms.validators import DataRequired, Length, NumberRange, Optional
 
-from inspect_app import units
-
+from inspect_app import inspection_types, units
 from inspect_app.accounts.policy import usable_blob
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
@@ -121,7 +120,7 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
         except services.InspectionError as error:
             errors["permittee_signature"], data.permittee_signature_data_url = str(error), ""
     data.details = _details(inspection, form, errors)
-    if inspection.type == "final":
+    if inspection_types.spec(inspection.type).part == "system_acceptance":
         data.videos = _videos(actor, inspection, form, errors)
     if checks.discharges_asked(inspection):
         data.details |= _discharges(inspection, form, errors)
@@ -227,16 +226,24 @@ def _gauge(form: MultiDict, errors: dict[str, str]) -> float | None:
 
 
 def _details(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
-    """The type's own part of the report (stored in `Inspection.details`)."""
-    if inspection.type == "initial":
-        return {name: _text(form, name, errors) for name in ("existing_conditions", "resource_areas", "test_pits")}
-    if inspection.type == "erosion_control":
-        return {"controls": _controls(inspection, form, errors)}
-    if inspection.type == "pre_bury":
-        return {"structures": _pre_bury(inspection, form, errors)}
-    if inspection.type == "final":
-        return _final(inspection, form, errors)
-    return {}
+    """The type's own part of the report (inspection_types: `part`), stored in `Inspection.details`."""
+    read = PART_READERS.get(inspection_types.spec(inspection.type).part)
+    return read(inspection, form, errors) if read else {}
+
+
+def _site_conditions(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    """The initial inspection's record of the site before work (§380-16 C(4)(a))."""
+    return {name: _text(form, name, errors) for name in ("existing_conditions", "resource_areas", "test_pits")}
+
+
+def _controls_part(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    """The erosion-control report's other controls, by name."""
+    return {"controls": _controls(inspection, form, errors)}
+
+
+def _structures_part(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
+    """The underground structures a pre-bury report covers, each with what was seen."""
+    return {"structures": _pre_bury(inspection, form, errors)}
 
 
 def _controls(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> list[dict[str, str]]:
@@ -300,3 +307,12 @@ def _videos(actor, inspection: Inspection, form: MultiDict, errors: dict[str, st
         videos[s.id] = {"recorded_on": _date(form, f"{key}-recorded_on", errors, key),
                         "reference": _text(form, f"{key}-reference", errors, 300), "blob_sha256": sha}
     return videos
+
+
+# Each part of a report the registry names (inspection_types.Part), read from the posted form.
+PART_READERS = {
+    "site_conditions": _site_conditions,
+    "controls": _controls_part,
+    "structures": _structures_part,
+    "system_acceptance": _final,
+}

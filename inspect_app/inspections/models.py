@@ -9,11 +9,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from inspect_app import inspection_types
 from inspect_app.extensions import db
 from inspect_app.labels import ANSWER_LABELS, TRIGGER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
-INSPECTION_TYPES = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
+INSPECTION_TYPES = inspection_types.KEYS  # declared once, in the registry
 INSPECTION_STATUSES = ("draft", "submitted")
 EVALUATIONS = ("compliant", "violations")
 WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")

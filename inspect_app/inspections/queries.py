@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload, selectinload
 
-from inspect_app import rules
+from inspect_app import inspection_types, rules
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, report_author_id
 from inspect_app.extensions import db
@@ -53,9 +53,7 @@ class AreaClock:
 
 def action_for(inspection_type: str) -> str:
     """The policy action needed to perform (and edit) an inspection of this type."""
-    # §380-16 C(4)(f): periodic/random inspections by the engineer's PE representative or the authority;
-    # the others by the engineer or the erosion-control inspector (§380-16 C(2)-(3)).
-    return "inspection.perform" if inspection_type == "periodic" else "inspection.regulatory"
+    return inspection_types.spec(inspection_type).action  # who performs which type: the registry says why
 
 
 def may_edit(user, inspection: Inspection) -> bool:
@@ -98,7 +96,8 @@ def subjects(inspection: Inspection, item: ChecklistItem, details: dict[str, Any
     if item.per == "area":
         return [Subject(a.id, a.name) for a in permit.areas]
     if item.per == "structure":
-        chosen = covered_structures(permit, details) if inspection.type == "pre_bury" else permit.structures
+        chosen = (covered_structures(permit, details) if inspection_types.spec(inspection.type).covers == "structure"
+                  else permit.structures)
         return [Subject(s.id, s.name) for s in chosen]
     if item.per == "pipe":
         return [Subject(s.id, s.name) for s in pipe_runs(permit)]

@@ -17,6 +17,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import select
 
+from inspect_app import inspection_types
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
 from inspect_app.blobs.store import BlobStore
@@ -266,7 +267,7 @@ def _start_occasion(inspection: Inspection, now: dt.datetime) -> None:
     inspection started while the schedule has a storm's inspection open answers that storm (CGP 2022 Part
     4.2; only an erosion-control inspection does, rules/engine.py), else it is routine. Other types start
     with no trigger: the inspector gives it."""
-    if inspection.type == "erosion_control":
+    if inspection_types.spec(inspection.type).answers_storms:
         storm = storm_to_answer(inspection.permit, now)
         inspection.trigger, inspection.storm_event_id = ("storm_event", storm.id) if storm else ("routine", None)
     _apply_occasion(inspection)
@@ -294,10 +295,11 @@ def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
     if rule is not None and rule.asked_on(inspection_type):
         # The points of discharge named on the last report stay the site's points (inspections/checks.py).
         return {"discharge_points": _last_discharge_points(permit)}
-    if inspection_type == "pre_bury":
+    part = inspection_types.spec(inspection_type).part
+    if part == "structures":
         done = _structures_with_submitted_pre_bury(permit)
         return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
-    if inspection_type == "final":
+    if part == "system_acceptance":
         return {"certification": {"certified": False, "text": DEFAULT_ENGINEER_CERTIFICATION}}
     return {}
 
@@ -311,7 +313,8 @@ def _last_discharge_points(permit: Permit) -> list[dict[str, str]]:
 
 
 def _structures_with_submitted_pre_bury(permit: Permit) -> set[str]:
-    query = select(Inspection.details).where(Inspection.permit_id == permit.id, Inspection.type == "pre_bury",
+    query = select(Inspection.details).where(Inspection.permit_id == permit.id,
+                                             Inspection.type.in_(inspection_types.keys_where(covers="structure")),
                                              Inspection.status == "submitted")
     return {sid for details in db.session.scalars(query)
             for sid, part in (details or {}).get("structures", {}).items() if part.get("covered")}
@@ -382,7 +385,7 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
                                                       answer=answer, note=note))
         else:
             row.answer, row.note = answer, note
-    if inspection.type == "final":
+    if inspection_types.spec(inspection.type).part == "system_acceptance":
         _apply_videos(inspection, data.videos)
     _apply_gauge(inspection, data.gauge_precip_mm)
     if data.signature_png:
@@ -448,7 +451,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
             if data.answers.get((item.key, subject.id), (None, None))[0] not in ANSWERS:
                 label = "" if subject.id == "" else f" for {subject.name}"
                 problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
-    problems |= _type_problems(inspection, data)
+    problems |= _type_problems(inspection)
     problems |= _occasion_problems(inspection)
     problems |= checks.problems(inspection, data.answers, inspection.details)
     if not data.signature_png and not _signature_stored(inspection):
@@ -499,7 +502,7 @@ def _compliance_contradiction(inspection: Inspection, profile: Profile) -> str |
     """Why "in compliance" cannot be the evaluation, if a violation is on the record."""
     if any(f.is_violation for f in inspection.findings):
         return "A violation is recorded among the findings: the evaluation must be “violations”."
-    if inspection.type == "erosion_control":
+    if inspection_types.spec(inspection.type).finds_overdue_stabilization:
         late = [c for c in area_clocks(inspection.permit, profile, inspection.performed_at) if c.overdue]
         if late:
             return (f"Past a stabilization deadline: {', '.join(c.area.name for c in late)} "
@@ -525,37 +528,52 @@ def _answer_contradiction(inspection: Inspection, data: ReportInput) -> str | No
     return None
 
 
-def _type_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
+def _type_problems(inspection: Inspection) -> dict[str, str]:
+    """What the type's own part of the report still needs (inspection_types: `part`), by field."""
+    check = PART_PROBLEMS.get(inspection_types.spec(inspection.type).part)
+    return check(inspection) if check else {}
+
+
+def _structures_problems(inspection: Inspection) -> dict[str, str]:
+    """A pre-bury report covers at least one underground structure, each said to be as designed or not."""
     details, problems = inspection.details, {}
-    if inspection.type == "pre_bury":
-        covered = covered_structures(inspection.permit, details)
-        if not covered:
-            problems["structures"] = "Choose at least one underground structure this pre-bury inspection covers."
-        for structure in covered:
-            if details["structures"][structure.id].get("as_designed") not in ("yes", "no"):
-                problems[f"pb-{structure.id}-as_designed"] = f"Say whether {structure.name} is as designed."
-    if inspection.type == "final":
-        resolutions = details.get("punch_resolutions", {})
-        for item in open_punch_items(inspection.permit):
-            if not (resolutions.get(item.id) or "").strip():
-                problems[f"punch-{item.id}"] = "Say how this punch-list item was resolved."
-        stored = videos_of(inspection)
-        for structure in pipe_runs(inspection.permit):
-            video = stored.get(structure.id)
-            if video is None or not (video.reference or video.blob_sha256):
-                problems[f"video-{structure.id}"] = (f"Give the date and the video (reference or uploaded file) "
-                                                     f"of {structure.name} (§380-16 C(4)(e)[1]).")
-        storm = details.get("storm") or {}
-        if not storm.get("date"):
-            problems["storm_date"] = "Give the date of the storm in which the system was seen to work."
-        if not storm.get("depth_mm"):
-            problems["storm_depth_in"] = "Give the depth of that storm (inches)."
-        certification = details.get("certification") or {}
-        # §380-16 C(4)(e)[3]: the engineer certifies only a system found properly installed and functioning.
-        if inspection.evaluation == "compliant" and not (certification.get("certified") and
-                                                         (certification.get("text") or "").strip()):
-            problems["certification"] = "Give the engineer's certification (tick the box and keep its text)."
+    covered = covered_structures(inspection.permit, details)
+    if not covered:
+        problems["structures"] = "Choose at least one underground structure this pre-bury inspection covers."
+    for structure in covered:
+        if details["structures"][structure.id].get("as_designed") not in ("yes", "no"):
+            problems[f"pb-{structure.id}-as_designed"] = f"Say whether {structure.name} is as designed."
     return problems
+
+
+def _acceptance_problems(inspection: Inspection) -> dict[str, str]:
+    """§380-16 C(4)(e): the final report resolves the punch list, gives each pipe's video, the storm in which
+    the system was seen to work, and the engineer's certification."""
+    details, problems = inspection.details, {}
+    resolutions = details.get("punch_resolutions", {})
+    for item in open_punch_items(inspection.permit):
+        if not (resolutions.get(item.id) or "").strip():
+            problems[f"punch-{item.id}"] = "Say how this punch-list item was resolved."
+    stored = videos_of(inspection)
+    for structure in pipe_runs(inspection.permit):
+        video = stored.get(structure.id)
+        if video is None or not (video.reference or video.blob_sha256):
+            problems[f"video-{structure.id}"] = (f"Give the date and the video (reference or uploaded file) "
+                                                 f"of {structure.name} (§380-16 C(4)(e)[1]).")
+    storm = details.get("storm") or {}
+    if not storm.get("date"):
+        problems["storm_date"] = "Give the date of the storm in which the system was seen to work."
+    if not storm.get("depth_mm"):
+        problems["storm_depth_in"] = "Give the depth of that storm (inches)."
+    certification = details.get("certification") or {}
+    # §380-16 C(4)(e)[3]: the engineer certifies only a system found properly installed and functioning.
+    if inspection.evaluation == "compliant" and not (certification.get("certified") and
+                                                     (certification.get("text") or "").strip()):
+        problems["certification"] = "Give the engineer's certification (tick the box and keep its text)."
+    return problems
+
+
+PART_PROBLEMS = {"structures": _structures_problems, "system_acceptance": _acceptance_problems}
 
 
 @implements("§380-16 C(3)", "§380-16 C(4)(c)", "§380-16 C(4)(e)", "§380-16 C(4)(f)",
@@ -597,9 +615,10 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
         raise ReportIncomplete(problems)
     _store_signatures(inspection, data)
     profile, now = profile_of(inspection.permit), utcnow()
-    if inspection.type == "erosion_control":
+    declared = inspection_types.spec(inspection.type)
+    if declared.finds_overdue_stabilization:
         _stabilization_findings(actor, inspection, profile)
-    if inspection.type == "final":
+    if declared.resolves_punch_list:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = certification_statement(profile, type_of(inspection))
@@ -608,7 +627,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
-    if inspection.type == "final" and inspection.evaluation == "violations":
+    if inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations":
         _enforce_failed_final(actor, inspection)
     return inspection
 

@@ -8,14 +8,15 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db, htmx
-from inspect_app.findings import report_parts
+from inspect_app.findings import report_parts, submission
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
-from inspect_app.inspections import canonical, checks, forms, notification, queries, services, wording
+from inspect_app.inspections import canonical, checks, forms, queries, services, wording
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -79,16 +80,17 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
     values = values or services.values_of(inspection)
     permit, profile, kind = inspection.permit, profile_of(inspection.permit), queries.type_of(inspection)
+    declared = inspection_types.spec(inspection.type)
     zone = ZoneInfo(profile.timezone)
     storms = (queries.storm_choices(permit, inspection.performed_at)
               if kind.states_occasion and not inspection.is_submitted else [])
     context = {
-        "inspection": inspection, "permit": permit, "profile": profile, "kind": kind,
+        "inspection": inspection, "permit": permit, "profile": profile, "kind": kind, "declared": declared,
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
         "checklist": queries.checklist(inspection, values.details),
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
-        "open_punch": queries.open_punch_items(permit) if inspection.type == "final" else [],
+        "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
         "amended_by_another": queries.amended_by_another(inspection),
         "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
@@ -231,10 +233,10 @@ def submit(inspection_id: str):
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
     if not errors:
-        errors = report_parts.apply(current_user, inspection, parts, data)
-    if not errors:
-        try:
-            services.submit(current_user, inspection, data)
+        try:  # recorded with the report's parts, and sent to the applicant and the authority in the same commit
+            submission.submit_report(current_user, inspection, data, report_parts.sent(inspection, parts, data))
+        except submission.PartRefused as refused:
+            errors = {"new-parts": str(refused)}
         except services.ReportIncomplete as incomplete:
             errors = incomplete.problems
     if errors:
@@ -243,7 +245,6 @@ def submit(inspection_id: str):
                            data, errors, 422, parts=parts)
         db.session.rollback()
         return page
-    notification.send_report(inspection)  # stored with the submission, in the same commit
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection_id), code=303)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from flask import url_for
 
+from inspect_app import inspection_types
 from inspect_app.accounts.policy import hidden_draft_parts
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.pages.dashboard.services import Row, owed, permit_open, when_due
@@ -43,9 +44,6 @@ def _start(inspection_type: str) -> Answer:
     return Answer("Start", "inspection.regulatory", inspection_type=inspection_type)
 
 
-# The engine meets routine, storm and pre-construction duties with an erosion-control inspection
-# (schedule/facts.py ENGINE_INSPECTION_TYPES; §380-16 C(4)(b)[1], CGP 2022 Part 4.2).
-_ROUTINE = _start("erosion_control")
 # §380-11 C(3)(a), CGP 2022 Part 2.2.14: recorded on the area (stabilization begun, then stabilized).
 _AREA = Answer("Record", "area.edit", section="areas")
 # CGP 2022 Part 5.2, §380-16 C(4)(f)[2]: closed out from the report that found it.
@@ -53,9 +51,10 @@ _CLOSE_OUT = Answer("Close out", "action.close", section="inspections")
 # §380-10 K: the permit's own dates (construction start, extension), recorded by editing the permit.
 _PERMIT_DATES = Answer("Update", "permit.edit", endpoint="permits.edit")
 ANSWERS: dict[str, Answer] = {
-    "pre_construction": _ROUTINE, "inspection": _ROUTINE, "storm_inspection": _ROUTINE,
-    # §380-16 C(4)(c): prior to backfilling an underground structure; C(4)(d): to settle the punch list.
-    "pre_bury": _start("pre_bury"), "walk_through": _start("walk_through"),
+    # An inspection's duties are met by starting the type that meets them (inspection_types: `meets`): routine,
+    # storm and pre-construction (§380-16 C(4)(b)[1], CGP 2022 Part 4.2), before backfill (C(4)(c)), the
+    # walk-through (C(4)(d)).
+    **{obligation: _start(inspection_types.meeting(obligation)) for obligation in inspection_types.obligations_met()},
     "stabilization": _AREA, "stabilization_complete": _AREA,
     "corrective_action": _CLOSE_OUT, "corrective_action_record": _CLOSE_OUT,
     # CGP 2022 Part 4.7.1: the report of an inspection, finished and signed by its author.

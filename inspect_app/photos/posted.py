@@ -3,6 +3,7 @@ originals the device uploaded first to /sync/blobs, in resumable chunks."""
 from __future__ import annotations
 
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, BinaryIO, ContextManager
 
 from flask import request
@@ -18,20 +19,34 @@ from inspect_app.photos.services import blob_store, store_photo, store_photo_fro
 NOT_UPLOADED = "A photo did not finish uploading from the device; send the form again."
 
 
-def store_posted(actor, permit: Permit, name: str, **target: Any) -> list[Photo]:
-    """Store the photos posted under `name` (files) and `name`_sha256 (uploaded originals).
+@dataclass(frozen=True)
+class Sent:
+    """A photo sent with a form or an operation: an uploaded file's stream, or the SHA-256 of an original the
+    device uploaded first (to /sync/blobs)."""
 
-    Raises PhotoRejected (a file that is no photo, or an upload that never finished or is not the actor's to
-    use) or PhotoRefused.
-    """
-    photos = [store_photo(actor, permit, upload.stream, **target)
-              for upload in request.files.getlist(name) if upload and upload.filename]
-    store = blob_store()
-    for sha in request.form.getlist(f"{name}_sha256"):
-        if not usable_blob(actor, sha, store):
-            raise PhotoRejected(NOT_UPLOADED)
-        photos.append(store_photo_from_blob(actor, permit, sha, **target))
-    return photos
+    stream: BinaryIO | None = None
+    sha256: str | None = None
+
+
+def sent_under(name: str) -> list[Sent]:
+    """The photos posted under `name` (files) and `name`_sha256 (uploaded originals), files first."""
+    sent = [Sent(stream=upload.stream) for upload in request.files.getlist(name) if upload and upload.filename]
+    return sent + [Sent(sha256=sha) for sha in request.form.getlist(f"{name}_sha256")]
+
+
+def store_sent(actor, permit: Permit, sent: Sent, **target: Any) -> Photo:
+    """Store one sent photo. Raises PhotoRejected (a file that is no photo, or an upload that never finished
+    or is not the actor's to use) or PhotoRefused."""
+    if sent.stream is not None:
+        return store_photo(actor, permit, sent.stream, **target)
+    if not usable_blob(actor, sent.sha256, blob_store()):
+        raise PhotoRejected(NOT_UPLOADED)
+    return store_photo_from_blob(actor, permit, sent.sha256, **target)
+
+
+def store_posted(actor, permit: Permit, name: str, **target: Any) -> list[Photo]:
+    """Store the photos posted under `name` (files) and `name`_sha256 (uploaded originals); see `store_sent`."""
+    return [store_sent(actor, permit, sent, **target) for sent in sent_under(name)]
 
 
 def uploaded_original(actor, sha: str | None) -> ContextManager[BinaryIO | None]:

@@ -13,12 +13,12 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from inspect_app import legal_holidays
+from inspect_app import inspection_types, legal_holidays
 from inspect_app.types import TOWN_TIMEZONE
 
 # A citation is stored with each obligation (permit_obligations.citation, 200 characters).
 CITATION_MAX = 200
-INSPECTION_TYPE_KEYS = ("initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic")
+INSPECTION_TYPE_KEYS = inspection_types.KEYS  # declared once, in the registry
 # What a document, page or email cites a town clause for. A purpose the town does not list is printed with
 # no clause, so a document names only its own town's sections (issue 13: towns are data).
 CitationPurpose = Literal[
@@ -319,7 +319,7 @@ ANY_SIGNER = (Signer(role="inspector", who="the inspector assigned to the permit
 
 
 class InspectionType(Strict):
-    key: Literal["initial", "erosion_control", "pre_bury", "walk_through", "final", "periodic"]
+    key: Literal[INSPECTION_TYPE_KEYS]  # type: ignore[valid-type]
     name: str = Field(min_length=1)
     when: str = Field(min_length=1)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)

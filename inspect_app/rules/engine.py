@@ -105,6 +105,7 @@ from functools import lru_cache
 from operator import attrgetter
 from typing import Literal
 
+from inspect_app.inspection_types import accepts_system, meeting, spec
 from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules.calendar import (
@@ -329,12 +330,13 @@ class _Evaluation:
             at, kind = inspection.at, inspection.kind
             if at > now:
                 continue
-            if kind == "erosion_control":
+            declared = spec(kind)
+            if "inspection" in declared.meets:  # the routine schedule's (and so storms' and pre-construction's)
                 erosion.append(at)
-            elif kind == "walk_through":
+            elif declared.makes_punch_list:
                 if self.first_walk_through is None or at < self.first_walk_through:
                     self.first_walk_through = at
-            elif kind == "final" and (self.first_final is None or at < self.first_final):
+            elif accepts_system(kind) and (self.first_final is None or at < self.first_final):
                 self.first_final = at
         erosion.sort()
         self.erosion = erosion
@@ -515,7 +517,7 @@ class _Evaluation:
 
     @implements("§380-16 C(4)(b)", "§380-16 C(4)(b)[1]")
     def _pre_construction(self) -> None:
-        citation = self._inspection_citation("erosion_control")
+        citation = self._inspection_citation(meeting("inspection"))
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
             return
         first = self.erosion[0] if self.erosion else None
@@ -808,7 +810,7 @@ class _Evaluation:
 
     @implements("§380-16 C(4)(c)")
     def _pre_bury(self) -> None:
-        citation = self._inspection_citation("pre_bury")
+        citation = self._inspection_citation(meeting("pre_bury"))
         if citation is None or (self.started is None and self.facts.status == "lapsed"):
             return
         tz = self.tz
@@ -832,7 +834,7 @@ class _Evaluation:
 
     @implements("§380-16 C(4)(d)")
     def _walk_through(self) -> None:
-        citation = self._inspection_citation("walk_through")
+        citation = self._inspection_citation(meeting("walk_through"))
         if citation is None:
             return
         final, walk = self.first_final, self.first_walk_through

@@ -25,6 +25,7 @@ from flask import current_app
 from sqlalchemy import BindParameter, Select, and_, bindparam, case, func, or_, select
 from sqlalchemy.orm import aliased
 
+from inspect_app import inspection_types
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import shown
 from inspect_app.certifications.models import NoticeToCorrect as NoticeToCorrectRow
@@ -64,9 +65,12 @@ from inspect_app.types import UTCDateTime
 from inspect_app.waivers.models import Waiver as WaiverRow
 from inspect_app.weather.models import StormEvent
 
-# The engine reads erosion-control inspections (CGP schedule, storms, pre-construction) and the first
-# walk-through and final; pre-bury inspections reach it through each structure. Others it ignores.
-ENGINE_INSPECTION_TYPES = ("erosion_control", "walk_through", "final")
+# The engine reads the inspections that meet the routine schedule (CGP schedule, storms, pre-construction) and
+# the first walk-through and final; pre-bury inspections reach it through each structure. Others it ignores.
+_ROUTINE = inspection_types.meeting("inspection")
+[_WALK_THROUGH] = inspection_types.keys_where(makes_punch_list=True)
+[_FINAL] = inspection_types.keys_where(part="system_acceptance")
+ENGINE_INSPECTION_TYPES = (_ROUTINE, _WALK_THROUGH, _FINAL)
 _DAY = dt.timedelta(days=1)
 # The columns `load_records` reads, table by table (with the labels shown beside obligations): a change
 # to any of them can change what a permit owes, so `schedule.obligations` works the permit out again.
@@ -327,7 +331,7 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
         select(ChecklistAnswer.subject_id.label("structure_id"),
                func.min(InspectionRow.performed_at).label("inspected_at"))
         .join(InspectionRow, InspectionRow.id == ChecklistAnswer.inspection_id)
-        .where(InspectionRow.permit_id.in_(ids), InspectionRow.type == "pre_bury",
+        .where(InspectionRow.permit_id.in_(ids), InspectionRow.type.in_(inspection_types.keys_where(covers="structure")),
                InspectionRow.status == "submitted", ChecklistAnswer.subject_id != "")
         .group_by(ChecklistAnswer.subject_id)
         .subquery()
@@ -460,9 +464,8 @@ def _open_inspections_query(ids: Select, now: dt.datetime | BindParameter) -> Se
         )
 
     return select(
-        Permit.id, nth("erosion_control"), nth("erosion_control", 2, newest=True),
-        nth("erosion_control", 1, newest=True), nth("erosion_control", 0, newest=True),
-        nth("walk_through"), nth("final"),
+        Permit.id, nth(_ROUTINE), nth(_ROUTINE, 2, newest=True), nth(_ROUTINE, 1, newest=True),
+        nth(_ROUTINE, 0, newest=True), nth(_WALK_THROUGH), nth(_FINAL),
     ).where(Permit.id.in_(ids))
 
 
@@ -472,10 +475,10 @@ def _open_inspections(rows) -> dict[str, list]:
     for pid, first, third_last, second_last, last, walk_through, final in rows:
         found = []
         if third_last is not None:  # with two or fewer, the last two are all of them
-            found.append(("first-erosion_control", "erosion_control", first))
-        found += [(f"last-{n}-erosion_control", "erosion_control", at)
+            found.append((f"first-{_ROUTINE}", _ROUTINE, first))
+        found += [(f"last-{n}-{_ROUTINE}", _ROUTINE, at)
                   for n, at in ((2, second_last), (1, last)) if at is not None]
-        found += [(f"first-{kind}", kind, at) for kind, at in (("walk_through", walk_through), ("final", final))
+        found += [(f"first-{kind}", kind, at) for kind, at in ((_WALK_THROUGH, walk_through), (_FINAL, final))
                   if at is not None]
         out[pid] = found
     return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from inspect_app import inspection_types
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
@@ -71,16 +72,14 @@ def _made(permit: Permit, kind: str) -> dt.datetime | None:
 
 def _words(ob: Obligation, record: Record) -> str:
     """What the obligation's inspection is, in the words of the town's inspection types."""
-    profile = record.profile
+    name = record.profile.inspection_type(inspection_types.meeting(ob.kind)).name  # the type that meets it
     if ob.kind == "pre_construction":
-        return f"{profile.inspection_type('erosion_control').name} before construction started"
+        return f"{name} before construction started"
     if ob.kind == "pre_bury":
-        return f"{profile.inspection_type('pre_bury').name} of {subject_label(ob.subject, record)}"
-    if ob.kind == "walk_through":
-        return profile.inspection_type("walk_through").name
+        return f"{name} of {subject_label(ob.subject, record)}"
     if ob.kind == "storm_inspection":
-        return f"{profile.inspection_type('erosion_control').name} after the {subject_label(ob.subject, record).lower()}"
-    return profile.inspection_type("erosion_control").name
+        return f"{name} after the {subject_label(ob.subject, record).lower()}"
+    return name
 
 
 def _key(ob: Obligation) -> str:
@@ -94,7 +93,7 @@ def required_not_made(permit: Permit, now: dt.datetime) -> list[MissedInspection
     required = profile.completion.required_inspections
     missing = []
     for key in required:
-        if key in ("initial", "final"):
+        if key in inspection_types.TYPES and not inspection_types.spec(key).meets:  # no obligation: made or not
             if _made(permit, key) is None:
                 kind = profile.inspection_type(key)
                 missing.append(MissedInspection(key, kind.name, kind.citation))

@@ -278,8 +278,10 @@ def test_the_engine_imports_no_framework_database_or_io() -> None:
     allowed = {"__future__", "bisect", "calendar", "collections", "dataclasses", "datetime", "functools",
                "operator", "typing", "zoneinfo", "inspect_app", "holidays"}
     package = Path(__file__).parents[2] / "inspect_app"
-    # The units it writes measures with, and the legal holidays it counts, are as pure: read too.
-    for path in [*(package / "rules").glob("*.py"), package / "units.py", package / "legal_holidays.py"]:
+    # The units it writes measures with, the legal holidays it counts and the inspection types it reads are as
+    # pure: read too.
+    for path in [*(package / "rules").glob("*.py"), package / "units.py", package / "legal_holidays.py",
+                 package / "inspection_types.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
@@ -287,4 +289,4 @@ def test_the_engine_imports_no_framework_database_or_io() -> None:
                 assert name.split(".")[0] in allowed, f"{path.name} imports {name}"
                 if name.startswith("inspect_app"):
                     assert name.startswith(("inspect_app.rules", "inspect_app.profiles.schema", "inspect_app.units",
-                                            "inspect_app.legal_holidays")), name
+                                            "inspect_app.legal_holidays", "inspect_app.inspection_types")), name

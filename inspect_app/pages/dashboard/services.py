@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from flask import current_app
 from sqlalchemy import ColumnElement, Select, case, false, func, literal, select
 
+from inspect_app import inspection_types
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
@@ -29,7 +30,7 @@ from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, TOWN_TIMEZONE, UTCDateTime
 
 # Obligations an inspector meets by inspecting: these go on the inspector's calendar.
-INSPECTION_KINDS = ("pre_construction", "inspection", "storm_inspection", "pre_bury", "walk_through")
+INSPECTION_KINDS = inspection_types.obligations_met()
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
 _Ob = PermitObligation

@@ -1,0 +1,126 @@
+"""Submitting a report with what was found: the one service the report form and a device's operation call.
+
+A report is sent with its parts: findings (each with its corrective actions), a walk-through's punch list and
+photos (of the report, of a new finding, of a point of discharge). The report form reads them from its fields
+(`report_parts`), a device's operation from its payload (sync); both hand them here as `ReportParts`, and they
+are recorded on the draft in one order by the domains' own services, then the report is signed, submitted
+and sent. Everything only flushes: the caller commits, or rolls back on an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inspect_app.extensions import db
+from inspect_app.findings import services as findings
+from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.findings.services import FindingError, NewFinding
+from inspect_app.inspections import notification
+from inspect_app.inspections import services as inspections
+from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.services import ReportInput
+from inspect_app.photos.posted import Sent, store_sent
+from inspect_app.photos.processing import PhotoRejected
+from inspect_app.photos.services import PhotoRefused
+
+
+class PartRefused(ValueError):
+    """A part of the report the services refused; `field` is where: `form` (a fix the checklist asks for),
+    `findings.<i>.<field>`, `punch_list.<i>.<field>` or `photos.<i>.sha256`."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(message)
+        self.field = field_name
+
+
+@dataclass
+class NewPhoto:
+    """A photo sent with the report; of one of its new findings (`finding`: its index) or of a point of
+    discharge (`discharge`: the point's id), else of the report itself. `id` made by a device, if it made one."""
+
+    sent: Sent
+    caption: str | None = None
+    id: str | None = None
+    finding: int | None = None
+    discharge: str | None = None
+
+
+@dataclass
+class NewPunchItem:
+    """An item of a walk-through's punch list (§380-16 C(4)(d)); `id` made by a device, if it made one."""
+
+    description: str
+    id: str | None = None
+
+
+@dataclass
+class ReportParts:
+    findings: list[NewFinding] = field(default_factory=list)
+    punch_list: list[NewPunchItem] = field(default_factory=list)
+    photos: list[NewPhoto] = field(default_factory=list)
+
+
+def record_parts(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
+    """Record the parts on the draft, before the report's own fields (`data`, which takes the photos of each
+    point of discharge and the corrective actions opened for its fixes). PartRefused says what was refused."""
+    _discharge_photos(actor, inspection, parts, data)
+    try:  # CGP 2022 Part 5.1: each control or discharge needing a fix opens its action
+        findings.open_fixes(actor, inspection, data)
+    except FindingError as error:
+        raise PartRefused("form", str(error)) from None
+    made = [_finding(actor, inspection, index, new) for index, new in enumerate(parts.findings)]
+    for index, item in enumerate(parts.punch_list):
+        _punch_item(actor, inspection, index, item)
+    for index, photo in enumerate(parts.photos):
+        if photo.discharge is None:
+            target = {"inspection": inspection} | ({"finding": made[photo.finding]} if photo.finding is not None else {})
+            _photo(actor, inspection, f"photos.{index}", photo, **target)
+
+
+def submit_report(actor, inspection: Inspection, data: ReportInput, parts: ReportParts,
+                  fetch_weather: bool = True) -> Inspection:
+    """Record the parts, sign and submit the report (§380-16 C(4)), and send it to the applicant and the
+    authority. PartRefused, or ReportIncomplete with every problem: the caller rolls back."""
+    record_parts(actor, inspection, parts, data)
+    inspections.submit(actor, inspection, data, fetch_weather=fetch_weather)
+    notification.send_report(inspection)
+    return inspection
+
+
+def _finding(actor, inspection: Inspection, index: int, new: NewFinding) -> Finding:
+    try:
+        return findings.record_finding(actor, inspection, new)
+    except FindingError as error:
+        raise PartRefused(f"findings.{index}.{error.field}", str(error)) from None
+
+
+def _punch_item(actor, inspection: Inspection, index: int, item: NewPunchItem) -> None:
+    """Add the item, unless it is here already under its id (sent again); another report's id is refused."""
+    here = db.session.get(PunchListItem, item.id) if item.id else None
+    if here is not None:
+        if here.walk_through_id != inspection.id:
+            raise PartRefused(f"punch_list.{index}.id", "Another punch-list item already has this id.")
+        return
+    try:
+        findings.add_punch_item(actor, inspection, item.description, item_id=item.id)
+    except FindingError as error:
+        raise PartRefused(f"punch_list.{index}.{error.field}", str(error)) from None
+
+
+def _photo(actor, report: Inspection, where: str, photo: NewPhoto, **target):
+    """Store the photo (kept byte for byte, renditions made here) under its device id, if it has one."""
+    try:
+        return store_sent(actor, report.permit, photo.sent, caption=photo.caption, photo_id=photo.id, **target)
+    except (PhotoRejected, PhotoRefused) as error:
+        raise PartRefused(f"{where}.sha256", str(error)) from None
+
+
+def _discharge_photos(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
+    """Photos of each point of discharge, kept with its observation in the report's details."""
+    seen = data.details.get("discharges", {})
+    for index, photo in enumerate(parts.photos):
+        if photo.discharge is None:
+            continue
+        stored = _photo(actor, inspection, f"photos.{index}", photo, inspection=inspection)
+        if photo.discharge in seen:
+            held = seen[photo.discharge]["photos"]
+            seen[photo.discharge]["photos"] = list(dict.fromkeys(held + [stored.original_sha256]))

@@ -1,0 +1,89 @@
+"""The inspection types, each declared once: what it covers and what its report does besides the checklist.
+
+A type's words (its name, when it is made, its clause, its checklist items, who signs it) are the town's, in
+its profile (`profiles.schema.InspectionType`); whether it owes advance notice is the profile's
+`advance_notice`. What the code does differently for a type is declared here, and every module asks this
+declaration (`spec(key)`) rather than testing the type's key. Pure Python: no Flask or database import, so the
+profile schema, the models and the rules can all read it.
+
+Adding a type is one entry in `TYPES`, its profile entry in each town that makes it, and (where the report
+shows something of its own) one template section; see docs/architecture.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Covers = Literal["site", "structure", "punch_list"]
+
+
+# A type's own part of the report, besides the checklist, findings and photos: the fields its form reads into
+# `Inspection.details`, what a submission needs of them, and its section of the report page and of the PDF.
+# Each module that handles parts has one table by part name (forms, services, report.html, documents.reports).
+Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance"]
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """What one inspection type is, for the code (its words are the town's profile)."""
+
+    key: str
+    # What the inspector walks: the whole site, or the underground structures chosen on the report (pre-bury).
+    covers: Covers = "site"
+    # Its own part of the report (above), if it has one.
+    part: Part | None = None
+    # The policy action (accounts/policy.py) that performs and edits it. §380-16 C(4)(f): periodic and random
+    # inspections by the engineer's PE representative or the authority; the others by the engineer or the
+    # erosion-control inspector (§380-16 C(2)-(3)).
+    action: str = "inspection.regulatory"
+    # §380-16 C(4)(d): the walk-through makes a punch list of the work remaining.
+    makes_punch_list: bool = False
+    # §380-16 C(4)(e): the final inspection resolves the punch list, and one that finds violations is enforced.
+    resolves_punch_list: bool = False
+    # The erosion-control report lists the site's other controls by name, each answered per checklist item.
+    lists_other_controls: bool = False
+    # §380-11 C(3)(a): an erosion-control report finds each area past its stabilization deadline a violation.
+    finds_overdue_stabilization: bool = False
+    # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
+    answers_storms: bool = False
+    # The obligations of the schedule (rules/engine.py) a report of this type meets: §380-16 C(4)(b)[1] and CGP
+    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through.
+    meets: tuple[str, ...] = ()
+
+
+TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
+    TypeSpec("initial", part="site_conditions"),
+    TypeSpec("erosion_control", part="controls", lists_other_controls=True, finds_overdue_stabilization=True,
+             answers_storms=True, meets=("pre_construction", "inspection", "storm_inspection")),
+    TypeSpec("pre_bury", covers="structure", part="structures", meets=("pre_bury",)),
+    TypeSpec("walk_through", part="punch_list", makes_punch_list=True, meets=("walk_through",)),
+    TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
+    TypeSpec("periodic", action="inspection.perform"),
+)}
+KEYS: tuple[str, ...] = tuple(TYPES)
+
+
+def spec(key: str) -> TypeSpec:
+    """The declaration of the type `key`; KeyError for a key that is no type."""
+    return TYPES[key]
+
+
+def accepts_system(key: str | None) -> bool:
+    """§380-16 C(4)(e): whether a report of this type is the final acceptance of the system (completion rests
+    on it; one that finds violations brings the final stop-work order)."""
+    return key in TYPES and TYPES[key].part == "system_acceptance"
+
+
+def meeting(obligation_kind: str) -> str:
+    """The key of the type whose report meets an obligation of this kind; KeyError if none does."""
+    return next(key for key, kind in TYPES.items() if obligation_kind in kind.meets)
+
+
+def obligations_met() -> tuple[str, ...]:
+    """Every kind of obligation an inspection meets (they go on the inspector's calendar), in the types' order."""
+    return tuple(obligation for kind in TYPES.values() for obligation in kind.meets)
+
+
+def keys_where(**wanted: object) -> tuple[str, ...]:
+    """The keys of the types whose declaration has each of `wanted` (e.g. `makes_punch_list=True`)."""
+    return tuple(key for key, kind in TYPES.items() if all(getattr(kind, k) == v for k, v in wanted.items()))

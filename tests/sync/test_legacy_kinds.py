@@ -1,0 +1,69 @@
+"""The retired operation kinds: nothing live makes them, but an item the previous release's outbox left queued on
+a device still arrives through /sync/push and is answered as before, through the report form's own service."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from inspect_app.audit.models import AuditEntry
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import Inspection
+from inspect_app.mail.models import OutboundEmail
+from sync.client import SyncClient
+from tests.sync.test_field_work import blobs, submission, upload  # noqa: F401 (blobs: a fixture)
+
+RETIRED = ("inspection.submit", "action.close", "om.log", "om.certify")
+
+
+@pytest.fixture
+def site(make, central, device_token):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1 pad"])
+    return inspector, permit, SyncClient(central.url, device_token(inspector))
+
+
+def test_a_report_left_queued_by_the_previous_outbox_is_submitted_through_the_form_service(site, blobs):
+    """A queued `inspection.submit` is applied: the report is submitted and signed, its finding and corrective
+    action keep the device's ids, and the report is mailed in the same transaction, as the form does."""
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east", "entrance")
+    op = submission(permit, inspector, blobs)
+    answer = tablet.push([op])[0]
+
+    assert answer["status"] == "applied", answer
+    db.session.expire_all()
+    report = db.session.get(Inspection, op["record_id"])
+    assert report.status == "submitted" and report.signer_name == inspector.name
+    assert answer["record_sha256"] == report.record_sha256
+    [sent] = op["payload"]["findings"]
+    finding = db.session.get(Finding, sent["id"])
+    assert finding.inspection_id == report.id and finding.description == sent["description"]
+    assert db.session.get(CorrectiveAction, sent["actions"][0]["id"]).finding_id == finding.id
+    mails = db.session.scalars(select(OutboundEmail).where(OutboundEmail.permit_id == permit.id)).all()
+    assert [m.subject for m in mails if m.subject.startswith("Inspection report")], "the report was not sent"
+    submitted = db.session.scalars(select(AuditEntry.action).where(AuditEntry.entity_id == report.id)).all()
+    assert submitted.count("inspection.submit") == 1
+
+
+def test_a_refused_part_of_a_queued_report_is_answered_beside_its_field(site, blobs):
+    """The form's service refuses a finding without a description; the device is told where, nothing is kept."""
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east", "entrance")
+    op = submission(permit, inspector, blobs)
+    op["payload"]["findings"][0]["description"] = "   "
+    answer = tablet.push([op])[0]
+
+    assert answer["status"] == "rejected"
+    assert answer["reasons"] == {"payload.findings.0.description": "Describe what was found."}
+    db.session.expire_all()
+    assert db.session.get(Inspection, op["record_id"]) is None
+
+
+def test_the_retired_kinds_are_marked_deprecated_for_new_clients(client):
+    """The OpenAPI description still accepts them, and says they are retired and what to send instead."""
+    schemas = client.get("/sync/openapi.json").json["components"]["schemas"]
+    for kind in RETIRED:
+        assert schemas[f"payload:{kind}"]["deprecated"] is True
+        assert "send the form's own post instead" in schemas[f"payload:{kind}"]["description"]
+    assert "deprecated" not in schemas["payload:notice.give"]
