@@ -92,7 +92,10 @@ def text_of(driver, selector: str) -> str:
 
 
 def wait_for_text(driver, selector: str, text: str, timeout_s: float = 30) -> None:
-    wait_until(driver, lambda d: text in text_of(d, selector), timeout_s, f"{selector} never said {text!r}")
+    try:
+        wait_until(driver, lambda d: text in text_of(d, selector), timeout_s, f"{selector} never said {text!r}")
+    except AssertionError as error:
+        raise AssertionError(f"{error}; it said {text_of(driver, selector)[:300]!r}") from None
 
 
 def sign_in_controlled(driver, base_url: str, user, password: str = PASSWORD) -> None:
