@@ -9,6 +9,7 @@ import datetime as dt
 import zoneinfo
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -27,6 +28,13 @@ CitationPurpose = Literal[
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
     "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
 ]
+
+
+
+@lru_cache(maxsize=256)
+def short_citation(text: str) -> str:
+    """The section a profile's citation names, without its explanation ("§380-10 K: the project...")."""
+    return text.split(": ", 1)[0].strip()
 
 
 class Strict(BaseModel):
@@ -441,6 +449,18 @@ class Profile(Strict):
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"{name!r} is not an IANA time zone name such as 'America/New_York'") from None
         return name
+
+    @model_validator(mode="after")
+    def _policy_citations_fit(self) -> Self:
+        """A section cited with "town policy" after it is stored with each obligation: it must fit there too."""
+        cited = [self.om_certification.cited(short_citation(self.om_certification.citation)),
+                 self.cure_period.cited(short_citation(self.cure_period.citation)),
+                 *(self.program.cited(short_citation(kind.citation)) for kind in self.inspection_types)]
+        too_long = [text for text in cited if len(text) > CITATION_MAX]
+        if too_long:
+            raise ValueError(f"the section of a citation, with its basis, is longer than {CITATION_MAX} characters: "
+                             f"{too_long[0]!r}")
+        return self
 
     @model_validator(mode="after")
     def _holiday_calendar_known(self) -> Self:

@@ -101,13 +101,12 @@ import datetime as dt
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from operator import attrgetter
 from typing import Literal
 
 from inspect_app.inspection_types import accepts_system, meeting, spec
 from inspect_app.rules.trace import implements
-from inspect_app.profiles.schema import Profile
+from inspect_app.profiles.schema import Profile, short_citation
 from inspect_app.rules.calendar import (
     UTC,
     add_months,
@@ -191,10 +190,6 @@ class Obligation:
         return self.status == "overdue" or (self.met_at is not None and self.met_at > self.due_at)
 
 
-@lru_cache(maxsize=256)
-def short_citation(text: str) -> str:
-    """The section a profile's citation names, without its explanation ("§380-10 K: the project...")."""
-    return text.split(": ", 1)[0].strip()
 
 
 def obligations(facts: PermitFacts, profile: Profile, now: dt.datetime, *, history: bool = True) -> list[Obligation]:

@@ -173,3 +173,15 @@ def test_loading_leaves_the_broken_file_untouched(write_profile):
     path = write_profile(text)
     _error_for(path)
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_policys_section_too_long_to_store_with_its_basis(write_profile):
+    """Each obligation stores its section (200 characters); a policy's carries ", town policy" after it."""
+    line = ('citation = "§380-14 E: satisfactory corrections within 30 days after the DPW Director\'s notice to '
+            'correct a maintenance violation"')
+    section = "§380-14 E " + "x" * 180  # the whole citation fits its 200 characters; with its basis it does not
+    path = write_profile(_broken(line, f'basis = "policy"\ncitation = "{section}: 30 days"'))
+    message = _error_for(path)
+    assert "longer than 200 characters" in message and f"{section}, town policy" in message
+    fits = write_profile(_broken(line, f'basis = "policy"\ncitation = "{section[:-13]}: 30 days"'), "fits.toml")
+    assert load_profile(fits).cure_period.basis == "policy"
