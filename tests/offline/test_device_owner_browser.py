@@ -273,8 +273,10 @@ def test_the_same_new_report_in_two_tabs_offline_is_one_report_and_the_other_tab
     assert device_id(second) == device_id(page)  # one report, whichever tab it is typed in
     expect(second.locator("#notes")).to_have_value("Started in the first tab")
 
+    page.bring_to_front()  # back to the first tab, as a person would (a hidden tab's frames wait)
     made = fill_erosion_form(page, [])
     submit(page)
+    second.bring_to_front()
     expect(second.locator("#report-sent")).to_be_visible()
     answer_checklist(second)
     second.check("#evaluation-compliant")
