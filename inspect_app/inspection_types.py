@@ -76,7 +76,10 @@ def accepts_system(key: str | None) -> bool:
 
 def meeting(obligation_kind: str) -> str:
     """The key of the type whose report meets an obligation of this kind; KeyError if none does."""
-    return next(key for key, kind in TYPES.items() if obligation_kind in kind.meets)
+    for key, kind in TYPES.items():
+        if obligation_kind in kind.meets:
+            return key
+    raise KeyError(obligation_kind)
 
 
 def obligations_met() -> tuple[str, ...]:
