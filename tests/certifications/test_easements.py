@@ -92,8 +92,8 @@ def test_an_easement_goes_on_the_site_map_with_its_purpose_and_location(make, si
     listed = page.split(f'id="point-easement-{easement.id}"')[0].rsplit("<li", 1)[1] + \
         page.split(f'id="point-easement-{easement.id}"')[1].split("</li>")[0]
     assert 'data-lat="42.04502" data-lon="-72.57311"' in listed and "42.045020, -72.573110" in listed
-    assert db.session.scalars(select(AuditEntry.action).where(AuditEntry.entity_id == easement.id)).all() == [
-        "easement.create", "easement.point"]
+    assert db.session.scalars(select(AuditEntry.action).where(AuditEntry.entity_id == easement.id)
+                              .order_by(AuditEntry.seq)).all() == ["easement.create", "easement.point"]
 
 
 def test_an_inspector_cannot_place_an_easement(make, signed_in, agent):
