@@ -265,9 +265,10 @@ def photo_with_markup(hand: Hand, url: str, permit_id: str) -> None:
     page = hand.page
     hand.photo(page.locator("#photos"), "entrance.jpg")
     markup = page.locator("[data-markup]")
-    if markup.count():
+    if markup.count():  # marked up in place, in a dialog over the report
         hand.tap(markup.first)
-        hand.stroke(page.locator("#markup-canvas"))
+        page.wait_for_function("() => document.querySelector('#photo-markup-dialog img').naturalWidth > 0")
+        hand.stroke(page.locator("#photo-markup-canvas"))
         hand.tap(page.locator("[data-markup-done]"))
         return
     # No markup on the report: save the draft (the photo goes with it), then Permit → Photos → See all → Mark up,
