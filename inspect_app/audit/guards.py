@@ -10,7 +10,9 @@ connects (a psql session, a script, a bug), on PostgreSQL and SQLite alike:
 - an issued stop-work order keeps what it ordered; its acknowledgement and lifting are filled in once;
 - notices of violation and certificates of completion never change;
 - a signed O&M certification keeps what was signed; the town's review is filled in once;
-- a frozen document and a surety release never change.
+- a frozen document and a surety release never change;
+- a waiver as granted (§380-8) and a snowmelt discharge as recorded never change; a frozen-conditions period
+  (CGP 4.4) keeps its beginning, and its end is filled in once.
 
 None of them may be deleted. Each guard is a table, the condition on the old row that makes it final, and
 the columns that may still be written with the condition under which they may; every other column is
@@ -28,7 +30,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import JSON, Connection, MetaData, event
+from sqlalchemy import JSON, Connection, MetaData, event, inspect
 
 # PostgreSQL's SQLSTATE for "restrict_violation": drivers raise it as an IntegrityError, as SQLite's RAISE(ABORT).
 _PG_ERRCODE = "23001"
@@ -75,7 +77,8 @@ def _once(*columns: str) -> dict[str, str]:
 
 
 # The records the law relies on: a report as submitted (with its weather), orders and notices as issued and
-# lifted, certificates, surety releases, certifications as signed and reviewed, and their frozen documents.
+# lifted, certificates, surety releases, certifications as signed and reviewed, their frozen documents, and the
+# waivers and site conditions the schedule follows.
 RECORDS = (
     Guard("inspections", "a submitted inspection report", Final("status", ("submitted",)),
           # Pending weather filled in later, then the record hash sealed again with it.
@@ -89,6 +92,10 @@ RECORDS = (
           writable={"status": "OLD.status = 'submitted'", **_once("reviewed_by_id", "reviewed_at", "review_note")}),
     Guard("surety_releases", "a surety release"),
     Guard("documents", "a frozen document"),
+    # What stops or changes an obligation of the schedule: the authority's waiver and the site's conditions.
+    Guard("waivers", "a granted waiver"),
+    Guard("frozen_periods", "a recorded frozen-conditions period", writable=_once("ends_at", "ended_by_id")),
+    Guard("snowmelt_discharges", "a recorded snowmelt discharge"),
 )
 GUARDS = (
     # Sealing happens once, in the writing transaction; after that the entry is fixed.
@@ -122,9 +129,12 @@ def _message(guard: Guard, verb: str) -> str:
 
 
 def create_statements(metadata: MetaData, dialect: str) -> list[str]:
-    """The DDL that makes every guard's triggers."""
+    """The DDL that makes the triggers of every guard whose table `metadata` has (an earlier migration's schema
+    has not every table yet)."""
     statements = []
     for guard in GUARDS:
+        if guard.table not in metadata.tables:
+            continue
         refused = _update_refused(guard, metadata, dialect)
         name = f"guard_{guard.table}"
         if dialect == "postgresql":
@@ -171,7 +181,8 @@ def create_for_schema_now(connection: Connection) -> None:
     """Make the triggers for the guarded tables as the database has them now, read from it: a migration
     cannot use the models' metadata, which has the columns of later revisions too."""
     metadata = MetaData()
-    metadata.reflect(bind=connection, only=[guard.table for guard in GUARDS])
+    present = set(inspect(connection).get_table_names())
+    metadata.reflect(bind=connection, only=[guard.table for guard in GUARDS if guard.table in present])
     create(connection, metadata)
 
 

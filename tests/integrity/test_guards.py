@@ -99,3 +99,30 @@ def test_a_signed_certification_keeps_what_was_signed_and_is_reviewed_once(recor
          "reviewed_at = CURRENT_TIMESTAMP WHERE id = :id", id=certification, agent=agent)
     _refused("UPDATE om_certifications SET status = 'deficient' WHERE id = :id", id=certification)
     _refused("DELETE FROM om_certifications WHERE id = :id", id=certification)
+
+
+def test_a_waiver_a_snowmelt_discharge_and_a_frozen_period_keep_what_was_recorded(records):
+    """What stops or changes an obligation (§380-8 waiver; CGP 2022 Parts 4.2-4.4) is as final as what it stops."""
+    agent, permit = records["agent"].id, records["permit"].id
+    _raw("INSERT INTO waivers (id, permit_id, requirement, reason, granted_on, granted_by_id, recorded_at) VALUES "
+         "('w1', :permit, 'walk_through', 'Single lot, seen at the final', '2026-05-01', :agent, CURRENT_TIMESTAMP)",
+         permit=permit, agent=agent)
+    assert "waivers: a granted waiver is part of the record and cannot be changed" in _refused(
+        "UPDATE waivers SET reason = 'Another reason' WHERE id = 'w1'")
+    assert "cannot be deleted" in _refused("DELETE FROM waivers WHERE id = 'w1'")
+
+    _raw("INSERT INTO snowmelt_discharges (id, permit_id, discharge_at, snow_mm, seen_on_site, recorded_by_id, "
+         "recorded_at) VALUES ('s1', :permit, CURRENT_TIMESTAMP, 90, true, :agent, CURRENT_TIMESTAMP)",
+         permit=permit, agent=agent)
+    _refused("UPDATE snowmelt_discharges SET snow_mm = 10 WHERE id = 's1'")
+    _refused("DELETE FROM snowmelt_discharges WHERE id = 's1'")
+
+    _raw("INSERT INTO frozen_periods (id, permit_id, suspended, starts_at, note, recorded_by_id, recorded_at) "
+         "VALUES ('f1', :permit, false, '2026-01-05 12:00:00', 'Ground frozen', :agent, CURRENT_TIMESTAMP)",
+         permit=permit, agent=agent)
+    _refused("UPDATE frozen_periods SET starts_at = '2025-12-01 12:00:00' WHERE id = 'f1'")
+    _raw("UPDATE frozen_periods SET ends_at = '2026-02-20 12:00:00', ended_by_id = :agent WHERE id = 'f1'",
+         agent=agent)
+    assert "frozen_periods: a recorded frozen-conditions period is part of the record" in _refused(
+        "UPDATE frozen_periods SET ends_at = '2026-03-20 12:00:00' WHERE id = 'f1'")
+    _refused("DELETE FROM frozen_periods WHERE id = 'f1'")

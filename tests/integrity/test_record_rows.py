@@ -16,10 +16,12 @@ from inspect_app.blobs import files
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import OMCertification
 from inspect_app.completion import services as completion
+from inspect_app.conditions import services as conditions
 from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
+from inspect_app.waivers import services as waivers
 from tests.inspections.report_helpers import start, submit
 from tests.integrity.test_audit_chain import _unguarded, _verify
 
@@ -190,3 +192,20 @@ def test_an_order_lifted_and_a_certification_reviewed_through_the_app_are_chaine
     db.session.commit()
     result = _verify(runner)
     assert result.exit_code == 0, result.output
+
+
+def test_a_waiver_and_a_frozen_period_changed_outside_the_app_are_found(make, agent, runner):
+    """§380-8 waivers and CGP 4.4 periods stop obligations: changed behind the app, `flask audit verify` says so."""
+    permit = make.permit(construction_started_on=dt.date(2026, 6, 2))
+    waiver = waivers.grant_waiver(agent, permit, "walk_through", "One house lot: seen at the final",
+                                  dt.date(2026, 6, 3)).id
+    period = conditions.record_frozen(agent, permit, suspended=False,
+                                      starts_at=dt.datetime(2026, 6, 10, 12, tzinfo=dt.UTC), note="Ground frozen").id
+    db.session.commit()
+    assert _verify(runner).exit_code == 0
+    with _unguarded() as connection:
+        connection.execute(text("UPDATE waivers SET requirement = 'pre_construction' WHERE id = :id"), {"id": waiver})
+        connection.execute(text("UPDATE frozen_periods SET suspended = true WHERE id = :id"), {"id": period})
+    result = _verify(runner)
+    assert "requirement differ from its last audit entry" in _problem(result, "waivers", waiver)
+    assert "suspended differ from its last audit entry" in _problem(result, "frozen_periods", period)
