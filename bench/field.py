@@ -16,6 +16,11 @@ Scenarios, on the demo's permit SWP-2026-014 (Longmeadow), as its engineer, star
   one photo marked up, the evaluation "violations" with its steps, a signature, submitted;
 - all compliant: the same inspection with everything in order: every item Yes, the signature, submitted.
 Each ends when the report's page says Submitted; a report the server refuses is a failure of the bench.
+- lifting: the demo's agent for Longmeadow, on the page of a stop-work order that cites two violations of
+  SWP-2026-021, each with its corrective action open (made first, not counted: the engineer's report with the
+  two findings, their actions and a photo of the site, and the order issued by the agent through the app's
+  service), verifies both actions with the photo that shows the work, approves the work, says why and lifts
+  the order. It ends when the order's page says Lifted.
 
 Prints `name=value` lines:
   field_typical_taps            taps (target <= 30)
@@ -25,6 +30,8 @@ Prints `name=value` lines:
   field_all_compliant_taps      taps of the all-compliant inspection (target <= 12)
   field_all_compliant_scroll_px its scrolling
   field_report_height_px        height of the new erosion-control report as it opens
+  agent_lift_taps               taps to lift the order (target <= 8)
+  agent_lift_typed_fields       typed fields to lift it
 
 Run from the repository root: python -m bench.field
 """
@@ -46,7 +53,10 @@ from sqlalchemy import select  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
+from inspect_app.accounts.models import User  # noqa: E402
 from inspect_app.demo import DEMO_PASSWORD, load_demo  # noqa: E402
+from inspect_app.enforcement import services as enforcement  # noqa: E402
+from inspect_app.enforcement.services import open_findings as permit_findings  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
 from inspect_app.permits.models import Permit  # noqa: E402
 
@@ -54,7 +64,9 @@ CHROMIUM = next((p for p in ("/usr/lib/chromium/chromium", "/usr/bin/chromium") 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 INSPECTOR = "engineer@example.org"
+AGENT = "agent@longmeadow.example.org"
 PERMIT = "SWP-2026-014"
+ORDER_PERMIT = "SWP-2026-021"  # another permit of the engineer's: the order stops its work
 ALL_COMPLIANT = "[data-all-compliant]"
 # Swipe an element into sight when some of it is out of it (to the middle of the screen); answers the distance.
 SCROLL_TO = """el => { const r = el.getBoundingClientRect(), before = window.scrollY;
@@ -133,6 +145,18 @@ def jpeg() -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (1600, 1200), (120, 140, 90)).save(out, "JPEG", quality=85)
     return out.getvalue()
+
+
+def sign_in(context, url: str, email: str):
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.on("pageerror", lambda error: print(f"page error: {error}", file=sys.stderr))
+    page.goto(f"{url}/login")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda u: "/login" not in u)
+    return page
 
 
 def setup() -> tuple[object, str]:
@@ -243,18 +267,19 @@ def add_discharge_point(hand: Hand) -> None:
         hand.tap(row.locator(f'label[for="{name}-no"]'))
 
 
-def add_finding(hand: Hand) -> None:
+def add_finding(hand: Hand, what: str = "Sediment tracked onto Bliss Road at the entrance",
+                fix: str = "Sweep the road and add stone to the entrance") -> None:
     """A finding, a violation, with a corrective action and who does it."""
     page = hand.page
     hand.tap(page.locator("#add-new-finding"))
     row = page.locator("[data-list-of=finding-template] [data-part]").last
-    hand.type(row.locator("textarea[name$=-description]").first, "Sediment tracked onto Bliss Road at the entrance")
+    hand.type(row.locator("textarea[name$=-description]").first, what)
     violation = row.locator("input[type=checkbox][name$=-is_violation]")
     if not violation.is_checked():
         hand.tap(violation)
     kind = row.locator("select[name$=-kind]")
     hand.choose(kind, _first_option(kind))
-    hand.type(row.locator("textarea[name$=-description]").nth(1), "Sweep the road and add stone to the entrance")
+    hand.type(row.locator("textarea[name$=-description]").nth(1), fix)
     owner = row.locator("input[name$=-owner_name]")
     if owner.count() and not owner.input_value():
         hand.type(owner, "Site contractor")
@@ -311,6 +336,48 @@ def all_compliant(hand: Hand, url: str, permit_id: str) -> None:
     sign_and_submit(hand)
 
 
+def order_with_two_actions(inspector: Hand, app, url: str) -> str:
+    """Not counted: the engineer submits a report on ORDER_PERMIT with two violations, each with its corrective
+    action, and a photo of the site; the agent issues a stop-work order citing both. The order page's address."""
+    with app.app_context():
+        permit = db.session.scalar(select(Permit).where(Permit.number == ORDER_PERMIT))
+        permit_id = permit.id
+    start(inspector, url, permit_id)
+    page = inspector.page
+    for what, fix in (("Silt fence down along the brook", "Re-trench and re-stake the silt fence"),
+                      ("Sediment tracked onto Longmeadow Street", "Sweep the street and add stone to the entrance")):
+        add_finding(inspector, what, fix)
+    inspector.photo(page.locator("#photos"), "site.jpg")
+    answer_the_rest(inspector)
+    inspector.tap(page.locator('label[for="evaluation-violations"]'))
+    inspector.type(page.locator("#corrective_steps"), "Reset the silt fence and clean the street")
+    sign_and_submit(inspector)
+    with app.app_context():
+        permit = db.session.get(Permit, permit_id)
+        agent = db.session.scalar(select(User).where(User.email == AGENT))
+        violations = [f for f in permit_findings(permit) if f.is_violation]
+        order = enforcement.issue_stop_work(agent, permit, "Violations found at the inspection", violations)
+        db.session.commit()
+        return f"{url}/permits/{permit_id}/stop-work/{order.id}"
+
+
+def lift(hand: Hand, order_url: str) -> None:
+    """Counted: each open action verified with its photo, the work approved, the reason, Lift."""
+    page = hand.page
+    page.goto(order_url)
+    for action in page.locator("#verified .lift-action").all():
+        hand.tap(action.locator("label.check"))
+        photo = action.locator(".thumb-choice label.thumb")
+        if photo.count():
+            hand.tap(photo.first)
+    hand.type(page.locator("textarea[name=reason]"), "Both corrected and verified on site")
+    hand.tap(page.locator("label[for=approves_work]"))
+    hand.go(page.locator("form[action$='/lift'] button[type=submit]"))
+    if "Lifted" not in page.locator("h1").inner_text():
+        summary = page.locator(".field-error")
+        raise SystemExit("the order was not lifted: " + (summary.first.inner_text() if summary.count() else page.url))
+
+
 def main() -> None:
     app, permit_id = setup()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -323,14 +390,7 @@ def main() -> None:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             context = browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True,
                                           is_mobile=False, timezone_id="America/New_York")
-            page = context.new_page()
-            page.on("pageerror", lambda error: print(f"page error: {error}", file=sys.stderr))
-            page.set_default_timeout(20_000)
-            page.goto(f"{url}/login")
-            page.fill("input[name=email]", INSPECTOR)
-            page.fill("input[name=password]", DEMO_PASSWORD)
-            page.click("button[type=submit]")
-            page.wait_for_url(lambda u: "/login" not in u)
+            page = sign_in(context, url, INSPECTOR)
 
             hand = Hand(page)
             began = time.monotonic()
@@ -346,6 +406,13 @@ def main() -> None:
             page.goto(f"{url}/permits/{permit_id}/inspections/new/erosion_control")
             expect(page.locator("#report-form")).to_be_attached()
             figures["field_report_height_px"] = page.evaluate("document.documentElement.scrollHeight")
+
+            order_url = order_with_two_actions(Hand(page), app, url)
+            agent = browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True,
+                                        timezone_id="America/New_York")
+            hand = Hand(sign_in(agent, url, AGENT))
+            lift(hand, order_url)
+            figures.update(agent_lift_taps=hand.taps, agent_lift_typed_fields=hand.typed)
             browser.close()
     finally:
         server.shutdown()
