@@ -180,3 +180,28 @@ document.addEventListener("submit", (evt) => {
   Drafts.update(form.dataset.draft, (kept) => kept?.report === report && { ...kept, sent: new Date().toISOString() })
     .then(() => drafts?.postMessage({ report }));
 }, true);
+
+// The report form on a tablet (inspections/report.html).
+// A link to a field of the page (the error summary's, "first unanswered"): the section holding it opens, the
+// page goes there and the field takes the focus (its first input), as the inspector would go on from it.
+function goTo(id) {
+  const target = id && document.getElementById(id);
+  if (!target) return false;
+  for (let el = target.parentElement; el; el = el.parentElement) if (el.tagName === "DETAILS") el.open = true;
+  target.scrollIntoView({ block: "center" });
+  (target.matches("input, select, textarea, button") ? target : target.querySelector("input, select, textarea"))
+    ?.focus({ preventScroll: true });
+  return true;
+}
+document.addEventListener("click", (evt) => {
+  const link = evt.target.closest?.("a[href^='#']");
+  if (link && (link.closest("#error-summary") || link.hasAttribute("data-first-unanswered"))
+      && goTo(decodeURIComponent(link.getAttribute("href").slice(1)))) evt.preventDefault();
+});
+
+// On load: a refused form shows its errors first (the summary takes the focus, and so the page goes there).
+function onReportPage() {
+  document.getElementById("error-summary")?.focus();
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);
+else onReportPage();
