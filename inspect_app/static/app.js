@@ -39,7 +39,10 @@ function freshForms(root) {
   const forms = Array.from(root.querySelectorAll("form[data-draft]")).filter((form) => !opened.has(form));
   forms.forEach((form) => opened.add(form));
   Promise.all(forms.map((form) => (form.dataset.newRecord ? ownReport(form, back) : Promise.resolve())
-    .then(() => restore(form)))).then(settlePosted);  // another tab's typing is read before this tab's is forgotten
+    .then(() => restore(form)))).then(() => {  // another tab's typing is read before this tab's is forgotten
+    showProgress();  // the answers kept on the device count too
+    return settlePosted();
+  });
 }
 
 // Unsaved typing survives a reload and a closed tab: a form[data-draft] keeps its fields on the device a
@@ -181,7 +184,31 @@ document.addEventListener("submit", (evt) => {
     .then(() => drafts?.postMessage({ report }));
 }, true);
 
-// The report form on a tablet (inspections/report.html).
+// The report form on a tablet (inspections/report.html). Each checklist item is a section (<details
+// data-section>) whose subjects are fieldset[data-answer]; [data-progress] says how many are answered, and
+// a[data-first-unanswered] goes to the first that is not. The server renders them right; these keep them right
+// as the inspector taps (subjects of a control added on the device count too).
+const answered = (fieldset) => !!fieldset.querySelector("input[type=radio]:checked");
+function showProgress() {
+  if (!document.querySelector("[data-progress]")) return;
+  const all = [...document.querySelectorAll("fieldset[data-answer]")];
+  document.querySelectorAll("[data-section]").forEach((section) => {
+    const rows = [...section.querySelectorAll("fieldset[data-answer]")], done = rows.filter(answered).length;
+    section.querySelectorAll(":scope > summary [data-section-progress]").forEach((el) => {
+      el.textContent = rows.length ? `${done} of ${rows.length}` : "nothing to answer";
+      el.classList.toggle("pill-met", done === rows.length);
+    });
+  });
+  const done = all.filter(answered).length, first = all.find((row) => !answered(row));
+  document.querySelectorAll("[data-progress]").forEach((el) => { el.textContent = `${done} of ${all.length} answered`; });
+  document.querySelectorAll("a[data-first-unanswered]").forEach((a) => {
+    a.hidden = !first;
+    if (first) a.setAttribute("href", `#${first.id}`);
+  });
+}
+document.addEventListener("change", (evt) => { if (evt.target.closest?.("fieldset[data-answer]")) showProgress(); });
+document.addEventListener("click", (evt) => { if (evt.target.closest?.("[data-add], [data-remove]")) showProgress(); });
+
 // A link to a field of the page (the error summary's, "first unanswered"): the section holding it opens, the
 // page goes there and the field takes the focus (its first input), as the inspector would go on from it.
 function goTo(id) {
@@ -199,8 +226,48 @@ document.addEventListener("click", (evt) => {
       && goTo(decodeURIComponent(link.getAttribute("href").slice(1)))) evt.preventDefault();
 });
 
+// "All compliant": Yes to every subject of the section not answered yet (never one already answered), and
+// "Undo" takes back exactly those. Only the page changes: the form posts as typed, online or from the outbox.
+const given = new WeakMap();  // the button → the radios it checked
+function say(section, words) {
+  const status = section.querySelector("[data-compliant-status]");
+  if (status) status.textContent = words;
+}
+document.addEventListener("click", (evt) => {
+  const all = evt.target.closest?.("[data-all-compliant]"), undo = evt.target.closest?.("[data-undo-compliant]");
+  if (!all && !undo) return;
+  const section = (all || undo).closest("[data-compliant-scope]");
+  const [button, back] = ["[data-all-compliant]", "[data-undo-compliant]"].map((s) => section.querySelector(s));
+  const changed = (radio) => ["input", "change"].forEach((type) => radio.dispatchEvent(new Event(type, { bubbles: true })));
+  if (all) {
+    const yes = [...section.querySelectorAll("fieldset[data-answer]")].filter((row) => !answered(row))
+      .map((row) => row.querySelector("input[type=radio][value=yes]")).filter(Boolean);
+    yes.forEach((radio) => { radio.checked = true; changed(radio); });
+    given.set(back, yes);
+    back.hidden = !yes.length;
+    say(section, yes.length ? `${yes.length} answered Yes.` : "Every item here was already answered.");
+  } else {
+    const yes = (given.get(back) || []).filter((radio) => radio.checked);
+    yes.forEach((radio) => { radio.checked = false; changed(radio); });
+    given.delete(back);
+    back.hidden = true;
+    say(section, `Undone: ${yes.length} unanswered again.`);
+    button.focus();
+  }
+});
+
+// A "no" shows its fix (static/app.css); another answer hides it again, unless something was typed in it:
+// what is typed is never hidden.
+document.addEventListener("change", (evt) => {
+  const radio = evt.target;
+  if (radio.type !== "radio" || !radio.checked || radio.value === "no" || !radio.closest("fieldset[data-answer]")) return;
+  const fix = radio.closest(".subject")?.querySelector(":scope > details.fix");
+  if (fix && [...fix.querySelectorAll("input, select, textarea")].some((el) => el.value)) fix.classList.add("fix-kept");
+});
+
 // On load: a refused form shows its errors first (the summary takes the focus, and so the page goes there).
 function onReportPage() {
+  showProgress();
   document.getElementById("error-summary")?.focus();
 }
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);

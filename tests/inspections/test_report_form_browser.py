@@ -1,12 +1,16 @@
 """The report form as an inspector sees it on a 1024x768 touch tablet, in a real headless Chromium: one tap per
-answer, the note only where an answer needs one, errors that name their item and take you to it."""
+answer, the note only where an answer needs one, errors that name their item and take you to it, sections with
+their progress, "All compliant" and its Undo (offline too, through the outbox)."""
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import expect
 
 from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
+from tests.offline.offline_helpers import (device_id, draw_signature, hold_permits, new_report_url,
+                                           sign_in_controlled, submit, wait_for_form, wait_for_outbox)
 
 pytestmark = pytest.mark.browser
 
@@ -62,3 +66,95 @@ def test_an_answer_is_one_tap_and_the_refused_report_names_each_item(silt_fence,
     expect(page.locator(f"#{maintained}-yes")).to_be_focused()
     expect(page.locator(f"#{maintained}")).to_be_in_viewport()
     expect(page.locator(f"#{maintained}-error")).to_contain_text("Silt fence SF-1 — This control is maintained")
+
+
+def test_progress_all_compliant_and_undo_and_sections_folded_once_saved(silt_fence, live_server, page,
+                                                                             sign_in):
+    inspector, permit, fence = silt_fence
+    sign_in(page, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.click("button[data-start=erosion_control]")
+    page.wait_for_selector("#report-status:has-text('Draft')")
+    page.wait_for_load_state()
+
+    progress = page.locator("#section-list [data-progress]")
+    total = page.locator("fieldset[data-answer]").count()
+    expect(progress).to_have_text(f"0 of {total} answered")
+    page.locator("label[for=answer-perimeter_controls-site-no]").tap()
+    expect(progress).to_have_text(f"1 of {total} answered")
+    expect(page.locator("#item-perimeter_controls [data-section-progress]")).to_have_text("1 of 1")
+
+    # Jump to the first unanswered item: the first item of the checklist.
+    first = page.locator("fieldset[data-answer]").first.get_attribute("id")
+    page.locator("#section-list a[data-first-unanswered]").tap()
+    expect(page.locator(f"#{first}-yes")).to_be_focused()
+
+    # "All compliant" answers Yes to what is unanswered, never the No given; Undo takes back exactly that.
+    checklist = page.locator("#checklist")
+    checklist.locator("[data-all-compliant]").first.tap()
+    expect(progress).to_have_text(f"{total} of {total} answered")
+    assert page.is_checked("#answer-perimeter_controls-site-no")
+    assert page.is_checked(f"#answer-control_installed-{fence.id}-yes")
+    checklist.locator("[data-undo-compliant]").first.tap()
+    expect(progress).to_have_text(f"1 of {total} answered")
+    assert page.locator("fieldset[data-answer] input:checked").count() == 1
+    assert page.is_checked("#answer-perimeter_controls-site-no")
+    checklist.locator("[data-all-compliant]").first.tap()
+    page.fill("#note-perimeter_controls-site", "Silt fence down along the east line")
+
+    # Save draft: the page says when, and the answered sections come back folded, to reopen with a tap.
+    page.click("#save-draft")
+    page.wait_for_selector("#report-status:has-text('Draft')")
+    expect(progress).to_have_text(f"{total} of {total} answered")
+    section = page.locator("#item-control_installed")
+    expect(section).not_to_have_attribute("open", "")
+    expect(page.locator(f"#answer-control_installed-{fence.id}")).to_be_hidden()
+    page.locator("#item-control_installed > summary").tap()
+    expect(page.locator(f"#answer-control_installed-{fence.id}")).to_be_visible()
+
+    page.check("#evaluation-violations")
+    page.fill("#corrective_steps", "Reset the silt fence along the east line.")
+    fix = "fix-perimeter_controls-site"
+    if page.locator(f"#{fix}").count():  # the town ties this No to a corrective action: give its fix
+        page.fill(f"#{fix}-repair", "Reset and re-trench")
+    draw(page)
+    page.click("#submit-report")
+    page.wait_for_selector("#report-status:has-text('Submitted')")
+
+
+def draw(page) -> None:
+    """A signature drawn with the pointer on the pad, as a finger would."""
+    pad = page.locator("#signature-canvas")
+    pad.scroll_into_view_if_needed()
+    box = pad.bounding_box()
+    page.mouse.move(box["x"] + 30, box["y"] + 110)
+    page.mouse.down()
+    for x, y in ((80, 50), (140, 120), (210, 45), (290, 115)):
+        page.mouse.move(box["x"] + x, box["y"] + y, steps=4)
+    page.mouse.up()
+
+
+def test_all_compliant_offline_goes_through_the_outbox(silt_fence, server, page, context):
+    inspector, permit, fence = silt_fence
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    wait_for_form(page)
+    made = device_id(page)
+
+    progress = page.locator("#section-list [data-progress]")
+    total = page.locator("fieldset[data-answer]").count()
+    page.locator("#checklist [data-all-compliant]").first.tap()
+    expect(progress).to_have_text(f"{total} of {total} answered")
+    page.check("#evaluation-compliant")
+    draw_signature(page)
+    submit(page)
+
+    context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    wait_for_outbox(page, lambda items: not items)
+    db.session.expire_all()
+    report = db.session.get(Inspection, made)
+    assert report.status == "submitted" and len(report.answers) == total
+    assert {a.answer for a in report.answers} == {"yes"}
