@@ -265,9 +265,40 @@ document.addEventListener("change", (evt) => {
   if (fix && [...fix.querySelectorAll("input, select, textarea")].some((el) => el.value)) fix.classList.add("fix-kept");
 });
 
+// Busy: a button[data-busy] says so ("Starting…", "Submitting…") and takes no second tap while its post goes;
+// set once the post has left (a page of its own answers it: the server's, or the device's from the outbox), and
+// undone when the browser brings this page back (Back).
+document.addEventListener("submit", (evt) => {
+  const button = evt.submitter;
+  if (!button?.dataset.busy) return;
+  setTimeout(() => {
+    button.dataset.idle ??= button.textContent;
+    Object.assign(button, { disabled: true, textContent: button.dataset.busy });
+    button.setAttribute("aria-busy", "true");
+  });
+});
+window.addEventListener("pageshow", () => {
+  document.querySelectorAll("button[data-busy][aria-busy]").forEach((button) => {
+    Object.assign(button, { disabled: false, textContent: button.dataset.idle });
+    button.removeAttribute("aria-busy");
+  });
+});
+
+// After "Save draft" (the server sends the page back at #saved): "Saved 09:41", on the town's clock.
+function saidSaved() {
+  const status = document.getElementById("saved");
+  if (!status || window.location.hash !== "#saved") return;
+  const time = new Intl.DateTimeFormat("en-US", { timeZone: status.dataset.localTz, hour: "2-digit", minute: "2-digit",
+    hourCycle: "h23" }).format(new Date());
+  status.textContent = `Saved ${time}`;
+  status.hidden = false;
+  history.replaceState(null, "", window.location.pathname + window.location.search);  // a reload says it no more
+}
+
 // On load: a refused form shows its errors first (the summary takes the focus, and so the page goes there).
 function onReportPage() {
   showProgress();
+  saidSaved();
   document.getElementById("error-summary")?.focus();
 }
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);

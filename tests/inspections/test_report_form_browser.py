@@ -1,7 +1,10 @@
 """The report form as an inspector sees it on a 1024x768 touch tablet, in a real headless Chromium: one tap per
 answer, the note only where an answer needs one, errors that name their item and take you to it, sections with
-their progress, "All compliant" and its Undo (offline too, through the outbox)."""
+their progress, "All compliant" and its Undo (offline too, through the outbox), busy buttons, "Saved 09:41", and
+the submitted report's PDF."""
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -68,13 +71,25 @@ def test_an_answer_is_one_tap_and_the_refused_report_names_each_item(silt_fence,
     expect(page.locator(f"#{maintained}-error")).to_contain_text("Silt fence SF-1 — This control is maintained")
 
 
-def test_progress_all_compliant_and_undo_and_sections_folded_once_saved(silt_fence, live_server, page,
+def watch_busy(page, selector: str) -> None:
+    """Keep what `selector` (a button) says and whether it is disabled, whenever it changes, in the tab's
+    sessionStorage: the page that posts is gone when the test looks."""
+    page.evaluate("""selector => {
+      const button = document.querySelector(selector);
+      new MutationObserver(() => sessionStorage.setItem('busy', `${button.textContent}|${button.disabled}`))
+        .observe(button, { childList: true, characterData: true, subtree: true, attributes: true });
+    }""", selector)
+
+
+def test_progress_all_compliant_and_undo_saved_folded_and_the_submitted_pdf(silt_fence, live_server, page,
                                                                              sign_in):
     inspector, permit, fence = silt_fence
     sign_in(page, inspector)
     page.goto(f"{live_server.url}/permits/{permit.id}")
+    watch_busy(page, "button[data-start=erosion_control]")
     page.click("button[data-start=erosion_control]")
     page.wait_for_selector("#report-status:has-text('Draft')")
+    assert page.evaluate("sessionStorage.getItem('busy')") == "Starting…|true"
     page.wait_for_load_state()
 
     progress = page.locator("#section-list [data-progress]")
@@ -104,7 +119,7 @@ def test_progress_all_compliant_and_undo_and_sections_folded_once_saved(silt_fen
 
     # Save draft: the page says when, and the answered sections come back folded, to reopen with a tap.
     page.click("#save-draft")
-    page.wait_for_selector("#report-status:has-text('Draft')")
+    expect(page.locator("#saved")).to_have_text(re.compile(r"^Saved \d\d:\d\d$"))
     expect(progress).to_have_text(f"{total} of {total} answered")
     section = page.locator("#item-control_installed")
     expect(section).not_to_have_attribute("open", "")
@@ -118,8 +133,14 @@ def test_progress_all_compliant_and_undo_and_sections_folded_once_saved(silt_fen
     if page.locator(f"#{fix}").count():  # the town ties this No to a corrective action: give its fix
         page.fill(f"#{fix}-repair", "Reset and re-trench")
     draw(page)
+    watch_busy(page, "#submit-report")
     page.click("#submit-report")
     page.wait_for_selector("#report-status:has-text('Submitted')")
+    assert page.evaluate("sessionStorage.getItem('busy')") == "Submitting…|true"
+
+    # The submitted report links its PDF.
+    pdf = page.request.get(live_server.url + page.locator("#report-pdf").get_attribute("href"))
+    assert pdf.ok and pdf.headers["content-type"] == "application/pdf" and pdf.body().startswith(b"%PDF")
 
 
 def draw(page) -> None:
