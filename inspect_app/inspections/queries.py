@@ -109,6 +109,39 @@ def checklist(inspection: Inspection, details: dict[str, Any]) -> list[tuple[Che
     return [(item, subjects(inspection, item, details)) for item in type_of(inspection).checklist]
 
 
+@dataclass(frozen=True)
+class ChecklistSection:
+    """One checklist item as a section of the report form: its subjects, how many are answered, and whether a
+    field of it was refused (a section with an error stays open, whatever is answered)."""
+
+    item: ChecklistItem
+    subjects: list[Subject]
+    answered: int
+    refused: bool
+
+    @property
+    def done(self) -> bool:
+        return self.answered == len(self.subjects) and not self.refused
+
+
+def checklist_sections(found: list[tuple[ChecklistItem, list[Subject]]],
+                       answers: dict[tuple[str, str], tuple[str | None, str | None]],
+                       errors: dict[str, str]) -> list[ChecklistSection]:
+    """The checklist in sections, each with its progress. A field of an item is `answer-`, `note-` or `fix-`
+    followed by the item's key and a hyphen (item keys have none)."""
+    refused = {name.split("-", 2)[1] for name in errors
+               if name.startswith(("answer-", "note-", "fix-")) and name.count("-") >= 2}
+    return [ChecklistSection(item, subjects, sum(1 for s in subjects if answers.get((item.key, s.id), (None,))[0]),
+                             item.key in refused) for item, subjects in found]
+
+
+def first_unanswered(sections: list[ChecklistSection],
+                     answers: dict[tuple[str, str], tuple[str | None, str | None]]) -> str | None:
+    """The form field of the first checklist answer not given yet, if any."""
+    return next((f"answer-{s.item.key}-{subject.id or 'site'}" for s in sections for subject in s.subjects
+                 if not answers.get((s.item.key, subject.id), (None,))[0]), None)
+
+
 @implements("§380-11 C(3)(a)")
 def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaClock]:
     """Each disturbed area with its status at `at` and, once activity ceased, its next stabilization deadline

@@ -449,8 +449,7 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
     for item, found in checklist(inspection, inspection.details):
         for subject in found:
             if data.answers.get((item.key, subject.id), (None, None))[0] not in ANSWERS:
-                label = "" if subject.id == "" else f" for {subject.name}"
-                problems[answer_field(item.key, subject.id)] = f"Answer this item{label}: yes, no or n/a."
+                problems[answer_field(item.key, subject.id)] = unanswered(item.text, subject.name)
     problems |= _type_problems(inspection)
     problems |= _occasion_problems(inspection)
     problems |= checks.problems(inspection, data.answers, inspection.details)
@@ -487,6 +486,14 @@ def _occasion_problems(inspection: Inspection) -> dict[str, str]:
         problems["storm_event_id"] = ("Choose the storm this inspection answers, or give the on-site rain-gauge "
                                       "reading of the storm.")
     return problems
+
+
+def unanswered(item_text: str, subject_name: str, limit: int = 60) -> str:
+    """The words for a checklist item left unanswered, naming the subject and the item (its text shortened at a
+    word), so a list of them says which is which: `Silt fence SF-1 — This control is installed as designed:
+    answer yes, no or n/a.`"""
+    text = item_text if len(item_text) <= limit else item_text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return f"{subject_name} — {text}: answer yes, no or n/a."
 
 
 def answer_field(item_key: str, subject_id: str) -> str:

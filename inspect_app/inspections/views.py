@@ -84,10 +84,13 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
     zone = ZoneInfo(profile.timezone)
     storms = (queries.storm_choices(permit, inspection.performed_at)
               if kind.states_occasion and not inspection.is_submitted else [])
+    checklist = queries.checklist(inspection, values.details)
+    sections = queries.checklist_sections(checklist, values.answers, errors or {})
     context = {
         "inspection": inspection, "permit": permit, "profile": profile, "kind": kind, "declared": declared,
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
-        "checklist": queries.checklist(inspection, values.details),
+        "checklist": checklist, "sections": sections,
+        "first_unanswered": queries.first_unanswered(sections, values.answers),
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
         "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],

@@ -39,7 +39,10 @@ function freshForms(root) {
   const forms = Array.from(root.querySelectorAll("form[data-draft]")).filter((form) => !opened.has(form));
   forms.forEach((form) => opened.add(form));
   Promise.all(forms.map((form) => (form.dataset.newRecord ? ownReport(form, back) : Promise.resolve())
-    .then(() => restore(form)))).then(settlePosted);  // another tab's typing is read before this tab's is forgotten
+    .then(() => restore(form)))).then(() => {  // another tab's typing is read before this tab's is forgotten
+    showProgress();  // the answers kept on the device count too
+    return settlePosted();
+  });
 }
 
 // Unsaved typing survives a reload and a closed tab: a form[data-draft] keeps its fields on the device a
@@ -180,3 +183,123 @@ document.addEventListener("submit", (evt) => {
   Drafts.update(form.dataset.draft, (kept) => kept?.report === report && { ...kept, sent: new Date().toISOString() })
     .then(() => drafts?.postMessage({ report }));
 }, true);
+
+// The report form on a tablet (inspections/report.html). Each checklist item is a section (<details
+// data-section>) whose subjects are fieldset[data-answer]; [data-progress] says how many are answered, and
+// a[data-first-unanswered] goes to the first that is not. The server renders them right; these keep them right
+// as the inspector taps (subjects of a control added on the device count too).
+const answered = (fieldset) => !!fieldset.querySelector("input[type=radio]:checked");
+function showProgress() {
+  if (!document.querySelector("[data-progress]")) return;
+  const all = [...document.querySelectorAll("fieldset[data-answer]")];
+  document.querySelectorAll("[data-section]").forEach((section) => {
+    const rows = [...section.querySelectorAll("fieldset[data-answer]")], done = rows.filter(answered).length;
+    section.querySelectorAll(":scope > summary [data-section-progress]").forEach((el) => {
+      el.textContent = rows.length ? `${done} of ${rows.length}` : "nothing to answer";
+      el.classList.toggle("pill-met", done === rows.length);
+    });
+  });
+  const done = all.filter(answered).length, first = all.find((row) => !answered(row));
+  document.querySelectorAll("[data-progress]").forEach((el) => { el.textContent = `${done} of ${all.length} answered`; });
+  document.querySelectorAll("a[data-first-unanswered]").forEach((a) => {
+    a.hidden = !first;
+    if (first) a.setAttribute("href", `#${first.id}`);
+  });
+}
+document.addEventListener("change", (evt) => { if (evt.target.closest?.("fieldset[data-answer]")) showProgress(); });
+document.addEventListener("click", (evt) => { if (evt.target.closest?.("[data-add], [data-remove]")) showProgress(); });
+
+// A link to a field of the page (the error summary's, "first unanswered"): the section holding it opens, the
+// page goes there and the field takes the focus (its first input), as the inspector would go on from it.
+function goTo(id) {
+  const target = id && document.getElementById(id);
+  if (!target) return false;
+  for (let el = target.parentElement; el; el = el.parentElement) if (el.tagName === "DETAILS") el.open = true;
+  target.scrollIntoView({ block: "center" });
+  (target.matches("input, select, textarea, button") ? target : target.querySelector("input, select, textarea"))
+    ?.focus({ preventScroll: true });
+  return true;
+}
+document.addEventListener("click", (evt) => {
+  const link = evt.target.closest?.("a[href^='#']");
+  if (link && (link.closest("#error-summary") || link.hasAttribute("data-first-unanswered"))
+      && goTo(decodeURIComponent(link.getAttribute("href").slice(1)))) evt.preventDefault();
+});
+
+// "All compliant": Yes to every subject of the section not answered yet (never one already answered), and
+// "Undo" takes back exactly those. Only the page changes: the form posts as typed, online or from the outbox.
+const given = new WeakMap();  // the button → the radios it checked
+function say(section, words) {
+  const status = section.querySelector("[data-compliant-status]");
+  if (status) status.textContent = words;
+}
+document.addEventListener("click", (evt) => {
+  const all = evt.target.closest?.("[data-all-compliant]"), undo = evt.target.closest?.("[data-undo-compliant]");
+  if (!all && !undo) return;
+  const section = (all || undo).closest("[data-compliant-scope]");
+  const [button, back] = ["[data-all-compliant]", "[data-undo-compliant]"].map((s) => section.querySelector(s));
+  const changed = (radio) => ["input", "change"].forEach((type) => radio.dispatchEvent(new Event(type, { bubbles: true })));
+  if (all) {
+    const yes = [...section.querySelectorAll("fieldset[data-answer]")].filter((row) => !answered(row))
+      .map((row) => row.querySelector("input[type=radio][value=yes]")).filter(Boolean);
+    yes.forEach((radio) => { radio.checked = true; changed(radio); });
+    given.set(back, yes);
+    back.hidden = !yes.length;
+    say(section, yes.length ? `${yes.length} answered Yes.` : "Every item here was already answered.");
+  } else {
+    const yes = (given.get(back) || []).filter((radio) => radio.checked);
+    yes.forEach((radio) => { radio.checked = false; changed(radio); });
+    given.delete(back);
+    back.hidden = true;
+    say(section, `Undone: ${yes.length} unanswered again.`);
+    button.focus();
+  }
+});
+
+// A "no" shows its fix (static/app.css); another answer hides it again, unless something was typed in it:
+// what is typed is never hidden.
+document.addEventListener("change", (evt) => {
+  const radio = evt.target;
+  if (radio.type !== "radio" || !radio.checked || radio.value === "no" || !radio.closest("fieldset[data-answer]")) return;
+  const fix = radio.closest(".subject")?.querySelector(":scope > details.fix");
+  if (fix && [...fix.querySelectorAll("input, select, textarea")].some((el) => el.value)) fix.classList.add("fix-kept");
+});
+
+// Busy: a button[data-busy] says so ("Starting…", "Submitting…") and takes no second tap while its post goes;
+// set once the post has left (a page of its own answers it: the server's, or the device's from the outbox), and
+// undone when the browser brings this page back (Back).
+document.addEventListener("submit", (evt) => {
+  const button = evt.submitter;
+  if (!button?.dataset.busy) return;
+  setTimeout(() => {
+    button.dataset.idle ??= button.textContent;
+    Object.assign(button, { disabled: true, textContent: button.dataset.busy });
+    button.setAttribute("aria-busy", "true");
+  });
+});
+window.addEventListener("pageshow", () => {
+  document.querySelectorAll("button[data-busy][aria-busy]").forEach((button) => {
+    Object.assign(button, { disabled: false, textContent: button.dataset.idle });
+    button.removeAttribute("aria-busy");
+  });
+});
+
+// After "Save draft" (the server sends the page back at #saved): "Saved 09:41", on the town's clock.
+function saidSaved() {
+  const status = document.getElementById("saved");
+  if (!status || window.location.hash !== "#saved") return;
+  const time = new Intl.DateTimeFormat("en-US", { timeZone: status.dataset.localTz, hour: "2-digit", minute: "2-digit",
+    hourCycle: "h23" }).format(new Date());
+  status.textContent = `Saved ${time}`;
+  status.hidden = false;
+  history.replaceState(null, "", window.location.pathname + window.location.search);  // a reload says it no more
+}
+
+// On load: a refused form shows its errors first (the summary takes the focus, and so the page goes there).
+function onReportPage() {
+  showProgress();
+  saidSaved();
+  document.getElementById("error-summary")?.focus();
+}
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);
+else onReportPage();

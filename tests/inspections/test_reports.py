@@ -138,7 +138,8 @@ def test_a_missing_field_is_named_beside_it_and_nothing_is_saved(site, signed_in
 
     assert response.status_code == 422
     assert error_beside(response.text, "evaluation").startswith("(g) Evaluation is required")
-    assert error_beside(response.text, unanswered).startswith("Answer this item")
+    assert error_beside(response.text, unanswered) == \
+        "Site — Perimeter controls protect the site's edge before sediment…: answer yes, no or n/a."
     assert error_beside(response.text, "signer") == ""
     assert "The report cannot be submitted yet" in response.text
     db.session.expire_all()

@@ -130,7 +130,7 @@ def test_a_control_typed_without_its_id_is_new_and_its_unanswered_rows_refuse_th
                 form={"controls": "Inlet protection CB-2\nWattle, west slope"})
     answer = tablet.push([op])[0]
     assert answer["status"] == "rejected"
-    assert "Answer this item for Wattle, west slope" in " ".join(answer["reasons"].values())
+    assert "Wattle, west slope — This control is installed as designed: answer yes, no or n/a." in " ".join(answer["reasons"].values())
     assert not any(controls[0]["id"] in field for field in answer["reasons"])  # its rows were answered
     nothing_stored()
 
