@@ -17,6 +17,7 @@ from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ReportInput
 from inspect_app.permits.models import Permit
+from inspect_app.photos.markup import MarkupRefused, Shape, parse_photo_markups
 from inspect_app.photos.posted import sent_under
 
 PART = re.compile(r"^(finding|punch)-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})-description$")
@@ -37,6 +38,8 @@ class NewPart:
 class Parts:
     findings: list[NewPart] = field(default_factory=list)
     punch: list[tuple[str, PunchForm]] = field(default_factory=list)
+    # What was drawn on photos chosen on the form, by each original's SHA-256 (`photos_markup`).
+    markup: dict[str, list[Shape]] = field(default_factory=dict)
 
 
 def blank(permit: Permit) -> Parts:
@@ -59,6 +62,10 @@ def read(permit: Permit, form: MultiDict) -> tuple[Parts, dict[str, str]]:
         for sub in checked:
             if not sub.validate():
                 errors.update({f.id: f.errors[0] for f in sub if f.errors})
+    try:
+        parts.markup = parse_photo_markups(form.get("photos_markup"))
+    except MarkupRefused as refusal:
+        errors["new-parts"] = f"The markup drawn on a photo was refused: {refusal}"
     return parts, errors
 
 
@@ -83,7 +90,7 @@ def sent(inspection: Inspection, parts: Parts, data: ReportInput) -> submission.
         new_findings.append(_new_finding(part))
         photos += [NewPhoto(each, finding=index) for each in sent_under(f"finding-new-{part.id}-photos")]
     punch = [NewPunchItem(form.description.data) for _, form in parts.punch]
-    return submission.ReportParts(new_findings, punch, photos)
+    return submission.ReportParts(new_findings, punch, photos, parts.markup)
 
 
 def _new_finding(part: NewPart) -> NewFinding:

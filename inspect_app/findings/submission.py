@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlalchemy import select
+
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import Finding, PunchListItem
@@ -18,6 +20,9 @@ from inspect_app.inspections import notification
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ReportInput
+from inspect_app.photos import services as photos
+from inspect_app.photos.markup import Shape
+from inspect_app.photos.models import Photo
 from inspect_app.photos.posted import Sent, store_sent
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import PhotoRefused
@@ -25,7 +30,7 @@ from inspect_app.photos.services import PhotoRefused
 
 class PartRefused(ValueError):
     """A part of the report the services refused; `field` is where: `form` (a fix the checklist asks for),
-    `findings.<i>.<field>`, `punch_list.<i>.<field>` or `photos.<i>.sha256`."""
+    `findings.<i>.<field>`, `punch_list.<i>.<field>`, `photos.<i>.sha256` or `photos_markup`."""
 
     def __init__(self, field_name: str, message: str):
         super().__init__(message)
@@ -57,6 +62,8 @@ class ReportParts:
     findings: list[NewFinding] = field(default_factory=list)
     punch_list: list[NewPunchItem] = field(default_factory=list)
     photos: list[NewPhoto] = field(default_factory=list)
+    # Shapes drawn on photos before they were sent, by the SHA-256 of each original (photos/markup.py).
+    markup: dict[str, list[Shape]] = field(default_factory=dict)
 
 
 def record_parts(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
@@ -74,6 +81,7 @@ def record_parts(actor, inspection: Inspection, parts: ReportParts, data: Report
         if photo.discharge is None:
             target = {"inspection": inspection} | ({"finding": made[photo.finding]} if photo.finding is not None else {})
             _photo(actor, inspection, f"photos.{index}", photo, **target)
+    _mark_up(actor, inspection, parts.markup)
 
 
 def submit_report(actor, inspection: Inspection, data: ReportInput, parts: ReportParts,
@@ -112,6 +120,20 @@ def _photo(actor, report: Inspection, where: str, photo: NewPhoto, **target):
         return store_sent(actor, report.permit, photo.sent, caption=photo.caption, photo_id=photo.id, **target)
     except (PhotoRejected, PhotoRefused) as error:
         raise PartRefused(f"{where}.sha256", str(error)) from None
+
+
+def _mark_up(actor, inspection: Inspection, markup: dict[str, list[Shape]]) -> None:
+    """Draw on the report's photos what the inspector drew on them before they were sent, each found by its
+    original's SHA-256. A markup of a photo the report does not have (chosen, marked up, then not sent) is
+    nothing to draw."""
+    if not markup:
+        return
+    query = select(Photo).where(Photo.inspection_id == inspection.id, Photo.original_sha256.in_(markup))
+    for photo in db.session.scalars(query.order_by(Photo.id)):
+        try:
+            photos.mark_up(actor, photo, markup[photo.original_sha256])
+        except PhotoRefused as error:
+            raise PartRefused("photos_markup", str(error)) from None
 
 
 def _discharge_photos(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:

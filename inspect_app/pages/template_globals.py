@@ -1,4 +1,5 @@
-"""The template globals that ask the policy (`allowed`) and a permit's town (`cite`), for every page.
+"""The template globals that ask the policy (`allowed`) and a permit's town (`cite`), for every page, and the
+longest label a photo's markup may carry (`markup_label_max`).
 
 They sit above the domains with the pages: templating.py, which every domain imports for its formatting
 filters, then needs neither the policy nor the permits' services.
@@ -10,6 +11,7 @@ from flask_login import current_user
 
 from inspect_app.accounts import policy
 from inspect_app.permits.services import profile_of
+from inspect_app.photos.markup import LABEL_MAX_CHARS
 
 
 def allowed(action: str, permit=None) -> bool:
@@ -25,4 +27,4 @@ def cite(permit, purpose: str) -> str:
 
 
 def register(app: Flask) -> None:
-    app.jinja_env.globals.update(allowed=allowed, cite=cite)
+    app.jinja_env.globals.update(allowed=allowed, cite=cite, markup_label_max=LABEL_MAX_CHARS)

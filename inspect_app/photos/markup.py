@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 
 SHAPE_KINDS = ("arrow", "circle", "label")
@@ -22,6 +23,9 @@ MAX_SHAPES = 20
 LABEL_MAX_CHARS = 40
 # A list of MAX_SHAPES labels of the longest kind is well under this; anything longer is not a markup.
 MAX_TEXT_BYTES = 8_000
+# Photos one form may send marked up before they are stored (the report form), each by its SHA-256.
+MAX_MARKED_PHOTOS = 50
+SHA256 = re.compile(r"[0-9a-f]{64}")
 # Shapes are stored to 1/10,000 of the photo: finer than a pixel of the display rendition (2,048 px).
 _DIGITS = 4
 _FIELDS = {"arrow": {"kind", "from", "to"}, "circle": {"kind", "at", "r"}, "label": {"kind", "at", "text"}}
@@ -62,6 +66,26 @@ def parse_markup(text: str | None) -> list[Shape]:
     except (ValueError, RecursionError):
         raise MarkupRefused("The markup is not readable (it is not a JSON list of shapes).") from None
     return check_shapes(data)
+
+
+def parse_photo_markups(text: str | None) -> dict[str, list[Shape]]:
+    """The markups drawn on photos sent with a form before they were stored (the report form's
+    `photos_markup`): a JSON object from each photo's SHA-256 (of its original file) to its shapes. Nothing
+    sent: none. MarkupRefused if bad."""
+    if text is None or not text.strip():
+        return {}
+    if len(text.encode("utf-8")) > MAX_TEXT_BYTES * MAX_MARKED_PHOTOS:
+        raise MarkupRefused(f"The markups are too long: at most {MAX_MARKED_PHOTOS} photos, each with at most "
+                            f"{MAX_SHAPES} shapes.")
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise MarkupRefused("The markups of the photos are not readable (not a JSON object).") from None
+    if not isinstance(data, dict) or len(data) > MAX_MARKED_PHOTOS:
+        raise MarkupRefused(f"The markups must name at most {MAX_MARKED_PHOTOS} photos by their SHA-256.")
+    if not all(isinstance(sha, str) and SHA256.fullmatch(sha) for sha in data):
+        raise MarkupRefused("A markup names its photo by the SHA-256 of the file (64 hexadecimal digits).")
+    return {sha: check_shapes(shapes) for sha, shapes in data.items()}
 
 
 def check_shapes(data: object) -> list[Shape]:

@@ -1,5 +1,6 @@
-"""The repeating parts of the report form used with no server, and the close-out's evidence photo, in a real Chromium with the server process really stopped (and started again on the same port):
-a walk-through's punch list, an erosion-control report's typed controls and their answers, and a
+"""The repeating parts of the report form used with no server, and the close-out's evidence photo, in a real
+Chromium with the server process really stopped (and started again on the same port): a walk-through's punch
+list, an erosion-control report's typed controls and their answers, a photo marked up on the report, and a
 corrective action closed with a photo. Also the close-out photo chosen online, and the "Offline" link."""
 from __future__ import annotations
 
@@ -217,3 +218,42 @@ def test_a_close_out_whose_file_is_no_photo_is_refused_beside_it_and_nothing_cha
     action = _stored(CorrectiveAction, open_action.id)
     assert (action.status, action.evidence_photo_id, action.revision) == ("open", None, 1)
     assert db.session.scalar(select(func.count()).select_from(Photo)) == 0
+
+
+@browser
+def test_a_photo_marked_up_on_the_report_with_the_server_stopped_arrives_marked_up(site, server, page):
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(new_report_url(server, permit))
+    wait_for_form(page)
+    made = device_id(page)
+    answer_checklist(page)
+    photo = jpeg(7)
+    page.set_input_files("#photos", [photo_file("site.jpg", photo)])
+    mark_up = page.locator("[data-photo-previews] [data-markup]")
+    expect(mark_up).to_have_text("Mark up")  # enabled once the device has the file's SHA-256
+    mark_up.click()
+    dialog = page.locator("#photo-markup-dialog")
+    expect(dialog).to_be_visible()
+    page.wait_for_function("() => document.querySelector('#photo-markup-dialog img').naturalWidth > 0")  # seen
+    canvas = dialog.locator("canvas")
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + 30, box["y"] + box["height"] - 30)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40, steps=6)
+    page.mouse.up()
+    dialog.locator("[data-markup-done]").click()
+    expect(dialog).to_be_hidden()
+    expect(mark_up).to_have_text("Marked up (1)")
+    expect(mark_up).to_be_focused()  # back where the inspector was
+    page.check("#evaluation-compliant")
+    draw_signature(page)
+    submit(page)
+
+    _sync(page, server)
+    assert _stored(Inspection, made).status == "submitted"
+    [stored] = db.session.scalars(select(Photo).where(Photo.inspection_id == made)).all()
+    assert stored.original_sha256 == sha256(photo)
+    assert [shape["kind"] for shape in stored.markup] == ["arrow"] and stored.marked_display_sha256
