@@ -707,6 +707,44 @@ def _enforce_failed_final(actor, inspection: Inspection) -> None:
         enforcement.issue_notice_of_violation(actor, permit, text, inspection, standing)
 
 
+# A draft's own parts, which go with it when it is discarded; a row of any other table that names the draft is
+# part of the record (a finding, a photo, an order citing it), and keeps it.
+_DRAFT_PARTS = {"checklist_answers", "pipe_videos"}
+
+
+def named_by(inspection: Inspection) -> list[str]:
+    """The tables whose rows name this report, its own parts aside (an empty list: nothing relies on it)."""
+    found = []
+    for table in db.metadata.sorted_tables:
+        for key in table.foreign_keys:
+            if key.column.table.name == Inspection.__tablename__ and table.name not in _DRAFT_PARTS:
+                named = select(key.parent).where(key.parent == inspection.id).limit(1)
+                if db.session.execute(named).first() is not None:
+                    found.append(table.name)
+    return found
+
+
+def discard_draft(actor, inspection: Inspection) -> None:
+    """Throw away a draft its author started and no longer wants (a Start tapped by mistake, a visit called off):
+    it owes nothing and is listed nowhere after. A submitted report is the record and is never discarded; nor is
+    a draft anything else names (a finding or photo recorded on it), whose parts must be removed first. The
+    audit log keeps that it was started and discarded."""
+    if inspection.is_submitted:
+        raise InspectionError("discard", "A submitted report is part of the record and cannot be discarded; "
+                                         "amend it to correct it.")
+    named = named_by(inspection)
+    if named:
+        listed = ", ".join(table.replace("_", " ") for table in named)
+        raise InspectionError("discard", f"This draft already has {listed} recorded on it: remove them first, "
+                                         "or submit the report.")
+    before = audit.snapshot(inspection)
+    for part in (*inspection.answers, *db.session.scalars(select(PipeVideo).where(
+            PipeVideo.inspection_id == inspection.id))):
+        db.session.delete(part)
+    db.session.delete(inspection)
+    audit.record(actor, "inspection.delete", inspection, before)
+
+
 def amend(actor, original: Inspection) -> Inspection:
     """Open a correction of a submitted report: a new draft copying it, pointing at it."""
     if not original.is_submitted:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -28,6 +28,8 @@ bp.add_app_template_global(queries.action_for, "report_action")
 # The id a device makes for a report started with no server (crypto.randomUUID()).
 DEVICE_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 LOCATION_UNREADABLE = "The device location could not be read; start again without it."
+DISCARD_UNCONFIRMED = "Tick the box to confirm: the draft and everything typed in it are thrown away."
+DISCARDED = "The draft was discarded: it owes nothing and is listed nowhere."
 
 
 @bp.before_request
@@ -250,6 +252,25 @@ def submit(inspection_id: str):
         return page
     db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection_id), code=303)
+
+
+@bp.post("/inspections/<inspection_id>/discard")
+def discard(inspection_id: str):
+    """Throw away the author's own draft, once they tick that they mean it; back to the permit."""
+    inspection = load_inspection(inspection_id, edit=True)
+    permit_id = inspection.permit_id
+    if inspection.is_submitted:
+        return locked(inspection, str(services.ReportLocked(inspection)))
+    if request.form.get("confirm") != "yes":
+        return render_page(inspection, errors={"discard": DISCARD_UNCONFIRMED}, status=422)
+    try:
+        services.discard_draft(current_user, inspection)
+    except services.InspectionError as error:
+        db.session.rollback()
+        return render_page(load_inspection(inspection_id), errors={"discard": str(error)}, status=422)
+    db.session.commit()
+    flash(DISCARDED, "success")
+    return redirect(url_for("permits.detail", permit_id=permit_id), code=303)
 
 
 @bp.post("/inspections/<inspection_id>/amend")
