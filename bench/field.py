@@ -180,11 +180,17 @@ def unanswered_groups(page) -> list[str]:
         return [...names].filter(n => !given.has(n)); }""")
 
 
+# Whether the section of an "All compliant" button still has an answer not given.
+UNANSWERED_IN_SECTION = """button => { const section = button.closest('section, details, fieldset') || document;
+    const names = new Set([...section.querySelectorAll('input[type=radio][name^="answer-"]')].map(r => r.name));
+    return [...names].some(n => !section.querySelector(`input[name="${n}"]:checked`)); }"""
+
+
 def answer_the_rest(hand: Hand) -> None:
     """Every answer not given yet is Yes: one tap per section where the page offers it, one per answer if not."""
     page = hand.page
     for button in page.locator(ALL_COMPLIANT).all():
-        if button.is_visible() and unanswered_groups(page):
+        if button.evaluate(UNANSWERED_IN_SECTION):
             hand.tap(button)
     for name in unanswered_groups(page):
         hand.tap(page.locator(f'label[for="{name}-yes"]'))
@@ -221,6 +227,9 @@ def add_control(hand: Hand) -> None:
     hand.type(row.locator("input[name^=control-new-]"), "Silt fence SF-4 along the east swale")
     answer = row.locator('input[type=radio][name^="answer-control_installed-"]').first.get_attribute("name")
     hand.tap(row.locator(f'label[for="{answer}-no"]'))
+    for other in sorted({r.get_attribute("name") for r in row.locator('input[type=radio][name^="answer-"]').all()}
+                        - {answer}):  # its other items, in order: maintained, effective
+        hand.tap(row.locator(f'label[for="{other}-yes"]'))
     note = row.locator('input[name^="note-control_installed-"]')
     hand.type(note, "Fence down over 30 ft at the swale")
     fix = row.locator('details.fix[id^="fix-control_installed-"]')
@@ -313,12 +322,14 @@ def photo_with_markup(hand: Hand, url: str, permit_id: str) -> None:
 
 
 def typical(hand: Hand, url: str, permit_id: str) -> None:
+    # Down the page, as a person works through it: the controls, the discharges, the checklist, the findings and
+    # photos, the evaluation and the signature.
     start(hand, url, permit_id)
     add_control(hand)
     add_discharge_point(hand)
-    add_finding(hand)
-    photo_with_markup(hand, url, permit_id)
     answer_the_rest(hand)
+    photo_with_markup(hand, url, permit_id)
+    add_finding(hand)
     page = hand.page
     hand.tap(page.locator('label[for="evaluation-violations"]'))
     hand.type(page.locator("#corrective_steps"), "Repair the fence and clean the entrance within 7 days")

@@ -28,6 +28,7 @@ from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
 TEXT_MAX = 10_000
 NEW_CONTROL = re.compile(r"^control-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
+NEW_DISCHARGE_POINT = re.compile(r"^discharge-new-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
 class StartForm(FlaskForm):
@@ -164,6 +165,12 @@ def _discharges(inspection: Inspection, form: MultiDict, errors: dict[str, str])
     known = {p["name"].lower(): p["id"] for p in stored.get("discharge_points", [])}
     typed = {line.strip().lower(): line.strip() for line in (form.get("discharge_points") or "").splitlines()
              if line.strip()}
+    # Points added on the device as parts of the form (`discharge-new-<id>`), answered under that id.
+    for name in form:
+        added = NEW_DISCHARGE_POINT.match(name)
+        if added and form[name].strip() and form[name].strip().lower() not in known:
+            known[form[name].strip().lower()] = added.group(1)
+            typed.setdefault(form[name].strip().lower(), form[name].strip())
     if len(typed) > 50 or any(len(n) > 120 for n in typed.values()):
         errors["discharge_points"] = "Name at most 50 points of discharge, each under 120 characters."
         typed = {}

@@ -226,9 +226,10 @@ document.addEventListener("click", (evt) => {
       && goTo(decodeURIComponent(link.getAttribute("href").slice(1)))) evt.preventDefault();
 });
 
-// "All compliant": Yes to every subject of the section not answered yet (never one already answered), and
-// "Undo" takes back exactly those. Only the page changes: the form posts as typed, online or from the outbox.
+// "All compliant": Yes to every subject of the section not answered yet (never one already answered), folding
+// the item sections it finished, and "Undo" takes back exactly those. Only the page changes: the form posts as typed, online or from the outbox.
 const given = new WeakMap();  // the button → the radios it checked
+const foldedBy = new WeakMap();  // the button → the item sections it folded
 function say(section, words) {
   const status = section.querySelector("[data-compliant-status]");
   if (status) status.textContent = words;
@@ -243,13 +244,22 @@ document.addEventListener("click", (evt) => {
     const yes = [...section.querySelectorAll("fieldset[data-answer]")].filter((row) => !answered(row))
       .map((row) => row.querySelector("input[type=radio][value=yes]")).filter(Boolean);
     yes.forEach((radio) => { radio.checked = true; changed(radio); });
+    // The item sections it finished fold away (the inspector asked for all of them at once), so the page
+    // goes on to what is left; Undo opens them again.
+    const folded = [...new Set(yes.map((radio) => radio.closest("details[data-section]")))]
+      .filter((item) => item?.open && item !== section && !item.querySelector(".has-error")
+        && [...item.querySelectorAll("fieldset[data-answer]")].every(answered));
+    folded.forEach((item) => { item.open = false; });
     given.set(back, yes);
+    foldedBy.set(back, folded);
     back.hidden = !yes.length;
     say(section, yes.length ? `${yes.length} answered Yes.` : "Every item here was already answered.");
   } else {
     const yes = (given.get(back) || []).filter((radio) => radio.checked);
     yes.forEach((radio) => { radio.checked = false; changed(radio); });
+    (foldedBy.get(back) || []).forEach((item) => { item.open = true; });
     given.delete(back);
+    foldedBy.delete(back);
     back.hidden = true;
     say(section, `Undone: ${yes.length} unanswered again.`);
     button.focus();
