@@ -13,7 +13,7 @@ from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 
 from tests.dashboard.test_permit_now import busy_site
-from tests.offline.offline_helpers import hold_permits, sign_in_controlled
+from tests.offline.offline_helpers import hold_permits, new_report_url, sign_in_controlled, wait_for_form
 
 pytestmark = pytest.mark.browser
 TABLET = {"width": 1024, "height": 768}
@@ -159,3 +159,21 @@ def test_every_role_s_top_menu_fits_on_one_line_on_a_1024_px_tablet(make, live_s
         # The account (the password) is reached from the name of who is signed in.
         expect(page.locator("header").get_by_role("link", name="Account & password")).to_be_visible()
         context.close()
+
+
+def test_my_day_is_held_with_the_permits_and_its_start_opens_the_held_new_report_offline(make, record, server, page):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=record.local_day(12),
+                         issued_on=record.local_day(40))
+    page.set_viewport_size(TABLET)
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+
+    page.goto(f"{server.url}/permits/")
+    page.get_by_role("link", name="My day").click()
+    due = page.locator(".my-day li[data-kind=inspection]", has_text=permit.number)
+    expect(due).to_contain_text("Overdue")
+    due.get_by_role("button", name="Start").click()
+    page.wait_for_url(new_report_url(server, permit))
+    wait_for_form(page)
