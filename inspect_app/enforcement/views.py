@@ -66,6 +66,7 @@ def _lift_form(order: StopWorkOrder) -> LiftStopWorkForm:
     form = LiftStopWorkForm()
     authority = permits.profile_of(order.permit).authority_title
     form.approves_work.label.text = f"I approve, for the {authority}, all work previously completed on this permit"
+    form.approval_inspection_id.description = services.LIFT_INSPECTION_NOTE
     form.approval_inspection_id.choices = [SelectChoice("", "— none —")] + [
         SelectChoice(i.id, _inspection_label(i)) for i in services.approving_inspections(order)]
     return form
@@ -75,6 +76,7 @@ def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
     context.setdefault("lift_form", _lift_form(order))
     context.setdefault("keeping", services.uncorrected(order) if order.is_standing else [])
     context.setdefault("authority", permits.profile_of(order.permit).authority_title)
+    context.setdefault("lift_conditions", [c.format(authority=context["authority"]) for c in services.LIFT_CONDITIONS])
     context.setdefault("ack_form", AcknowledgeForm())
     return render_template("enforcement/order.html", order=order, permit=order.permit, **context), status_code
 

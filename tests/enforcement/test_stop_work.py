@@ -396,3 +396,26 @@ def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(
     text = _pdf_text(signed_in(agent), order)
     assert "Under §6.0 of the Town of Southborough" in text
     assert "§5.0" not in text and "§380" not in text
+
+
+def test_the_lift_form_says_what_the_server_holds_the_order_to(site, make, signed_in):
+    # §380-16 C(4)(e)[5]: corrected violations AND the approval of the work; a compliant inspection is neither.
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order = _order(site["permit"])
+    make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))  # compliant, after the order
+    page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    guidance = " ".join(re.sub(r"<[^>]+>", " ", page.split('id="lift-conditions"', 1)[1].split("</form>", 1)[0]).split())
+    assert ("every violation on the permit is corrected: those the order cites and any other found in a submitted "
+            "report, each corrected once all its corrective actions are closed out and verified") in guidance
+    assert "an agent of the permit's town approves, for the DPW Director, all work previously completed" \
+        in guidance.replace("&#39;", "'")
+    assert "It is optional, and it never replaces the corrections." in guidance
+    # Both open violations are named, the one the order does not cite too.
+    assert "Silt fence down along the east line" in guidance
+    assert "Inlet protection missing at CB-2 (not cited on the order)" in guidance
+    # And the server holds to it: the compliant inspection alone does not lift the order.
+    approval = services.approving_inspections(order)[0]
+    refused = agent.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/lift",
+                         {"reason": "Re-inspected", "approval_inspection_id": approval.id, "approves_work": "y"})
+    assert refused.status_code == 422 and _order(site["permit"]).is_standing
