@@ -253,7 +253,8 @@ def test_a_period_with_no_log_entry_is_certified_only_once_the_signer_confirms_i
 
     blobs = Path(app.config["BLOB_ROOT"])
     kept_before = sorted(blobs.rglob("*"))
-    refused = browser.post(f"/permits/{permit.id}/om/certify", {"cert-agree": "y", "cert-signature": signature_data_url()})
+    refused = browser.post(f"/permits/{permit.id}/om/certify",
+                           {"cert-agree": "y", "cert-signature": signature_data_url()})
     assert refused.status_code == 422
     # The message is beside the box it asks for.
     box = refused.text.split('id="cert-without_entries"', 1)[1].split("</div>", 1)[0]
