@@ -11,6 +11,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from inspect_app import inspection_types
+from inspect_app.accounts.policy import shown
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
@@ -219,8 +220,11 @@ def gates_open(permit: Permit) -> list[OpenGate]:
         if open_findings:
             found.append(OpenGate("findings", f"Findings not corrected: {listed(list(open_findings))}."))
     if "corrective_actions" in gates:
+        # As for findings: a draft report's actions are not on the record yet (and are its author's alone: the
+        # completion page lists the open gates to everyone who sees the permit).
         actions = db.session.scalars(select(CorrectiveAction.description).where(
-            CorrectiveAction.permit_id == permit.id, CorrectiveAction.status != "verified")).all()
+            CorrectiveAction.permit_id == permit.id, CorrectiveAction.status != "verified",
+            shown(None, CorrectiveAction))).all()
         if actions:
             found.append(OpenGate("corrective_actions", f"Corrective actions not verified: {listed(list(actions))}."))
     if "notices_to_correct" in gates:

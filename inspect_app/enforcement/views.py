@@ -5,7 +5,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
-from inspect_app.accounts.policy import allowed, permit_or_404
+from inspect_app.accounts.policy import allowed, permit_or_404, shown
 from inspect_app.enforcement import lifting, services
 from inspect_app.enforcement.forms import AcknowledgeForm, IssueStopWorkForm, LiftStopWorkForm
 from inspect_app.enforcement.models import StopWorkOrder
@@ -15,6 +15,7 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos
+from inspect_app.photos.models import Photo
 from inspect_app.templating import humanize, local_time
 
 bp = Blueprint("enforcement", __name__, url_prefix="/permits/<permit_id>/stop-work")
@@ -81,7 +82,8 @@ def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
     if order.is_standing and allowed(current_user, "stop_work.lift", order.permit):
         # The open corrective actions, to verify on this page, and the permit's photos to show their work.
         context.setdefault("open_actions", lifting.open_actions(order))
-        context.setdefault("photos", list(db.session.scalars(photos.permit_photos(order.permit).limit(PHOTO_CHOICES))))
+        mine = photos.permit_photos(order.permit).where(shown(current_user, Photo))  # not another's draft's
+        context.setdefault("photos", list(db.session.scalars(mine.limit(PHOTO_CHOICES))))
     context.setdefault("verified", {})
     context.setdefault("authority", permits.profile_of(order.permit).authority_title)
     context.setdefault("lift_conditions", [c.format(authority=context["authority"]) for c in services.LIFT_CONDITIONS])
