@@ -30,6 +30,8 @@ class CertifyForm(FlaskForm):
     agree = BooleanField("I make the certification above",
                          validators=[DataRequired(message="Tick the box to make the certification.")])
     signature = HiddenField("Drawn signature (optional)")
+    # Asked only when the period has no log entry (services.NO_ENTRIES); the server checks it.
+    without_entries = BooleanField("I certify this period although its maintenance log has no entries")
 
 
 class ReviewForm(FlaskForm):

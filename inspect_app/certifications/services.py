@@ -40,6 +40,14 @@ REMINDER_DAYS_BEFORE = 30
 COUNTING = ("submitted", "accepted")
 
 
+# §380-14 C(2)(l): the certification documents the work done over the last 12 months. One with no log entry
+# says no maintenance was logged at all: the signer is warned (templates/certifications/certify.html) and asked
+# to confirm it, so an empty period is certified on purpose, never by a tap too many.
+NO_ENTRIES = ("The maintenance log has no entries for {start:%b %-d, %Y} – {end:%b %-d, %Y}: the certification "
+              "would say no maintenance was done in those 12 months ({cited}). Log the work done first, or tick "
+              "the box to certify the period with no entries.")
+
+
 class OMError(ValueError):
     """A change the record does not allow; `errors` maps form field names to messages."""
 
@@ -481,12 +489,14 @@ def certification_statement(permit: Permit, for_period: Period) -> str:
 @implements("§380-14 C(2)(l)")
 def certify(actor, permit: Permit, *, signature_png: str | None = None,
             today: dt.date | None = None, certification_id: str | None = None,
-            signature_sha256: str | None = None, period_start: dt.date | None = None) -> OMCertification:
+            signature_sha256: str | None = None, period_start: dt.date | None = None,
+            without_entries_confirmed: bool) -> OMCertification:
     """Sign and submit the annual O&M certification of the next period due (§380-14 C(2)(l)).
 
     From a device (sync): its own id, a signature already uploaded as a blob, and the period it was
     signed for, which must still be the one due. The signer is `actor`, by their account's name (SPEC
-    *Signatures*): never a name typed into the form or sent by a device.
+    *Signatures*): never a name typed into the form or sent by a device. A period with no log entry is
+    certified only when the signer confirmed it (`without_entries_confirmed`): see NO_ENTRIES.
     """
     if permit.status != "completed" or permit.completed_on is None:
         raise OMError({"period_start": "O&M certifications start after the certificate of completion; "
@@ -511,9 +521,12 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
                                        f"{_paren(permits.profile_of(permit).cite('om_parties'))}: the town's agent "
                                        "records the owner and the others bound to the plan before it can be "
                                        "certified."})
+    assembly = assemble(permit, for_period, today)
+    if not assembly.entries and not without_entries_confirmed:
+        raise OMError({"without_entries": NO_ENTRIES.format(start=for_period.start, end=for_period.end,
+                                                            cited=_om_cited(permits.profile_of(permit)))})
     if signature_png:
         signature_sha256 = _store_signature(signature_png)
-    assembly = assemble(permit, for_period, today)
     certification = OMCertification(
         **({"id": certification_id} if certification_id else {}),
         permit_id=permit.id, period_start=for_period.start, period_end=for_period.end,

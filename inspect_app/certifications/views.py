@@ -309,7 +309,7 @@ def certify(permit_id: str):
     if form.validate_on_submit():
         try:
             cert = services.certify(current_user, permit, signature_png=form.signature.data or None,
-                                    period_start=period_start)
+                                    period_start=period_start, without_entries_confirmed=form.without_entries.data)
         except services.OMError as error:
             _fail(form, error)
         else:

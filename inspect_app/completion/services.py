@@ -11,6 +11,7 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from inspect_app import inspection_types
+from inspect_app.accounts.policy import shown
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.profiles.schema import Profile
@@ -188,10 +189,23 @@ def review(actor, submission: FinalSubmission, decision: str, note: str | None =
     return submission
 
 
-@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)", "§5.0 (Certificate of Completion)")
+@dataclass(frozen=True, slots=True)
+class OpenGate:
+    """One gate of the town's profile still open: its key (`findings`, `stop_work`, ...) and why, in a sentence."""
+
+    key: str
+    why: str
+
+
 def open_gates(permit: Permit) -> list[str]:
-    """Why the certificate of completion cannot be issued yet, one sentence per open gate of the town's
-    profile (§380-18; Southborough §5.0, §9.6); empty when every gate is closed."""
+    """Why the certificate of completion cannot be issued yet, one sentence per open gate (`gates_open`)."""
+    return [gate.why for gate in gates_open(permit)]
+
+
+@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)", "§5.0 (Certificate of Completion)")
+def gates_open(permit: Permit) -> list[OpenGate]:
+    """The gates of the town's profile still open, each with why (§380-18; Southborough §5.0, §9.6); empty when
+    every gate is closed."""
     profile = permits.profile_of(permit)
     rule, found = profile.completion, []
     gates = set(rule.gates)
@@ -204,32 +218,35 @@ def open_gates(permit: Permit) -> list[str]:
                                            .where(Finding.permit_id == permit.id, Finding.status != "corrected",
                                                   Inspection.status == "submitted")).all()
         if open_findings:
-            found.append(f"Findings not corrected: {listed(list(open_findings))}.")
+            found.append(OpenGate("findings", f"Findings not corrected: {listed(list(open_findings))}."))
     if "corrective_actions" in gates:
+        # As for findings: a draft report's actions are not on the record yet (and are its author's alone: the
+        # completion page lists the open gates to everyone who sees the permit).
         actions = db.session.scalars(select(CorrectiveAction.description).where(
-            CorrectiveAction.permit_id == permit.id, CorrectiveAction.status != "verified")).all()
+            CorrectiveAction.permit_id == permit.id, CorrectiveAction.status != "verified",
+            shown(None, CorrectiveAction))).all()
         if actions:
-            found.append(f"Corrective actions not verified: {listed(list(actions))}.")
+            found.append(OpenGate("corrective_actions", f"Corrective actions not verified: {listed(list(actions))}."))
     if "notices_to_correct" in gates:
         notices = db.session.scalar(select(func.count()).select_from(NoticeToCorrect).where(
             NoticeToCorrect.permit_id == permit.id, NoticeToCorrect.cured_at.is_(None)))
         if notices:
-            found.append(f"{notices} notice(s) to correct not yet cured.")
+            found.append(OpenGate("notices_to_correct", f"{notices} notice(s) to correct not yet cured."))
     if "stop_work" in gates and db.session.scalar(select(StopWorkOrder.id).where(
             StopWorkOrder.permit_id == permit.id, StopWorkOrder.lifted_at.is_(None)).limit(1)):
-        found.append("A stop-work order stands on the permit.")
+        found.append(OpenGate("stop_work", "A stop-work order stands on the permit."))
     if "stabilization" in gates:
         areas = db.session.scalars(select(DisturbedArea.name).where(
             DisturbedArea.permit_id == permit.id, DisturbedArea.status != "stabilized")).all()
         if areas:
-            found.append(f"Areas not stabilized: {listed(list(areas))}.")
+            found.append(OpenGate("stabilization", f"Areas not stabilized: {listed(list(areas))}."))
     if "easements_recorded" in gates:
         # §380-14 D(4) (Southborough §7.6 h)): each easement recorded before the certificate of completion.
         unrecorded = db.session.scalars(select(Easement.purpose).where(
             Easement.permit_id == permit.id, Easement.recorded_on.is_(None)).order_by(Easement.created_at)).all()
         if unrecorded:
-            found.append(f"Easements not recorded at the {profile.registry_of_deeds} "
-                         f"({short_citation(rule.easements_citation)}): {listed(list(unrecorded))}.")
+            found.append(OpenGate("easements_recorded", f"Easements not recorded at the {profile.registry_of_deeds} "
+                                  f"({short_citation(rule.easements_citation)}): {listed(list(unrecorded))}."))
     if "npdes_notice_of_termination" in gates:
         answer = db.session.scalar(
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
@@ -237,8 +254,9 @@ def open_gates(permit: Permit) -> list[str]:
                    ChecklistAnswer.item_key == "npdes_notice_of_termination")
             .order_by(Inspection.performed_at.desc()).limit(1))
         if answer not in ("yes", "na"):
-            found.append("The NPDES notice of termination is not recorded as submitted on a final inspection "
-                         "(answer “yes”, or “n/a” where no NPDES filing was required).")
+            found.append(OpenGate("npdes_notice_of_termination",
+                                  "The NPDES notice of termination is not recorded as submitted on a final "
+                                  "inspection (answer “yes”, or “n/a” where no NPDES filing was required)."))
     return found
 
 
@@ -286,13 +304,13 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
     if record.missing:
         listed = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in record.missing)
         rule = short_citation(permits.profile_of(permit).completion.citation)
-        raise CompletionError("note", f"Not yet accepted: {listed}. {rule} requires all three final "
-                                      "submissions before the certificate of completion.")
+        raise CompletionError("gates", f"Not yet accepted: {listed}. {rule} requires all three final "
+                                       "submissions before the certificate of completion.")
     gates = open_gates(permit)
     if gates:
         rule = short_citation(permits.profile_of(permit).completion.citation)
-        raise CompletionError("note", f"The certificate of completion cannot be issued yet ({rule}): "
-                                      + " ".join(gates))
+        raise CompletionError("gates", f"The certificate of completion cannot be issued yet ({rule}): "
+                                       + " ".join(gates))
     waived = _waived(permit, waivers or {})
     # The inspections missed (late or never) stay on the certificate's record, not hidden by it.
     late = [m.as_record() for m in missed.missed_inspections(permit, utcnow())

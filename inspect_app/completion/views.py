@@ -22,6 +22,13 @@ from inspect_app.templating import local_time
 bp = Blueprint("completion", __name__, url_prefix="/permits/<permit_id>/completion")
 
 SUBMIT_FORMS = {"om_plan": OMPlanForm, "as_built": AsBuiltForm, "final_report": FinalReportForm}
+# Where each open gate of the certificate (services.gates_open) is closed: a page of the permit and its part.
+GATE_PLACES = {
+    "findings": ("permits.detail", "open-actions"), "corrective_actions": ("permits.detail", "open-actions"),
+    "notices_to_correct": ("certifications.plan", "notices"), "stop_work": ("permits.detail", "enforcement"),
+    "stabilization": ("permits.detail", "areas"), "easements_recorded": ("certifications.plan", "easements"),
+    "npdes_notice_of_termination": ("permits.detail", "inspections"),
+}
 
 
 def section(permit: Permit) -> dict:
@@ -65,6 +72,10 @@ def _page(permit: Permit, status_code: int = 200, **forms):
         context["not_made"] = [] if record.certificate else services.inspections_not_made(permit)
     except services.CompletionError as error:
         context["not_made"], context["not_made_problem"] = [], str(error)
+    # The open gates, each with a link to where it is closed: the certificate cannot be issued until none is.
+    context["gates"] = [] if record.certificate else [
+        (gate, url_for(GATE_PLACES[gate.key][0], permit_id=permit.id, _anchor=GATE_PLACES[gate.key][1]))
+        for gate in services.gates_open(permit)]
     return render_template("completion/page.html", permit=permit, record=record,
                            registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
                            names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
@@ -150,7 +161,7 @@ def certificate(permit_id: str):
         try:
             services.issue_certificate(current_user, permit, form.note.data, waivers)
         except services.CompletionError as error:
-            (form.form_errors if error.field == "waivers" else form.note.errors).append(str(error))
+            (form.note.errors if error.field == "note" else form.form_errors).append(str(error))
         else:
             return _done(permit)
     return _page(permit, 422, certificate_form=form, waivers=waivers)

@@ -41,6 +41,5 @@ class LiftStopWorkForm(FlaskForm):
     # authority in the label. Lifting is that approval, given by the person who lifts the order.
     approves_work = BooleanField("I approve all work previously completed on this permit", validators=[
         DataRequired(message="Approve the work previously completed, or leave the order standing.")])
-    approval_inspection_id = SelectField("Inspection that approved the work", validators=[Optional()],
-                                         description="A submitted inspection after the order that found "
-                                                     "the work compliant, if the approval rests on one.")
+    # Its hint is services.LIFT_INSPECTION_NOTE (the view sets it): optional, never instead of the corrections.
+    approval_inspection_id = SelectField("Inspection the approval rests on (optional)", validators=[Optional()])

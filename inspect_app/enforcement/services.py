@@ -206,6 +206,18 @@ def is_town_agent(actor, permit: Permit) -> bool:
             and getattr(actor, "jurisdiction_id", None) == permit.jurisdiction_id)
 
 
+# §380-16 C(4)(e)[5], as `lift_stop_work` checks it, in the words the lift form shows (enforcement/order.html):
+# every condition the server holds the order to, and nothing it does not.
+LIFT_CONDITIONS = (
+    "every violation on the permit is corrected: those the order cites and any other found in a submitted "
+    "report, each corrected once all its corrective actions are closed out and verified;",
+    "an agent of the permit's town approves, for the {authority}, all work previously completed (the box below);",
+    "the agent says why the order is lifted.",
+)
+LIFT_INSPECTION_NOTE = ("An inspection found compliant after the order was issued may be named as what the approval "
+                        "rests on. It is optional, and it never replaces the corrections.")
+
+
 @implements("§380-16 C(4)(e)[5]")
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:

@@ -1,12 +1,12 @@
 """Stop-work order pages: issue one, see it, acknowledge it, lift it (§380-16 C(4)(e)[5], §380-19)."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
-from inspect_app.accounts.policy import permit_or_404
-from inspect_app.enforcement import services
+from inspect_app.accounts.policy import allowed, permit_or_404, shown
+from inspect_app.enforcement import lifting, services
 from inspect_app.enforcement.forms import AcknowledgeForm, IssueStopWorkForm, LiftStopWorkForm
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
@@ -14,9 +14,13 @@ from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
+from inspect_app.photos import services as photos
+from inspect_app.photos.models import Photo
 from inspect_app.templating import humanize, local_time
 
 bp = Blueprint("enforcement", __name__, url_prefix="/permits/<permit_id>/stop-work")
+# The newest photos of the permit offered, as thumbnails, to show each corrective action's work on the lift form.
+PHOTO_CHOICES = 12
 
 
 def section(permit: Permit) -> dict:
@@ -66,6 +70,7 @@ def _lift_form(order: StopWorkOrder) -> LiftStopWorkForm:
     form = LiftStopWorkForm()
     authority = permits.profile_of(order.permit).authority_title
     form.approves_work.label.text = f"I approve, for the {authority}, all work previously completed on this permit"
+    form.approval_inspection_id.description = services.LIFT_INSPECTION_NOTE
     form.approval_inspection_id.choices = [SelectChoice("", "— none —")] + [
         SelectChoice(i.id, _inspection_label(i)) for i in services.approving_inspections(order)]
     return form
@@ -74,7 +79,14 @@ def _lift_form(order: StopWorkOrder) -> LiftStopWorkForm:
 def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
     context.setdefault("lift_form", _lift_form(order))
     context.setdefault("keeping", services.uncorrected(order) if order.is_standing else [])
+    if order.is_standing and allowed(current_user, "stop_work.lift", order.permit):
+        # The open corrective actions, to verify on this page, and the permit's photos to show their work.
+        context.setdefault("open_actions", lifting.open_actions(order))
+        mine = photos.permit_photos(order.permit).where(shown(current_user, Photo))  # not another's draft's
+        context.setdefault("photos", list(db.session.scalars(mine.limit(PHOTO_CHOICES))))
+    context.setdefault("verified", {})
     context.setdefault("authority", permits.profile_of(order.permit).authority_title)
+    context.setdefault("lift_conditions", [c.format(authority=context["authority"]) for c in services.LIFT_CONDITIONS])
     context.setdefault("ack_form", AcknowledgeForm())
     return render_template("enforcement/order.html", order=order, permit=order.permit, **context), status_code
 
@@ -120,17 +132,25 @@ def acknowledge(permit_id: str, order_id: str):
 
 @bp.post("/<order_id>/lift")
 def lift(permit_id: str, order_id: str):
-    """Lift the order once every violation is corrected and the agent approves the work (agents)."""
+    """Lift the order once every violation is corrected and the agent approves the work (agents); the open
+    corrective actions ticked "verified" on the page are verified in the same step (enforcement/lifting.py)."""
     order = _order(permit_id, order_id, "stop_work.lift")
     form = _lift_form(order)
+    # Each action ticked "verified", with the photo chosen for it (if any).
+    verified = {action_id: request.form.get(f"photo-{action_id}") or None
+                for action_id in request.form.getlist("verified")}
+    errors = {}
     if form.validate_on_submit():
         approval_id = form.approval_inspection_id.data
         try:
-            services.lift_stop_work(current_user, order, form.reason.data,
-                                    db.session.get(Inspection, approval_id) if approval_id else None)
+            lifting.verify_and_lift(current_user, order, form.reason.data,
+                                    db.session.get(Inspection, approval_id) if approval_id else None, verified)
         except services.EnforcementError as error:
-            getattr(form, error.field).errors.append(str(error))
+            if error.field == "verified":
+                errors["verified_error"] = str(error)
+            else:
+                getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()
             return redirect(url_for("enforcement.order", permit_id=permit_id, order_id=order.id), code=303)
-    return _order_page(order, 422, lift_form=form)
+    return _order_page(order, 422, lift_form=form, verified=verified, **errors)

@@ -33,6 +33,8 @@ VERSION_LINE = re.compile(r'^const VERSION = "[^"]*";$', re.MULTILINE)
 TIMEOUT_LINE = re.compile(r"^const NETWORK_TIMEOUT_MS = \d+;", re.MULTILINE)
 # A permittee's home (it sends everyone else to the permit list, which the worker would not keep).
 PERMITTEE_PAGES = ("permittee.my_permits",)
+# The inspector's day: its Start buttons lead, offline, to the held new reports of their permits.
+INSPECTOR_PAGES = ("dashboard.my_day",)
 # The header naming who is signed in (static/formstore.js: SignedIn.HEADER).
 SIGNED_IN_AS = "Signed-In-As"
 
@@ -102,7 +104,8 @@ def pages():
     permits = list(db.session.scalars(query))
     reports = _reports_with_open_actions([p.id for p in permits])
     held_permits = [_permit_pages(p, reports.get(p.id, set())) for p in permits]
-    names = COMMON_PAGES + (PERMITTEE_PAGES if allowed(current_user, "permit.list_mine") else ())
+    names = (COMMON_PAGES + (PERMITTEE_PAGES if allowed(current_user, "permit.list_mine") else ())
+             + (INSPECTOR_PAGES if allowed(current_user, "dashboard.my_day") else ()))
     common = [url_for(name) for name in names if name in current_app.view_functions]
     return jsonify({"user": current_user.id, "permits": held_permits, "common": common,
                     "listed_at": utcnow().isoformat()})

@@ -2,6 +2,7 @@
 assigned to them and the O&M deadlines."""
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from flask import Blueprint, redirect, render_template, url_for
@@ -15,14 +16,27 @@ from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections.models import Inspection
+from inspect_app.pages import now
 from inspect_app.permits.models import Permit
+from inspect_app.types import utcnow
 
 bp = Blueprint("permittee", __name__)
+# Obligations the page lists on lines of their own, or not at all: the O&M certification, a notice's cure, and
+# corrective actions (those assigned to the permit holder have their line; others' are not theirs to do).
+OWN_LINES = ("om_certification", "cure", "corrective_action", "corrective_action_record")
+
+
+def _owed(permit: Permit, user: User, at: dt.datetime) -> list[now.NowItem]:
+    """The permit's other obligations due or overdue at `at` (the inspections owed, stabilization, ...), a chain
+    of missed ones folded into one line."""
+    return [item for item in now.section(permit, user, at)
+            if item.status in ("due", "overdue") and item.row.obligation.kind not in OWN_LINES]
 
 
 def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]]:
     """For each permit a permittee owns: reports, stop-work orders, actions assigned to them, deadlines."""
     rows = []
+    at = utcnow()
     for permit in visible:
         reports = db.session.scalars(select(Inspection).where(Inspection.permit_id == permit.id,
                                                               Inspection.status == "submitted")
@@ -33,8 +47,12 @@ def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]
                                                                     CorrectiveAction.owner_id == user.id,
                                                                     shown(user, CorrectiveAction))
                                      .order_by(CorrectiveAction.due_at)).all()
-        rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions,
-                     **summary(permit)})
+        om, owed = summary(permit), _owed(permit, user, at)
+        # "Nothing due" only when nothing is: no obligation, certification, notice or action of theirs open.
+        nothing_due = (not owed and om["status"] not in ("due", "overdue") and not om["open_notices"]
+                       and all(action.completed_at is not None for action in actions))
+        rows.append({"permit": permit, "reports": reports, "orders": orders, "actions": actions, "owed": owed,
+                     "nothing_due": nothing_due, **om})
     return rows
 
 

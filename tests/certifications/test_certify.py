@@ -4,6 +4,8 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import io
+import re
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -36,7 +38,9 @@ def _structure(permit, name):
 
 
 def _sign(browser, permit, **extra):
-    return browser.post(f"/permits/{permit.id}/om/certify", {"cert-agree": "y", **extra})
+    """Sign as the page asks: the box ticked, and the confirmation of a period with no log entry (only asked,
+    and only read, when the period has none)."""
+    return browser.post(f"/permits/{permit.id}/om/certify", {"cert-agree": "y", "cert-without_entries": "y", **extra})
 
 
 def test_the_signer_is_the_signed_in_account_never_a_posted_name(make, signed_in, owner, completed_permit):
@@ -235,3 +239,49 @@ def test_the_certification_and_the_certificate_read_the_same_recording_of_the_pl
     assert recorded in read(documents.certificate_pdf(permit))
     plan_page = signed_in(agent).get(f"/permits/{permit.id}/om").text
     assert 'id="plan-recording">Book 25391, Page 112<' in plan_page
+
+
+def test_a_period_with_no_log_entry_is_certified_only_once_the_signer_confirms_it(app, signed_in, owner,
+                                                                                 completed_permit):
+    """§380-14 C(2)(l): the certification documents the work of the last 12 months; with none logged the page warns,
+    and the server asks for the confirmation before it signs anything."""
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    page = browser.get(f"/permits/{permit.id}/om/certify").text
+    assert 'id="no-entries-warning"' in page and "The maintenance log has no entries for this period." in page
+    assert 'name="cert-without_entries"' in page
+
+    blobs = Path(app.config["BLOB_ROOT"])
+    kept_before = sorted(blobs.rglob("*"))
+    refused = browser.post(f"/permits/{permit.id}/om/certify",
+                           {"cert-agree": "y", "cert-signature": signature_data_url()})
+    assert refused.status_code == 422
+    # The message is beside the box it asks for.
+    box = refused.text.split('id="cert-without_entries"', 1)[1].split("</div>", 1)[0]
+    assert "The maintenance log has no entries for" in box and "tick the box to certify" in box
+    assert db.session.scalars(select(OMCertification)).all() == []
+    assert sorted(blobs.rglob("*")) == kept_before  # nor its drawn signature
+
+    assert _sign(browser, permit).status_code == 303
+    assert db.session.scalars(select(OMCertification)).one().contents["entry_ids"] == []
+
+    # With work logged in the period: no warning, and nothing more to tick.
+    logged = completed_permit(owner)
+    _log(logged, owner, logged.completed_on + dt.timedelta(days=40), "Removed sediment from the forebay",
+         _structure(logged, "Forebay F-1"))
+    page = browser.get(f"/permits/{logged.id}/om/certify").text
+    assert "no-entries-warning" not in page and 'name="cert-without_entries"' not in page
+    assert browser.post(f"/permits/{logged.id}/om/certify", {"cert-agree": "y"}).status_code == 303
+
+
+def test_the_certification_page_links_its_pdf(make, signed_in, owner, completed_permit):
+    permit = completed_permit(owner)
+    browser = signed_in(owner)
+    page = browser.get(_sign(browser, permit).headers["Location"]).text
+    cert = db.session.scalars(select(OMCertification)).one()
+    link = re.search(r'<a [^>]*href="(/documents/om-certifications/[^"]+\.pdf)"[^>]*>Certification \(PDF\)</a>', page)
+    assert link, "no link to the certification's PDF"
+    pdf = browser.get(link.group(1))
+    assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
+    words = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.data)).pages)
+    assert permit.number in words and cert.signer_name in words

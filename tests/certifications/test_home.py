@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
+from html import unescape
 
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
@@ -59,3 +61,28 @@ def test_log_entry_page_has_the_photo_picker_and_certify_page_the_signature_pad(
     assert 'class="photo-picker"' in entry_page and 'capture="environment"' in entry_page
     certify_page = browser.get(f"/permits/{permit.id}/om/certify").text
     assert "data-signature-pad" in certify_page and "Replaced the outlet grate" in certify_page
+
+
+def _deadlines(page: str, permit) -> str:
+    """The words of one permit's Deadlines list on the home page."""
+    card = page.split(f'id="permit-{permit.id}"', 1)[1].split("<h3>Stop-work orders</h3>", 1)[0]
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", card)).split())
+
+
+def test_nothing_due_only_when_nothing_is_due(make, signed_in, owner):
+    # Construction started 12 weeks ago and no inspection since: a dozen weekly inspections owed (CGP 2022 Part 4.2).
+    today = utcnow().date()
+    late = make.permit(owner=owner, construction_started_on=today - dt.timedelta(weeks=12),
+                       issued_on=today - dt.timedelta(weeks=20))
+    # Completed two months ago with no structure to maintain: its first O&M certification is months away.
+    calm = make.permit(owner=owner, construction_started_on=today - dt.timedelta(days=300),
+                       issued_on=today - dt.timedelta(days=400))
+    calm.status, calm.completed_on = "completed", today - dt.timedelta(days=60)
+    db.session.commit()
+    page = signed_in(owner).get("/my-permits").text
+
+    owed = _deadlines(page, late)
+    assert "Nothing due" not in owed
+    assert "Overdue Erosion-control inspection: Whole site, overdue since" in owed
+    assert re.search(r"\(and 1[01] more like it\) CGP 2022 Part 4\.2", owed), owed
+    assert "Nothing due." in _deadlines(page, calm)

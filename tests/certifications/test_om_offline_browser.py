@@ -91,6 +91,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
 
     # The certification of the period, signed on the device while the server is still stopped.
     page.goto(f"{server.url}/permits/{permit.id}/om/certify")
+    page.check("#cert-without_entries")  # the period has no log entry (on the page as held)
     page.check("#cert-agree")
     _draw(page, "#cert-signature-canvas")
     page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
@@ -191,6 +192,7 @@ def test_online_a_certification_goes_straight_to_its_page(site, server, page):
     sign_in_controlled(page, server, owner)
     page.goto(f"{server.url}/permits/{permit.id}")
     page.click(f"#om a[href='/permits/{permit.id}/om/certify']")  # hx-boost swaps the page in
+    page.check("#cert-without_entries")  # the period has no log entry (on the page as held)
     page.check("#cert-agree")
     page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
     page.wait_for_url(f"**/permits/{permit.id}/om/certifications/*")
@@ -208,12 +210,14 @@ def test_a_certification_refused_for_a_stale_period_is_signed_again_for_the_peri
     # Signed on a page held on the device that named another period than the one now due.
     wrong_start = (permit.completed_on - dt.timedelta(days=365)).isoformat()
     page.evaluate("start => { document.querySelector('input[name=period_start]').value = start; }", wrong_start)
+    page.check("#cert-without_entries")  # the period has no log entry (on the page as held)
     page.check("#cert-agree")
     page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
     page.wait_for_selector(".error-summary")
     assert "The period due is" in page.inner_text(".error-summary")
     assert _count(OMCertification) == 0
     # The page that came back is the period due: signed again, it is accepted.
+    page.check("#cert-without_entries")  # the period has no log entry (on the page as held)
     page.check("#cert-agree")
     page.click("#cert-agree >> xpath=ancestor::form//button[@type='submit']")
     page.wait_for_url(f"**/permits/{permit.id}/om/certifications/*")

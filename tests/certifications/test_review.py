@@ -16,7 +16,7 @@ from tests.documents.test_documents import read
 
 def _submitted(signed_in, owner, permit) -> OMCertification:
     response = signed_in(owner).post(f"/permits/{permit.id}/om/certify",
-                                     {"cert-signer_name": "Pat Owner", "cert-agree": "y"})
+                                     {"cert-signer_name": "Pat Owner", "cert-agree": "y", "cert-without_entries": "y"})
     assert response.status_code == 303
     return db.session.scalars(select(OMCertification)).one()
 
@@ -88,7 +88,8 @@ def test_deficient_issues_a_notice_with_the_cure_clock(make, signed_in, owner, a
 
     # A deficient certification leaves its period open: the owner certifies it again.
     assert signed_in(owner).post(f"/permits/{permit.id}/om/certify",
-                                 {"cert-signer_name": "Pat Owner", "cert-agree": "y"}).status_code == 303
+                                 {"cert-signer_name": "Pat Owner", "cert-agree": "y",
+                                  "cert-without_entries": "y"}).status_code == 303
 
 
 def test_agent_sends_a_notice_without_a_certification(make, signed_in, owner, agent, completed_permit):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from inspect_app.certifications.models import Easement
 from inspect_app.completion import services as completion
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
 from inspect_app.extensions import db
+from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.permits import services as permits
 from inspect_app.mail.models import OutboundEmail
@@ -345,6 +347,35 @@ def test_the_certificate_names_each_open_gate_and_refuses_until_all_are_closed(a
     db.session.commit()
     assert agent.post(_url(site, "certificate"), {"certificate-note": "All closed."}).status_code == 303
     assert _count(CertificateOfCompletion) == 1
+
+
+def _certificate_button(page: str) -> str:
+    return re.search(r"<button[^>]*>Issue the certificate of completion</button>", page).group(0)
+
+
+def test_the_certificate_button_is_disabled_while_a_gate_is_open_and_lists_each_with_its_link(site, make, signed_in):
+    agent, final = _all_three_accepted(site, make, signed_in)
+    permit = site["permit"]
+    make.finding(permit, description="Basin outlet riprap missing")
+    area = permits.add_area(None, permit, "Lot 4", Decimal("0.3"), since=utcnow() - dt.timedelta(days=20))
+    db.session.commit()
+    page = agent.get(_url(site)).text
+    assert "disabled" in _certificate_button(page)
+    gates = dict(re.findall(r'<li data-gate="(\w+)"><a href="([^"]+)">', page))
+    assert gates["findings"] == f"/permits/{permit.id}#open-actions"
+    assert gates["stabilization"] == f"/permits/{permit.id}#areas"
+    assert "Areas not stabilized: Lot 4" in page
+
+    # Posted anyway (a page held from before): refused above the form, not on the Note field.
+    refused = agent.post(_url(site, "certificate"), {"certificate-note": "Looks done"}).text
+    note = refused.split('id="certificate-note"', 1)[1].split("</div>", 1)[0]
+    assert "cannot be issued yet" in refused and "cannot be issued yet" not in note
+
+    permits.change_area_status(None, db.session.get(type(area), area.id), "stabilized", utcnow() - dt.timedelta(days=1))
+    db.session.scalars(select(Finding)).one().status = "corrected"
+    db.session.commit()
+    page = agent.get(_url(site)).text
+    assert "disabled" not in _certificate_button(page) and 'id="open-gates"' not in page
 
 
 def test_southborough_also_needs_the_npdes_notice_of_termination(make):

@@ -223,3 +223,39 @@ def test_timeline_of_someone_elses_permit_does_not_exist(make, record, signed_in
     assert signed_in(make.user("permittee")).get(f"/permits/{permit.id}/timeline").status_code == 404
     assert signed_in(make.user("inspector")).get(f"/permits/{permit.id}/timeline").status_code == 404
     assert signed_in(make.user("agent")).get("/permits/no-such-permit/timeline").status_code == 404
+
+
+def my_day_items(page: str) -> list[str]:
+    """The HTML of each item of my day's list."""
+    listed = page.split('<ol class="list my-day">', 1)[1].split("</ol>", 1)[0] if "my-day" in page else ""
+    return listed.split("<li ")[1:]
+
+
+def test_my_day_is_in_the_inspectors_menu_and_starts_each_inspection_due(make, record, signed_in):
+    inspector = make.user("inspector")
+    # Weekly inspections missed for weeks: one duty, met by the next inspection made.
+    late = started_permit(make, record, days_ago=40, number="LATE-1", inspectors=[inspector])
+    record.area(late, "East", record.ago(days=40), ("activity_ceased", record.ago(days=9)))
+    other = started_permit(make, record, days_ago=12, number="OTHER-1", inspectors=[inspector])
+    client = signed_in(inspector)
+    home = client.get("/permits/").text
+    assert re.search(r'<a href="/dashboard/my-day">My day</a>', home)
+
+    items = my_day_items(client.get("/dashboard/my-day").text)
+    routine = [item for item in items if 'data-kind="inspection"' in item]
+    # One line, and one Start, per permit whose inspection is due: not one per missed week.
+    assert len(routine) == 2, routine
+    for permit, item in zip((late, other), sorted(routine, key=lambda item: "OTHER-1" in item)):
+        assert f'action="/permits/{permit.id}/inspections"' in item
+        assert 'name="type" value="erosion_control"' in item and ">Start</button>" in item
+        # Offline, the worker takes the Start to this permit's held new report.
+        assert f'value="/permits/{permit.id}/inspections/new/erosion_control"' in item
+    assert "more like it" in next(item for item in routine if "LATE-1" in item)
+    # Stabilization is recorded on the area, not started: no Start on it.
+    assert all("<button" not in item for item in items if 'data-kind="stabilization' in item)
+
+    started = client.post(f"/permits/{late.id}/inspections", {"type": "erosion_control", "latitude": "",
+                                                                  "longitude": ""})
+    assert started.status_code == 303 and re.search(r"/inspections/[0-9a-f-]{36}$", started.headers["Location"])
+    # The agent has the dashboard instead (my day is the inspector's: accounts/policy.py).
+    assert "/dashboard/my-day" not in signed_in(make.user("agent")).get("/permits/").text

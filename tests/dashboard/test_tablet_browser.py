@@ -13,7 +13,7 @@ from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 
 from tests.dashboard.test_permit_now import busy_site
-from tests.offline.offline_helpers import hold_permits, sign_in_controlled
+from tests.offline.offline_helpers import hold_permits, new_report_url, sign_in_controlled, wait_for_form
 
 pytestmark = pytest.mark.browser
 TABLET = {"width": 1024, "height": 768}
@@ -137,3 +137,43 @@ def test_dashboard_filters_stay_in_the_url_so_a_view_can_be_shared_and_reloaded(
     expect(page.locator("select[name=kind]")).to_have_value("stabilization")
     expect(page.locator(f"#card-{late.id}")).to_contain_text("Stabilization started")
     expect(page.locator(f"#card-{late.id}")).not_to_contain_text("Erosion-control inspection")
+
+
+
+def test_every_role_s_top_menu_fits_on_one_line_on_a_1024_px_tablet(make, live_server, browser, sign_in, tmp_path):
+    # A tablet held landscape in the field (1024×768, touch): the menu in one row, every destination in it, so the
+    # page starts where the tablet expects it and no item hides under another. The name is a long one on purpose.
+    owner, inspector = make.user("permittee", name="Maple Ridge Homes LLC"), make.user("inspector")
+    make.permit(owner=owner, inspectors=[inspector])
+    for user in (make.user("agent", name="Alexandra Montgomery-Fitzgerald"), inspector, owner, make.user("admin")):
+        context = browser.new_context(viewport=TABLET, has_touch=True)
+        page = context.new_page()
+        sign_in(page, user)
+        page.goto(f"{live_server.url}/permits/")
+        items = page.locator(".topnav > li")
+        tops = [items.nth(i).evaluate("li => li.offsetTop") for i in range(items.count())]
+        page.screenshot(path=str(tmp_path / f"menu-{user.role}.png"))
+        assert items.count() >= 4
+        assert max(tops) - min(tops) < 10, f"the {user.role}'s menu wraps at 1024 px: its items start at {tops}"
+        assert page.evaluate("document.documentElement.scrollWidth") <= TABLET["width"]
+        # The account (the password) is reached from the name of who is signed in.
+        expect(page.locator("header").get_by_role("link", name="Account & password")).to_be_visible()
+        context.close()
+
+
+def test_my_day_is_held_with_the_permits_and_its_start_opens_the_held_new_report_offline(make, record, server, page):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=record.local_day(12),
+                         issued_on=record.local_day(40))
+    page.set_viewport_size(TABLET)
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+
+    page.goto(f"{server.url}/permits/")
+    page.get_by_role("link", name="My day").click()
+    due = page.locator(".my-day li[data-kind=inspection]", has_text=permit.number)
+    expect(due).to_contain_text("Overdue")
+    due.get_by_role("button", name="Start").click()
+    page.wait_for_url(new_report_url(server, permit))
+    wait_for_form(page)

@@ -14,6 +14,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.enforcement import services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
@@ -396,3 +397,90 @@ def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(
     text = _pdf_text(signed_in(agent), order)
     assert "Under §6.0 of the Town of Southborough" in text
     assert "§5.0" not in text and "§380" not in text
+
+
+def test_the_lift_form_says_what_the_server_holds_the_order_to(site, make, signed_in):
+    # §380-16 C(4)(e)[5]: corrected violations AND the approval of the work; a compliant inspection is neither.
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order = _order(site["permit"])
+    make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))  # compliant, after the order
+    page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
+    form = page.split('id="lift-conditions"', 1)[1].split("</form>", 1)[0]
+    guidance = " ".join(re.sub(r"<[^>]+>", " ", form).split())
+    assert ("every violation on the permit is corrected: those the order cites and any other found in a submitted "
+            "report, each corrected once all its corrective actions are closed out and verified") in guidance
+    assert "an agent of the permit's town approves, for the DPW Director, all work previously completed" \
+        in guidance.replace("&#39;", "'")
+    assert "It is optional, and it never replaces the corrections." in guidance
+    # Both open violations are named, the one the order does not cite too.
+    assert "Silt fence down along the east line" in guidance
+    assert "Inlet protection missing at CB-2 (not cited on the order)" in guidance
+    # And the server holds to it: the compliant inspection alone does not lift the order.
+    approval = services.approving_inspections(order)[0]
+    refused = agent.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/lift",
+                         {"reason": "Re-inspected", "approval_inspection_id": approval.id, "approves_work": "y"})
+    assert refused.status_code == 422 and _order(site["permit"]).is_standing
+
+
+def _with_actions(site):
+    """A corrective action on each of the site's two violations, both still open (found two days ago)."""
+    found = utcnow() - dt.timedelta(days=2)
+    actions = [CorrectiveAction(finding_id=site[key].id, permit_id=site["permit"].id, kind="routine_maintenance",
+                                description=what, owner_name="Site contractor", discovered_at=found,
+                                due_at=found + dt.timedelta(days=7))
+               for key, what in (("silt", "Re-trench and re-stake the silt fence"), ("inlet", "Replace the inlet bag"))]
+    db.session.add_all(actions)
+    db.session.commit()
+    return actions
+
+
+def test_an_order_is_lifted_from_its_page_with_each_action_verified_and_its_photo_chosen(site, make, signed_in):
+    # §380-16 C(4)(e)[5]: the violations corrected (each action verified) and the work approved, in one step.
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order, permit = _order(site["permit"]), site["permit"]
+    fence, bag = _with_actions(site)
+    east, cb2 = make.photo(permit, caption="East line re-trenched"), make.photo(permit, caption="CB-2 new bag")
+    page = agent.get(f"/permits/{permit.id}/stop-work/{order.id}").text
+    for action in (fence, bag):
+        assert f'name="verified" value="{action.id}"' in page
+        assert f'name="photo-{action.id}" value="{east.id}"' in page  # chosen by its thumbnail
+    assert page.count(f'src="/photos/{east.id}/thumb') == 2
+    url = f"/permits/{permit.id}/stop-work/{order.id}/lift"
+    lift = {"reason": "Both repairs seen done on site.", "approves_work": "y", "verified": [fence.id, bag.id],
+            f"photo-{fence.id}": east.id, f"photo-{bag.id}": cb2.id}
+
+    # A photo of another permit is refused, and nothing at all is kept: no action closed out, the order stands.
+    other = make.photo(make.permit(), caption="Elsewhere")
+    refused = agent.post(url, lift | {f"photo-{bag.id}": other.id})
+    assert refused.status_code == 422 and "Replace the inlet bag: No photo of this permit has that id." in refused.text
+    db.session.expire_all()
+    assert [a.status for a in db.session.scalars(select(CorrectiveAction))] == ["open", "open"]
+    assert _order(permit).is_standing and "action.close" not in _actions(permit)
+
+    assert agent.post(url, lift).status_code == 303
+    db.session.expire_all()
+    assert not _order(permit).is_standing and permit.status == "active"
+    for action, photo in ((fence, east), (bag, cb2)):
+        action = db.session.get(CorrectiveAction, action.id)
+        assert (action.status, action.evidence_photo_id, action.verified_by_id) == ("verified", photo.id,
+                                                                                     site["agent"].id)
+        assert action.finding.status == "corrected"
+    assert _actions(permit)[-1] == "stop_work.lift"
+
+
+def test_verifying_on_the_lift_form_keeps_the_lift_checks(site, make, signed_in):
+    # Both actions verified, but a third violation, with no corrective action yet, is still open: the lift is
+    # refused, and the verifications made on the way are not kept either.
+    agent = signed_in(site["agent"])
+    _issue(agent, site)
+    order, permit = _order(site["permit"]), site["permit"]
+    fence, bag = _with_actions(site)
+    make.finding(permit, site["inspection"], description="Stockpile unprotected by the brook")
+    refused = agent.post(f"/permits/{permit.id}/stop-work/{order.id}/lift",
+                         {"reason": "Repairs seen done", "approves_work": "y", "verified": [fence.id, bag.id]})
+    assert refused.status_code == 422 and "Violations not yet corrected: Stockpile unprotected" in refused.text
+    db.session.expire_all()
+    assert [a.status for a in db.session.scalars(select(CorrectiveAction))] == ["open", "open"]
+    assert _order(permit).is_standing

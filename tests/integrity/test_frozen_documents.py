@@ -50,7 +50,8 @@ def test_a_signed_certification_keeps_the_owner_who_signed_after_the_property_is
     permit = completed_permit(owner, owner_name="Pat Owner Holdings LLC")
     browser = signed_in(owner)
     assert browser.post(f"/permits/{permit.id}/om/certify",
-                        {"cert-signer_name": "Pat Owner", "cert-agree": "y"}).status_code == 303
+                        {"cert-signer_name": "Pat Owner", "cert-agree": "y",
+                         "cert-without_entries": "y"}).status_code == 303
     certification = db.session.scalars(select(OMCertification)).one()
     url = f"/documents/om-certifications/{certification.id}.pdf"
     signed = browser.get(url).data
@@ -71,7 +72,8 @@ def test_the_frozen_pdf_names_itself_and_where_to_verify_it(make, signed_in, com
     owner = make.user("permittee")
     permit = completed_permit(owner)
     browser = signed_in(owner)
-    browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "Pat Owner", "cert-agree": "y"})
+    browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "Pat Owner", "cert-agree": "y",
+                                                      "cert-without_entries": "y"})
     (document,) = _documents("om_certification")
     pdf = browser.get(f"/documents/om-certifications/{document.subject_id}.pdf").data
     reader = pypdf.PdfReader(io.BytesIO(pdf))
@@ -139,7 +141,8 @@ def test_the_verify_page_is_public_checks_an_upload_and_reveals_nothing_of_other
     owner = make.user("permittee", name="Pat Owner")
     permit = completed_permit(owner)
     browser = signed_in(owner)
-    browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "Pat Owner", "cert-agree": "y"})
+    browser.post(f"/permits/{permit.id}/om/certify", {"cert-signer_name": "Pat Owner", "cert-agree": "y",
+                                                      "cert-without_entries": "y"})
     (document,) = _documents("om_certification")
     pdf = browser.get(f"/documents/om-certifications/{document.subject_id}.pdf").data
 
@@ -213,7 +216,8 @@ def test_who_made_each_document_and_whose_record_keeps_it(app, make, signed_in, 
     owner = make.user("permittee", name="Pat Owner")
     done = completed_permit(owner)
     assert signed_in(owner).post(f"/permits/{done.id}/om/certify",
-                                 {"cert-signer_name": "Pat Owner", "cert-agree": "y"}).status_code == 303
+                                 {"cert-signer_name": "Pat Owner", "cert-agree": "y",
+                                  "cert-without_entries": "y"}).status_code == 303
     enforcement.issue_stop_work(make.user("agent"), permit, "Silt fence down along the brook")
     db.session.commit()
 

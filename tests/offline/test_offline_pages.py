@@ -24,6 +24,8 @@ def test_the_pages_to_hold_are_the_inspectors_own_permits_with_a_form_per_type(m
     assert f"/permits/{mine.id}/inspections/new/erosion_control" in urls
     assert not any(others.id in u for u in urls)
     assert {"/outbox", "/offline/", "/permits/"} <= set(listed["common"])
+    # My day too: its Start buttons lead, offline, to the held new reports above.
+    assert "/dashboard/my-day" in listed["common"]
 
 
 def test_signed_out_the_list_is_a_401_not_a_login_page(client):
@@ -73,7 +75,7 @@ def test_an_agent_holds_the_om_plan_but_not_the_owners_log_and_certify_forms(mak
     urls = next(p["urls"] for p in listed["permits"] if p["id"] == permit.id)
     assert f"/permits/{permit.id}/om" in urls
     assert f"/permits/{permit.id}/om/log" not in urls and f"/permits/{permit.id}/om/certify" not in urls
-    assert "/my-permits" not in listed["common"]
+    assert "/my-permits" not in listed["common"] and "/dashboard/my-day" not in listed["common"]
 
 
 def test_a_release_that_changes_a_shell_file_changes_the_worker(app, client, tmp_path):
