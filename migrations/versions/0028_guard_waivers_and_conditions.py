@@ -1,7 +1,7 @@
 """the database refuses to change a granted waiver, a recorded snowmelt discharge or a frozen-conditions period's
 beginning, as it refuses for the other final records (audit/guards.py; issue 32)
 
-Revision ID: 0030
+Revision ID: 0028
 Revises: 0027
 
 No column changes: the guards' triggers are made again, now with these three tables.
@@ -10,7 +10,7 @@ from alembic import op
 
 from inspect_app.audit import guards
 
-revision = '0030'
+revision = '0028'
 down_revision = '0027'
 branch_labels = None
 depends_on = None
