@@ -289,8 +289,8 @@ def add_finding(hand: Hand, what: str = "Sediment tracked onto Bliss Road at the
     kind = row.locator("select[name$=-kind]")
     hand.choose(kind, _first_option(kind))
     hand.type(row.locator("textarea[name$=-description]").nth(1), fix)
-    owner = row.locator("input[name$=-owner_name]")
-    if owner.count() and not owner.input_value():
+    owner, chosen = row.locator("input[name$=-owner_name]"), row.locator("select[name$=-owner_id]")
+    if owner.count() and not owner.input_value() and not (chosen.count() and chosen.input_value()):
         hand.type(owner, "Site contractor")
 
 

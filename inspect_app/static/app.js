@@ -266,13 +266,50 @@ document.addEventListener("click", (evt) => {
   }
 });
 
-// A "no" shows its fix (static/app.css); another answer hides it again, unless something was typed in it:
-// what is typed is never hidden.
+// A "no" shows its fix (static/app.css) and fills in what it can: the day first observed is the inspection's, and
+// who does it the permittee (the operator who must correct it, CGP 2022 Part 5), each only where empty and each
+// changeable (data-filled remembers what the page put there). Another answer hides the fix again, and takes back
+// what the page filled in and nobody changed; what was typed is never hidden.
+const inspectionDay = (form) => {
+  const at = form?.querySelector("#performed_at")?.value;
+  if (at) return at.slice(0, 10);
+  const zone = form?.dataset.localTz, now = new Date();
+  return new Intl.DateTimeFormat("en-CA", zone ? { timeZone: zone } : {}).format(now);  // YYYY-MM-DD
+};
+function fill(el, value) {
+  if (!el || el.value || !value) return;
+  el.value = el.dataset.filled = value;
+  el.dispatchEvent(new Event("input", { bubbles: true }));  // kept on the device with the typing
+}
+// A new finding's corrective action, once its kind is chosen, is the permittee's to do unless someone else is named.
+document.addEventListener("change", (evt) => {
+  const kind = evt.target;
+  if (!kind.matches?.("[data-part^='finding-template'] select[name$='-kind']") || !kind.value) return;
+  const part = kind.closest("[data-part]"), who = part.querySelector("select[name$='-owner_id']");
+  const owner = document.getElementById("report-form")?.dataset.defaultOwnerId;
+  if (!who || who.value || part.querySelector("input[name$='-owner_name']")?.value) return;
+  if (owner && [...who.options].some((option) => option.value === owner)) {
+    who.value = owner;
+    who.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+});
+
 document.addEventListener("change", (evt) => {
   const radio = evt.target;
-  if (radio.type !== "radio" || !radio.checked || radio.value === "no" || !radio.closest("fieldset[data-answer]")) return;
+  if (radio.type !== "radio" || !radio.checked || !radio.closest("fieldset[data-answer]")) return;
   const fix = radio.closest(".subject")?.querySelector(":scope > details.fix");
-  if (fix && [...fix.querySelectorAll("input, select, textarea")].some((el) => el.value)) fix.classList.add("fix-kept");
+  if (!fix) return;
+  const form = document.getElementById("report-form");
+  if (radio.value === "no") {
+    fill(fix.querySelector("input[name$='-first_observed']"), inspectionDay(form));
+    fill(fix.querySelector("input[name$='-owner_name']"), form?.dataset.defaultOwner);
+    return;
+  }
+  fix.querySelectorAll("[data-filled]").forEach((el) => {
+    if (el.value === el.dataset.filled) el.value = "";
+    delete el.dataset.filled;
+  });
+  if ([...fix.querySelectorAll("input, select, textarea")].some((el) => el.value)) fix.classList.add("fix-kept");
 });
 
 // Busy: a button[data-busy] says so ("Starting…", "Submitting…") and takes no second tap while its post goes;

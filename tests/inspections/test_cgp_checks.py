@@ -119,6 +119,26 @@ def test_a_point_of_discharge_named_on_a_report_is_asked_again_on_the_next(site,
     assert f'name="discharge-{named}-now"' in page and "Swale outlet at Bliss Road" in page
 
 
+def test_a_point_of_discharge_added_on_the_form_is_answered_in_the_same_post(site, signed_in):
+    """Issue 31, rows in place: the point's row comes with the button (`discharge-new-<id>`, made on the device),
+    so its answers go with the report that names it, with no save first; a refused report keeps its name."""
+    client = signed_in(site.inspector)
+    report = start(client, site.permit, "erosion_control")
+    point = "7d0f8e4c-2b6a-4c1e-9a57-0c4c3e8d2f11"
+    added = {**_discharge(site), f"discharge-new-{point}": "Swale outlet at Bliss Road",
+             f"discharge-{point}-now": "no", f"discharge-{point}-since_last": "yes"}
+    refused = submit(client, report, **added, evaluation="")
+    assert refused.status_code == 422
+    assert f'name="discharge-new-{point}" value="Swale outlet at Bliss Road"' in refused.text
+    assert f'name="discharge-{point}-since_last" value="yes" checked' in refused.text.replace("  ", " ")
+
+    assert submit(client, report, **added).status_code == 303
+    db.session.expire_all()
+    details = db.session.get(Inspection, report.id).details
+    assert details["discharge_points"] == [{"id": point, "name": "Swale outlet at Bliss Road"}]
+    assert (details["discharges"][point]["now"], details["discharges"][point]["since_last"]) == ("no", "yes")
+
+
 def test_a_control_answered_no_cannot_be_submitted_without_its_fix(site, signed_in):
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "erosion_control")

@@ -1,7 +1,8 @@
 """The report form as an inspector sees it on a 1024x768 touch tablet, in a real headless Chromium: one tap per
 answer, the note only where an answer needs one, errors that name their item and take you to it, sections with
-their progress, "All compliant" and its Undo (offline too, through the outbox), busy buttons, "Saved 09:41", and
-the submitted report's PDF."""
+their progress, "All compliant" and its Undo (offline too, through the outbox, with a point of discharge added in
+place and a fix filled in with its day and the permittee), busy buttons, "Saved 09:41", and the submitted
+report's PDF."""
 from __future__ import annotations
 
 import re
@@ -155,7 +156,8 @@ def draw(page) -> None:
     page.mouse.up()
 
 
-def test_all_compliant_offline_goes_through_the_outbox(silt_fence, server, page, context):
+def test_offline_a_point_added_in_place_a_fix_filled_in_and_all_compliant_go_through_the_outbox(
+        silt_fence, server, page, context):
     inspector, permit, fence = silt_fence
     sign_in_controlled(page, server, inspector)
     hold_permits(page, server)
@@ -164,11 +166,29 @@ def test_all_compliant_offline_goes_through_the_outbox(silt_fence, server, page,
     wait_for_form(page)
     made = device_id(page)
 
+    # A point of discharge added in place, answered at once: its row comes with the button, no save first.
+    page.locator("#add-discharge-point").tap()
+    point = page.locator("[data-list-of=discharge-template] [data-part]").last
+    point.locator("input[name^=discharge-new-]").fill("Swale outlet at Bliss Road")
+    point_id = point.get_attribute("data-part").split()[1]
+    point.locator(f"label[for='discharge-{point_id}-now-no']").tap()
+    point.locator(f"label[for='discharge-{point_id}-since_last-no']").tap()
+    # A control not installed: its fix comes filled in with the day and the permittee, both changeable.
+    page.locator(f"label[for='answer-control_installed-{fence.id}-no']").tap()
+    fix = page.locator(f"#fix-control_installed-{fence.id}")
+    today = page.evaluate("document.getElementById('performed_at').value.slice(0, 10)")
+    expect(fix.locator("input[name$='-first_observed']")).to_have_value(today)
+    expect(fix.locator("input[name$='-owner_name']")).to_have_value(permit.owner_name)
+    fix.locator("textarea[name$='-repair']").fill("Re-trench the fence")
+    fix.locator("select[name$='-kind']").select_option(index=1)
+    page.fill(f"#note-control_installed-{fence.id}", "Fence down at the swale")
+
     progress = page.locator("#section-list [data-progress]")
     total = page.locator("fieldset[data-answer]").count()
     page.locator("#checklist [data-all-compliant]").first.tap()
     expect(progress).to_have_text(f"{total} of {total} answered")
-    page.check("#evaluation-compliant")
+    page.check("#evaluation-violations")
+    page.fill("#corrective_steps", "Re-trench the fence this week")
     draw_signature(page)
     submit(page)
 
@@ -178,4 +198,7 @@ def test_all_compliant_offline_goes_through_the_outbox(silt_fence, server, page,
     db.session.expire_all()
     report = db.session.get(Inspection, made)
     assert report.status == "submitted" and len(report.answers) == total
-    assert {a.answer for a in report.answers} == {"yes"}
+    assert sorted(a.answer for a in report.answers) == ["no"] + ["yes"] * (total - 1)
+    assert report.details["discharge_points"] == [{"id": point_id, "name": "Swale outlet at Bliss Road"}]
+    fixed = report.details["fixes"][f"control_installed-{fence.id}"]
+    assert (fixed["first_observed"], fixed["owner_name"]) == (today, permit.owner_name)
