@@ -53,6 +53,8 @@ PAGES = (
     Screen("permit-page", "engineer@example.org", "/permits/{permit}"),
     Screen("dashboard", "agent@longmeadow.example.org", "/dashboard/"),
     Screen("map", "agent@longmeadow.example.org", "/dashboard/map"),
+    Screen("report-form", "engineer@example.org", "/permits/{permit}/inspections/new/erosion_control"),
+    Screen("my-day", "engineer@example.org", "/dashboard/my-day"),
 )
 
 
