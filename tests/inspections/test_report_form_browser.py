@@ -133,7 +133,7 @@ def test_progress_all_compliant_and_undo_saved_folded_and_the_submitted_pdf(silt
     fix = "fix-perimeter_controls-site"
     if page.locator(f"#{fix}").count():  # the town ties this No to a corrective action: give its fix
         page.fill(f"#{fix}-repair", "Reset and re-trench")
-    draw(page)
+    draw_signature(page)
     watch_busy(page, "#submit-report")
     page.click("#submit-report")
     page.wait_for_selector("#report-status:has-text('Submitted')")
@@ -142,18 +142,6 @@ def test_progress_all_compliant_and_undo_saved_folded_and_the_submitted_pdf(silt
     # The submitted report links its PDF.
     pdf = page.request.get(live_server.url + page.locator("#report-pdf").get_attribute("href"))
     assert pdf.ok and pdf.headers["content-type"] == "application/pdf" and pdf.body().startswith(b"%PDF")
-
-
-def draw(page) -> None:
-    """A signature drawn with the pointer on the pad, as a finger would."""
-    pad = page.locator("#signature-canvas")
-    pad.scroll_into_view_if_needed()
-    box = pad.bounding_box()
-    page.mouse.move(box["x"] + 30, box["y"] + 110)
-    page.mouse.down()
-    for x, y in ((80, 50), (140, 120), (210, 45), (290, 115)):
-        page.mouse.move(box["x"] + x, box["y"] + y, steps=4)
-    page.mouse.up()
 
 
 def test_offline_a_point_added_in_place_a_fix_filled_in_and_all_compliant_go_through_the_outbox(

@@ -16,6 +16,7 @@ from inspect_app.photos.models import Photo
 from tests.builders import jpeg
 from tests.inspections.report_helpers import error_beside, filled
 from tests.offline.offline_helpers import sha256
+from tests.photos.test_blobs_by_hash import _upload
 
 ARROW = [{"kind": "arrow", "from": [0.2, 0.8], "to": [0.6, 0.3]}]
 
@@ -52,7 +53,7 @@ def test_a_photo_marked_up_before_it_was_sent_is_stored_with_its_markup_and_the_
     marked, plain = by_original[sha256(site)], by_original[sha256(other)]
     assert marked.markup == ARROW and marked.marked_display_sha256 and marked.marked_print_sha256
     assert plain.markup is None and plain.marked_display_sha256 is None
-    # The submitted report's page shows the marked-up copy; the original is still served byte for byte.
+    # The original is still served byte for byte; the markup is drawn on copies.
     with browser.client.get(f"/photos/{marked.id}/original") as original:
         assert original.data == site
     assert db.session.get(Inspection, made).status == "submitted"
@@ -61,13 +62,7 @@ def test_a_photo_marked_up_before_it_was_sent_is_stored_with_its_markup_and_the_
 def test_the_outbox_sends_the_upload_first_and_the_markup_finds_it_by_its_hash(make, signed_in):
     browser, permit, form = _new_report(make, signed_in)
     site = jpeg(3)
-    digest = sha256(site)
-    put = browser.client.put(f"/sync/blobs/{digest}", data=site, headers={
-        "X-CSRFToken": browser.token, "Upload-Offset": "0", "Content-Type": "application/octet-stream"})
-    assert put.status_code in (200, 201, 204), put.text
-    done = browser.client.post(f"/sync/blobs/{digest}/complete", json={"content_type": "image/jpeg"},
-                               headers={"X-CSRFToken": browser.token})
-    assert done.status_code == 200, done.text
+    digest = _upload(browser, site)  # as the outbox does: the file first, then the form naming it
 
     made = str(uuid.uuid4())
     answer = browser.post(f"/inspections/{made}", {**form, "photos_sha256": digest,
