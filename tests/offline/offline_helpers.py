@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from browser_pages import signed_in_page
 from factories import PASSWORD
 from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 
 
 # Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
@@ -123,6 +124,8 @@ def fill_erosion_form(page, photos: list[bytes], evaluation: str = "violations")
     page.check(f"#evaluation-{evaluation}")
     if evaluation == "violations":
         page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
+    # (e) Offline the station's weather is pending: the inspector writes down what is seen on site.
+    page.fill("#observed_weather", OBSERVED_WEATHER)
     draw_signature(page)
     return device_id(page)
 
