@@ -481,9 +481,10 @@ def _permittee_signature_problems(inspection: Inspection, data: ReportInput) -> 
 
 
 def _weather_problems(inspection: Inspection) -> dict[str, str]:
-    """§380-16 C(4)(f)[1][e] "Weather at time of inspection": a report is never signed with only "Pending". While the station has
-    not reported (the lookup made as the report is signed included), the inspector's own observation is the
-    weather the report gives; the station's values, when they come, are kept beside it (issues 31, 32)."""
+    """§380-16 C(4)(f)[1][e] "Weather at time of inspection": a report is never signed with only "Pending".
+    While the station has not reported (the lookup made as the report is signed included), the inspector's own
+    observation is the weather the report gives; the station's values, when they come, are kept beside it
+    (issues 31, 32)."""
     if weather_pending(inspection) and not (inspection.observed_weather or "").strip():
         return {"observed_weather": "(e) The weather station has not reported yet: write the weather you "
                                     "observed on site (conditions, temperature, wind)."}

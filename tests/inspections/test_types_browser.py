@@ -89,7 +89,8 @@ def assert_report_a_to_h(page, report: Inspection, type_name: str, last: str = "
     assert shown["(c) Type"].startswith(type_name)
     assert shown["(d) Date of last inspection"] == last
     # The weather service is unreachable: the inspector's observation, the station's pending beside it.
-    assert shown["(e) Weather at the time"].startswith(f"Observed by the inspector: {OBSERVED_WEATHER} Station: Pending")
+    assert shown["(e) Weather at the time"].startswith(
+        f"Observed by the inspector: {OBSERVED_WEATHER} Station: Pending")
     assert shown["(g) Evaluation"].startswith({"compliant": "In compliance", "violations": "Violations"}[report.evaluation])
     assert shown["(h) Steps to correct violations"] == (report.corrective_steps or "—")
     assert report.status == "submitted" and report.signature_sha256 and report.record_sha256

@@ -111,8 +111,8 @@ def test_the_station_values_arriving_later_are_kept_beside_the_observed_weather(
     station = page_text(browser, filled, "weather-station")
     assert station.startswith("Station (Later Publisher Field") and station.endswith(": Light Rain, 54 °F")
     text = pdf_text(filled)
-    assert f"(e) Weather at the time Observed by the inspector: {SEEN} Station (Later Publisher Field): Light Rain, 54 °F" \
-        in text
+    assert (f"(e) Weather at the time Observed by the inspector: {SEEN} Station (Later Publisher Field): "
+            "Light Rain, 54 °F") in text
     db.session.remove()
     verified = runner.invoke(args=["audit", "verify"])
     assert verified.exit_code == 0, verified.output
