@@ -15,7 +15,8 @@ from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from tests.inspections.report_helpers import OBSERVED_WEATHER
 from tests.offline.offline_helpers import (device_id, draw_signature, hold_permits, new_report_url,
-                                           sign_in_controlled, submit, wait_for_form, wait_for_outbox)
+                                           observe_weather, sign_in_controlled, submit, wait_for_form,
+                                           wait_for_outbox)
 
 pytestmark = pytest.mark.browser
 
@@ -191,6 +192,7 @@ def test_offline_a_point_added_in_place_a_fix_filled_in_and_all_compliant_go_thr
     expect(progress).to_have_text(f"{total} of {total} answered")
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Re-trench the fence this week")
+    observe_weather(page)
     draw_signature(page)
     submit(page)
 

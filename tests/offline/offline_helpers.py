@@ -68,6 +68,12 @@ def draw_signature(page) -> None:
     page.mouse.up()
 
 
+def observe_weather(page) -> None:
+    """(e) With no server (or no station yet) the station's weather is pending: the inspector writes down the
+    weather seen on site, which a report signed while it is pending needs."""
+    page.fill("#observed_weather", OBSERVED_WEATHER)
+
+
 def answer_checklist(page, answer: str = "yes") -> None:
     page.evaluate("""answer => document.querySelectorAll('#checklist input[type=radio][value=' + answer + ']')
         .forEach(radio => { radio.checked = true; radio.dispatchEvent(new Event('change', {bubbles: true})); })""", answer)
@@ -124,8 +130,7 @@ def fill_erosion_form(page, photos: list[bytes], evaluation: str = "violations")
     page.check(f"#evaluation-{evaluation}")
     if evaluation == "violations":
         page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
-    # (e) Offline the station's weather is pending: the inspector writes down what is seen on site.
-    page.fill("#observed_weather", OBSERVED_WEATHER)
+    observe_weather(page)
     draw_signature(page)
     return device_id(page)
 
