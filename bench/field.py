@@ -198,6 +198,7 @@ def answer_the_rest(hand: Hand) -> None:
 
 def sign_and_submit(hand: Hand) -> None:
     page = hand.page
+    observe_weather(hand)
     hand.stroke(page.locator("#signature-canvas"))
     hand.go(page.locator("#submit-report"))
     status = page.locator("#report-status")
@@ -211,6 +212,14 @@ def start(hand: Hand, url: str, permit_id: str) -> None:
     page.goto(f"{url}/permits/{permit_id}")
     hand.go(page.locator("[data-start=erosion_control]").first)
     page.wait_for_selector("#report-form", state="attached")
+    observe_weather(hand)  # at the top of the form, as the inspector looks at the sky
+
+
+def observe_weather(hand: Hand) -> None:
+    """(e) While the station has not reported, the inspector writes down the weather seen on site."""
+    observed = hand.page.locator("#observed_weather")
+    if observed.count() and not observed.input_value():
+        hand.type(observed, "Overcast, light rain, about 45 °F, light wind")
 
 
 def save_draft(hand: Hand) -> None:

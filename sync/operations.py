@@ -280,7 +280,9 @@ def _submitted(ctx: Context, inspection: Inspection, data: inspections.ReportInp
                payload: InspectionSubmit) -> dict[str, str]:
     """Submit through the report form's own service; what it refused, as payload fields (none: submitted)."""
     try:
-        submission.submit_report(ctx.user, inspection, data, _report_parts(payload), fetch_weather=False)
+        # A previous release's form had no field for the observed weather (`inspections.submit`).
+        submission.submit_report(ctx.user, inspection, data, _report_parts(payload), fetch_weather=False,
+                                 observed_weather_asked=False)
     except submission.PartRefused as refused:
         return {f"payload.{refused.field}": str(refused)}
     except inspections.ReportIncomplete as incomplete:

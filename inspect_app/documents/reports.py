@@ -246,21 +246,31 @@ def _date_and_location(inspection: Inspection, permit: Permit, tz: ZoneInfo) -> 
 
 
 def _weather(inspection: Inspection, tz: ZoneInfo) -> str:
-    """(e) with the station, its distance, the data source and its licence attribution (SPEC *Weather*)."""
+    """(e): the inspector's observation, if written, then the station's values beside it (issues 31, 32), with the
+    station, its distance, the data source and its licence attribution (SPEC *Weather*)."""
     i = inspection
-    if i.weather_status == "pending" or (i.station_id is None and i.temperature_c is None and not i.conditions):
-        return "Pending: the weather station had not reported for this time when the report was made."
-    observed = []
+    pending = i.weather_status == "pending" or (i.station_id is None and i.temperature_c is None and not i.conditions)
+    if not i.observed_weather:
+        return ("Pending: the weather station had not reported for this time when the report was made." if pending
+                else _station_weather(i, tz))
+    station = "Station: pending, added beside this when the station reports." if pending else (
+        f"Station{f' ({i.station_name})' if i.station_name else ''}: {_station_weather(i, tz)}")
+    return f"Observed by the inspector: {i.observed_weather}\n{station}"
+
+
+def _station_weather(inspection: Inspection, tz: ZoneInfo) -> str:
+    i = inspection
+    values = []
     if i.conditions:
-        observed.append(i.conditions)
+        values.append(i.conditions)
     if i.temperature_c is not None:
-        observed.append(f"{fahrenheit(i.temperature_c)} ({i.temperature_c:.1f} °C)")
+        values.append(f"{fahrenheit(i.temperature_c)} ({i.temperature_c:.1f} °C)")
     if i.wind_kmh is not None:
         wind = f"wind {mph(i.wind_kmh)} ({i.wind_kmh:.0f} km/h)"
         if i.wind_direction_deg is not None:
             wind += f" from {compass_point(i.wind_direction_deg, points=16)}"
-        observed.append(wind)
-    lines = [", ".join(observed) or "No observations reported"]
+        values.append(wind)
+    lines = [", ".join(values) or "No observations reported"]
     if i.station_name or i.station_id:
         station = f"Station: {i.station_name or i.station_id}" + (f" ({i.station_id})" if i.station_name else "")
         if i.station_distance_m is not None:
@@ -865,6 +875,13 @@ def _history_missed(late: list[dict[str, Any]], tz: ZoneInfo) -> list:
 
 
 def _history_weather(i: dict[str, Any]) -> str:
+    # The inspector's observation first, the station's values beside it (issues 31, 32); a record frozen before
+    # the field existed has no such key.
+    observed = f"Observed: {i['observed_weather']}; station: " if i.get("observed_weather") else ""
+    return observed + _history_station_weather(i)
+
+
+def _history_station_weather(i: dict[str, Any]) -> str:
     if i["weather_status"] == "pending" and i["gauge_precip_mm"] is None:
         return "Pending"
     parts = [i["conditions"]] if i["conditions"] else []

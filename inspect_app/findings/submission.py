@@ -85,11 +85,12 @@ def record_parts(actor, inspection: Inspection, parts: ReportParts, data: Report
 
 
 def submit_report(actor, inspection: Inspection, data: ReportInput, parts: ReportParts,
-                  fetch_weather: bool = True) -> Inspection:
+                  fetch_weather: bool = True, observed_weather_asked: bool = True) -> Inspection:
     """Record the parts, sign and submit the report (§380-16 C(4)), and send it to the applicant and the
     authority. PartRefused, or ReportIncomplete with every problem: the caller rolls back."""
     record_parts(actor, inspection, parts, data)
-    inspections.submit(actor, inspection, data, fetch_weather=fetch_weather)
+    inspections.submit(actor, inspection, data, fetch_weather=fetch_weather,
+                       observed_weather_asked=observed_weather_asked)
     notification.send_report(inspection)
     return inspection
 

@@ -86,7 +86,10 @@ def report_record(inspection: Inspection) -> dict[str, Any]:
                       "wind_direction_deg": inspection.wind_direction_deg, "station_id": inspection.station_id,
                       "station_name": inspection.station_name, "station_distance_m": inspection.station_distance_m,
                       "sources": inspection.weather_sources, "attribution": inspection.weather_attribution,
-                      "fetched_at": _iso(inspection.weather_fetched_at)},
+                      "fetched_at": _iso(inspection.weather_fetched_at)}
+                     # The inspector's own observation, as signed; absent where none was written, so the record
+                     # (and the hash) of a report from before the field existed reads as it did.
+                     | ({"observed": inspection.observed_weather} if inspection.observed_weather else {}),
         "f_precipitation_24h": {"station_mm": inspection.precip_24h_mm, "hours": inspection.precip_hours,
                                 "gauge_mm": inspection.gauge_precip_mm, "used_mm": inspection.precipitation_mm},
         "g_evaluation": inspection.evaluation,

@@ -21,7 +21,7 @@ from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
 from inspect_app.findings.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
-from inspect_app.inspections.models import ANSWERS, EVALUATIONS, TRIGGERS, Inspection
+from inspect_app.inspections.models import ANSWERS, EVALUATIONS, OBSERVED_WEATHER_LENGTH, TRIGGERS, Inspection
 from inspect_app.labels import DISCHARGE_SIGN_LABELS, DISCHARGING_LABELS
 from inspect_app.weather.models import StormEvent
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
@@ -106,6 +106,7 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
     except ValueError as error:
         errors["performed_at"] = str(error)
     data.gauge_precip_mm = _gauge(form, errors)
+    data.observed_weather = _text(form, "observed_weather", errors, OBSERVED_WEATHER_LENGTH)
     _occasion(inspection, form, data, errors)
     if data.signature_data_url:
         try:

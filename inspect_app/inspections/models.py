@@ -18,6 +18,8 @@ INSPECTION_TYPES = inspection_types.KEYS  # declared once, in the registry
 INSPECTION_STATUSES = ("draft", "submitted")
 EVALUATIONS = ("compliant", "violations")
 WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
+# The weather the inspector writes down on site: a line or two (conditions, temperature, wind as seen).
+OBSERVED_WEATHER_LENGTH = 300
 ANSWERS = tuple(ANSWER_LABELS)
 TRIGGERS = tuple(TRIGGER_LABELS)
 
@@ -83,6 +85,9 @@ class Inspection(db.Model):
     # True while the values are what was published at the time (hours still missing): provisional.
     weather_provisional: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     gauge_precip_mm: Mapped[float | None]
+    # (e) as the inspector observed it on site (§380-16 C(4)(f)[1][e]): required when the station has not
+    # reported by the time the report is signed; the station's values are kept beside it, never in its place.
+    observed_weather: Mapped[str | None] = mapped_column(String(OBSERVED_WEATHER_LENGTH))
     # (g) evaluation and (h) steps to correct
     evaluation: Mapped[str | None] = mapped_column(choice("evaluation", *EVALUATIONS))
     corrective_steps: Mapped[str | None] = mapped_column(Text)

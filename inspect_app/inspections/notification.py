@@ -33,6 +33,8 @@ def report_text(inspection: Inspection) -> str:
     precip = inspection.precipitation_mm
     weather = ("pending (filled in by the server when the station reports)" if weather_pending(inspection)
                else f"{inspection.conditions or '—'}, {units.fahrenheit(inspection.temperature_c)}")
+    if inspection.observed_weather:  # the inspector's observation, the station's values beside it (issues 31, 32)
+        weather = f"observed by the inspector: {inspection.observed_weather}; station: {weather}"
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
         "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",

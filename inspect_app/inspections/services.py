@@ -32,7 +32,7 @@ from inspect_app.inspections.canonical import certification_statement, record_ha
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
     matching_notice, open_punch_items, pipe_runs, schedule_in_force, storm_to_answer, storms_of, type_of,
-    underground_structures, videos_of,
+    underground_structures, videos_of, weather_pending,
 )
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
@@ -92,6 +92,8 @@ class ReportInput:
     signature_data_url: str = ""
     # (f) the inspector's on-site rain-gauge reading, in mm (entered in inches)
     gauge_precip_mm: float | None = None
+    # (e) the weather as the inspector observed it on site (required while the station's is pending)
+    observed_weather: str | None = None
     # (item key, subject id) → (yes/no/na or None, note)
     answers: dict[tuple[str, str], tuple[str | None, str | None]] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
@@ -119,6 +121,7 @@ def values_of(inspection: Inspection) -> ReportInput:
         corrective_steps=inspection.corrective_steps, notes=inspection.notes,
         answers={(a.item_key, a.subject_id): (a.answer, a.note) for a in inspection.answers},
         details=dict(inspection.details or {}), videos=videos, gauge_precip_mm=inspection.gauge_precip_mm,
+        observed_weather=inspection.observed_weather,
         trigger=inspection.trigger, storm_event_id=inspection.storm_event_id, ended_at=inspection.ended_at,
         construction_phase=inspection.construction_phase, permittee_signer_name=inspection.permittee_signer_name,
         permittee_signer_title=inspection.permittee_signer_title,
@@ -369,7 +372,7 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
     # The form shows minutes; keep the stored seconds unless the inspector changed the time.
     if data.performed_at is not None and data.performed_at != inspection.performed_at.replace(second=0, microsecond=0):
         inspection.performed_at = data.performed_at
-    for name in ("evaluation", "corrective_steps", "notes"):
+    for name in ("evaluation", "corrective_steps", "notes", "observed_weather"):
         setattr(inspection, name, getattr(data, name))
     inspection.details = json.loads(json.dumps(data.details, default=str))
     existing = {(a.item_key, a.subject_id): a for a in inspection.answers}
@@ -432,8 +435,10 @@ def _apply_videos(inspection: Inspection, videos: dict[str, dict[str, Any]]) -> 
 
 
 @implements("§380-16 C(4)(f)[1]")
-def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:
-    """Every field the report still needs before it can be submitted, with what is missing."""
+def submission_problems(inspection: Inspection, data: ReportInput, *, observed_weather_asked: bool = True
+                        ) -> dict[str, str]:
+    """Every field the report still needs before it can be submitted, with what is missing (the observed
+    weather only where the form that made the report asked for it: `submit`)."""
     problems: dict[str, str] = {}
     profile = profile_of(inspection.permit)
     if inspection.performed_at > utcnow() + dt.timedelta(minutes=5):
@@ -452,6 +457,8 @@ def submission_problems(inspection: Inspection, data: ReportInput) -> dict[str, 
                 problems[answer_field(item.key, subject.id)] = unanswered(item.text, subject.name)
     problems |= _type_problems(inspection)
     problems |= _occasion_problems(inspection)
+    if observed_weather_asked:
+        problems |= _weather_problems(inspection)
     problems |= checks.problems(inspection, data.answers, inspection.details)
     if not data.signature_png and not _signature_stored(inspection):
         problems["signature"] = "Sign the report on the signature pad."
@@ -471,6 +478,17 @@ def _permittee_signature_problems(inspection: Inspection, data: ReportInput) -> 
     if not data.permittee_signature_png and not stored:
         problems["permittee_signature"] = "The permittee's authorized signatory signs on the second pad."
     return problems
+
+
+def _weather_problems(inspection: Inspection) -> dict[str, str]:
+    """§380-16 C(4)(f)[1][e] "Weather at time of inspection": a report is never signed with only "Pending".
+    While the station has not reported (the lookup made as the report is signed included), the inspector's own
+    observation is the weather the report gives; the station's values, when they come, are kept beside it
+    (issues 31, 32)."""
+    if weather_pending(inspection) and not (inspection.observed_weather or "").strip():
+        return {"observed_weather": "(e) The weather station has not reported yet: write the weather you "
+                                    "observed on site (conditions, temperature, wind)."}
+    return {}
 
 
 def _occasion_problems(inspection: Inspection) -> dict[str, str]:
@@ -602,9 +620,14 @@ def signer_refusal(actor, kind: InspectionType) -> str | None:
     return None
 
 
-def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True) -> Inspection:
+def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True,
+           observed_weather_asked: bool = True) -> Inspection:
     """Sign and submit the report: it becomes the immutable record. The caller then sends it to the
     applicant and the authority (`notification.send_report`), in the same transaction.
+
+    `observed_weather_asked=False` only for a report signed on a previous release's form, which had no field
+    for the observed weather (the legacy sync kind): refusing it would strand a signed report on a device that
+    cannot give what is asked; its (e) stays "Pending" until the station reports, as it always did.
 
     ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
     """
@@ -614,7 +637,11 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     _retime_actions(actor, inspection, data)
     _apply(inspection, data)
     _sign_as(inspection, actor)
-    problems = submission_problems(inspection, data)
+    if fetch_weather:
+        # Filled before the checks: whether (e) is still pending as the report is signed decides whether the
+        # inspector's observed weather is required (`_weather_problems`). A refusal rolls it all back.
+        _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
+    problems = submission_problems(inspection, data, observed_weather_asked=observed_weather_asked)
     refusal = signer_refusal(actor, type_of(inspection))
     if refusal:
         problems["signer"] = refusal
@@ -629,8 +656,6 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
     inspection.certification_statement = certification_statement(profile, type_of(inspection))
-    if fetch_weather:
-        _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
@@ -754,7 +779,7 @@ def amend(actor, original: Inspection) -> Inspection:
         "inspector_name", "inspector_credentials", "last_inspection_at", "weather_status", "temperature_c",
         "conditions", "wind_kmh", "wind_direction_deg", "precip_24h_mm", "precip_hours", "station_id",
         "station_name", "station_distance_m", "weather_sources", "weather_attribution", "weather_fetched_at",
-        "gauge_precip_mm", "evaluation", "corrective_steps", "notes", "notice_id", "notice_given",
+        "gauge_precip_mm", "observed_weather", "evaluation", "corrective_steps", "notes", "notice_id", "notice_given",
         "under_stop_work", "storm_event_id", "inspector_title", "inspector_organization", "inspector_contact",
         "ended_at", "construction_phase", "trigger", "schedule_in_force", "storms")}
     amendment = Inspection(**copied, status="draft", amends_id=original.id, details=dict(original.details or {}),

@@ -107,6 +107,7 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
         "fix_actions": checks.actions_of(inspection, values.details),
         "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
+        "weather_pending": queries.weather_pending(inspection),
     } | (extra if extra is not None else page_context(inspection))
     return render_template("inspections/report.html", **context), status, {"Vary": "HX-Request"}
 

@@ -24,7 +24,7 @@ from inspect_app.permits import services as permits
 from inspect_app.rules.calendar import add_months
 from inspect_app.types import utcnow
 from tests.offline.offline_helpers import (add_finding, answer_checklist, draw_signature, jpeg, keep_post,
-                                           photo_file, wait_for_form)
+                                           photo_file, wait_for_form, observe_weather)
 
 pytestmark = pytest.mark.browser
 
@@ -127,6 +127,7 @@ def test_the_inspector_s_pages_meet_wcag_2_1_aa(make, live_server, tablet, sign_
     answer_checklist(page)
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Sweep the entrance by tomorrow evening.")
+    observe_weather(page)  # (e) the station's weather is pending
     draw_signature(page)
     page.click("#submit-report")
     expect(page.locator("#report-status")).to_contain_text("Submitted")

@@ -15,6 +15,12 @@ from inspect_app.mail.models import OutboundEmail
 from tests.builders import signature_data_url
 
 
+# What the report page says beside "Station:" while (e) the station's weather is pending, and what a careful
+# inspector then writes in "Weather you observed on site".
+STATION_PENDING = "filled in by the server when the station reports"
+OBSERVED_WEATHER = "Overcast, light drizzle, about 48 °F, wind light from the northeast"
+
+
 class _Controls(HTMLParser):
     """Collects the controls that belong to the form with id `form_id` (inside it or via form=...)."""
 
@@ -89,6 +95,9 @@ def filled(html: str, **overrides) -> dict[str, str]:
     if "permittee_signature" in names:  # the town asks for the permittee's authorized signatory too
         values.update(permittee_signer_name="Morgan Lee", permittee_signer_title="President",
                       permittee_signature=signature_data_url(5))
+    if "observed_weather" in names and not values.get("observed_weather") and STATION_PENDING in html:
+        # (e) The station has not reported: the inspector writes down the weather seen on site.
+        values["observed_weather"] = OBSERVED_WEATHER
     values.update(evaluation="compliant", signature=signature_data_url())
     values.update(overrides)
     return {k: v for k, v in values.items() if v is not None}

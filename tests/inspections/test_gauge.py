@@ -86,7 +86,7 @@ def test_a_gauge_reading_overrides_the_station_is_stored_in_mm_and_survives_the_
     assert saved.precip_24h_mm is None and saved.weather_fetched_at is None
     page = client.get(f"/inspections/{inspection.id}").text
     assert _fact(page, "precip").startswith("0.50 in, on-site rain gauge")
-    assert _fact(page, "weather").startswith("Pending")  # the gauge gives (f) only, not (e)
+    assert _fact(page, "weather").startswith("Station: Pending")  # the gauge gives (f) only, not (e)
     assert 'name="gauge_precip_in" form="report-form" type="text" value="0.50"' in page
 
     # The station publishes its hours later; the backfill fills the station's part and nothing else.

@@ -11,6 +11,7 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import Finding
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 
 pytestmark = pytest.mark.browser
 
@@ -42,12 +43,15 @@ def test_an_erosion_control_inspection_is_filled_signed_and_submitted(make, live
     page.wait_for_selector("#evaluation-error")
     assert "Evaluation is required" in page.inner_text("#evaluation-error")
     assert "Sign the report" in page.inner_text("#signature-error")
+    # The weather service is unreachable: (e) is pending, so the inspector's observation is asked for.
+    assert "write the weather you observed on site" in page.inner_text("#observed_weather-error")
     assert page.locator("[data-list-of=finding-template] textarea[name$=-description]").first.input_value() \
         == "Sediment at the construction entrance"
 
     for radio in page.locator("#checklist input[type=radio][value=yes]").all():
         radio.check()
     page.check("#evaluation-compliant")
+    page.fill("#observed_weather", OBSERVED_WEATHER)
     pad = page.locator("#signature-canvas")
     pad.scroll_into_view_if_needed()
     box = pad.bounding_box()

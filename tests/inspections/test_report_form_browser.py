@@ -13,8 +13,10 @@ from playwright.sync_api import expect
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 from tests.offline.offline_helpers import (device_id, draw_signature, hold_permits, new_report_url,
-                                           sign_in_controlled, submit, wait_for_form, wait_for_outbox)
+                                           observe_weather, sign_in_controlled, submit, wait_for_form,
+                                           wait_for_outbox)
 
 pytestmark = pytest.mark.browser
 
@@ -133,6 +135,7 @@ def test_progress_all_compliant_and_undo_saved_folded_and_the_submitted_pdf(silt
     fix = "fix-perimeter_controls-site"
     if page.locator(f"#{fix}").count():  # the town ties this No to a corrective action: give its fix
         page.fill(f"#{fix}-repair", "Reset and re-trench")
+    page.fill("#observed_weather", OBSERVED_WEATHER)  # (e) the station's weather is pending
     draw_signature(page)
     watch_busy(page, "#submit-report")
     page.click("#submit-report")
@@ -179,6 +182,7 @@ def test_offline_a_point_added_in_place_a_fix_filled_in_and_all_compliant_go_thr
     expect(progress).to_have_text(f"{total} of {total} answered")
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Re-trench the fence this week")
+    observe_weather(page)
     draw_signature(page)
     submit(page)
 

@@ -18,6 +18,7 @@ from inspect_app.permits import services as permits
 from inspect_app.templating import local_time
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.builders import signature_data_url
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("weather_offline")]
 
@@ -66,6 +67,7 @@ def evaluate_sign_and_submit(page, evaluation: str = "compliant", steps: str | N
     page.check(f"#evaluation-{evaluation}")
     if steps:
         page.fill("#corrective_steps", steps)
+    page.fill("#observed_weather", OBSERVED_WEATHER)  # (e) the station's weather is pending
     sign(page)
     page.click("#submit-report")
     page.wait_for_selector("#report-status:has-text('Submitted')")
@@ -86,7 +88,9 @@ def assert_report_a_to_h(page, report: Inspection, type_name: str, last: str = "
     assert shown["(b) Inspector and credentials"] == f"{report.inspector_name}, {report.inspector_credentials}"
     assert shown["(c) Type"].startswith(type_name)
     assert shown["(d) Date of last inspection"] == last
-    assert shown["(e) Weather at the time"].startswith("Pending")  # the weather service is unreachable
+    # The weather service is unreachable: the inspector's observation, the station's pending beside it.
+    assert shown["(e) Weather at the time"].startswith(
+        f"Observed by the inspector: {OBSERVED_WEATHER} Station: Pending")
     assert shown["(g) Evaluation"].startswith({"compliant": "In compliance", "violations": "Violations"}[report.evaluation])
     assert shown["(h) Steps to correct violations"] == (report.corrective_steps or "—")
     assert report.status == "submitted" and report.signature_sha256 and report.record_sha256
@@ -187,6 +191,7 @@ def _submitted_walk_through(inspector, permit, *items: str) -> Inspection:
     answers = {(item.key, s.id): ("yes", None) for item, found in queries.checklist(walk, {}) for s in found}
     data = services.values_of(walk)
     data.answers, data.evaluation = answers, "compliant"
+    data.observed_weather = OBSERVED_WEATHER  # (e) the station's weather is pending
     data.signature_png = services.signature_png(signature_data_url())
     services.submit(inspector, walk, data)
     db.session.commit()

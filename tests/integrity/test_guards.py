@@ -66,6 +66,20 @@ def test_a_submitted_report_is_refused_a_change_but_its_pending_weather_may_be_f
         submitted: (18.5, "Test Inspector"), draft: (None, "Draft Changes")}
 
 
+def test_the_weather_the_inspector_observed_is_frozen_with_the_submitted_report(records, make):
+    """The observed weather is part of what the inspector signed: only the station's values may come later."""
+    signed = make.inspection(records["permit"], observed_weather="Overcast, 45 °F, calm")
+    message = _refused("UPDATE inspections SET observed_weather = 'Sunny and warm' WHERE id = :id", id=signed.id)
+    assert "a submitted inspection report is part of the record and cannot be changed" in message
+    _refused("UPDATE inspections SET observed_weather = NULL WHERE id = :id", id=signed.id)
+    _raw("UPDATE inspections SET conditions = 'Fair', temperature_c = 7.0 WHERE id = :id", id=signed.id)
+    _raw("UPDATE inspections SET observed_weather = 'Sunny' WHERE id = :id", id=records["draft"].id)
+    rows = db.session.execute(text("SELECT id, observed_weather, conditions FROM inspections")).all()
+    assert {row.id: (row.observed_weather, row.conditions) for row in rows}[signed.id] == (
+        "Overcast, 45 °F, calm", "Fair")
+    assert {row.id: row.observed_weather for row in rows}[records["draft"].id] == "Sunny"
+
+
 def test_an_issued_order_keeps_what_it_ordered_and_is_lifted_once(records):
     order, agent = records["order"].id, records["agent"].id
     _refused("UPDATE stop_work_orders SET reason = 'Nothing' WHERE id = :id", id=order)

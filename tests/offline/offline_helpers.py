@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from browser_pages import signed_in_page
 from factories import PASSWORD
 from tests.builders import jpeg  # noqa: F401  (the photos these tests upload)
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 
 
 # Long enough for a loaded two-core machine (a report's photos uploaded in 1 MiB chunks, then rendered); a
@@ -65,6 +66,12 @@ def draw_signature(page) -> None:
     for x, y in ((90, 40), (150, 110), (220, 30), (300, 100)):
         page.mouse.move(box["x"] + x, box["y"] + y, steps=4)
     page.mouse.up()
+
+
+def observe_weather(page) -> None:
+    """(e) With no server (or no station yet) the station's weather is pending: the inspector writes down the
+    weather seen on site, which a report signed while it is pending needs."""
+    page.fill("#observed_weather", OBSERVED_WEATHER)
 
 
 def answer_checklist(page, answer: str = "yes") -> None:
@@ -123,6 +130,7 @@ def fill_erosion_form(page, photos: list[bytes], evaluation: str = "violations")
     page.check(f"#evaluation-{evaluation}")
     if evaluation == "violations":
         page.fill("#corrective_steps", "Reset the silt fence by tomorrow evening.")
+    observe_weather(page)
     draw_signature(page)
     return device_id(page)
 

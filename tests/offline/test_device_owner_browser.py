@@ -15,6 +15,7 @@ from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections.models import Inspection
 from inspect_app.types import LOCAL_TZ, utcnow
 
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 from tests.offline.offline_helpers import (
     answer_checklist, device_id, draw_signature, fill_erosion_form, fill_erosion_report, hold_permits, jpeg,
     new_report_url, outbox, sign_in_controlled, submit, wait_for_drafts, wait_for_form, wait_for_outbox,
@@ -52,6 +53,7 @@ def _online_draft(page, server, permit) -> str:
     answer_checklist(page)
     page.check("#evaluation-compliant")
     page.fill("#notes", "North gate locked; walked in from Williams Street")
+    page.fill("#observed_weather", OBSERVED_WEATHER)  # (e) the station's weather is pending
     draw_signature(page)
     return page.url.rsplit("/", 1)[-1].split("#")[0]
 

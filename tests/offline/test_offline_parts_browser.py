@@ -19,7 +19,7 @@ from inspect_app.types import LOCAL_TZ, utcnow
 
 from tests.offline.offline_helpers import (
     answer_checklist, device_id, draw_signature, hold_permits, jpeg, new_report_url, outbox, photo_file, sha256,
-    sign_in_controlled, submit, wait_for_form, wait_for_outbox,
+    observe_weather, sign_in_controlled, submit, wait_for_form, wait_for_outbox,
 )
 
 browser = pytest.mark.browser
@@ -67,6 +67,7 @@ def test_a_walk_through_punch_list_made_with_the_server_stopped_arrives_and_is_o
     expect(page.locator("[data-list-of=punch-template] [data-part]")).to_have_count(2)
     answer_checklist(page)
     page.check("#evaluation-compliant")
+    observe_weather(page)
     draw_signature(page)
     submit(page)
     assert len(outbox(page)) == 1
@@ -116,6 +117,7 @@ def test_a_typed_control_answered_with_the_server_stopped_arrives_with_its_answe
     page.fill(f"{fix}-owner_name", "Site contractor")
     page.check("#evaluation-violations")
     page.fill("#corrective_steps", "Re-stake the wattle on the west slope.")
+    observe_weather(page)
     draw_signature(page)
     submit(page)
 
@@ -249,6 +251,7 @@ def test_a_photo_marked_up_on_the_report_with_the_server_stopped_arrives_marked_
     expect(mark_up).to_have_text("Marked up (1)")
     expect(mark_up).to_be_focused()  # back where the inspector was
     page.check("#evaluation-compliant")
+    observe_weather(page)
     draw_signature(page)
     submit(page)
 

@@ -15,6 +15,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
 
+from tests.inspections.report_helpers import OBSERVED_WEATHER
 from tests.offline.offline_helpers import jpeg, sha256
 from tests.webkit_browser import (
     DRIVER, device_store, sign_in_controlled, text_of, wait_for_text, wait_until, webkit, xvfb,
@@ -54,6 +55,7 @@ def _fill_report(driver, photo_path) -> str:
                           " r.checked = true; r.dispatchEvent(new Event('change', {bubbles: true})); });")
     driver.find_element("css selector", "#photos").send_keys(str(photo_path))
     driver.execute_script("document.getElementById('evaluation-compliant').click()")
+    driver.find_element("css selector", "#observed_weather").send_keys(OBSERVED_WEATHER)  # (e) station pending
     _draw_signature(driver)
     made = driver.find_element("css selector", "#report-form").get_attribute("action").rsplit("/", 1)[-1]
     driver.find_element("css selector", "#submit-report").click()

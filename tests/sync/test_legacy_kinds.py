@@ -46,6 +46,23 @@ def test_a_report_left_queued_by_the_previous_outbox_is_submitted_through_the_fo
     assert submitted.count("inspection.submit") == 1
 
 
+def test_a_queued_report_carries_the_observed_weather_the_form_posted(site, blobs):
+    """(e) The station is not asked when a queued report is applied, so its weather is pending: the observed
+    weather its form posted is kept as signed. (A previous release's form had no such field: its signed report is
+    still taken, as the first test here shows, its weather "Pending" until the station reports.)"""
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east", "entrance")
+    op = submission(permit, inspector, blobs)
+    op["payload"]["form"]["observed_weather"] = "Overcast, 45 °F, calm"
+    answer = tablet.push([op])[0]
+
+    assert answer["status"] == "applied", answer
+    db.session.expire_all()
+    report = db.session.get(Inspection, op["record_id"])
+    assert (report.weather_status, report.observed_weather) == ("pending", "Overcast, 45 °F, calm")
+    assert answer["record_sha256"] == report.record_sha256
+
+
 def test_a_refused_part_of_a_queued_report_is_answered_beside_its_field(site, blobs):
     """The form's service refuses a finding without a description; the device is told where, nothing is kept."""
     inspector, permit, tablet = site

@@ -170,6 +170,11 @@ APP_SITES = {
     "refill": (31.0, -80.0),
     "split_held": (29.0, -80.0),
     "start_held": (27.0, -80.0),
+    # The inspector's observed weather (test_observed_weather.py): a station that never reports, one that has
+    # reported by the signing, one that reports after it.
+    "observed_pending": (37.0, -70.0),
+    "observed_reported": (39.0, -70.0),
+    "observed_later": (41.0, -70.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -190,6 +195,9 @@ APP_STATIONS = {
     "TMP2": ("split_held", 3.0, "Second Thermometer Airport"),
     "PCP2": ("split_held", 9.0, "Second Rain Mesonet"),
     "STH1": ("start_held", 5.0, "Start Held Field"),
+    "OBP1": ("observed_pending", 5.0, "Never Published Field"),
+    "OBR1": ("observed_reported", 5.0, "Prompt Publisher Field"),
+    "OBL1": ("observed_later", 5.0, "Later Publisher Field"),
 }
 
 
