@@ -29,10 +29,17 @@ self.DeviceStore = (() => {
     });
     return opening;
   }
-  // A page WebKit freezes in its back/forward cache keeps its transactions, blocking the next page's (docs/webkit.md).
+  // A page WebKit freezes in its back/forward cache keeps its transactions, blocking the next page's (docs/webkit.md):
+  // they are ended as it is hidden, and none starts until it is shown again, not even one whose call came just
+  // before (a promise settling as the page froze would otherwise open one that holds the store for good).
   const active = new Set(), end = (tx) => { try { tx.abort(); } catch { /* committed meanwhile */ } };
-  self.addEventListener("pagehide", (event) => event.persisted && active.forEach(end));
-  const run = (name, mode, work) => open().then((db) => new Promise((resolve, reject) => {
+  let frozen = false;
+  self.addEventListener("pagehide", (event) => { if (event.persisted) { frozen = true; active.forEach(end); } });
+  self.addEventListener("pageshow", () => { frozen = false; });
+  const hidden = () => new DOMException("The page is in the back/forward cache.", "AbortError");
+  const opened = () => (frozen ? Promise.reject(hidden()) : open());
+  const run = (name, mode, work) => opened().then((db) => new Promise((resolve, reject) => {
+    if (frozen) { reject(hidden()); return; }
     const tx = db.transaction(name, mode), request = work(tx.objectStore(name));
     active.add(tx);
     tx.oncomplete = () => { active.delete(tx); resolve(request.result); };
