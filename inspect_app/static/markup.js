@@ -166,6 +166,7 @@ function setUpPhotos(field) {
         };
         img.onload = () => editor.markupEditor?.fit(img.naturalWidth, img.naturalHeight);
         img.src = url;
+        dialog.returnValue = "";  // Escape leaves it as the last closing set it: only Done keeps the drawing
         dialog.showModal();
         editor.markupEditor?.load();
       });
