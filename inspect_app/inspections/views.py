@@ -122,8 +122,9 @@ def start(permit_id: str):
     require(queries.action_for(form.type.data), permit)
     if not form.validate_on_submit():
         abort(400, description=LOCATION_UNREADABLE)
-    inspection = services.start_inspection(current_user, permit, form.type.data,
-                                           form.latitude.data, form.longitude.data)
+    inspection = (services.blank_draft(current_user, permit, form.type.data)
+                  or services.start_inspection(current_user, permit, form.type.data,
+                                               form.latitude.data, form.longitude.data))
     # The address is made before the commit, which expires the report: its id would be read again.
     location = url_for("inspections.detail", inspection_id=inspection.id)
     db.session.commit()
