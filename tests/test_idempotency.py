@@ -38,8 +38,8 @@ def test_a_replay_answers_the_first_answer_and_applies_once(app, make):
     assert again.headers["Location"] == first.headers["Location"]
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert started(permit) == 1
-    # A new key is a new request.
-    assert start(browser, permit, "key-0002-start").headers["Location"] != first.headers["Location"]
+    # A new key is a new request (another type: a Start of the same one would open the blank draft again).
+    assert start(browser, permit, "key-0002-start", "walk_through").headers["Location"] != first.headers["Location"]
     assert started(permit) == 2
 
 
@@ -137,7 +137,7 @@ def test_the_daily_expiry_drops_old_pages_and_a_late_resend_is_still_applied_onc
     browser = SignedIn(app.test_client(), inspector)
     retention_days = app.config["IDEMPOTENCY_RETENTION_DAYS"]
     old = start(browser, permit, "key-0006-old")
-    recent = start(browser, permit, "key-0007-recent")
+    recent = start(browser, permit, "key-0007-recent", "walk_through")  # another inspection (test_blank_drafts)
     received_days_ago("key-0006-old", retention_days + 1)
     received_days_ago("key-0007-recent", retention_days - 1)
 
@@ -146,8 +146,8 @@ def test_the_daily_expiry_drops_old_pages_and_a_late_resend_is_still_applied_onc
     assert result.exit_code == 0 and result.output.strip() == "answer_pages_dropped=1"
     pages = dict(db.session.execute(select(IdempotentRequest.key, IdempotentRequest.body)).all())
     assert pages["key-0006-old"] is None and pages["key-0007-recent"]
-    for key, first in (("key-0007-recent", recent), ("key-0006-old", old)):
-        replayed = start(browser, permit, key)
+    for key, first, kind in (("key-0007-recent", recent, "walk_through"), ("key-0006-old", old, "erosion_control")):
+        replayed = start(browser, permit, key, kind)
         assert replayed.status_code == 303 and replayed.headers.get("Idempotent-Replayed") == "true"
         assert replayed.headers["Location"] == first.headers["Location"]
     assert started(permit) == 2

@@ -460,7 +460,7 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
     found += [Download("Inspection report" + ("" if i.is_submitted else " (draft)"),
                        f"{i.type.replace('_', '-')}, {local(i.performed_at):%Y-%m-%d}",
                        url_for("documents.inspection_report", inspection_id=i.id))
-              for i in reports]
+              for i in reports if not i.is_blank]  # a Start with nothing kept since has nothing to print
     # Versions a later one amends stay downloadable as they were frozen (a history's earlier versions are only
     # reports of an earlier present: each is checked at /verify, not listed).
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))

@@ -116,6 +116,10 @@ class Inspection(db.Model):
     amends_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     created_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    # Made by a tap on Start and nothing kept in it since by its author (a save of the draft or the submission
+    # clears it). A report made any other way (a device's first save, an amendment) is kept as it is made. A
+    # blank draft owes no report, is nobody's document, and the next Start opens it again.
+    blank: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     permit = relationship("Permit", back_populates="inspections")
     inspector = relationship("User", foreign_keys=[inspector_id])
@@ -129,6 +133,11 @@ class Inspection(db.Model):
     @property
     def is_submitted(self) -> bool:
         return self.status == "submitted"
+
+    @property
+    def is_blank(self) -> bool:
+        """A draft made by Start that its author has not kept anything in yet (see `blank`)."""
+        return self.status == "draft" and self.blank
 
     @property
     def by_authority(self) -> bool:

@@ -244,6 +244,7 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
         weather_status="pending", under_stop_work=permit.status == "stop_work",
         signer_name=actor.name, signer_credentials=actor.credentials,
         details=_initial_details(permit, inspection_type), created_by_id=actor.id,
+        blank=True,  # until its author keeps something (a device's first save does at once)
     )
     # Sync stores first and fetches after answering, outside its write transaction; here the lookup
     # comes before the first write (see _look_up_weather).
@@ -257,6 +258,24 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
     if fetch_weather:
         _fill_weather(inspection, looked_up)
     return inspection
+
+
+# A Start tapped again soon after the last (Back, a second tap, the page opened again) opens the blank draft that
+# Start made: its time, place and weather still describe this visit. Later, Start makes a new draft; the old
+# blank one owes nothing and stays its author's to open or discard.
+RESUME_BLANK_WITHIN = dt.timedelta(hours=2)
+
+
+def blank_draft(actor, permit: Permit, inspection_type: str, now: dt.datetime | None = None) -> Inspection | None:
+    """`actor`'s newest blank draft (`Inspection.blank`) of this type on the permit, started within
+    RESUME_BLANK_WITHIN of `now`: what their Start opens again rather than making another."""
+    since = (now or utcnow()) - RESUME_BLANK_WITHIN
+    return db.session.scalar(
+        select(Inspection)
+        .where(Inspection.permit_id == permit.id, Inspection.type == inspection_type,
+               Inspection.status == "draft", Inspection.blank.is_(True), Inspection.amends_id.is_(None),
+               Inspection.created_by_id == actor.id, Inspection.created_at >= since)
+        .order_by(Inspection.created_at.desc()).limit(1))
 
 
 def inspector_contact(actor) -> str | None:
@@ -337,6 +356,7 @@ def save_draft(actor, inspection: Inspection, data: ReportInput) -> Inspection:
     _apply(inspection, data)
     _sign_as(inspection, actor)
     _store_signatures(inspection, data)
+    inspection.blank = False
     audit.record(actor, "inspection.update", inspection, before)
     return inspection
 
@@ -655,6 +675,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     if declared.resolves_punch_list:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
+    inspection.blank = False
     inspection.certification_statement = certification_statement(profile, type_of(inspection))
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)

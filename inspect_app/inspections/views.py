@@ -12,6 +12,7 @@ from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
 from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db, htmx
+from inspect_app.idempotency import SignInNeeded, author_not_signed_in
 from inspect_app.findings import report_parts, submission
 from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
@@ -122,8 +123,9 @@ def start(permit_id: str):
     require(queries.action_for(form.type.data), permit)
     if not form.validate_on_submit():
         abort(400, description=LOCATION_UNREADABLE)
-    inspection = services.start_inspection(current_user, permit, form.type.data,
-                                           form.latitude.data, form.longitude.data)
+    inspection = (services.blank_draft(current_user, permit, form.type.data)
+                  or services.start_inspection(current_user, permit, form.type.data,
+                                               form.latitude.data, form.longitude.data))
     # The address is made before the commit, which expires the report: its id would be read again.
     location = url_for("inspections.detail", inspection_id=inspection.id)
     db.session.commit()
@@ -209,9 +211,18 @@ def _read_report(inspection: Inspection) -> tuple[services.ReportInput, report_p
     return data, parts, errors | part_errors
 
 
+# Sent by the report page as the inspector goes (static/autosave.js): the answer is only whether the draft was kept
+# (204), or how many fields were refused (422, kept on the device meanwhile), never a page.
+AUTOSAVE = "X-Autosave"
+
+
 @bp.post("/inspections/<inspection_id>")
 def save(inspection_id: str):
     """Keep the draft as entered so far (a device's new report: start it under the device's id)."""
+    background = bool(request.headers.get(AUTOSAVE))
+    if background and author_not_signed_in():
+        # A page left open by someone whose sign-in has gone: never kept under whoever is signed in now.
+        raise SignInNeeded(description=author_not_signed_in())
     inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
@@ -220,6 +231,9 @@ def save(inspection_id: str):
         errors = report_parts.apply(current_user, inspection, parts, data)
     if not errors:
         services.save_draft(current_user, inspection, data)
+    if errors and background:
+        db.session.rollback()
+        return {"kept": False, "refused": sorted(errors)}, 422
     if errors:
         db.session.rollback()  # nothing of a refused save is kept
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
@@ -227,6 +241,8 @@ def save(inspection_id: str):
         db.session.rollback()
         return page
     db.session.commit()
+    if background:
+        return "", 204
     # The report's id is the address's (a device's new report too): not read again from the expired report.
     return redirect(url_for("inspections.detail", inspection_id=inspection_id, _anchor="saved"), code=303)
 

@@ -82,7 +82,7 @@ READS: dict[type, tuple[str, ...]] = {
     AreaStatusEvent: ("area_id", "status", "at"),
     StormwaterStructure: ("permit_id", "name", "is_underground", "backfilled_at"),
     InspectionRow: ("permit_id", "type", "status", "amends_id", "performed_at", "gauge_precip_mm",
-                    "submitted_at"),
+                    "submitted_at", "blank"),
     ChecklistAnswer: ("inspection_id", "subject_id"),
     CorrectiveActionRow: ("permit_id", "kind", "discovered_at", "completed_at", "description", "created_at",
                           "finding_id"),
@@ -393,12 +393,14 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
                                                 documented > open_at))
     queries["findings"] = finding_query
     # CGP 2022 Part 4.7.1: every report within 24 hours of its inspection (for what is open: the drafts).
-    # A submitted report with no submission time recorded counts as submitted when it was made.
+    # A submitted report with no submission time recorded counts as submitted when it was made. A blank draft
+    # (a Start with nothing kept since, `Inspection.blank`) is no inspection yet: it owes no report.
     submitted_at = case((InspectionRow.status == "draft", None),
                         else_=func.coalesce(InspectionRow.submitted_at, InspectionRow.performed_at))
     report_query = (select(InspectionRow.permit_id, InspectionRow.id, InspectionRow.type, InspectionRow.performed_at,
                            submitted_at)
-                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None)))
+                    .where(InspectionRow.permit_id.in_(ids), InspectionRow.amends_id.is_(None),
+                           or_(InspectionRow.status != "draft", InspectionRow.blank.is_(False))))
     if open_at is not None:
         report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
     queries |= {

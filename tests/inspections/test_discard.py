@@ -11,7 +11,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.schedule.models import PermitObligation
 from tests.integrity.test_audit_chain import _verify
-from tests.inspections.report_helpers import error_beside, save_with_finding, start, submit
+from tests.inspections.report_helpers import error_beside, report_form, save_with_finding, start, submit
 
 CONFIRM = "Tick the box to confirm: the draft and everything typed in it are thrown away."
 
@@ -38,7 +38,10 @@ def test_a_draft_started_by_mistake_is_discarded_once_confirmed_and_owes_nothing
     _, permit, browser = site
     draft = start(browser, permit, "erosion_control")
     draft_id = draft.id
-    assert _owed_for(draft_id) == 1  # the report of the inspection it says was made is due in 24 h
+    assert _owed_for(draft_id) == 0  # a tap on Start owes nothing yet (test_blank_drafts.py)
+    page = browser.get(f"/inspections/{draft_id}").text
+    assert browser.post(f"/inspections/{draft_id}", report_form(page)[0] | {"notes": "Wrong permit."}).status_code == 303
+    assert _owed_for(draft_id) == 1  # kept once: the report of the inspection it says was made is due in 24 h
     assert "Discard this draft" in browser.get(f"/inspections/{draft_id}").text
 
     unconfirmed = browser.post(f"/inspections/{draft_id}/discard", {})

@@ -15,7 +15,7 @@ from inspect_app.permits import services as permits
 from inspect_app.inspections import canonical, notification, services
 from inspect_app.inspections.models import Inspection, InspectionNotice
 from inspect_app.types import LOCAL_TZ, utcnow
-from tests.inspections.report_helpers import mail_to, start, submit
+from tests.inspections.report_helpers import mail_to, report_form, start, submit
 
 
 @pytest.fixture
@@ -98,7 +98,10 @@ def test_a_notice_covers_one_inspection_of_its_type(site, signed_in):
     client = signed_in(site.inspector)
     assert start(client, site.permit, "pre_bury").notice_given is False  # another type
     first = start(client, site.permit, "erosion_control")
-    second = start(client, site.permit, "erosion_control")
+    page = client.get(f"/inspections/{first.id}").text
+    assert client.post(f"/inspections/{first.id}", report_form(page)[0] | {"notes": "Begun."}).status_code == 303
+    second = start(client, site.permit, "erosion_control")  # kept: a second Start is a second inspection
+    assert second.id != first.id
     assert first.notice_given is True and second.notice_given is False
 
 

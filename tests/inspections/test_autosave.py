@@ -1,0 +1,79 @@
+"""Save as you go, on the server's side (issue 31): the report page posts its draft in the background (the header
+X-Autosave, static/autosave.js), and is answered only whether it was kept. A background save is its author's act like
+any post: refused while someone else is signed in, and a refused one keeps nothing."""
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from factories import SignedIn
+from inspect_app.extensions import db
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from tests.inspections.report_helpers import report_form, start
+
+BACKGROUND = {"X-Autosave": "1"}
+
+
+def background_save(client, inspection_id: str, **fields):
+    """What static/autosave.js posts: the form as it stands, without its idempotency key."""
+    page = client.get(f"/inspections/{inspection_id}").text
+    values = report_form(page)[0] | fields
+    values.pop("idempotency_key", None)
+    return client.client.post(f"/inspections/{inspection_id}", data={"csrf_token": client.token, **values},
+                              headers=BACKGROUND)
+
+
+def answers(inspection_id: str) -> dict[str, str]:
+    db.session.expire_all()
+    return {a.item_key: a.answer for a in db.session.scalars(
+        select(ChecklistAnswer).where(ChecklistAnswer.inspection_id == inspection_id))}
+
+
+def test_a_background_save_keeps_the_draft_and_answers_with_no_page(make, signed_in, weather_offline):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    client = signed_in(inspector)
+    draft = start(client, permit, "erosion_control")
+
+    response = background_save(client, draft.id, **{"answer-perimeter_controls-site": "no",
+                                                    "note-perimeter_controls-site": "Gap at the gate."})
+
+    assert response.status_code == 204 and response.data == b""
+    assert answers(draft.id)["perimeter_controls"] == "no"
+    kept = db.session.get(Inspection, draft.id)
+    assert not kept.is_blank and kept.status == "draft"  # kept: it owes its report now
+
+
+def test_a_refused_background_save_says_which_fields_and_keeps_nothing(make, signed_in, weather_offline):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    client = signed_in(inspector)
+    draft = start(client, permit, "erosion_control")
+
+    response = background_save(client, draft.id, **{"answer-perimeter_controls-site": "no",
+                                                    "performed_at": "not a time"})
+
+    assert response.status_code == 422 and response.json["kept"] is False
+    assert "performed_at" in response.json["refused"]
+    assert answers(draft.id) == {}
+    assert db.session.get(Inspection, draft.id).is_blank
+
+
+def test_a_background_save_from_a_page_left_open_by_someone_else_is_refused(app, make, signed_in, weather_offline):
+    """A shared tablet: the first inspector's page is still open after the second signed in. Its background save
+    names the first (posted_by) and is refused; nothing is kept under the second inspector's name."""
+    first, second = make.user("inspector"), make.user("inspector")
+    permit = make.permit(inspectors=[first, second])
+    browser = SignedIn(app.test_client(), first)
+    draft = start(browser, permit, "erosion_control")
+    page = browser.get(f"/inspections/{draft.id}").text
+    values = report_form(page)[0] | {"answer-perimeter_controls-site": "no"}
+    values.pop("idempotency_key", None)
+
+    browser.post("/logout")
+    SignedIn(browser.client, second)
+    # The page's own token and its author, as the page left open posts them.
+    response = browser.client.post(f"/inspections/{draft.id}", data={**values, "csrf_token": browser.token},
+                                   headers=BACKGROUND)
+
+    assert response.status_code == 401
+    assert answers(draft.id) == {}

@@ -1,0 +1,91 @@
+"""Save as you go, in a real headless Chromium on a 1024x768 touch tablet (issue 31): a draft reaches the server a
+moment after each change, with "Saved 09:41" by the title; with no network it stays on the device and says so, with
+nothing put in the outbox; a new finding is made once, by Save draft, however many background saves came before."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import Finding
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from tests.offline.offline_helpers import add_finding, outbox, sign_in_controlled, wait_until
+
+pytestmark = pytest.mark.browser
+
+SAVED = re.compile(r"^Saved \d\d:\d\d$")
+ON_DEVICE = re.compile(r"^On this device \d\d:\d\d$")
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    """A tablet in landscape, touched with a finger."""
+    return {**browser_context_args, "viewport": {"width": 1024, "height": 768}, "has_touch": True}
+
+
+def answer(page, item: str, value: str) -> None:
+    """Tap an answer of an item of the site (its section opened first, as a finger does)."""
+    fieldset = page.locator(f"#answer-{item}-site")
+    section = fieldset.locator("xpath=ancestor::details[1]")
+    if section.count() and section.get_attribute("open") is None:
+        section.locator(":scope > summary").tap()
+    fieldset.locator(f"label[for='answer-{item}-site-{value}']").tap()
+
+
+def stored_answers(draft_id: str) -> dict[str, str]:
+    db.session.expire_all()
+    return {a.item_key: a.answer for a in db.session.scalars(
+        select(ChecklistAnswer).where(ChecklistAnswer.inspection_id == draft_id))}
+
+
+def test_a_draft_is_saved_as_the_inspector_goes_online_and_kept_on_the_device_offline(
+        make, live_server, page, weather_offline):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    db.session.commit()
+    sign_in_controlled(page, live_server, inspector)
+    background = []
+    page.on("request", lambda r: background.append(r.url) if r.headers.get("x-autosave") else None)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.locator("#start-inspection button[data-start=erosion_control]").tap()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    draft_id = page.url.rsplit("/", 1)[-1]
+    assert db.session.get(Inspection, draft_id).is_blank  # a tap on Start: nothing kept yet
+
+    answer(page, "perimeter_controls", "no")
+    page.locator("#note-perimeter_controls-site").fill("Gap at the gate.")
+
+    expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    assert wait_until(page, lambda: stored_answers(draft_id).get("perimeter_controls") == "no", "not saved")
+    assert not db.session.get(Inspection, draft_id).is_blank
+
+    # A new finding typed: background saves go on, but the finding is made by Save draft alone, once.
+    sent = len(background)
+    add_finding(page, "Silt fence down along the east line")
+    wait_until(page, lambda: len(background) > sent, "no background save after the finding was typed")
+    expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    db.session.expire_all()
+    assert db.session.scalar(select(func.count()).select_from(Finding)
+                             .where(Finding.inspection_id == draft_id)) == 0
+    page.locator("#save-draft").tap()
+    page.wait_for_url(re.compile(rf"/inspections/{draft_id}"))
+    expect(page.locator("#saved")).to_have_text(SAVED)
+    db.session.expire_all()
+    assert db.session.scalar(select(func.count()).select_from(Finding)
+                             .where(Finding.inspection_id == draft_id)) == 1
+
+    # No network: the change stays on the device, the pill says so, and nothing waits in the outbox.
+    page.context.set_offline(True)
+    answer(page, "slopes_protected", "yes")
+    expect(page.locator("#saved")).to_have_text(ON_DEVICE, timeout=15_000)
+    assert outbox(page) == []
+    assert "slopes_protected" not in stored_answers(draft_id)
+    # Back online: the next change brings it all.
+    page.context.set_offline(False)
+    answer(page, "perimeter_controls", "yes")
+    expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    assert wait_until(page, lambda: stored_answers(draft_id).get("slopes_protected") == "yes", "not sent after")
+    assert stored_answers(draft_id)["perimeter_controls"] == "yes"
