@@ -44,6 +44,9 @@ class TypeSpec:
     lists_other_controls: bool = False
     # §380-11 C(3)(a): an erosion-control report finds each area past its stabilization deadline a violation.
     finds_overdue_stabilization: bool = False
+    # §380-16 C(4)(c): a report of the whole site finds each structure backfilled without its pre-bury inspection
+    # a violation (once: the backfill cannot be undone; its correction is the structure exposed and inspected).
+    finds_missed_pre_bury: bool = False
     # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
     answers_storms: bool = False
     # The obligations of the schedule (rules/engine.py) a report of this type meets: §380-16 C(4)(b)[1] and CGP
@@ -54,11 +57,12 @@ class TypeSpec:
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
     TypeSpec("initial", part="site_conditions"),
     TypeSpec("erosion_control", part="controls", lists_other_controls=True, finds_overdue_stabilization=True,
-             answers_storms=True, meets=("pre_construction", "inspection", "storm_inspection")),
+             finds_missed_pre_bury=True, answers_storms=True,
+             meets=("pre_construction", "inspection", "storm_inspection")),
     TypeSpec("pre_bury", covers="structure", part="structures", meets=("pre_bury",)),
     TypeSpec("walk_through", part="punch_list", makes_punch_list=True, meets=("walk_through",)),
     TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
-    TypeSpec("periodic", action="inspection.perform"),
+    TypeSpec("periodic", action="inspection.perform", finds_missed_pre_bury=True),
 )}
 KEYS: tuple[str, ...] = tuple(TYPES)
 

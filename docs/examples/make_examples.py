@@ -103,7 +103,7 @@ def build_records() -> dict:
     from sqlalchemy import select
 
     from inspect_app.accounts.models import User
-    from inspect_app.blobstore import BlobStore
+    from inspect_app.blobs.store import BlobStore
     from inspect_app.certifications import services as certifications
     from inspect_app.enforcement import services as enforcement
     from inspect_app.extensions import db
@@ -259,7 +259,7 @@ def build_records() -> dict:
     # annual O&M certification, signed by the owner and accepted by the agent as the pages do it.
     done = db.session.scalar(select(Permit).where(Permit.status == "completed"))
     owner = user("owner@example.org")
-    certification = certifications.certify(owner, done, signer_name=owner.name,
+    certification = certifications.certify(owner, done, without_entries_confirmed=False,
                                            signature_png="data:image/png;base64,"
                                                          + base64.b64encode(signature()).decode())
     certifications.review(agent, certification, decision="accepted", note="Log complete; sump cleaned on schedule.")

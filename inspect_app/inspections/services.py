@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from inspect_app import inspection_types
 from inspect_app.blobs import files
@@ -44,6 +44,7 @@ from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
 from inspect_app.types import utcnow
+from inspect_app.waivers.models import Waiver
 from inspect_app.weather.source import MIN_PRECIP_HOURS
 from inspect_app import signatures, units
 
@@ -672,6 +673,8 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     declared = inspection_types.spec(inspection.type)
     if declared.finds_overdue_stabilization:
         _stabilization_findings(actor, inspection, profile)
+    if declared.finds_missed_pre_bury:
+        _missed_pre_bury_findings(actor, inspection, profile)
     if declared.resolves_punch_list:
         _resolve_punch_items(actor, inspection, now)
     inspection.status, inspection.submitted_at, inspection.signed_at = "submitted", now, now
@@ -708,6 +711,62 @@ def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> 
         audit.record(actor, "finding.automatic", finding)
         made.append(finding)
     return made
+
+
+@implements("§380-16 C(4)(c)")
+def _missed_pre_bury_findings(actor, inspection: Inspection, profile: Profile) -> list[Finding]:
+    """§380-16 C(4)(c): a pre-bury inspection "prior to backfilling of any underground drainage or stormwater
+    conveyance or infiltration structures". A structure recorded as backfilled before any submitted pre-bury
+    inspection covered it is a violation by itself: found once, on the next report of the whole site, unless the
+    authority waived its inspection (§380-8). It stays open until its corrective action is verified."""
+    if not profile.program.enabled:
+        return []  # a town whose inspection program is a policy it switched off requires no pre-bury inspection
+    (kind,) = inspection_types.keys_where(covers="structure")  # the pre-bury inspection
+    citation = profile.program.cited(short_citation(profile.inspection_type(kind).citation))
+    made = []
+    for structure in underground_structures(inspection.permit):
+        backfilled = structure.backfilled_at
+        if backfilled is None or backfilled > inspection.performed_at or _missed_pre_bury_recorded(structure):
+            continue
+        inspected = _pre_bury_inspected_at(inspection.permit, structure)
+        if (inspected is not None and inspected <= backfilled) or _waived(structure, inspection_types.spec(kind).meets):
+            continue
+        finding = Finding(
+            inspection=inspection, permit_id=inspection.permit_id, structure_id=structure.id, is_automatic=True,
+            is_violation=True, severity="major", location=structure.name,
+            citation=citation[:CITATION_LENGTH],
+            description=(f"{structure.name} was backfilled on {local_time(backfilled)} without its pre-bury "
+                         "inspection." + ("" if inspected is None else
+                                          f" It was inspected only after, on {local_time(inspected)}.")),
+        )
+        db.session.add(finding)
+        audit.record(actor, "finding.automatic", finding)
+        made.append(finding)
+    return made
+
+
+def _missed_pre_bury_recorded(structure) -> bool:
+    """Whether the backfill without inspection is on the record already (found once: it cannot happen again)."""
+    query = select(Finding.id).where(Finding.structure_id == structure.id, Finding.is_automatic.is_(True))
+    return db.session.scalar(query.limit(1)) is not None
+
+
+def _pre_bury_inspected_at(permit: Permit, structure) -> dt.datetime | None:
+    """When the first submitted inspection of structures (the pre-bury one) that covered `structure` was made."""
+    query = select(Inspection.performed_at, Inspection.details).where(
+        Inspection.permit_id == permit.id, Inspection.status == "submitted",
+        Inspection.type.in_(inspection_types.keys_where(covers="structure")))
+    times = [at for at, details in db.session.execute(query)
+             if ((details or {}).get("structures", {}).get(structure.id) or {}).get("covered")]
+    return min(times, default=None)
+
+
+def _waived(structure, requirements: tuple[str, ...]) -> bool:
+    """§380-8: the authority waived one of `requirements` (the pre-bury inspection) for this structure, or for
+    every structure of its permit."""
+    query = select(Waiver.id).where(Waiver.permit_id == structure.permit_id, Waiver.requirement.in_(requirements),
+                                    or_(Waiver.structure_id.is_(None), Waiver.structure_id == structure.id))
+    return db.session.scalar(query.limit(1)) is not None
 
 
 def _stabilization_citation(profile: Profile, clock: AreaClock | None = None) -> str:

@@ -85,8 +85,8 @@ def test_bad_frozen_records_are_refused_beside_the_field(make, signed_in):
 
 
 def test_a_snowmelt_discharge_seen_on_site_needs_an_inspection_within_24_hours(make, signed_in):
-    """CGP 2022 Parts 4.2, 4.3: "within 24 hours of the occurrence of ... a snowmelt discharge from a storm event
-    that produces 3.25 inches or more of snow within a 24-hour period"."""
+    """CGP 2022 Parts 4.2-4.3 (snowmelt), seen on site: "within 24 hours of the occurrence of ... a snowmelt
+    discharge from a storm event that produces 3.25 inches or more of snow within a 24-hour period"."""
     engineer, permit, _ = _site(make, cgp_schedule="every_14_days_and_storm")
     browser = signed_in(engineer)
     seen = (utcnow() - dt.timedelta(hours=5)).replace(second=0, microsecond=0)

@@ -13,6 +13,9 @@ from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.types import LOCAL_TZ, utcnow
 from inspect_app.weather.models import StormEvent
+from inspect_app.enforcement.services import open_violations
+from inspect_app.waivers.services import grant_waiver
+from tests.inspections.report_helpers import start, submit
 
 
 def _local(at: dt.datetime) -> str:
@@ -120,3 +123,38 @@ def test_a_storm_after_the_start_on_the_start_day_creates_a_duty_and_one_before_
     db.session.commit()
     storms = _open(permit, "storm_inspection")
     assert [o.opens_at for o in storms] == [(start + dt.timedelta(hours=3)).astimezone(dt.UTC)]
+
+
+def test_a_structure_backfilled_without_its_inspection_is_found_a_violation_once_on_the_next_site_report(
+        make, signed_in, weather_offline):
+    """§380-16 C(4)(c) (issue 32: "A structure backfilled without its inspection is a violation"): the next report of
+    the whole site records it as a violation finding, which keeps a stop-work order standing until corrected; once,
+    and not for a structure whose inspection the authority waived (§380-8)."""
+    engineer, agent = make.user("inspector"), make.user("agent")
+    permit = make.permit(inspectors=[engineer], structures=["Infiltration system IS-1", "Pipe P-2"],
+                         construction_started_on=dt.date(2026, 6, 2))
+    buried, waived = permit.structures
+    browser = signed_in(engineer)
+    for structure in (buried, waived):
+        at = _local(utcnow() - dt.timedelta(hours=3))
+        response = browser.post(f"/permits/{permit.id}/structures/{structure.id}/backfill",
+                                {f"backfill-{structure.id}-at": at}, htmx="structures")
+        assert response.status_code == 200, response.text
+    grant_waiver(agent, db.session.get(Permit, permit.id), "pre_bury", "Inspected by the town's video on June 3.",
+                 dt.date(2026, 6, 3), structure=db.session.get(StormwaterStructure, waived.id))
+    db.session.commit()
+
+    report = start(browser, permit, "erosion_control")
+    assert submit(browser, report).status_code == 303
+
+    page = browser.get(f"/inspections/{report.id}").text
+    assert "Infiltration system IS-1 was backfilled on" in page and "without its pre-bury inspection" in page
+    assert "Pipe P-2 was backfilled" not in page  # its inspection was waived
+    violations = open_violations(db.session.get(Permit, permit.id))
+    assert [(f.location, f.is_violation, f.citation) for f in violations] == [
+        ("Infiltration system IS-1", True, "§380-16 C(4)(c)")]
+
+    again = start(browser, permit, "erosion_control")
+    assert submit(browser, again).status_code == 303
+    assert "without its pre-bury inspection" not in browser.get(f"/inspections/{again.id}").text
+    assert len(open_violations(db.session.get(Permit, permit.id))) == 1  # found once

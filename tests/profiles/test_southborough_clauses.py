@@ -3,9 +3,12 @@ before the certificate (§7.6 h)) and changes of responsible party (§7.6, Chang
 from __future__ import annotations
 
 import datetime as dt
+import io
+import re
 from decimal import Decimal
 
 import pytest
+from pypdf import PdfReader
 from sqlalchemy import select
 
 from inspect_app.certifications import services as om
@@ -21,6 +24,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.rules import obligations
 from inspect_app.schedule.facts import load_records
 from inspect_app.types import utcnow
+from tests.inspections.report_helpers import start, submit
 
 
 def test_a_southborough_stop_work_order_stops_all_construction_activity_citing_its_own_clause(make):
@@ -168,3 +172,24 @@ def test_southboroughs_own_policies_are_cited_as_its_policy_in_the_schedule_and_
     db.session.commit()
     (record,) = load_records(select(Permit).where(Permit.id == longmeadow.id))
     assert not any("policy" in o.citation for o in obligations(record.facts, record.profile, utcnow()))
+
+
+def test_a_southborough_report_pdf_says_town_policy_where_that_is_the_basis(make, signed_in, weather_offline):
+    """Issue 32: documents say "town policy", not "regulation", where that is the basis: the PDF of a submitted
+    Southborough report gives the basis of its advance-notice line so; a Longmeadow one cites its regulation."""
+    engineer = make.user("inspector")
+    permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    longmeadow = make.permit(inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    browser = signed_in(engineer)
+    texts = {}
+    for site in (permit, longmeadow):
+        report = start(browser, site, "erosion_control")
+        assert submit(browser, report).status_code == 303
+        pdf = browser.get(f"/documents/inspections/{report.id}.pdf")
+        assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
+        texts[site.id] = " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.data)).pages)
+                                  .split())
+
+    assert re.search(r"24-hour advance notice Not required for this type of inspection \([^)]*town policy\)",
+                     texts[permit.id]), texts[permit.id][:1500]
+    assert "town policy" not in texts[longmeadow.id]

@@ -37,6 +37,7 @@ def snow_hours() -> list:
 
 
 def test_the_sweep_finds_a_snowmelt_discharge_in_the_stations_snow_depth(app_meteostat, permit_at):
+    """CGP 2022 Parts 4.2-4.3 (snowmelt), from the station: meteostat's own code reads the hourly snow depth."""
     app_meteostat.publish_hourly("STM1", snow_hours())
     permit = permit_at("storm", cgp_schedule="every_14_days_and_storm", issued_on=dt.date(2024, 12, 2),
                        construction_started_on=dt.date(2024, 12, 3))
