@@ -20,6 +20,7 @@ from inspect_app.inspections import canonical, checks, forms, queries, services,
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
+from inspect_app.photos.captions import CAPTION_MAX
 from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("inspections", __name__)
@@ -106,6 +107,8 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
         "fix_actions": checks.actions_of(inspection, values.details),
+        "item_photos": checks.item_photos(inspection, values.details), "fix_key": checks.fix_key,
+        "item_photos_field": checks.item_photos_field, "caption_max": CAPTION_MAX,
         "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
         "weather_pending": queries.weather_pending(inspection),
     } | (extra if extra is not None else page_context(inspection))
