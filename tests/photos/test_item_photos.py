@@ -71,13 +71,14 @@ def test_a_photo_taken_on_an_item_is_shown_under_that_item_on_the_report_and_in_
     answer = browser.post(f"/inspections/{made}/submit", {
         **filled(page, performed_at="2026-03-02T09:30"),
         field: (io.BytesIO(on_item), "fence.jpg"), "photos": (io.BytesIO(of_site), "site.jpg"),
-        "photos_caption": json.dumps({sha256(on_item): "Silt fence sagging at the NE corner"})},
+        "photos_caption": json.dumps({sha256(on_item): "Silt fence sagging at the NE corner",
+                                      sha256(of_site): "Stockpile by the gate"})},
         content_type="multipart/form-data")
     assert answer.status_code == 303, answer.text
 
     by_original = {p.original_sha256: p for p in _photos(permit)}
     assert by_original[sha256(on_item)].caption == "Silt fence sagging at the NE corner"
-    assert by_original[sha256(of_site)].caption is None
+    assert by_original[sha256(of_site)].caption == "Stockpile by the gate"
     report = db.session.get(Inspection, made)
     key = field.removeprefix("item-").removesuffix("-photos")
     assert report.details["item_photos"] == {key: [sha256(on_item)]}
@@ -88,6 +89,10 @@ def test_a_photo_taken_on_an_item_is_shown_under_that_item_on_the_report_and_in_
     under = shown[start:shown.index('class="checklist-item"', start)]
     assert f'id="photos-{key}"' in under and "Silt fence sagging at the NE corner" in under
     assert by_original[sha256(of_site)].id not in under
+    # The site's photo, with its caption, under the report's Photos.
+    others = shown[shown.index('id="report-photos"'):]
+    assert by_original[sha256(of_site)].id in others and "Stockpile by the gate" in others
+    assert by_original[sha256(on_item)].id not in others
 
     pdf = browser.client.get(f"/documents/inspections/{made}.pdf")
     assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
@@ -95,7 +100,7 @@ def test_a_photo_taken_on_an_item_is_shown_under_that_item_on_the_report_and_in_
     assert _one_line(f"Photos: {item_text} (Site)") in text
     assert _one_line(f"Photo 1 ({item_text}: Site): Silt fence sagging at the NE corner") in text
     # The site's photo is under "Photos", after the item's.
-    assert "Photo 2: no caption" in text
+    assert "Photo 2: Stockpile by the gate" in text
 
 
 def test_an_item_photo_uploaded_first_from_the_outbox_is_the_items_and_takes_its_caption(make, signed_in):
@@ -136,3 +141,26 @@ def test_a_caption_too_long_or_unreadable_is_refused_with_its_reason_and_nothing
     assert "The caption of a photo was refused" in message and words in message
     assert _photos(permit) == []
     assert db.session.scalar(select(func.count()).select_from(Inspection).where(Inspection.permit_id == permit.id)) == 0
+
+
+def test_a_refused_report_keeps_the_item_photos_already_uploaded_and_their_captions(make, signed_in):
+    browser, permit, page = _new_report(make, signed_in)
+    field, _ = _site_item(permit, page)
+    digest = _upload(browser, jpeg(15))  # sent from the outbox: uploaded first
+    captions = json.dumps({digest: "Inlet protection torn"})
+    made = str(uuid.uuid4())
+    refused = browser.post(f"/inspections/{made}/submit", {
+        **filled(page, performed_at="2026-03-02T09:30", evaluation=None, signature=None),
+        f"{field}_sha256": digest, "photos_caption": captions})
+    assert refused.status_code == 422
+    assert _photos(permit) == []
+    # The form comes back with the photo kept, not asked for again, and its caption.
+    again = report_form(refused.text)[0]
+    assert again[f"{field}_sha256"] == digest and json.loads(again["photos_caption"]) == json.loads(captions)
+    answer = browser.post(f"/inspections/{made}/submit", {
+        **filled(refused.text, performed_at="2026-03-02T09:30")})
+    assert answer.status_code == 303, answer.text
+    [stored] = _photos(permit)
+    assert (stored.original_sha256, stored.caption) == (digest, "Inlet protection torn")
+    key = field.removeprefix("item-").removesuffix("-photos")
+    assert db.session.get(Inspection, made).details["item_photos"] == {key: [digest]}

@@ -112,6 +112,9 @@ def test_an_item_photo_online_shows_its_exif_takes_a_caption_and_a_markup_and_sh
     under_item = page.locator(f"#photos-control_installed-{fence.id}")
     expect(under_item).to_contain_text("SF-1 sagging between stakes 4 and 5")
     expect(under_item.locator("img")).to_have_count(1)
+    under_item.scroll_into_view_if_needed()
+    page.wait_for_function("id => document.querySelector(`#${id} img`).naturalWidth > 0",
+                           arg=f"photos-control_installed-{fence.id}")  # its thumbnail is served
 
 
 def test_an_item_photo_taken_with_the_server_stopped_shows_its_exif_and_its_caption_arrives(silt_fence, server, page):
