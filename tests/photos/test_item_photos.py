@@ -164,3 +164,21 @@ def test_a_refused_report_keeps_the_item_photos_already_uploaded_and_their_capti
     assert (stored.original_sha256, stored.caption) == (digest, "Inlet protection torn")
     key = field.removeprefix("item-").removesuffix("-photos")
     assert db.session.get(Inspection, made).details["item_photos"] == {key: [digest]}
+
+
+def test_a_photo_on_an_item_of_a_control_added_on_the_device_is_that_controls(make, signed_in):
+    browser, permit, page = _new_report(make, signed_in)
+    control = str(uuid.uuid4())  # the id the device made as it added the control's row
+    photo = jpeg(16)
+    made = str(uuid.uuid4())
+    answer = browser.post(f"/inspections/{made}", {
+        **report_form(page)[0], f"control-new-{control}": "Wattle W-2",
+        f"answer-control_installed-{control}": "yes",
+        f"item-control_installed-{control}-photos": (io.BytesIO(photo), "wattle.jpg")},
+        content_type="multipart/form-data")
+    assert answer.status_code == 303, answer.text
+    [stored] = _photos(permit)
+    assert stored.caption and "Wattle W-2" in stored.caption  # what it was taken for, when no caption was typed
+    report = db.session.get(Inspection, made)
+    assert report.details["item_photos"] == {f"control_installed-{control}": [sha256(photo)]}
+    assert f'id="photo-{stored.id}"' in browser.client.get(f"/inspections/{made}").text  # shown on the draft

@@ -82,6 +82,11 @@ def test_an_item_photo_online_shows_its_exif_takes_a_caption_and_a_markup_and_sh
     _caption(preview, "SF-1 sagging between stakes 4 and 5")
     page.set_input_files("#photos", [photo_file("site.jpg", without)])  # the same code under every photo input
     expect(page.locator("#photos ~ [data-photo-previews] [data-photo-exif]")).to_have_text(NO_EXIF)
+    page.click("#add-control")  # a control's row added in place: its items take photos too
+    added = page.locator("[data-list-of=control-template] [data-part] input[type=file][name^=item-]").first
+    added.set_input_files([photo_file("wattle.jpg", make_jpeg(shade=4))])
+    expect(added.locator("xpath=..").locator("[data-photo-exif]")).to_have_text(TAKEN_THERE)
+    page.click("[data-list-of=control-template] [data-remove]")  # not this one after all
 
     mark_up = preview.locator("[data-markup]")
     mark_up.click()
