@@ -12,9 +12,11 @@ from sqlalchemy import event
 from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections import checks
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
+from inspect_app.permits.services import profile_of
 from inspect_app.blobs.models import Blob
 from inspect_app.photos.models import Photo
 from inspect_app.types import utcnow
@@ -44,13 +46,22 @@ def grow(permit, inspector, n: int) -> tuple[str, str]:
                                          snow_mm=90.0, seen_on_site=True, recorded_by_id=inspector.id))
         db.session.add(InspectionNotice(permit_id=permit.id, inspection_type="erosion_control",
                                         planned_for=now + dt.timedelta(days=2 + k), given_by_id=inspector.id))
+    # n photos taken on a site-wide checklist item, on the last submitted report and on the draft (issue 31).
+    site_item = next(item.key for item in profile_of(permit).inspection_type("erosion_control").checklist
+                     if item.per == "site")
+    shas = [f"{k:064x}" for k in range(1, n + 1)]
+    for sha in shas:
+        if db.session.get(Blob, sha) is None:
+            db.session.add(Blob(sha256=sha, size=1, content_type="image/jpeg"))
+    item_photos = {checks.fix_key(site_item, ""): shas}
     submitted = None
     for k in range(n):
         at = start + dt.timedelta(days=2 + 7 * k)
         report = Inspection(permit_id=permit.id, type="erosion_control", status="submitted", performed_at=at,
                             latitude=42.05, longitude=-72.58, location_source="permit", inspector_id=inspector.id,
                             inspector_name=inspector.name, inspector_credentials="PE", weather_status="complete",
-                            evaluation="violations", details={"controls": []}, signer_name=inspector.name,
+                            evaluation="violations", signer_name=inspector.name,
+                            details={"controls": []} | ({"item_photos": item_photos} if k == n - 1 else {}),
                             signer_credentials="PE", signed_at=at, submitted_at=at, created_by_id=inspector.id)
         db.session.add(report)
         db.session.flush()
@@ -68,6 +79,13 @@ def grow(permit, inspector, n: int) -> tuple[str, str]:
                                  finding_id=finding.id if p == 0 else None, uploaded_by_id=inspector.id))
         submitted = report
     draft = inspections.start_inspection(inspector, permit, "erosion_control", fetch_weather=False)
+    draft.details = {**draft.details, "item_photos": item_photos}
+    db.session.flush()
+    for report in (submitted, draft):
+        for sha in shas:
+            db.session.add(Photo(permit_id=permit.id, original_sha256=sha, display_sha256=SHA, thumb_sha256=SHA,
+                                 width=10, height=10, caption=f"Item photo {sha[-2:]}", inspection_id=report.id,
+                                 uploaded_by_id=inspector.id))
     db.session.commit()
     return submitted.id, draft.id
 
@@ -95,8 +113,9 @@ def count_statements(app):
 
 # At most this many statements a page, by viewer: what the pages take today, so one that grows is seen.
 # The permit page reads the frozen-conditions periods, the snowmelt discharges and the waivers (one each).
-MOST = {("inspector", "permit page"): 24, ("inspector", "submitted report"): 13, ("inspector", "draft report"): 15,
-        ("agent", "permit page"): 26, ("agent", "submitted report"): 13}
+# The report pages read the photos taken on checklist items, and the submitted one its other photos (issue 31).
+MOST = {("inspector", "permit page"): 24, ("inspector", "submitted report"): 15, ("inspector", "draft report"): 16,
+        ("agent", "permit page"): 26, ("agent", "submitted report"): 15}
 
 
 @pytest.mark.parametrize("role", ["inspector", "agent"])

@@ -193,11 +193,15 @@ def inspection_report(inspection: Inspection) -> Document:
     blocks += _type_details(inspection, permit, tz)
     blocks += _discharges(inspection, permit, profile)
     blocks += [Heading("Checklist"), _checklist(inspection, permit, profile)]
+    item_blocks, under_items = _item_photo_blocks(inspection, tz)
+    blocks += item_blocks
     blocks += _fixes(inspection, tz)
-    blocks += _findings_blocks(inspection, findings, photos, tz)
-    general = [p for p in photos if p.finding_id is None]
+    blocks += _findings_blocks(inspection, findings, photos, tz, len(under_items) + 1)
+    shown = {photo.id for photo in under_items}
+    general = [p for p in photos if p.finding_id is None and p.id not in shown]
     if general:
-        blocks += [Heading("Photos"), *_photo_blocks(general, tz, len(photos) - len(general) + 1)]
+        numbered = len(under_items) + sum(1 for p in photos if p.finding_id is not None)
+        blocks += [Heading("Photos"), *_photo_blocks(general, tz, numbered + 1)]
     blocks += _punch_list(inspection, tz)
     blocks += _pipe_videos(inspection)
     # No heading of its own: a heading could be left at the foot of a page the signature block moves off.
@@ -390,6 +394,24 @@ def _checklist(inspection: Inspection, permit: Permit, profile: Profile) -> Tabl
     return Table(("Item", "Citation", "Applies to", "Answer", "Note"), tuple(rows), (3.6, 1.4, 1.3, 1.5, 2.3))
 
 
+def _item_photo_blocks(inspection: Inspection, tz: ZoneInfo) -> tuple[list, list[PhotoRecord]]:
+    """The photos taken on checklist items, under each item and subject in the order of the checklist, numbered
+    from 1; and those photos (shown here, not again under "Photos")."""
+    details = inspection.details or {}
+    by_key = checks.item_photos(inspection, details)
+    blocks: list = []
+    shown: list[PhotoRecord] = []
+    for item, found in queries.checklist(inspection, details):
+        for subject in found:
+            mine = [p for p in by_key.get(checks.fix_key(item.key, subject.id), []) if p not in shown]
+            if mine:
+                of = f"{item.text}: {subject.name}"
+                blocks += [Heading(f"Photos: {item.text} ({subject.name})", 2),
+                           *_photo_blocks(mine, tz, len(shown) + 1, of)]
+                shown += mine
+    return blocks, shown
+
+
 def _discharges(inspection: Inspection, permit: Permit, profile: Profile) -> list:
     """The discharges seen at each point of discharge (inspections/checks.py), where the town asks for them."""
     if not checks.discharges_asked(inspection):
@@ -484,15 +506,14 @@ def _pre_bury(details: dict[str, Any], permit: Permit, inspection_type: str) -> 
 
 
 def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: list[PhotoRecord],
-                     tz: ZoneInfo) -> list:
-    """Each finding with its corrective actions (as of submission) and its photos."""
+                     tz: ZoneInfo, number: int = 1) -> list:
+    """Each finding with its corrective actions (as of submission) and its photos, numbered from `number`."""
     blocks: list = [Heading("Findings and corrective actions")]
     if not findings:
         return blocks + [Paragraphs("No findings.")]
     cutoff = inspection.submitted_at
     # Who recorded the findings: the report's author (a finding is added to a draft by its author alone).
     author = records.user_name(report_author_id(inspection)) or inspection.inspector_name
-    number = 1
     for n, finding in enumerate(findings, 1):
         blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
             ("Description", finding.description),

@@ -15,8 +15,10 @@ from inspect_app.findings.services import NewAction, NewFinding
 from inspect_app.findings.submission import NewPhoto, NewPunchItem
 from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.queries import checklist
 from inspect_app.inspections.services import ReportInput
 from inspect_app.permits.models import Permit
+from inspect_app.photos.captions import CaptionRefused, parse_photo_captions
 from inspect_app.photos.markup import MarkupRefused, Shape, parse_photo_markups
 from inspect_app.photos.posted import sent_under
 
@@ -40,6 +42,8 @@ class Parts:
     punch: list[tuple[str, PunchForm]] = field(default_factory=list)
     # What was drawn on photos chosen on the form, by each original's SHA-256 (`photos_markup`).
     markup: dict[str, list[Shape]] = field(default_factory=dict)
+    # The captions typed for them, by each original's SHA-256 (`photos_caption`).
+    captions: dict[str, str] = field(default_factory=dict)
 
 
 def blank(permit: Permit) -> Parts:
@@ -66,6 +70,10 @@ def read(permit: Permit, form: MultiDict) -> tuple[Parts, dict[str, str]]:
         parts.markup = parse_photo_markups(form.get("photos_markup"))
     except MarkupRefused as refusal:
         errors["new-parts"] = f"The markup drawn on a photo was refused: {refusal}"
+    try:
+        parts.captions = parse_photo_captions(form.get("photos_caption"))
+    except CaptionRefused as refusal:
+        errors["new-parts"] = f"The caption of a photo was refused: {refusal}"
     return parts, errors
 
 
@@ -79,9 +87,15 @@ def apply(actor, inspection: Inspection, parts: Parts, data: ReportInput) -> dic
 
 
 def sent(inspection: Inspection, parts: Parts, data: ReportInput) -> submission.ReportParts:
-    """The parts as the submit service takes them, with the photos posted for the report, for each point of
-    discharge (`discharge-<point id>-photos`) and for each new finding."""
+    """The parts as the submit service takes them, with the photos posted for the report, for each checklist item
+    and subject (`item-<item>-<subject>-photos`), for each point of discharge (`discharge-<point id>-photos`) and
+    for each new finding."""
     photos = [NewPhoto(each) for each in sent_under("photos")]
+    for item, found in checklist(inspection, data.details):
+        for subject in found:
+            caption = checks.item_photo_caption(item.text, subject.name)
+            photos += [NewPhoto(each, caption=caption, item=checks.fix_key(item.key, subject.id))
+                       for each in sent_under(checks.item_photos_field(item.key, subject.id))]
     for point in checks.discharge_points(inspection.permit, data.details):
         photos += [NewPhoto(each, caption=f"Point of discharge: {point.name}", discharge=point.id)
                    for each in sent_under(f"discharge-{point.id}-photos")]
@@ -90,7 +104,7 @@ def sent(inspection: Inspection, parts: Parts, data: ReportInput) -> submission.
         new_findings.append(_new_finding(part))
         photos += [NewPhoto(each, finding=index) for each in sent_under(f"finding-new-{part.id}-photos")]
     punch = [NewPunchItem(form.description.data) for _, form in parts.punch]
-    return submission.ReportParts(new_findings, punch, photos, parts.markup)
+    return submission.ReportParts(new_findings, punch, photos, parts.markup, parts.captions)
 
 
 def _new_finding(part: NewPart) -> NewFinding:

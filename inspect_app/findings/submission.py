@@ -23,14 +23,14 @@ from inspect_app.inspections.services import ReportInput
 from inspect_app.photos import services as photos
 from inspect_app.photos.markup import Shape
 from inspect_app.photos.models import Photo
-from inspect_app.photos.posted import Sent, store_sent
+from inspect_app.photos.posted import Sent, sent_sha256, store_sent
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import PhotoRefused
 
 
 class PartRefused(ValueError):
     """A part of the report the services refused; `field` is where: `form` (a fix the checklist asks for),
-    `findings.<i>.<field>`, `punch_list.<i>.<field>`, `photos.<i>.sha256` or `photos_markup`."""
+    `findings.<i>.<field>`, `punch_list.<i>.<field>`, `photos.<i>.sha256`, `photos_markup` or `photos_caption`."""
 
     def __init__(self, field_name: str, message: str):
         super().__init__(message)
@@ -39,14 +39,22 @@ class PartRefused(ValueError):
 
 @dataclass
 class NewPhoto:
-    """A photo sent with the report; of one of its new findings (`finding`: its index) or of a point of
-    discharge (`discharge`: the point's id), else of the report itself. `id` made by a device, if it made one."""
+    """A photo sent with the report; of one of its new findings (`finding`: its index), of a point of discharge
+    (`discharge`: the point's id) or of a checklist item for one subject (`item`: its key in the report's
+    `item_photos`, inspections/checks.py), else of the report itself. `id` made by a device, if it made one;
+    `caption` when none was typed for it (ReportParts.captions)."""
 
     sent: Sent
     caption: str | None = None
     id: str | None = None
     finding: int | None = None
     discharge: str | None = None
+    item: str | None = None
+
+    @property
+    def kept_in_details(self) -> bool:
+        """Whether the report's details say what it shows (a point of discharge, a checklist item)."""
+        return self.discharge is not None or self.item is not None
 
 
 @dataclass
@@ -64,12 +72,14 @@ class ReportParts:
     photos: list[NewPhoto] = field(default_factory=list)
     # Shapes drawn on photos before they were sent, by the SHA-256 of each original (photos/markup.py).
     markup: dict[str, list[Shape]] = field(default_factory=dict)
+    # Captions typed for photos before they were sent, by the SHA-256 of each original (photos/captions.py).
+    captions: dict[str, str] = field(default_factory=dict)
 
 
 def record_parts(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
     """Record the parts on the draft, before the report's own fields (`data`, which takes the photos of each
     point of discharge and the corrective actions opened for its fixes). PartRefused says what was refused."""
-    _discharge_photos(actor, inspection, parts, data)
+    _photos_kept_in_details(actor, inspection, parts, data)
     try:  # CGP 2022 Part 5.1: each control or discharge needing a fix opens its action
         findings.open_fixes(actor, inspection, data)
     except FindingError as error:
@@ -78,9 +88,10 @@ def record_parts(actor, inspection: Inspection, parts: ReportParts, data: Report
     for index, item in enumerate(parts.punch_list):
         _punch_item(actor, inspection, index, item)
     for index, photo in enumerate(parts.photos):
-        if photo.discharge is None:
+        if not photo.kept_in_details:
             target = {"inspection": inspection} | ({"finding": made[photo.finding]} if photo.finding is not None else {})
-            _photo(actor, inspection, f"photos.{index}", photo, **target)
+            _photo(actor, inspection, f"photos.{index}", photo, parts.captions, **target)
+    _caption(actor, inspection, parts.captions)
     _mark_up(actor, inspection, parts.markup)
 
 
@@ -115,12 +126,29 @@ def _punch_item(actor, inspection: Inspection, index: int, item: NewPunchItem) -
         raise PartRefused(f"punch_list.{index}.{error.field}", str(error)) from None
 
 
-def _photo(actor, report: Inspection, where: str, photo: NewPhoto, **target):
-    """Store the photo (kept byte for byte, renditions made here) under its device id, if it has one."""
+def _photo(actor, report: Inspection, where: str, photo: NewPhoto, captions: dict[str, str], **target):
+    """Store the photo (kept byte for byte, renditions made here) under its device id, if it has one, with the
+    caption typed for it, else its own."""
+    caption = captions.get(sent_sha256(photo.sent)) if captions else None
     try:
-        return store_sent(actor, report.permit, photo.sent, caption=photo.caption, photo_id=photo.id, **target)
+        return store_sent(actor, report.permit, photo.sent, caption=caption or photo.caption, photo_id=photo.id,
+                          **target)
     except (PhotoRejected, PhotoRefused) as error:
         raise PartRefused(f"{where}.sha256", str(error)) from None
+
+
+def _caption(actor, inspection: Inspection, captions: dict[str, str]) -> None:
+    """Give the report's photos the captions typed for them before they were sent, each found by its original's
+    SHA-256: a photo stored by an earlier post of the same form (sent again from the outbox) takes it too."""
+    if not captions:
+        return
+    query = select(Photo).where(Photo.inspection_id == inspection.id, Photo.original_sha256.in_(captions))
+    for photo in db.session.scalars(query.order_by(Photo.id)):
+        if photo.caption != captions[photo.original_sha256]:
+            try:
+                photos.update_caption(actor, photo, captions[photo.original_sha256])
+            except PhotoRefused as error:
+                raise PartRefused("photos_caption", str(error)) from None
 
 
 def _mark_up(actor, inspection: Inspection, markup: dict[str, list[Shape]]) -> None:
@@ -137,13 +165,17 @@ def _mark_up(actor, inspection: Inspection, markup: dict[str, list[Shape]]) -> N
             raise PartRefused("photos_markup", str(error)) from None
 
 
-def _discharge_photos(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
-    """Photos of each point of discharge, kept with its observation in the report's details."""
+def _photos_kept_in_details(actor, inspection: Inspection, parts: ReportParts, data: ReportInput) -> None:
+    """Photos of each point of discharge, kept with its observation, and of each checklist item, kept under the
+    item and subject, in the report's details (inspections/checks.py), by their originals' SHA-256."""
     seen = data.details.get("discharges", {})
     for index, photo in enumerate(parts.photos):
-        if photo.discharge is None:
+        if not photo.kept_in_details:
             continue
-        stored = _photo(actor, inspection, f"photos.{index}", photo, inspection=inspection)
+        stored = _photo(actor, inspection, f"photos.{index}", photo, parts.captions, inspection=inspection)
         if photo.discharge in seen:
             held = seen[photo.discharge]["photos"]
             seen[photo.discharge]["photos"] = list(dict.fromkeys(held + [stored.original_sha256]))
+        elif photo.item is not None:
+            items = data.details.setdefault("item_photos", {})
+            items[photo.item] = list(dict.fromkeys(items.get(photo.item, []) + [stored.original_sha256]))

@@ -9,7 +9,9 @@ Stored in the report's `details` (so the canonical record, its hash, the PDF and
 - `discharges`: point id → `{"now", "since_last"}` ("yes"/"no"/None), `"signs"` (DISCHARGE_SIGN_LABELS keys),
   `"description"` and `"photos"` (SHA-256 of the originals);
 - `fixes`: fix key → `{"repair", "first_observed"` (ISO date), `"action_id"` (the corrective action it is tied
-  to, opened with the report or already open), and, to open one, `"kind"` and `"owner_name"}`.
+  to, opened with the report or already open), and, to open one, `"kind"` and `"owner_name"}`;
+- `item_photos`: the photos taken on a checklist item for one subject, by the item's fix key → the SHA-256 of the
+  originals (the photos themselves are the report's, like those of a point of discharge).
 """
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import Subject, checklist, type_of
+from inspect_app.labels import shorten
 from inspect_app.permits.models import Permit
+from inspect_app.photos.models import Photo
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import CorrectiveCondition
 from inspect_app.rules.trace import implements
@@ -45,6 +49,35 @@ class NeededFix:
 def fix_key(item_key: str, subject_id: str) -> str:
     """The fix of a "no" to `item_key` for one subject (the answer's own field name, without `answer-`)."""
     return f"{item_key}-{subject_id or 'site'}"
+
+
+def item_photos_field(item_key: str, subject_id: str) -> str:
+    """The form field of the photos taken on a checklist item for one subject."""
+    return f"item-{fix_key(item_key, subject_id)}-photos"
+
+
+def item_photo_caption(item_text: str, subject_name: str) -> str:
+    """The caption of a photo taken on a checklist item when none was typed: what it was taken for."""
+    return f"Checklist: {shorten(item_text)} ({subject_name})"
+
+
+def item_photos(inspection: Inspection, details: dict[str, Any]) -> dict[str, list[Photo]]:
+    """The photos taken on each checklist item for one subject (by its fix key), as the report's details list
+    them. An amendment lists those of the report it corrects too: they are found there."""
+    kept = details.get("item_photos") or {}
+    shas = {sha for listed in kept.values() for sha in listed}
+    if not shas:
+        return {}
+    reports, report = [], inspection
+    while report is not None and report.id not in reports:
+        reports.append(report.id)
+        report = db.session.get(Inspection, report.amends_id) if report.amends_id else None
+    found: dict[str, Photo] = {}
+    query = select(Photo).where(Photo.inspection_id.in_(reports), Photo.original_sha256.in_(shas))
+    for photo in db.session.scalars(query.order_by(Photo.created_at, Photo.id)):
+        if photo.original_sha256 not in found or photo.inspection_id == inspection.id:  # the report's own first
+            found[photo.original_sha256] = photo
+    return {key: [found[sha] for sha in listed if sha in found] for key, listed in kept.items()}
 
 
 def discharge_fix_key(point_id: str) -> str:

@@ -138,6 +138,10 @@ def parse_report(actor, inspection: Inspection, form: MultiDict) -> tuple[servic
     fixes = _fixes(inspection, form, errors, data.details)
     if fixes:
         data.details["fixes"] = fixes
+    # The photos already taken on checklist items stay with them (the form posts only new ones).
+    kept_photos = (inspection.details or {}).get("item_photos") or {}
+    if kept_photos:  # copies: the stored record's own lists never change in place
+        data.details["item_photos"] = {key: list(shas) for key, shas in kept_photos.items()}
     return data, errors
 
 

@@ -21,6 +21,8 @@ from inspect_app.inspections import canonical, checks, forms, queries, services,
 from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
+from inspect_app.photos import services as photos
+from inspect_app.photos.captions import CAPTION_MAX
 from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("inspections", __name__)
@@ -89,6 +91,8 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
               if kind.states_occasion and not inspection.is_submitted else [])
     checklist = queries.checklist(inspection, values.details)
     sections = queries.checklist_sections(checklist, values.answers, errors or {})
+    item_photos = checks.item_photos(inspection, values.details)
+    under_items = {photo.id for listed in item_photos.values() for photo in listed}
     context = {
         "inspection": inspection, "permit": permit, "profile": profile, "kind": kind, "declared": declared,
         "values": values, "errors": errors or {}, "editable": not inspection.is_submitted,
@@ -107,6 +111,11 @@ def render_page(inspection: Inspection, values: services.ReportInput | None = No
         "discharge_points": checks.discharge_points(permit, values.details) if checks.discharges_asked(inspection)
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
         "fix_actions": checks.actions_of(inspection, values.details),
+        "item_photos": item_photos, "fix_key": checks.fix_key,
+        # The submitted report's other photos (the site's, its findings', its points of discharge's), captioned.
+        "other_photos": [p for p in photos.report_photos(inspection) if p.id not in under_items]
+        if inspection.is_submitted else [],
+        "item_photos_field": checks.item_photos_field, "caption_max": CAPTION_MAX,
         "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
         "weather_pending": queries.weather_pending(inspection),
     } | (extra if extra is not None else page_context(inspection))

@@ -6,9 +6,8 @@ from flask_wtf.file import FileField, FileRequired
 from wtforms import HiddenField, StringField, ValidationError
 from wtforms.validators import Length, Optional, Regexp
 
+from inspect_app.photos.captions import CAPTION_MAX
 from inspect_app.photos.markup import LABEL_MAX_CHARS, MarkupRefused, parse_markup
-
-CAPTION_MAX = 2000
 
 
 class PhotoUploadForm(FlaskForm):

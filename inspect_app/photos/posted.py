@@ -2,6 +2,7 @@
 originals the device uploaded first to /sync/blobs, in resumable chunks."""
 from __future__ import annotations
 
+import hashlib
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, BinaryIO, ContextManager
@@ -32,6 +33,16 @@ def sent_under(name: str) -> list[Sent]:
     """The photos posted under `name` (files) and `name`_sha256 (uploaded originals), files first."""
     sent = [Sent(stream=upload.stream) for upload in request.files.getlist(name) if upload and upload.filename]
     return sent + [Sent(sha256=sha) for sha in request.form.getlist(f"{name}_sha256")]
+
+
+def sent_sha256(sent: Sent) -> str:
+    """The SHA-256 of a sent photo's original: named by the device, or read from the file (and rewound)."""
+    if sent.sha256 is not None:
+        return sent.sha256
+    sent.stream.seek(0)
+    digest = hashlib.file_digest(sent.stream, "sha256").hexdigest()
+    sent.stream.seek(0)
+    return digest
 
 
 def store_sent(actor, permit: Permit, sent: Sent, **target: Any) -> Photo:

@@ -192,6 +192,13 @@ def photos_for(permit: Permit, target: Mapping[str, Any]) -> list[Photo]:
     return list(db.session.scalars(query.order_by(Photo.created_at, Photo.id)))
 
 
+def report_photos(inspection: Inspection) -> list[Photo]:
+    """Every photo of a report (its own, its findings', its points of discharge's and checklist items'), oldest
+    first."""
+    return list(db.session.scalars(select(Photo).where(Photo.inspection_id == inspection.id)
+                                   .order_by(Photo.created_at, Photo.id)))
+
+
 def permit_photos(permit: Permit) -> Select[tuple[Photo]]:
     """A query of every photo of ``permit``, newest first."""
     return select(Photo).where(Photo.permit_id == permit.id).order_by(Photo.created_at.desc(), Photo.id)

@@ -5,6 +5,10 @@
 // - photos/_markup_dialog.html: on the report form, a photo chosen but not sent yet is marked up in place; the
 //   shapes go with the report in its `photos_markup` field, by the SHA-256 of the file (the same name whether
 //   the file is posted at once or uploaded first from the outbox), and the server draws them as it stores it.
+// EXIF is read with exifr's lite build (vendored: vendor/exifr.LICENSE), on the device, so a photo taken with
+// no connection shows its time and place too.
+import { parse as readExif } from "./vendor/exifr-lite.esm.js";
+
 const HALO = "#fff", RED = "#e61414";
 const clamp = (v) => Math.min(1, Math.max(0, v));
 const hex = (buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -118,63 +122,115 @@ function setUp(editor) {
 
 window.setUpEach("[data-markup-editor]", setUp);
 
-// The report form: under each photo input, the photos chosen, each with its thumbnail and "Mark up", which opens
-// the dialog over the page and comes back to the same place. What is drawn is kept by the file's SHA-256 in the
-// form's `photos_markup` field (JSON: {sha256: shapes}).
-function setUpPhotos(field) {
-  const dialog = document.getElementById("photo-markup-dialog"), kept = document.getElementById("photos_markup");
-  const fileInput = field.querySelector("input[type=file]"), list = field.querySelector("[data-photo-previews]");
-  if (!dialog || !kept || !fileInput || !list) return;
-  const editor = dialog.querySelector("[data-markup-editor]"), img = dialog.querySelector("img");
-  const drawn = () => { try { return JSON.parse(kept.value || "{}") || {}; } catch (e) { return {}; } };
-  const keep = (sha, shapes) => {
-    const all = drawn();
-    if (shapes.length) all[sha] = shapes; else delete all[sha];
-    kept.value = Object.keys(all).length ? JSON.stringify(all) : "";
-    kept.dispatchEvent(new Event("input", { bubbles: true }));  // kept on the device with the form's typing
+// The report form: under each of its photo inputs (inspections/_parts.html: photo_input, one for the site, each
+// checklist item, each point of discharge and each finding, those added on the device too), each photo chosen
+// with its thumbnail, the time and place its EXIF gives, a caption and "Mark up", which opens the dialog over the
+// page and comes back to the same place. Captions and shapes are kept by the file's SHA-256 in the form's
+// `photos_caption` and `photos_markup` fields (JSON: {sha256: caption}, {sha256: shapes}); the server checks them.
+const NO_EXIF = "No time or place in the photo";
+
+// One of the form's JSON fields kept by SHA-256: read it, set (or, given nothing, drop) one photo's value.
+function keptBySha(id) {
+  const field = () => document.getElementById(id);
+  const read = () => { try { return JSON.parse(field()?.value || "{}") || {}; } catch (e) { return {}; } };
+  const set = (sha, value) => {
+    const el = field();
+    if (!el) return;
+    const all = read();
+    if (value?.length) all[sha] = value; else delete all[sha];
+    el.value = Object.keys(all).length ? JSON.stringify(all) : "";
+    el.dispatchEvent(new Event("input", { bubbles: true }));
   };
+  return { read, set };
+}
+const markups = keptBySha("photos_markup"), captions = keptBySha("photos_caption");
+
+// When and where the photo was taken, as its EXIF says (DateTimeOriginal: the camera's clock, on site; GPS).
+async function takenWhereWhen(file) {
+  let exif = null;
+  try {
+    exif = await readExif(file, { ifd0: false, exif: true, gps: true, reviveValues: false });
+  } catch (e) { /* not a photo exifr can read: nothing to say */ }
+  const when = exif?.DateTimeOriginal || exif?.CreateDate, said = [];
+  if (typeof when === "string" && /^\d{4}:\d\d:\d\d \d\d:\d\d/.test(when)) {
+    said.push(`Taken ${when.slice(0, 10).replaceAll(":", "-")} ${when.slice(11, 16)}`);
+  }
+  if (Number.isFinite(exif?.latitude) && Number.isFinite(exif?.longitude)) {
+    said.push(`at ${exif.latitude.toFixed(5)}, ${exif.longitude.toFixed(5)}`);
+  }
+  return said.length ? said.join(" ") : NO_EXIF;
+}
+
+const chosenBefore = new WeakMap();  // a photo input → the object URLs and SHA-256s of the photos it shows
+function showChosen(field, fileInput) {
+  const dialog = document.getElementById("photo-markup-dialog"), list = field.querySelector("[data-photo-previews]");
+  if (!list) return;
+  const before = chosenBefore.get(fileInput) || { urls: [], shas: new Set() };
+  before.urls.forEach((url) => URL.revokeObjectURL(url));
+  list.replaceChildren();
+  const now = { urls: [], shas: new Set() };
+  chosenBefore.set(fileInput, now);
+  const captionMax = Number(document.getElementById("photos_caption")?.dataset.captionMax || 0);
   const label = (shapes) => (shapes?.length ? `Marked up (${shapes.length})` : "Mark up");
-  let urls = [], mine = new Set();
-  fileInput.addEventListener("change", async () => {
-    urls.forEach((url) => URL.revokeObjectURL(url));
-    urls = [];
-    list.replaceChildren();
-    const chosen = new Set();
-    for (const file of fileInput.files) {
-      const url = URL.createObjectURL(file), item = document.createElement("li"), thumb = new Image();
-      urls.push(url);
-      Object.assign(thumb, { src: url, alt: file.name, className: "photo-preview-thumb" });
-      const name = document.createElement("span"), button = document.createElement("button");
-      name.textContent = file.name;
-      Object.assign(button, { type: "button", className: "btn btn-secondary", disabled: true, textContent: "Mark up" });
-      button.dataset.markup = "";
-      item.append(thumb, name, button);
-      list.append(item);
-      const sha = hex(await crypto.subtle.digest("SHA-256", await file.arrayBuffer()));
-      chosen.add(sha);
-      button.textContent = label(drawn()[sha]);
-      button.disabled = false;
-      button.addEventListener("click", () => {
-        editor.querySelector("[data-markup-value]").value = JSON.stringify(drawn()[sha] || []);
-        dialog.onclose = () => {
-          if (dialog.returnValue === "done") {
-            const shapes = JSON.parse(editor.querySelector("[data-markup-value]").value || "[]");
-            keep(sha, shapes);
-            button.textContent = label(shapes);
-          }
-          button.focus();  // back to the same place
-        };
-        img.onload = () => editor.markupEditor?.fit(img.naturalWidth, img.naturalHeight);
-        img.src = url;
-        dialog.returnValue = "";  // Escape leaves it as the last closing set it: only Done keeps the drawing
-        dialog.showModal();
-        editor.markupEditor?.load();
-      });
+  const done = [...fileInput.files].map(async (file, index) => {
+    const url = URL.createObjectURL(file), item = document.createElement("li"), thumb = new Image();
+    now.urls.push(url);
+    Object.assign(thumb, { src: url, alt: file.name, className: "photo-preview-thumb" });
+    const name = document.createElement("span"), exif = document.createElement("span");
+    name.textContent = file.name;
+    Object.assign(exif, { className: "photo-exif muted", textContent: "Reading the photo…" });
+    exif.dataset.photoExif = "";
+    const captionField = document.createElement("div"), captionLabel = document.createElement("label");
+    const caption = document.createElement("input");
+    Object.assign(caption, { id: `${fileInput.id}-caption-${index}`, type: "text", autocomplete: "off", disabled: true });
+    if (captionMax) caption.maxLength = captionMax;
+    caption.dataset.photoCaption = "";
+    Object.assign(captionLabel, { htmlFor: caption.id, textContent: "Caption" });
+    captionField.className = "field";
+    captionField.append(captionLabel, caption);
+    const button = document.createElement("button");
+    Object.assign(button, { type: "button", className: "btn btn-secondary", disabled: true, textContent: "Mark up" });
+    button.dataset.markup = "";
+    item.append(thumb, name, exif, captionField, button);
+    list.append(item);
+    takenWhereWhen(file).then((words) => { exif.textContent = words; });
+    const sha = hex(await crypto.subtle.digest("SHA-256", await file.arrayBuffer()));
+    now.shas.add(sha);
+    caption.value = captions.read()[sha] || "";
+    caption.disabled = false;
+    caption.addEventListener("input", () => captions.set(sha, caption.value.trim()));
+    button.textContent = label(markups.read()[sha]);
+    button.disabled = !dialog;
+    button.addEventListener("click", () => markUp(dialog, url, sha, button, label));
+  });
+  // What was typed or drawn for this input's photos no longer chosen goes with them.
+  Promise.all(done).then(() => {
+    for (const sha of before.shas) {
+      if (!now.shas.has(sha)) { markups.set(sha, null); captions.set(sha, null); }
     }
-    // What was drawn on this field's photos no longer chosen goes with them.
-    for (const sha of mine) if (!chosen.has(sha)) keep(sha, []);
-    mine = chosen;
   });
 }
 
-window.setUpEach("[data-photo-field]", setUpPhotos);
+function markUp(dialog, url, sha, button, label) {
+  const editor = dialog.querySelector("[data-markup-editor]"), img = dialog.querySelector("img");
+  editor.querySelector("[data-markup-value]").value = JSON.stringify(markups.read()[sha] || []);
+  dialog.onclose = () => {
+    if (dialog.returnValue === "done") {
+      const shapes = JSON.parse(editor.querySelector("[data-markup-value]").value || "[]");
+      markups.set(sha, shapes);
+      button.textContent = label(shapes);
+    }
+    button.focus();  // back to the same place
+  };
+  img.onload = () => editor.markupEditor?.fit(img.naturalWidth, img.naturalHeight);
+  img.src = url;
+  dialog.returnValue = "";  // Escape leaves it as the last closing set it: only Done keeps the drawing
+  dialog.showModal();
+  editor.markupEditor?.load();
+}
+
+// Listened for on the document: inputs of parts added on the device (a finding, a control, a point) count too.
+document.addEventListener("change", (evt) => {
+  const input = evt.target, field = input.closest?.("[data-photo-field]");
+  if (input.type === "file" && field) showChosen(field, input);
+});

@@ -21,7 +21,8 @@ const pagesOf = (user) => `pages-${user}`;  // the pages held for one person
 const SHARED_PAGES = "pages";  // the release before kept everyone's pages in one cache: whose is not known
 const SHELL = [
   "/offline", "/offline/saved", "/offline/saved?part=1", "/static/app.css", "/static/formstore.js", "/static/app.js",
-  "/static/outbox.js", "/static/signature.js", "/static/markup.js", "/static/autosave.js", "/static/vendor/htmx.min.js", "/static/map.js",
+  "/static/outbox.js", "/static/signature.js", "/static/markup.js", "/static/autosave.js",
+  "/static/vendor/exifr-lite.esm.js", "/static/vendor/htmx.min.js", "/static/map.js",
   "/static/vendor/leaflet/leaflet.js", "/static/vendor/leaflet/leaflet.css", "/static/manifest.webmanifest",
   "/static/icons/icon-192.png", "/static/icons/icon-512.png",
 ];
