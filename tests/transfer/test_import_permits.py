@@ -171,6 +171,16 @@ def test_a_bad_cell_gets_a_clear_message_and_nothing_is_written(app, runner, tmp
     assert table_rows() == before  # the good row was not written either: all or nothing
 
 
+def test_an_address_on_many_rows_is_checked_on_each(app, runner, tmp_path, make):
+    # The permit form remembers the addresses it accepted (fields.Email): never one it refused.
+    rows = [permit_row(f"LM-{n}", applicant_email=email) for n, email in
+            enumerate(["same@example.org", "same@example.org", "someone@", "someone@", "same@example.org"])]
+    result = _import(runner, write_csv(tmp_path / "p.csv", rows))
+    refused = [line.split()[0] for line in result.output.splitlines() if "Invalid email address." in line]
+    assert refused == ["4", "5"]  # rows 4 and 5 of the file (its header is row 1)
+    assert "2 problem(s)" in result.output
+
+
 def test_a_permit_number_repeated_in_the_file_is_refused(app, runner, tmp_path, make):
     make.town()
     db.session.commit()
