@@ -9,10 +9,14 @@ every new permit stored and the audit entries sealed at that commit).
 Prints, one per line:
   import_rows                   rows in the file
   import_50000_rows_s           wall time of the applied import, scaled to 50,000 rows (target <= 60 s)
+  import_50000_rows_cpu_s       CPU time this process spent on the applied import, scaled the same way: the
+                                figure to compare on a machine other work also loads (a database server's own
+                                time, for PostgreSQL, is not in it)
   import_peak_rss_mb            this process's peak resident set (ru_maxrss), interpreter, app and import
                                 included (target <= 200 MB)
   import_rss_before_mb          the same high-water mark with the app loaded, before the import
   import_dry_run_s              wall time of the dry run of the same file, before it is applied
+  import_dry_run_cpu_s          CPU time of that dry run
   import_rows_per_s             rows applied per second
 
 Run from the repository root: python -m bench.importer [rows]
@@ -77,15 +81,16 @@ def main() -> None:
                 db.session.commit()
                 write_file(path, rows)
                 before = peak_rss_mb()
-                timings = {}
+                timings, cpu = {}, {}
                 for apply in (False, True):
                     tally = Tally()
-                    begin = time.perf_counter()
+                    begin, begin_cpu = time.perf_counter(), time.process_time()
                     for event in run_import("permits", path, path.name, None, apply=apply):
                         tally.add(event)
                     if not conclude(tally, apply) and apply:
                         raise SystemExit(f"the import was not applied: {tally.problems[:5]}")
                     timings[apply] = time.perf_counter() - begin
+                    cpu[apply] = time.process_time() - begin_cpu
                     db.session.remove()
                     if tally.counts["create"] != rows:
                         raise SystemExit(f"expected {rows} permits to create, got {tally.counts}")
@@ -95,9 +100,11 @@ def main() -> None:
                 db.drop_all()
     print(f"import_rows={rows}")
     print(f"import_50000_rows_s={timings[True] * 50_000 / rows:.1f}")
+    print(f"import_50000_rows_cpu_s={cpu[True] * 50_000 / rows:.1f}")
     print(f"import_peak_rss_mb={peak:.0f}")
     print(f"import_rss_before_mb={before:.0f}")
     print(f"import_dry_run_s={timings[False]:.1f}")
+    print(f"import_dry_run_cpu_s={cpu[False]:.1f}")
     print(f"import_rows_per_s={rows / timings[True]:.0f}")
 
 

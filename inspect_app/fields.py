@@ -3,7 +3,8 @@
 WTForms reads "9" * 400 as an integer, "NaN" and "1e309" as numbers and 9999-12-31 as a date; each then
 fails later (a validator comparing with a float, a database column, a date plus a deadline), as a 500.
 These fields refuse such values while reading them, with a plain message beside the field.
-Use them instead of WTForms' own (same names, same arguments).
+Use them instead of WTForms' own (same names, same arguments). `Email` is WTForms' check that remembers the
+addresses it accepted (an import checks the same address on many rows).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import datetime as dt
 import decimal
 import math
 
-from wtforms import SelectChoice, fields
+from wtforms import SelectChoice, fields, validators
 
 from inspect_app import labels
 from inspect_app.types import LOCAL_TZ
@@ -101,3 +102,23 @@ class DateField(_Bounded, fields.DateField):
 
 class DateTimeLocalField(_Bounded, fields.DateTimeLocalField):
     check = staticmethod(_check_year)
+
+
+class Email(validators.Email):
+    """WTForms' Email check (same arguments, same messages), remembering the addresses it has accepted: a
+    town's permits file gives the same applicant's address on row after row, and the check (email_validator)
+    costs more than the rest of the row's fields. An address refused is checked again each time."""
+
+    REMEMBERED = 4096
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._accepted: set[str] = set()
+
+    def __call__(self, form, field) -> None:
+        if field.data in self._accepted:
+            return
+        super().__call__(form, field)
+        if len(self._accepted) >= self.REMEMBERED:
+            self._accepted.clear()
+        self._accepted.add(field.data)

@@ -97,9 +97,10 @@ def _remembered() -> bool:
 @bp.route("/set-password/<token>", methods=["GET", "POST"])
 def set_password(token: str):
     """Set one's own password through the link mailed to a new account (accounts/invitations.py)."""
-    user = invitations.user_for_token(token)
+    user, problem = invitations.user_for_token(token)
     if user is None:
-        return render_template("accounts/set_password.html", form=None), 404
+        return render_template("accounts/set_password.html", form=None, problem=problem,
+                               link_days=invitations.LINK_DAYS), 404
     form = SetPasswordForm()
     if form.validate_on_submit():
         invitations.set_password(user, form.password.data)

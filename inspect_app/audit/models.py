@@ -85,6 +85,12 @@ def _write_waiting(session: Session, flush_context=None, connection=None) -> Non
         session.info[_UNSTAMPED] = True
 
 
+def write_waiting(session: Session) -> None:
+    """Write the rows waiting now, without waiting for a flush: for a caller that writes with plain statements,
+    which flush nothing (an import's INSERTs), so that its entries do not pile up in memory until the commit."""
+    _write_waiting(session)
+
+
 def _write_before_savepoint(session: Session, transaction) -> None:
     """A SAVEPOINT begins: rows still waiting (queued with nothing to flush, so its opening flush did
     not write them) belong to the transaction around it, and are written there first, on its connection

@@ -15,7 +15,7 @@ from sqlalchemy.orm.interfaces import MANYTOONE, ONETOMANY
 
 from inspect_app.audit import chain
 from inspect_app.audit.guards import RECORDS, Guard
-from inspect_app.audit.models import AuditEntry, add_after_flush, chain_rows
+from inspect_app.audit.models import AuditEntry, add_after_flush, chain_rows, write_waiting
 from inspect_app.extensions import db
 
 
@@ -33,15 +33,42 @@ def _snapshot(state: InstanceState, obj: Any) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key in _column_keys(state.mapper):
         value = loaded[key] if key in loaded else getattr(obj, key)
-        if type(value) not in _AS_IS:
-            if isinstance(value, (dt.datetime, dt.date)):
-                value = value.isoformat()
-            elif isinstance(value, decimal.Decimal):
-                value = str(value)
-        data[key] = value
+        data[key] = value if type(value) in _AS_IS else _as_json(value)
     for key in _secret_keys(state.mapper):  # secrets stay out of the log
         data[key] = "(hidden)"
     return data
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    return value
+
+
+def row_snapshot(model: type, row: dict[str, Any]) -> dict[str, Any]:
+    """`snapshot` of a `model` row written by a plain INSERT of `row` (every column given, as `new_row`
+    makes it): the same data the object's snapshot gives once flushed."""
+    mapper = sa_inspect(model)
+    data = {key: row[key] if type(row[key]) in _AS_IS else _as_json(row[key]) for key in _column_keys(mapper)}
+    for key in _secret_keys(mapper):
+        data[key] = "(hidden)"
+    return data
+
+
+def new_row(model: type, values: dict[str, Any]) -> dict[str, Any]:
+    """The row the ORM would write for `model(**values)`: the values given, and each other column's default
+    (the models' defaults are Python-side: ids, times, flags), so a plain INSERT of it stores the same."""
+    row = {}
+    for column in sa_inspect(model).columns:
+        if column.key in values:
+            row[column.key] = values[column.key]
+        elif column.default is None:
+            row[column.key] = None
+        else:
+            row[column.key] = column.default.arg(None) if column.default.is_callable else column.default.arg
+    return row
 
 
 @functools.cache
@@ -83,6 +110,21 @@ def record_flushed(actor, action: str, obj: Any, before: dict[str, Any] | None =
     add_after_flush(db.session(), _entry(actor, action, sa_inspect(obj), obj, before, permit_id))
 
 
+def write_recorded() -> None:
+    """Write the entries `record_flushed` and `record_inserted` left waiting, now (see `models.write_waiting`)."""
+    write_waiting(db.session())
+
+
+def record_inserted(actor, action: str, model: type, row: dict[str, Any], permit_id: str | None = None) -> None:
+    """`record_flushed`, for a `model` row the caller wrote with a plain INSERT (`new_row`): the entry a
+    flushed object would get, written the same way. For an import's thousands of new records."""
+    entity = model.__tablename__
+    if permit_id is None:
+        permit_id = row.get("permit_id") or (row["id"] if entity == "permits" else None)
+    add_after_flush(db.session(), _entry_row(actor, action, entity, str(row["id"]), permit_id, None,
+                                             row_snapshot(model, row)))
+
+
 def _entry(actor, action: str, state: InstanceState, obj: Any, before: dict[str, Any] | None,
            permit_id: str | None) -> dict[str, Any]:
     entity = state.mapper.class_.__tablename__
@@ -91,8 +133,13 @@ def _entry(actor, action: str, state: InstanceState, obj: Any, before: dict[str,
         permit_id = getattr(obj, "permit_id", None)
         if permit_id is None and entity == "permits":
             permit_id = obj.id
-    return {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity,
-            "entity_id": str(getattr(obj, "id", "")), "permit_id": permit_id, "before": before, "after": after}
+    return _entry_row(actor, action, entity, str(getattr(obj, "id", "")), permit_id, before, after)
+
+
+def _entry_row(actor, action: str, entity: str, entity_id: str, permit_id: str | None,
+               before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, Any]:
+    return {"actor_id": getattr(actor, "id", None), "action": action, "entity": entity, "entity_id": entity_id,
+            "permit_id": permit_id, "before": before, "after": after}
 
 
 def _settled(state: InstanceState) -> bool:

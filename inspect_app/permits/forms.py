@@ -5,10 +5,10 @@ from flask_wtf import FlaskForm
 from wtforms import SelectChoice
 from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField, TimeField
 from wtforms.validators import (
-    DataRequired, Email, InputRequired, Length, NumberRange, Optional, ValidationError,
+    DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError,
 )
 
-from inspect_app.fields import DateField, DateTimeLocalField, DecimalField, FloatField, IntegerField
+from inspect_app.fields import DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField
 from inspect_app.geo import LATITUDE_RANGE, LONGITUDE_RANGE
 from inspect_app.permits.models import STRUCTURE_KINDS
 from inspect_app.stabilization.models import AREA_STATUSES

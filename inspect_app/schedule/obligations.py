@@ -141,6 +141,12 @@ def _note_changed_permits(session: Session, flush_context) -> None:
             found.update(state.attrs[key].history.deleted or ())
 
 
+def note_written(session: Session, permit_ids: Collection[str]) -> None:
+    """Permits whose rows the caller wrote with plain statements (an import's INSERTs), which no flush sees:
+    their obligations are stored at commit, as those of every permit a flush touched."""
+    session.info.setdefault(_CHANGED, _Changed()).permits.update(permit_ids)
+
+
 def _permits_of(changed: _Changed) -> set[str]:
     """The permit ids of what changed, looking up the permits of area events and checklist answers."""
     ids = set(changed.permits)

@@ -62,7 +62,7 @@ def _run(kind: str, file: Path, apply: bool, town: str | None, structures=None) 
             click.echo(f"... {event.rows:,} rows read", err=True)
     committed = conclude(tally, apply)
     if committed:
-        invite(tally)
+        invite(tally, None)
     counts = tally.counts
     what = (f"{counts['create']} to create, {counts['update']} to update, {counts['unchanged']} unchanged"
             if not committed else

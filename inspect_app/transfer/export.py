@@ -41,16 +41,19 @@ from inspect_app.documents.models import FrozenDocument
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.transfer.columns import EXPORT_ONLY, PERMIT_COLUMNS, STRUCTURE_COLUMNS, USER_COLUMNS, Column
+from inspect_app.transfer.meanings import meaning
 from inspect_app.transfer.permits import CAPACITIES, PERMIT_FIELDS, STRUCTURE_FIELDS
 from inspect_app.types import canonical_json, utcnow
 
 READ_BATCH = 1000
 # Tables that are not the town's record: derived (the schedule's rows, stored again from the record), caches
-# (weather), machinery (sync, idempotency, holidays), the stored mail, and the files' own index.
+# (weather), machinery (sync, idempotency, holidays, the sign-in counters, whose keys name people and
+# addresses of every town), the stored mail, and the files' own index.
 NOT_RECORDS = frozenset({
     "holiday_years", "sync_cursors", "sync_outbox", "sync_devices", "sync_operations", "sync_conflicts",
     "weather_observations", "weather_station_areas", "permit_stations", "permit_obligations",
     "permit_schedule_problems", "idempotent_requests", "outbound_emails", "om_reminders", "blobs",
+    "rate_limit_counters",
     "audit_entries", "permits", "stormwater_structures", "users", "jurisdictions",
 })
 SECRET_COLUMNS = frozenset({"password_hash", "calendar_key"})
@@ -405,8 +408,10 @@ def readme(scope: Scope, tables, counts: dict[str, int]) -> str:
         "Every column of every table, as stored. Ids are UUIDs; a column naming another record holds its id.", "",
     ]
     for table in tables:
-        lines += [f"### tables/{table.name}.csv", "", _table_doc(table), "", "| column | what it holds |", "| --- | --- |"]
-        lines += [f"| `{c.name}` | {_column_note(c)} |" for c in table.columns if c.name not in SECRET_COLUMNS]
+        lines += [f"### tables/{table.name}.csv", "", _table_doc(table), "",
+                  "| column | what it holds | stored as |", "| --- | --- | --- |"]
+        lines += [f"| `{c.name}` | {meaning(table.name, c.name)} | {_column_note(c)} |"
+                  for c in table.columns if c.name not in SECRET_COLUMNS]
         lines.append("")
     return "\n".join(lines)
 

@@ -70,9 +70,9 @@ def conclude(tally: Tally, apply: bool) -> bool:
     return True
 
 
-def invite(tally: Tally) -> None:
+def invite(tally: Tally, actor) -> None:
     """Mail each account a committed import made its link to set a password (after the commit, so no link names
-    an account that was not made)."""
+    an account that was not made), recorded as sent by `actor` (None: the command)."""
     for user_id in tally.invited:
-        invitations.invite(db.session.get(User, user_id))
+        invitations.invite(db.session.get(User, user_id), actor)
     db.session.commit()

@@ -14,12 +14,15 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from flask import (Blueprint, Response, abort, current_app, redirect, render_template, request, send_file, stream_template,
-                   stream_with_context, url_for)
+from flask import (Blueprint, Response, abort, current_app, flash, redirect, render_template, request, send_file,
+                   stream_template, stream_with_context, url_for)
 from flask_login import current_user, login_required
 
 from inspect_app.blobs import files
-from inspect_app.accounts.policy import acts_for_all_towns, require
+from inspect_app.accounts import invitations
+from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import acts_for_all_towns, manages, require
+from inspect_app.accounts.services import AccountError
 from inspect_app.extensions import db
 from inspect_app.blobs.models import Blob
 from inspect_app.transfer.cli import archive_name
@@ -41,7 +44,29 @@ XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 def index():
     """Import permits or people from a spreadsheet; download the templates and the whole record."""
     require("transfer.import")
-    return render_template("transfer/index.html", forms={kind: UploadForm(prefix=kind) for kind in KINDS})
+    return _index({kind: UploadForm(prefix=kind) for kind in KINDS})
+
+
+def _index(forms: dict, status: int = 200, refused: str | None = None):
+    return render_template("transfer/index.html", forms=forms, waiting=invitations.awaiting_password(current_user),
+                           refused=refused, link_days=invitations.LINK_DAYS), status
+
+
+@bp.post("/people/<user_id>/link")
+@login_required
+def send_link(user_id: str):
+    """Mail a person who has not set their password a new link to set it; the one before stops working."""
+    require("users.manage")
+    user = db.session.get(User, user_id)
+    if user is None or not manages(current_user, user):
+        abort(404)
+    try:
+        invitations.send_new_link(current_user, user)
+    except AccountError as error:
+        return _index({kind: UploadForm(prefix=kind) for kind in KINDS}, 409, str(error))
+    db.session.commit()
+    flash(f"A new link to set a password was mailed to {user.email}; the link before it no longer works.", "success")
+    return redirect(url_for("transfer.index", _anchor="waiting"), code=303)
 
 
 @bp.post("/import/<kind>")
@@ -64,8 +89,7 @@ def upload(kind: str):
             if kind == "permits" and form.structures.data:
                 names.update(structures=_keep(form.structures.data), structures_file=form.structures.data.filename)
             return redirect(url_for("transfer.check", kind=kind, **names), code=303)
-    forms = {name: UploadForm(prefix=name) for name in KINDS} | {kind: form}
-    return render_template("transfer/index.html", forms=forms), 422
+    return _index({name: UploadForm(prefix=name) for name in KINDS} | {kind: form}, 422)
 
 
 def _keep(upload) -> str:
@@ -124,17 +148,17 @@ def _stream(kind: str, upload: str, *, apply: bool) -> Response:
         # ended: it runs in an app context of its own, for the length of the import.
         with app.app_context():
             run = _Run()
-            events = run_import(kind, path, filename, current_user._get_current_object(), apply=apply,
-                                structures=structures)
+            actor = current_user._get_current_object()
+            events = run_import(kind, path, filename, actor, apply=apply, structures=structures)
             yield from stream_template("transfer/check.html", kind=kind, apply=apply, run=run, args=args,
-                                       upload=upload, progress=_progress(events, run, apply))
+                                       upload=upload, progress=_progress(events, run, apply, actor))
 
     response = Response(stream_with_context(page()))
     response.headers["X-Accel-Buffering"] = "no"  # a proxy passes each part on as it comes
     return response
 
 
-def _progress(events: Iterator, run: _Run, apply: bool) -> Iterator[int]:
+def _progress(events: Iterator, run: _Run, apply: bool, actor) -> Iterator[int]:
     """The rows read so far, as the events come; the run's tally (and commit) once they are all read."""
     try:
         for event in events:
@@ -143,7 +167,7 @@ def _progress(events: Iterator, run: _Run, apply: bool) -> Iterator[int]:
                 yield event.rows
         run.committed = conclude(run.tally, apply)
         if run.committed:
-            invite(run.tally)
+            invite(run.tally, actor)
     except Exception:  # noqa: BLE001  (a streamed page cannot become a 500 page: say what happened)
         db.session.rollback()
         log.exception("import failed")

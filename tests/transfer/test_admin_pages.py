@@ -11,6 +11,7 @@ from openpyxl import load_workbook
 from sqlalchemy import select
 
 from inspect_app.accounts.models import User
+from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit
 
@@ -167,7 +168,8 @@ def test_a_town_admin_downloads_their_towns_record(app, client, make):
 
 def test_a_town_admin_makes_people_of_their_town_alone(app, client, make):
     make.permit("southborough", owner=make.user("permittee", email="sb-owner@example.org"))
-    browser = factories.SignedIn(client, make.user("admin", town="longmeadow"))
+    admin = make.user("admin", town="longmeadow")
+    browser = factories.SignedIn(client, admin)
     people = [{"email": "new-admin@example.org", "name": "New Admin", "role": "admin", "town": ""},
               {"email": "sb-agent@example.org", "name": "SB Agent", "role": "agent", "town": "southborough"},
               {"email": "sb-owner@example.org", "name": "Renamed", "role": "permittee", "town": ""}]
@@ -181,3 +183,7 @@ def test_a_town_admin_makes_people_of_their_town_alone(app, client, make):
     assert "1 new account(s) mailed a link" in browser.post(action, buffered=True).get_data(as_text=True)
     made = db.session.scalar(select(User).where(User.email == "new-admin@example.org"))
     assert made.role == "admin" and made.jurisdiction.profile_key == "longmeadow"  # never the admin of all towns
+    # the link mailed is recorded as sent by the admin who applied the import
+    invited = db.session.scalars(select(AuditEntry.actor_id).where(AuditEntry.action == "user.invite",
+                                                                   AuditEntry.entity_id == made.id)).all()
+    assert invited == [admin.id]

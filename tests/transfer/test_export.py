@@ -19,6 +19,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections import services as inspections
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
+from inspect_app.rate_limits import RateLimitCounter
 
 from tests.conftest import _empty_tables
 
@@ -144,11 +145,40 @@ def test_the_archive_holds_every_kind_of_record_and_a_readme_of_every_column(app
         verification = archive.read("audit/verification.txt").decode()
         assert f"Chain: {len(lines)} entries verified; head: entry" in verification and prev in verification
         readme = archive.read("README.md").decode()
-        for name in names:
+        described = _described(readme)
+        undescribed = []
+        for name in sorted(names):
             if name.endswith(".csv"):
                 assert f"`{name}`" in readme
                 for column in next(csv.reader(io.StringIO(archive.read(name).decode()))):
-                    assert f"| `{column}` |" in readme, (name, column)
+                    if not described.get(name, {}).get(column, "").endswith("."):  # a sentence, not a type
+                        undescribed.append(f"{name}: {column}")
+        assert undescribed == [], "columns the README does not say the meaning of"
+
+
+def _described(readme: str) -> dict[str, dict[str, str]]:
+    """The README's words for each column, by file: its sections are headed by the file's name, and each
+    column is a row `| `column` | what it holds | ...` of its section's table. What it holds is a sentence;
+    how it is stored ("date; may be empty") is not one."""
+    found: dict[str, dict[str, str]] = {}
+    section = None
+    for line in readme.splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip()
+            section = found.setdefault(title, {}) if title.endswith(".csv") else None
+        elif section is not None and line.startswith("| `"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            section[cells[0].strip("`")] = cells[1]
+    return found
+
+
+def test_the_sign_in_counters_are_not_in_the_archive(app, runner, tmp_path, town_record):
+    # Their keys name the people who tried to sign in, and from where, in every town.
+    db.session.add(RateLimitCounter(key="signin/account/someone@example.org", count=3, expires_at=9e9))
+    db.session.commit()
+    with _archive(runner, tmp_path, "--town", "longmeadow") as archive:
+        assert "tables/rate_limit_counters.csv" not in archive.namelist()
+        assert all(b"someone@example.org" not in archive.read(name) for name in archive.namelist())
 
 
 def test_one_town_is_exported_alone(app, runner, tmp_path, town_record):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import re
 import datetime as dt
 from decimal import Decimal
 
@@ -103,6 +104,44 @@ def test_owner_and_engineer_are_linked_by_their_accounts_email(app, runner, tmp_
     assert "permit.assign" in set(db.session.scalars(select(AuditEntry.action)))
 
 
+def _as_stored(data: dict) -> dict:
+    """A snapshot with its times as UTC instants (SQLite gives them back without their zone), its decimals as
+    numbers (2.4 was written, the column gives 2.400)."""
+    found = {}
+    for key, value in data.items():
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+(\+00:00)?", value):
+            value = dt.datetime.fromisoformat(value).replace(tzinfo=dt.UTC)
+        elif isinstance(value, str) and re.fullmatch(r"-?\d+\.\d+", value):
+            value = Decimal(value)
+        found[key] = value
+    return found
+
+
+def test_the_entry_of_each_new_record_holds_what_is_stored(app, runner, tmp_path, make):
+    # New permits are written as rows, not objects: their entries must still be those a flush would give.
+    owner, engineer = make.user("permittee", email="owner@example.org"), make.user("inspector", email="pe@example.org")
+    db.session.commit()
+    path = write_csv(tmp_path / "p.csv", [permit_row("LM-1", owner_email="owner@example.org",
+                                                     engineer_email="pe@example.org", structures="IS-1 (infiltration)",
+                                                     construction_started_on="2024-05-01")],
+                     header=[*PERMIT_HEADER, "construction_started_on"])
+    assert _import(runner, path, "--apply").exit_code == 0
+    db.session.expire_all()
+    entries = list(db.session.scalars(select(AuditEntry).where(AuditEntry.action.in_(
+        ["permit.create", "structure.create", "permit.assign"])).order_by(AuditEntry.seq)))
+    assert [(e.action, e.entity) for e in entries] == [
+        ("permit.create", "permits"), ("structure.create", "stormwater_structures"),
+        ("permit.assign", "permit_assignments")]
+    (permit,) = _permits()
+    assert permit.status == "active" and permit.owner_id == owner.id  # settled from its facts, as the form does
+    models = {"permits": Permit, "stormwater_structures": StormwaterStructure, "permit_assignments": PermitAssignment}
+    for entry in entries:
+        stored = db.session.get(models[entry.entity], entry.entity_id)
+        assert entry.permit_id == permit.id and entry.before is None and entry.actor_id is None
+        assert _as_stored(entry.after) == _as_stored(audit.snapshot(stored))
+    assert audit.verify_chain().broken is None
+
+
 @pytest.mark.parametrize("cells, column, message", [
     ({"town": "Springfield"}, "town", "'Springfield' is not a town here"),
     ({"cgp_schedule": "weekly"}, "cgp_schedule", "'weekly' is not a CGP schedule"),
@@ -130,6 +169,16 @@ def test_a_bad_cell_gets_a_clear_message_and_nothing_is_written(app, runner, tmp
     assert line.split()[1] == column and message in line, result.output
     assert "nothing was changed" in result.output
     assert table_rows() == before  # the good row was not written either: all or nothing
+
+
+def test_an_address_on_many_rows_is_checked_on_each(app, runner, tmp_path, make):
+    # The permit form remembers the addresses it accepted (fields.Email): never one it refused.
+    rows = [permit_row(f"LM-{n}", applicant_email=email) for n, email in
+            enumerate(["same@example.org", "same@example.org", "someone@", "someone@", "same@example.org"])]
+    result = _import(runner, write_csv(tmp_path / "p.csv", rows))
+    refused = [line.split()[0] for line in result.output.splitlines() if "Invalid email address." in line]
+    assert refused == ["4", "5"]  # rows 4 and 5 of the file (its header is row 1)
+    assert "2 problem(s)" in result.output
 
 
 def test_a_permit_number_repeated_in_the_file_is_refused(app, runner, tmp_path, make):

@@ -82,7 +82,7 @@ def test_the_link_sets_the_password_once(app, runner, tmp_path, public_url, clie
     db.session.expire_all()
     assert authenticate("pe@example.org", "a long new secret") is not None
     assert client.get(path).status_code == 404  # used: the password hash it was made for has changed
-    assert "This link does not work" in client.get(path).text
+    assert "This link no longer works: a password was set with it already" in client.get(path).text
     assert client.get("/set-password/not-a-token").status_code == 404
 
 
