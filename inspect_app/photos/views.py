@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -146,6 +147,16 @@ def caption(photo_id: str):
     return render_template("photos/_photo_tile.html", photo=photo, caption_form=form, editable=True), status
 
 
+# "Mark up" on a photo of a draft report comes back to the report (`back`): a report's own address, nothing else.
+REPORT_PATH = re.compile(r"^/inspections/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def _back() -> str | None:
+    """The report page to return to after drawing, when the link named one (any other address is ignored)."""
+    back = request.args.get("back", "")
+    return back if REPORT_PATH.match(back) else None
+
+
 @bp.get("/photos/<photo_id>/markup")
 def markup(photo_id: str):
     """A photo with its markup, and (for whoever may edit what it belongs to) a canvas to draw on it."""
@@ -167,7 +178,9 @@ def save_markup(photo_id: str):
             form.markup.errors.append(str(refusal))
         else:
             db.session.commit()
-            return redirect(url_for("photos.markup", photo_id=photo.id), code=303)
+            back = _back()
+            return redirect(f"{back}#photo-{photo.id}" if back else url_for("photos.markup", photo_id=photo.id),
+                            code=303)
     return _markup_page(photo, form, 422)
 
 
@@ -210,7 +223,7 @@ def too_large(error):
 
 
 def _markup_page(photo: Photo, form: MarkupForm, status: int = 200):
-    return render_template("photos/markup.html", photo=photo, permit=_permit_of(photo), form=form,
+    return render_template("photos/markup.html", photo=photo, permit=_permit_of(photo), form=form, back=_back(),
                            editable=may_mark_up(photo), locked_reason=services.locked_reason(photo)), status
 
 
