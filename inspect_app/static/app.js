@@ -82,7 +82,10 @@ document.addEventListener("htmx:load", (evt) => freshForms(evt.target));
 // Once it was taken (by the server or the outbox), opening the form again, not by Back, starts the next report.
 async function ownReport(form, back) {
   const planned = form.dataset.newRecord, stored = await Drafts.get(form.dataset.draft);
-  const same = stored?.report && stored.user === user() && (back || !stored.taken);
+  // Taken also when its post waits in the outbox, though the page after it has not said so yet (opened at once, or
+  // on a slow tablet): the next report must not take its id and key, or the worker would keep it as the same post.
+  const mine = stored?.report && stored.user === user();
+  const same = mine && (back || !(stored.taken || await waitsInOutbox(stored.report)));
   const report = same ? stored.report : crypto.randomUUID(), key = same ? stored.key : crypto.randomUUID();
   if (!same) {  // typing of the release before, which kept no report, stays with the report it was typed for
     const typed = stored && !stored.report ? { fields: stored.fields, parts: stored.parts } : { fields: {}, parts: [] };
@@ -95,6 +98,12 @@ async function ownReport(form, back) {
   Object.assign(form.dataset, { newRecord: report, reportKey: key });
   form.querySelectorAll("input[data-fresh-key]").forEach((input) => { input.value = crypto.randomUUID(); });
   if (same && stored.sent) saySent(form);
+}
+
+// Whether a post of the report `id` (its save or its submission) waits on this device for the outbox.
+async function waitsInOutbox(id) {
+  const posts = await DeviceStore("posts").all().catch(() => []);
+  return posts.some((post) => post.url.includes(`/inspections/${id}`));
 }
 
 // "Already sent from this device" on a new report's page (its [data-sent-note]), with the way to it.
