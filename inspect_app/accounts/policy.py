@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, func, or_, select, true, union
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import aliased, joinedload
 
 from inspect_app.accounts.models import User
+from inspect_app.audit.models import AuditEntry
 from inspect_app.blobs import files
 from inspect_app.blobs.models import Blob
 from inspect_app.blobs.store import BlobStore
@@ -216,7 +217,9 @@ def managed_users(admin) -> Select[tuple[User]]:
 
     The admin of all towns manages everyone. A town's admin manages its own agents and admins, and the
     inspectors and permittees who work in that town alone: at least one permit there and none elsewhere
-    (they belong to no town, so their permits say whose they are). Never the admin of all towns.
+    (they belong to no town, so their permits say whose they are). Never the admin of all towns. One who works
+    on no permit yet is the town's whose staff invited them (a town's import of its people, `user.invite`),
+    so its admin can send them a new link to set their password.
     """
     query = select(User)
     if not allowed(admin, "users.manage"):
@@ -228,7 +231,13 @@ def managed_users(admin) -> Select[tuple[User]]:
     works_here = and_(User.role.in_(("inspector", "permittee")),
                       _works_on_a_permit(Permit.jurisdiction_id == town),
                       ~_works_on_a_permit(Permit.jurisdiction_id != town))
-    return query.where(or_(staff, works_here))
+    inviter = aliased(User)
+    invited_here = (select(AuditEntry.entity_id).join(inviter, inviter.id == AuditEntry.actor_id)
+                    .where(AuditEntry.entity == "users", AuditEntry.action == "user.invite",
+                           inviter.jurisdiction_id == town))
+    new_here = and_(User.role.in_(("inspector", "permittee")), ~_works_on_a_permit(true()),
+                    User.id.in_(invited_here))
+    return query.where(or_(staff, works_here, new_here))
 
 
 def people_to_choose(user, role: str) -> Select[tuple[User]]:

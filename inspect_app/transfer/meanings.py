@@ -204,6 +204,8 @@ TABLES: dict[str, dict[str, str]] = {
         "amends_id": "The report this one corrects, for a correction.",
         "created_at": "When the report was started.",
         "created_by_id": "Who started it.",
+        "blank": "yes for a draft made by a tap on Start with nothing kept in it since (always no here: drafts are "
+                 "not in an export).",
     },
     "maintenance_log_entries": {
         "kind": "The kind of work: inspection, repair, replacement or disposal.",

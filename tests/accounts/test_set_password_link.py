@@ -9,6 +9,7 @@ import types
 import itsdangerous.timed
 from sqlalchemy import select
 
+from inspect_app.accounts import invitations
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import authenticate
 from inspect_app.extensions import db
@@ -110,3 +111,27 @@ def test_only_an_admin_who_manages_the_person_sends_a_link(app, runner, tmp_path
     agent = factories.SignedIn(app.test_client(), make.user("agent"))
     assert agent.post(f"/transfer/people/{pat.id}/link").status_code == 403
     assert len(smtp_server) == 1
+
+
+def test_a_towns_admin_sends_a_new_link_to_someone_its_staff_invited_who_works_nowhere_yet(app, make, smtp_server):
+    """A town imports its people before their permits: the person works on no permit yet, and is that town's (whose
+    staff invited them), so its admin can send them a new link; another town's admin cannot."""
+    app.config["PUBLIC_URL"] = PUBLIC
+    longmeadow, southborough = make.user("admin"), make.user("admin", town="southborough")
+    pat = make.user("inspector", email="pat@example.org")
+    invitations.invite(pat, longmeadow)  # as the admin page's import does
+    db.session.commit()
+
+    ours = factories.SignedIn(app.test_client(), longmeadow)
+    assert "pat@example.org" in ours.get("/transfer/").text
+    assert ours.post(f"/transfer/people/{pat.id}/link").status_code == 303
+    assert [m["To"] for m in smtp_server] == ["pat@example.org", "pat@example.org"]
+
+    theirs = factories.SignedIn(app.test_client(), southborough)
+    assert "pat@example.org" not in theirs.get("/transfer/").text
+    assert theirs.post(f"/transfer/people/{pat.id}/link").status_code == 404
+    # Once Pat works on a Southborough permit alone, Pat is Southborough's.
+    make.permit("southborough", inspectors=[pat])
+    db.session.commit()
+    assert ours.post(f"/transfer/people/{pat.id}/link").status_code == 404
+    assert theirs.post(f"/transfer/people/{pat.id}/link").status_code == 303
