@@ -343,7 +343,9 @@ def _under(profile: Profile, *purposes: str) -> str:
 
 
 def _type_citation(permit: Permit, key: str) -> str:
-    return profile_of(permit).inspection_type(key).citation
+    """The town's clause of the inspection type `key`, or "" where the town does not offer the type."""
+    profile = profile_of(permit)
+    return profile.inspection_type(key).citation if profile.offers(key) else ""
 
 
 def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:

@@ -265,7 +265,8 @@ def test_stop_work_status_is_recorded_on_the_report(site, signed_in):
 def test_unknown_type_is_refused_with_a_message(site, signed_in):
     client = signed_in(site.inspector)
     response = client.post(f"/permits/{site.permit.id}/inspections", {"type": "drive_by"})
-    assert response.status_code == 400 and "Choose one of the six inspection types" in response.text
+    # (A town offers its own subset of the registry's types, issue 30: the message no longer counts them.)
+    assert response.status_code == 400 and "Choose one of the town&#39;s inspection types" in response.text
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 0
 
 
