@@ -50,8 +50,16 @@ class TypeSpec:
     # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
     answers_storms: bool = False
     # The obligations of the schedule (rules/engine.py) a report of this type meets: §380-16 C(4)(b)[1] and CGP
-    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through.
+    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through;
+    # "om_inspection": the regular inspections of a completed project's facilities (§380-14 A(3)), owed every
+    # `interval` months of the town's profile from the certificate of completion.
     meets: tuple[str, ...] = ()
+    # Made of a completed project (§380-14 A(3): the O&M agreement's access "for regular inspections"), so offered
+    # only once the permit is completed, its certificate of completion issued.
+    after_completion: bool = False
+    # §380-14 E: a violation found on its submitted report is a failure to maintain; the town's agent may issue
+    # the notice to correct it (certifications), citing the report's findings, and the cure period runs.
+    feeds_notice_to_correct: bool = False
 
 
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (

@@ -58,14 +58,18 @@ def action_for(inspection_type: str) -> str:
 
 
 def not_offered(permit: Permit, inspection_type: str) -> str | None:
-    """Why an inspection of this type cannot be started on the permit (its town does not offer the type), or
-    None when it can. Who may start it is the policy's question (`action_for`)."""
+    """Why an inspection of this type cannot be started on the permit (its town does not offer the type, or the
+    type is made only once the permit is completed), or None when it can. Who may start it is the policy's
+    question (`action_for`)."""
     profile = profile_of(permit)
     if inspection_type not in inspection_types.TYPES:
         return "Choose one of the town's inspection types."
     if not profile.offers(inspection_type):
         return (f"{profile.town} does not offer this type of inspection ({humanize(inspection_type)}): its rules "
                 "define no such inspection. Choose one of the town's inspection types.")
+    if inspection_types.spec(inspection_type).after_completion and permit.status != "completed":
+        return (f"The {profile.inspection_type(inspection_type).name} is made of a completed project: this "
+                "permit has no certificate of completion yet.")
     return None
 
 

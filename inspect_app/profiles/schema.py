@@ -137,6 +137,11 @@ class OMCertificationRule(TownChoice, MonthsRule):
     certify_within_days: int = Field(default=30, ge=0, le=365)
 
 
+class IntervalRule(TownChoice, MonthsRule):
+    """An inspection of a completed project owed every `months` months from the certificate of completion
+    (§380-14 A(3): "regular inspections", with no number in the text: the town's `policy`, said so)."""
+
+
 class ReportingRule(Strict):
     """CGP 2022 Part 4.7.1: each inspection report completed within `report_hours` of the inspection;
     Part 5.4: a corrective action documented within `action_record_hours` of discovering the condition."""
@@ -358,6 +363,16 @@ class InspectionType(Strict):
     # Set: an item of this report may be answered "not inspected: unsafe", with the reason, and is then not
     # counted as inspected (the clause that allows it). Unset: every item must be inspected.
     unsafe_citation: str | None = Field(default=None, min_length=1, max_length=CITATION_MAX)
+    # How often the schedule owes it once the permit is completed: only for a type whose registry entry meets the
+    # regular inspections of a completed project (inspection_types: "om_inspection").
+    interval: IntervalRule | None = None
+
+    @model_validator(mode="after")
+    def _interval_only_after_completion(self) -> Self:
+        if self.interval is not None and "om_inspection" not in inspection_types.spec(self.key).meets:
+            raise ValueError("interval: only an inspection of a completed project's facilities is owed at an "
+                             "interval; this type's obligations are the schedule's own")
+        return self
 
     @field_validator("checklist")
     @classmethod
