@@ -622,11 +622,11 @@ def findings_cited(permit: Permit, inspection: Inspection) -> str:
     inspection of the completed project's facilities), as the notice cites them. OMError for any other report."""
     if (inspection.permit_id != permit.id or not inspection.is_submitted
             or not inspection_types.spec(inspection.type).feeds_notice_to_correct):
-        raise OMError({"inspection_id": "A notice to correct cites a submitted inspection of this permit's "
+        raise OMError({"text": "A notice to correct cites a submitted inspection of this permit's "
                                         "stormwater facilities."})
     violations = [finding for finding in inspection.findings if finding.is_violation]
     if not violations:
-        raise OMError({"inspection_id": "That inspection found no violation to correct."})
+        raise OMError({"text": "That inspection found no violation to correct."})
     profile = permits.profile_of(permit)
     day = inspection.performed_at.astimezone(zone(profile.timezone))
     lines = [f"- {finding.location}: {finding.description}" if finding.location else f"- {finding.description}"

@@ -377,7 +377,7 @@ def _cited_report(form: NoticeForm, permit: Permit) -> Inspection | None:
         return None
     inspection = db.session.get(Inspection, form.inspection_id.data)
     if inspection is None or inspection.permit_id != permit.id:
-        raise services.OMError({"inspection_id": "No inspection of this permit has this id."})
+        raise services.OMError({"text": "No inspection of this permit has this id."})
     return inspection
 
 
