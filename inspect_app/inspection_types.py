@@ -20,7 +20,7 @@ Covers = Literal["site", "structure", "punch_list"]
 # A type's own part of the report, besides the checklist, findings and photos: the fields its form reads into
 # `Inspection.details`, what a submission needs of them, and its section of the report page and of the PDF.
 # Each module that handles parts has one table by part name (forms, services, report.html, documents.reports).
-Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance"]
+Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance", "om_facilities"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,12 @@ TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
     TypeSpec("walk_through", part="punch_list", makes_punch_list=True, meets=("walk_through",)),
     TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
     TypeSpec("periodic", action="inspection.perform", finds_missed_pre_bury=True),
+    # §380-14 A(3): the O&M agreement's "access to the facility at reasonable times for regular inspections by the
+    # DPW Director or their authorized representative" (the town's agent, who reviews the O&M: "om.review"), of a
+    # completed project; each stormwater structure is answered per checklist item; a violation found feeds the
+    # notice to correct and its cure period (§380-14 E); owed at the profile's interval from the certificate.
+    TypeSpec("om_facility", part="om_facilities", action="om.review", after_completion=True,
+             feeds_notice_to_correct=True, meets=("om_inspection",)),
 )}
 KEYS: tuple[str, ...] = tuple(TYPES)
 
