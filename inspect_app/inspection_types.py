@@ -20,7 +20,7 @@ Covers = Literal["site", "structure", "punch_list"]
 # A type's own part of the report, besides the checklist, findings and photos: the fields its form reads into
 # `Inspection.details`, what a submission needs of them, and its section of the report page and of the PDF.
 # Each module that handles parts has one table by part name (forms, services, report.html, documents.reports).
-Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance"]
+Part = Literal["site_conditions", "controls", "structures", "punch_list", "system_acceptance", "om_facilities"]
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,16 @@ class TypeSpec:
     # CGP 2022 Part 4.2: started while a storm's inspection is owed, it answers that storm (rules/engine.py).
     answers_storms: bool = False
     # The obligations of the schedule (rules/engine.py) a report of this type meets: §380-16 C(4)(b)[1] and CGP
-    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through.
+    # 2022 Part 4.2 (before construction, routine, after a storm), C(4)(c) before backfill, C(4)(d) walk-through;
+    # "om_inspection": the regular inspections of a completed project's facilities (§380-14 A(3)), owed every
+    # `interval` months of the town's profile from the certificate of completion.
     meets: tuple[str, ...] = ()
+    # Made of a completed project (§380-14 A(3): the O&M agreement's access "for regular inspections"), so offered
+    # only once the permit is completed, its certificate of completion issued.
+    after_completion: bool = False
+    # §380-14 E: a violation found on its submitted report is a failure to maintain; the town's agent may issue
+    # the notice to correct it (certifications), citing the report's findings, and the cure period runs.
+    feeds_notice_to_correct: bool = False
 
 
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
@@ -63,6 +71,12 @@ TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
     TypeSpec("walk_through", part="punch_list", makes_punch_list=True, meets=("walk_through",)),
     TypeSpec("final", part="system_acceptance", resolves_punch_list=True),
     TypeSpec("periodic", action="inspection.perform", finds_missed_pre_bury=True),
+    # §380-14 A(3): the O&M agreement's "access to the facility at reasonable times for regular inspections by the
+    # DPW Director or their authorized representative" (the town's agent, who reviews the O&M: "om.review"), of a
+    # completed project; each stormwater structure is answered per checklist item; a violation found feeds the
+    # notice to correct and its cure period (§380-14 E); owed at the profile's interval from the certificate.
+    TypeSpec("om_facility", part="om_facilities", action="om.review", after_completion=True,
+             feeds_notice_to_correct=True, meets=("om_inspection",)),
 )}
 KEYS: tuple[str, ...] = tuple(TYPES)
 

@@ -41,6 +41,7 @@ OBLIGATION_KIND_LABELS = {
     "cure": "Cure after notice to correct",
     "report": "Inspection report",
     "corrective_action_record": "Corrective action documented",
+    "om_inspection": "O&M facility inspection",
 }
 # The final submissions; each one's clause is the town's (profile `citations`, `<kind>_submission`).
 SUBMISSION_KIND_LABELS = {"om_plan": "Final operation and maintenance plan", "as_built": "As-built drawings",

@@ -46,6 +46,8 @@ class NoticeForm(FlaskForm):
     text = TextAreaField("Maintenance to correct",
                          validators=[DataRequired(message="Say what maintenance must be corrected."),
                                      Length(max=4000)])
+    # The inspection whose violations the notice follows and cites (§380-14 E), when issued from its report.
+    inspection_id = HiddenField(validators=[Optional(), Length(max=36)])
 
 
 class PlanForm(FlaskForm):

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
-from inspect_app import signatures
+from inspect_app import inspection_types, signatures
 from inspect_app.blobs import files
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
@@ -28,6 +28,7 @@ from inspect_app.certifications.models import (
 )
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -588,11 +589,15 @@ def review(actor, certification: OMCertification, *, decision: str, note: str | 
 # -- failure to maintain (§380-14 E) ----------------------------------------------------------------------
 
 
-def issue_notice(actor, permit: Permit, text: str, certification: OMCertification | None = None) -> NoticeToCorrect:
-    """Issue a notice to correct maintenance; the cure period (30 days in §380-14 E) starts now."""
+def issue_notice(actor, permit: Permit, text: str, certification: OMCertification | None = None,
+                 inspection: Inspection | None = None) -> NoticeToCorrect:
+    """Issue a notice to correct maintenance; the cure period (30 days in §380-14 E) starts now. With
+    `inspection`, the notice follows that report's violations and cites them (`findings_cited`)."""
     if not (text or "").strip():
         raise OMError({"text": "Say what maintenance must be corrected."})
     profile = permits.profile_of(permit)
+    if inspection is not None:
+        text = f"{text.strip()}\n\n{findings_cited(permit, inspection)}"
     issued_at = utcnow()
     # The day-based deadline ends with its last local day, as the schedule engine counts it.
     cure_due_at = days_after(issued_at, profile.cure_period.days, zone(profile.timezone))
@@ -608,6 +613,26 @@ def issue_notice(actor, permit: Permit, text: str, certification: OMCertificatio
     mail.send(recipients(permit), f"Notice to correct maintenance: permit {permit.number}", body,
               permit_id=permit.id)
     return notice
+
+
+@implements("§380-14 E")
+def findings_cited(permit: Permit, inspection: Inspection) -> str:
+    """§380-14 E: "after notice ... to correct a violation requiring maintenance work": the violations found on a
+    submitted report of a type whose findings feed the notice (inspection_types: `feeds_notice_to_correct`, the
+    inspection of the completed project's facilities), as the notice cites them. OMError for any other report."""
+    if (inspection.permit_id != permit.id or not inspection.is_submitted
+            or not inspection_types.spec(inspection.type).feeds_notice_to_correct):
+        raise OMError({"text": "A notice to correct cites a submitted inspection of this permit's "
+                                        "stormwater facilities."})
+    violations = [finding for finding in inspection.findings if finding.is_violation]
+    if not violations:
+        raise OMError({"text": "That inspection found no violation to correct."})
+    profile = permits.profile_of(permit)
+    day = inspection.performed_at.astimezone(zone(profile.timezone))
+    lines = [f"- {finding.location}: {finding.description}" if finding.location else f"- {finding.description}"
+             for finding in violations]
+    return "\n".join([f"Violations found on the {profile.name_of(inspection.type)} of {day:%B %-d, %Y}:",
+                      *lines])
 
 
 def mark_cured(actor, notice: NoticeToCorrect) -> NoticeToCorrect:

@@ -22,6 +22,7 @@ from inspect_app.certifications.models import (
     Easement, MaintenanceLogEntry, NoticeToCorrect, OMCertification, ResponsibleParty, ScheduleAmendment,
 )
 from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.photos.models import Photo
 from inspect_app.photos.posted import store_posted
@@ -361,13 +362,23 @@ def issue_notice(permit_id: str):
     form = NoticeForm(prefix="notice")
     if form.validate_on_submit():
         try:
-            services.issue_notice(current_user, permit, form.text.data)
+            services.issue_notice(current_user, permit, form.text.data, inspection=_cited_report(form, permit))
         except services.OMError as error:
             _fail(form, error)
         else:
             db.session.commit()
             return redirect(url_for("certifications.plan", permit_id=permit.id) + "#notices", code=303)
     return _plan_page(permit, 422, notice_form=form)
+
+
+def _cited_report(form: NoticeForm, permit: Permit) -> Inspection | None:
+    """The report a notice is issued from (its violations cited), if the form names one."""
+    if not form.inspection_id.data:
+        return None
+    inspection = db.session.get(Inspection, form.inspection_id.data)
+    if inspection is None or inspection.permit_id != permit.id:
+        raise services.OMError({"text": "No inspection of this permit has this id."})
+    return inspection
 
 
 @bp.post("/permits/<permit_id>/om/notices/<notice_id>/cured")

@@ -343,7 +343,9 @@ def _under(profile: Profile, *purposes: str) -> str:
 
 
 def _type_citation(permit: Permit, key: str) -> str:
-    return profile_of(permit).inspection_type(key).citation
+    """The town's clause of the inspection type `key`, or "" where the town does not offer the type."""
+    profile = profile_of(permit)
+    return profile.inspection_type(key).citation if profile.offers(key) else ""
 
 
 def _notice(inspection: Inspection, profile: Profile, tz: ZoneInfo) -> str:
@@ -478,6 +480,19 @@ def _system_acceptance(inspection: Inspection, permit: Permit) -> list:
         (_cited("Engineer's certification", profile.citations.get("final_certification")),
          (certification.get("text") or "") if certified else "Not certified"),
     ))]
+
+
+def _om_facilities(inspection: Inspection, permit: Permit) -> list:
+    """§380-14 A(3): the completed project's facilities inspected (each answered in the checklist), the certificate
+    they follow, and the notice a violation brings (§380-14 E)."""
+    profile = profile_of(permit)
+    structures = db.session.scalars(select(StormwaterStructure.name).where(StormwaterStructure.permit_id == permit.id)
+                                    .order_by(StormwaterStructure.name)).all()
+    return [Heading(_cited("Stormwater facilities after completion", _type_citation(permit, inspection.type)), 2),
+            Fields((("Certificate of completion", _day(permit.completed_on)),
+                    ("Facilities inspected", ", ".join(structures) or "None recorded"),
+                    (_cited("A violation found", profile.cite("notice_to_correct")),
+                     f"corrected within {profile.cure_period.days} days of the notice to correct")))]
 
 
 def _structures(inspection: Inspection, permit: Permit) -> list:
@@ -917,4 +932,5 @@ def _history_station_weather(i: dict[str, Any]) -> str:
 
 # The PDF section of each part of a report the registry names (inspection_types.Part); the controls and the punch
 # list have sections of their own (the checklist's rows, `_punch_list`).
-PART_SECTIONS = {"site_conditions": _site_conditions, "structures": _structures, "system_acceptance": _system_acceptance}
+PART_SECTIONS = {"site_conditions": _site_conditions, "structures": _structures, "system_acceptance": _system_acceptance,
+                 "om_facilities": _om_facilities}

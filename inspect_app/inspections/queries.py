@@ -25,6 +25,7 @@ from inspect_app.rules.trace import implements
 from inspect_app.schedule.facts import load_records
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.templating import humanize
 from inspect_app.weather.models import StormEvent
 
 
@@ -54,6 +55,27 @@ class AreaClock:
 def action_for(inspection_type: str) -> str:
     """The policy action needed to perform (and edit) an inspection of this type."""
     return inspection_types.spec(inspection_type).action  # who performs which type: the registry says why
+
+
+def not_offered(permit: Permit, inspection_type: str) -> str | None:
+    """Why an inspection of this type cannot be started on the permit (its town does not offer the type, or the
+    type is made only once the permit is completed), or None when it can. Who may start it is the policy's
+    question (`action_for`)."""
+    profile = profile_of(permit)
+    if inspection_type not in inspection_types.TYPES:
+        return "Choose one of the town's inspection types."
+    if not profile.offers(inspection_type):
+        return (f"{profile.town} does not offer this type of inspection ({humanize(inspection_type)}): its rules "
+                "define no such inspection. Choose one of the town's inspection types.")
+    if inspection_types.spec(inspection_type).after_completion and permit.status != "completed":
+        return (f"The {profile.inspection_type(inspection_type).name} is made of a completed project: this "
+                "permit has no certificate of completion yet.")
+    return None
+
+
+def startable(permit: Permit) -> list:
+    """The town's inspection types (its profile's definitions) that can be started on the permit now."""
+    return [kind for kind in profile_of(permit).inspection_types if not_offered(permit, kind.key) is None]
 
 
 def may_edit(user, inspection: Inspection) -> bool:

@@ -31,7 +31,7 @@ from inspect_app.inspections import checks, weather
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before,
-    matching_notice, open_punch_items, pipe_runs, schedule_in_force, storm_to_answer, storms_of, type_of,
+    matching_notice, not_offered, open_punch_items, pipe_runs, schedule_in_force, storm_to_answer, storms_of, type_of,
     underground_structures, videos_of, weather_pending,
 )
 from inspect_app.mail import services as mail
@@ -199,6 +199,8 @@ def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.dat
     now = now or utcnow()
     if inspection_type not in INSPECTION_TYPES:
         raise InspectionError("inspection_type", "Choose the type of inspection.")
+    if not profile_of(permit).offers(inspection_type):
+        raise InspectionError("inspection_type", not_offered(permit, inspection_type))
     if planned_for <= now:
         raise InspectionError("planned_for", "The planned time must be in the future.")
     profile = profile_of(permit)
@@ -229,8 +231,9 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
                      longitude: float | None = None, now: dt.datetime | None = None,
                      inspection_id: str | None = None, fetch_weather: bool = True) -> Inspection:
     """Open a draft report pre-filled with what the app knows: time, place, inspector, notice."""
-    if inspection_type not in INSPECTION_TYPES:
-        raise InspectionError("type", "Choose one of the six inspection types.")
+    refused = not_offered(permit, inspection_type)
+    if refused:
+        raise InspectionError("type", refused)
     now = now or utcnow()
     device = latitude is not None and longitude is not None
     inspection = Inspection(
@@ -719,9 +722,11 @@ def _missed_pre_bury_findings(actor, inspection: Inspection, profile: Profile) -
     conveyance or infiltration structures". A structure recorded as backfilled before any submitted pre-bury
     inspection covered it is a violation by itself: found once, on the next report of the whole site, unless the
     authority waived its inspection (§380-8). It stays open until its corrective action is verified."""
-    if not profile.program.enabled:
-        return []  # a town whose inspection program is a policy it switched off requires no pre-bury inspection
     (kind,) = inspection_types.keys_where(covers="structure")  # the pre-bury inspection
+    if not profile.program.enabled or not profile.offers(kind):
+        # A town whose inspection program is a policy it switched off, or that has no pre-bury inspection,
+        # requires none.
+        return []
     citation = profile.program.cited(short_citation(profile.inspection_type(kind).citation))
     made = []
     for structure in underground_structures(inspection.permit):

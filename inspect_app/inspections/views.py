@@ -18,7 +18,7 @@ from inspect_app.findings import services as findings
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.findings.pages import page_context
 from inspect_app.inspections import canonical, checks, forms, queries, services, wording
-from inspect_app.inspections.models import INSPECTION_TYPES, Inspection
+from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
@@ -62,7 +62,7 @@ def locked(inspection: Inspection, message: str):
 def section(permit: Permit, notice_form=None) -> dict:
     """What the permit page's Inspections section shows to the current user."""
     profile = profile_of(permit)
-    startable = [k for k in profile.inspection_types if allowed(current_user, queries.action_for(k.key), permit)]
+    startable = [k for k in queries.startable(permit) if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
             "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
@@ -127,8 +127,9 @@ def start(permit_id: str):
     """Start an inspection of the permit, pre-filled with time, place, inspector and notice."""
     permit = permit_or_404(permit_id)
     form = forms.StartForm()
-    if form.type.data not in INSPECTION_TYPES:
-        abort(400, description="Choose one of the six inspection types.")
+    refused = queries.not_offered(permit, form.type.data)
+    if refused:
+        abort(400, description=refused)
     require(queries.action_for(form.type.data), permit)
     if not form.validate_on_submit():
         abort(400, description=LOCATION_UNREADABLE)
@@ -179,7 +180,7 @@ def new(permit_id: str, inspection_type: str):
     (create-or-submit, below) whether it is sent at once or later from the device's outbox.
     """
     permit = permit_or_404(permit_id)
-    if inspection_type not in INSPECTION_TYPES:
+    if queries.not_offered(permit, inspection_type):
         abort(404)
     require(queries.action_for(inspection_type), permit)
     planned = services.start_inspection(current_user, permit, inspection_type, fetch_weather=False)
@@ -200,9 +201,10 @@ def load_or_create(inspection_id: str) -> Inspection:
     if not DEVICE_ID.match(inspection_id):
         abort(404)
     permit = permit_or_404(request.form["permit_id"])
-    inspection_type = request.form.get("type")
-    if inspection_type not in INSPECTION_TYPES:
-        abort(400, description="Choose one of the six inspection types.")
+    inspection_type = request.form.get("type") or ""
+    refused = queries.not_offered(permit, inspection_type)
+    if refused:
+        abort(400, description=refused)
     require(queries.action_for(inspection_type), permit)
     # The device's position as the form opened, when it gave one (the start form's fields, checked the same).
     where = forms.StartForm()

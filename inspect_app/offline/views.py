@@ -18,7 +18,6 @@ from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections import queries
 from inspect_app.permits.models import Permit
-from inspect_app.permits.services import profile_of
 from inspect_app.types import utcnow
 
 bp = Blueprint("offline", __name__)
@@ -131,7 +130,7 @@ def _permit_pages(permit: Permit, open_action_reports: set[str]) -> dict:
     the user may use (§380-14: the plan, the maintenance log, the annual certification), and the page recording
     frozen conditions and snowmelt for those who may record them."""
     forms = [url_for("inspections.new", permit_id=permit.id, inspection_type=k.key)
-             for k in profile_of(permit).inspection_types
+             for k in queries.startable(permit)
              if allowed(current_user, queries.action_for(k.key), permit)]
     reports = {url_for("inspections.detail", inspection_id=i) for i in open_action_reports}
     om = [url_for("certifications.plan", permit_id=permit.id)]

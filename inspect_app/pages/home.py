@@ -9,6 +9,7 @@ from flask import Blueprint, redirect, render_template, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import select
 
+from inspect_app import inspection_types
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.certifications.services import summary
@@ -24,13 +25,17 @@ bp = Blueprint("permittee", __name__)
 # Obligations the page lists on lines of their own, or not at all: the O&M certification, a notice's cure, and
 # corrective actions (those assigned to the permit holder have their line; others' are not theirs to do).
 OWN_LINES = ("om_certification", "cure", "corrective_action", "corrective_action_record")
+# The authority's own inspections of a completed project (§380-14 A(3): the agreement gives the DPW Director access
+# for them) are the town's to make, not the permit holder's: not listed as theirs.
+AUTHORITYS_OWN = tuple(obligation for key in inspection_types.keys_where(after_completion=True)
+                       for obligation in inspection_types.spec(key).meets)
 
 
 def _owed(permit: Permit, user: User, at: dt.datetime) -> list[now.NowItem]:
     """The permit's other obligations due or overdue at `at` (the inspections owed, stabilization, ...), a chain
     of missed ones folded into one line."""
     return [item for item in now.section(permit, user, at)
-            if item.status in ("due", "overdue") and item.row.obligation.kind not in OWN_LINES]
+            if item.status in ("due", "overdue") and item.row.obligation.kind not in (*OWN_LINES, *AUTHORITYS_OWN)]
 
 
 def permittee_overview(user: User, visible: list[Permit]) -> list[dict[str, Any]]:

@@ -21,6 +21,8 @@ from inspect_app.pages.dashboard.services import Row, owed, permit_open, when_du
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
+from inspect_app.permits.services import profile_of
+from inspect_app.profiles.schema import Profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +42,9 @@ class Answer:
 
 
 def _start(inspection_type: str) -> Answer:
-    """A "Start" of an inspection of this type, by whoever may make it (§380-16 C(2)-(3))."""
-    return Answer("Start", "inspection.regulatory", inspection_type=inspection_type)
+    """A "Start" of an inspection of this type, by whoever may make it (the registry's action for the type:
+    §380-16 C(2)-(3), C(4)(f))."""
+    return Answer("Start", inspection_types.spec(inspection_type).action, inspection_type=inspection_type)
 
 
 # §380-11 C(3)(a), CGP 2022 Part 2.2.14: recorded on the area (stabilization begun, then stabilized).
@@ -64,6 +67,15 @@ ANSWERS: dict[str, Answer] = {
     "cure": Answer("Log the work", "om.log", endpoint="certifications.log"),
     "start_of_work": _PERMIT_DATES, "extension_request": _PERMIT_DATES, "lapse": _PERMIT_DATES,
 }
+
+
+def answer_for(kind: str, profile: Profile) -> Answer | None:
+    """What meets an obligation of `kind` in the town of `profile`: no Start of an inspection type the town does
+    not offer (its schedule may still owe the CGP's inspections, made under another of its types)."""
+    answer = ANSWERS.get(kind)
+    if answer is not None and answer.inspection_type and not profile.offers(answer.inspection_type):
+        return None
+    return answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +115,12 @@ def _others_drafts(permit: Permit, user, rows: list[Row]) -> set[str]:
 
 def section(permit: Permit, user, now: dt.datetime) -> list[NowItem]:
     """The permit's open obligations as of `now`, overdue first, then due, then upcoming, for `user`."""
-    rows = permit_open(permit.id, now)
+    rows, profile = permit_open(permit.id, now), profile_of(permit)
     not_theirs = _others_drafts(permit, user, rows)
     items = []
     for each in owed(rows):
         row, ob = each.row, each.row.obligation
-        answer = None if ob.subject in not_theirs else ANSWERS.get(ob.kind)
+        answer = None if ob.subject in not_theirs else answer_for(ob.kind, profile)
         headline = f"{OBLIGATION_KIND_LABELS.get(ob.kind, ob.kind)}: {row.subject}"
         items.append(NowItem(row, headline, when_due(ob, now), answer, _href(permit, answer, ob.subject), each.more))
     return items

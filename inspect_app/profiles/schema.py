@@ -20,6 +20,8 @@ from inspect_app.types import TOWN_TIMEZONE
 # A citation is stored with each obligation (permit_obligations.citation, 200 characters).
 CITATION_MAX = 200
 INSPECTION_TYPE_KEYS = inspection_types.KEYS  # declared once, in the registry
+# A field naming inspection types accepts the registry's keys, whichever the town offers.
+InspectionTypeKey = Literal[INSPECTION_TYPE_KEYS]  # type: ignore[valid-type]
 # What a document, page or email cites a town clause for. A purpose the town does not list is printed with
 # no clause, so a document names only its own town's sections (issue 13: towns are data).
 CitationPurpose = Literal[
@@ -119,8 +121,7 @@ class AdvanceNotice(TownChoice, HoursRule):
     """§380-16 C(3): notice to the authority at least `hours` before each inspection of the listed types
     (the inspections the project design engineer conducts; not the CGP erosion-control inspections)."""
 
-    inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
-                                    "periodic"], ...] = ("initial", "pre_bury", "walk_through", "final", "periodic")
+    inspection_types: tuple[InspectionTypeKey, ...] = ("initial", "pre_bury", "walk_through", "final", "periodic")
 
     def required_for(self, inspection_type: str, by_authority: bool = False) -> bool:
         """Whether an inspection of this type owes the notice: never one the authority makes itself (the notice
@@ -136,6 +137,11 @@ class OMCertificationRule(TownChoice, MonthsRule):
     certify_within_days: int = Field(default=30, ge=0, le=365)
 
 
+class IntervalRule(TownChoice, MonthsRule):
+    """An inspection of a completed project owed every `months` months from the certificate of completion
+    (§380-14 A(3): "regular inspections", with no number in the text: the town's `policy`, said so)."""
+
+
 class ReportingRule(Strict):
     """CGP 2022 Part 4.7.1: each inspection report completed within `report_hours` of the inspection;
     Part 5.4: a corrective action documented within `action_record_hours` of discovering the condition."""
@@ -146,8 +152,7 @@ class ReportingRule(Strict):
     action_record_citation: str = Field(default="CGP 2022 Part 5.4", min_length=1, max_length=CITATION_MAX)
     # Part 4.7.1 is about the inspections Part 4 requires (the erosion-control inspections); a town that
     # holds its own reports to the same deadline lists their types here.
-    report_inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
-                                           "periodic"], ...] = ("erosion_control",)
+    report_inspection_types: tuple[InspectionTypeKey, ...] = ("erosion_control",)
 
 
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
@@ -299,8 +304,7 @@ class DischargeRule(Strict):
     report), on the reports of `inspection_types`. A discharge with visible sediment is the condition
     `sediment_condition` (a key of the profile's `corrective_conditions`)."""
 
-    inspection_types: tuple[Literal["initial", "erosion_control", "pre_bury", "walk_through", "final",
-                                    "periodic"], ...] = ("erosion_control",)
+    inspection_types: tuple[InspectionTypeKey, ...] = ("erosion_control",)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)
     sediment_condition: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
@@ -327,7 +331,7 @@ ANY_SIGNER = (Signer(role="inspector", who="the inspector assigned to the permit
 
 
 class InspectionType(Strict):
-    key: Literal[INSPECTION_TYPE_KEYS]  # type: ignore[valid-type]
+    key: InspectionTypeKey
     name: str = Field(min_length=1)
     when: str = Field(min_length=1)
     citation: str = Field(min_length=1, max_length=CITATION_MAX)
@@ -359,6 +363,16 @@ class InspectionType(Strict):
     # Set: an item of this report may be answered "not inspected: unsafe", with the reason, and is then not
     # counted as inspected (the clause that allows it). Unset: every item must be inspected.
     unsafe_citation: str | None = Field(default=None, min_length=1, max_length=CITATION_MAX)
+    # How often the schedule owes it once the permit is completed: only for a type whose registry entry meets the
+    # regular inspections of a completed project (inspection_types: "om_inspection").
+    interval: IntervalRule | None = None
+
+    @model_validator(mode="after")
+    def _interval_only_after_completion(self) -> Self:
+        if self.interval is not None and "om_inspection" not in inspection_types.spec(self.key).meets:
+            raise ValueError("interval: only an inspection of a completed project's facilities is owed at an "
+                             "interval; this type's obligations are the schedule's own")
+        return self
 
     @field_validator("checklist")
     @classmethod
@@ -482,18 +496,44 @@ class Profile(Strict):
     @field_validator("inspection_types")
     @classmethod
     def _each_inspection_type_once(cls, kinds: tuple[InspectionType, ...]) -> tuple[InspectionType, ...]:
-        # §380-16 C(4)(a)-(f): the six inspections of the program, each defined exactly once.
-        keys = [kind.key for kind in kinds]
-        problems = []
-        repeated = _repeated(keys)
+        # A town offers the registry's types it defines, each once (§380-16 C(4)(a)-(f) are Longmeadow's six);
+        # a type it does not define is not offered there.
+        repeated = _repeated(kind.key for kind in kinds)
         if repeated:
-            problems.append(f"defined more than once: {', '.join(repeated)}")
-        missing = [key for key in INSPECTION_TYPE_KEYS if key not in keys]
-        if missing:
-            problems.append(f"missing: {', '.join(missing)}")
-        if problems:
-            raise ValueError("each of the six inspection types must appear once; " + "; ".join(problems))
+            raise ValueError(f"each inspection type is defined at most once; defined more than once: "
+                             f"{', '.join(repeated)}")
         return kinds
+
+    @model_validator(mode="after")
+    def _required_inspections_offered(self) -> Self:
+        """An inspection type the certificate of completion requires must be one the town offers: otherwise it
+        could never be made, and the certificate never issued."""
+        missing = [key for key in self.completion.required_inspections
+                   if key in INSPECTION_TYPE_KEYS and not self.offers(key)]
+        if missing:
+            raise ValueError(f"completion.required_inspections names {', '.join(missing)}, which the town does not "
+                             "offer: define it in [[inspection_types]] or leave it out of the list")
+        return self
+
+    def offers(self, key: str) -> bool:
+        """Whether the town offers inspections of the type `key` (its profile defines it)."""
+        return any(kind.key == key for kind in self.inspection_types)
+
+    def waivable(self) -> tuple[str, ...]:
+        """The requirements the town's authority may waive (`waivers.requirements`), less the inspections of a
+        type the town does not offer (never owed there, so nothing to waive)."""
+        if self.waivers is None:
+            return ()
+        inspections = inspection_types.obligations_met()
+        return tuple(requirement for requirement in self.waivers.requirements
+                     if requirement not in inspections or self.offers(inspection_types.meeting(requirement)))
+
+    def name_of(self, key: str) -> str:
+        """The town's name for the inspection type `key`; for a type it does not offer (a record kept from before
+        its profile dropped the type), the key in words."""
+        if self.offers(key):
+            return self.inspection_type(key).name
+        return f"{key.replace('_', ' ').capitalize()} inspection"
 
     def cite(self, purpose: CitationPurpose) -> str:
         """The town's clause for `purpose` ("§380-18"), or "" where the town cites none."""

@@ -89,6 +89,10 @@ Choices made where the rules leave room:
 - O&M certifications: one per `om_certification.months` period after the certificate of completion,
   made after the period has ended (it certifies the last 12 months, §380-14 C(2)(l)) and due
   `certify_within_days` later; a certification counts for the earliest open period that had ended.
+- Inspections of a completed project's facilities (§380-14 A(3), "regular inspections" with no number): one per
+  period of the inspection type's `interval` months (the town's policy) from the certificate of completion, due
+  by the period's last day; the first inspection of that type made from a period's start meets it, so one made
+  after a missed period meets that one late, and its own.
 
 `history=False` returns only what can still be acted on (upcoming, due, overdue) and skips obligations
 that were met or can no longer be met (a missed inspection once construction is complete); the
@@ -140,6 +144,7 @@ Kind = Literal[
     "cure",
     "report",
     "corrective_action_record",
+    "om_inspection",
 ]
 
 CGP_STANDARD = "CGP 2022 Part 4.2"
@@ -321,11 +326,15 @@ class _Evaluation:
         erosion: list[dt.datetime] = []
         self.first_walk_through: dt.datetime | None = None
         self.first_final: dt.datetime | None = None
+        # The inspections of a completed project's facilities (§380-14 A(3)), by type, sorted.
+        self.after_completion: dict[str, list[dt.datetime]] = {}
         for inspection in facts.inspections:
             at, kind = inspection.at, inspection.kind
             if at > now:
                 continue
             declared = spec(kind)
+            if declared.after_completion:
+                self.after_completion.setdefault(kind, []).append(at)
             if "inspection" in declared.meets:  # the routine schedule's (and so storms' and pre-construction's)
                 erosion.append(at)
             elif declared.makes_punch_list:
@@ -335,6 +344,8 @@ class _Evaluation:
                 self.first_final = at
         erosion.sort()
         self.erosion = erosion
+        for times in self.after_completion.values():
+            times.sort()
         self.changes, self.change_times = self._whole_site_stabilized()
         sensitive = facts.sensitive_waters
         self.normal_days = SENSITIVE_DAYS if sensitive else SCHEDULE_DAYS[facts.cgp_schedule]
@@ -369,6 +380,7 @@ class _Evaluation:
         self._corrective_actions()
         self._reports()
         self._om_certification()
+        self._om_inspections()
         self._cure()
         self.out.sort(key=_by_deadline)
         return self.out
@@ -995,6 +1007,36 @@ class _Evaluation:
             if opens > now:
                 break  # the period still running is shown as upcoming; later ones are not
             period += 1
+
+    @implements("§380-14 A(3)")
+    def _om_inspections(self) -> None:
+        """§380-14 A(3): the O&M agreement gives the authority access to a completed project's facilities "at
+        reasonable times for regular inspections". The text gives no number: the town's profile says every how
+        many months (`interval` of the inspection type, its policy), counted from the certificate of completion.
+        Each period owes one inspection, due by its last day; the first inspection made from the period's start
+        meets it, so one made after a missed period meets that one late (and its own period too)."""
+        done = self.completed
+        if done is None:
+            return
+        tz, now = self.tz, self.now
+        for kind in self.profile.inspection_types:
+            rule = kind.interval
+            if rule is None or not rule.enabled or "om_inspection" not in spec(kind.key).meets:
+                continue
+            citation, months, name = rule.cited(short_citation(rule.citation)), rule.months, kind.name
+            made = self.after_completion.get(kind.key, [])
+            start, opens, period = local_date(done, tz), done, 1
+            while True:
+                due = end_of_day(add_months(start, period * months) - dt.timedelta(days=1), tz)
+                met = made[bisect_left(made, opens)] if bisect_left(made, opens) < len(made) else None
+                self._emit(
+                    "om_inspection", f"om_inspection:{period}", opens, due, met, citation,
+                    lambda due=due: f"The {name} is owed every {months} months once the project is "
+                    f"completed: the next one by {_date(due, tz)}.",
+                )
+                if opens > now:
+                    break  # the period still to come is shown as upcoming; later ones are not
+                opens, period = due, period + 1
 
     @implements("§380-14 E")
     def _cure(self) -> None:

@@ -65,12 +65,14 @@ from inspect_app.types import UTCDateTime
 from inspect_app.waivers.models import Waiver as WaiverRow
 from inspect_app.weather.models import StormEvent
 
-# The engine reads the inspections that meet the routine schedule (CGP schedule, storms, pre-construction) and
-# the first walk-through and final; pre-bury inspections reach it through each structure. Others it ignores.
+# The engine reads the inspections that meet the routine schedule (CGP schedule, storms, pre-construction), the
+# first walk-through and final, and those of a completed project (§380-14 A(3)); pre-bury inspections reach it
+# through each structure. Others it ignores.
 _ROUTINE = inspection_types.meeting("inspection")
 [_WALK_THROUGH] = inspection_types.keys_where(makes_punch_list=True)
 [_FINAL] = inspection_types.keys_where(part="system_acceptance")
-ENGINE_INSPECTION_TYPES = (_ROUTINE, _WALK_THROUGH, _FINAL)
+_AFTER_COMPLETION = inspection_types.keys_where(after_completion=True)
+ENGINE_INSPECTION_TYPES = (_ROUTINE, _WALK_THROUGH, _FINAL, *_AFTER_COMPLETION)
 _DAY = dt.timedelta(days=1)
 # The columns `load_records` reads, table by table (with the labels shown beside obligations): a change
 # to any of them can change what a permit owes, so `schedule.obligations` works the permit out again.
@@ -206,7 +208,12 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
         waivers = _grouped(run("waivers"))
         assigned = _grouped(run("assigned"))
         structures = _grouped(run("structures"))
-        inspections = _open_inspections(run("inspections")) if open_at is not None else _grouped(run("inspections"))
+        if open_at is not None:
+            inspections = _open_inspections(run("inspections"))
+            for pid, *row in run("inspections_after_completion"):
+                inspections.setdefault(pid, []).append(tuple(row))
+        else:
+            inspections = _grouped(run("inspections"))
         findings = _grouped(run("findings"))
         reports = _grouped(run("reports"))
         storms = _grouped(run("storms"))
@@ -343,6 +350,8 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
         .where(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True))
     )
     queries["inspections"] = _open_inspections_query(ids, open_at) if open_at is not None else _all_inspections(ids)
+    # Every inspection of a completed project (one a year or so): each may meet a period missed before it.
+    queries["inspections_after_completion"] = _all_inspections(ids).where(InspectionRow.type.in_(_AFTER_COMPLETION))
     storm_query = (
         select(StormEvent.permit_id, StormEvent.day, StormEvent.depth_mm, StormEvent.started_at,
                StormEvent.reached_at, StormEvent.ended_at, StormEvent.multi_day)

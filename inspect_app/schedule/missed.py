@@ -72,7 +72,7 @@ def _made(permit: Permit, kind: str) -> dt.datetime | None:
 
 def _words(ob: Obligation, record: Record) -> str:
     """What the obligation's inspection is, in the words of the town's inspection types."""
-    name = record.profile.inspection_type(inspection_types.meeting(ob.kind)).name  # the type that meets it
+    name = record.profile.name_of(inspection_types.meeting(ob.kind))  # the type that meets it
     if ob.kind == "pre_construction":
         return f"{name} before construction started"
     if ob.kind == "pre_bury":
@@ -94,6 +94,7 @@ def required_not_made(permit: Permit, now: dt.datetime) -> list[MissedInspection
     missing = []
     for key in required:
         if key in inspection_types.TYPES and not inspection_types.spec(key).meets:  # no obligation: made or not
+            # (the profile requires only types the town offers: profiles/schema.py)
             if _made(permit, key) is None:
                 kind = profile.inspection_type(key)
                 missing.append(MissedInspection(key, kind.name, kind.citation))

@@ -44,8 +44,7 @@ def waivers_of(permit: Permit) -> list[Waiver]:
 def waivable(permit: Permit) -> list[tuple[str, str]]:
     """(requirement, its name) the town's rules let its authority waive on this permit; none where they
     provide for no waiver."""
-    rule = profile_of(permit).waivers
-    return [] if rule is None else [(key, OBLIGATION_KIND_LABELS[key]) for key in rule.requirements]
+    return [(key, OBLIGATION_KIND_LABELS[key]) for key in profile_of(permit).waivable()]
 
 
 def clause(permit: Permit) -> str:
@@ -62,7 +61,7 @@ def grant_waiver(actor, permit: Permit, requirement: str, reason: str, granted_o
     if rule is None:
         raise WaiverError("requirement", f"{profile_of(permit).town}'s rules provide for no waiver of their "
                                          "requirements.")
-    if requirement not in rule.requirements:
+    if requirement not in profile_of(permit).waivable():
         raise WaiverError("requirement", "Choose one of the town's own requirements; the CGP's are federal and no "
                                          f"town can waive them ({short_citation(rule.citation)}).")
     reason = (reason or "").strip()

@@ -116,8 +116,10 @@ def test_southborough_says_where_borrowed_values_come_from(profiles):
 
 def test_longmeadow_citations_point_into_chapter_380_or_the_cgp(profiles):
     longmeadow = profiles["longmeadow"]
+    # The six of the inspection program, §380-16 C(4)(a)-(f); the O&M facility inspection, §380-14 A(3).
+    program = {key: f"§380-16 C(4)({letter})" for key, letter in zip(INSPECTION_TYPE_KEYS, "abcdef")}
     for kind in longmeadow.inspection_types:
-        assert kind.citation.startswith(f"§380-16 C(4)({'abcdef'[INSPECTION_TYPE_KEYS.index(kind.key)]})")
+        assert kind.citation.startswith(program.get(kind.key, "§380-14 A(3)"))
         for item in kind.checklist:
             sections = [int(number) for number in re.findall(r"§380-(\d+)", item.citation)]
             assert sections or "CGP 2022" in item.citation, item.key
@@ -133,6 +135,8 @@ def test_inspection_program_asks_per_control_area_structure_and_pipe(profiles, t
     assert {"control", "area"} <= per["erosion_control"]
     assert per["pre_bury"] == {"structure"}
     assert "pipe" in per["final"]
+    # The O&M facility inspection answers each structure of the completed project (§380-14 A(3), §7.6 e)(1)).
+    assert "structure" in per["om_facility"]
     pre_bury = {item.key for item in profile.inspection_type("pre_bury").checklist}
     assert {"size_as_designed", "invert_as_designed", "material_as_specified",
             "groundwater_separation", "photos_before_cover"} <= pre_bury

@@ -10,10 +10,11 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.pages.dashboard import exports, maps, services
-from inspect_app.pages.now import ANSWERS
+from inspect_app.pages.now import answer_for
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
+from inspect_app.permits.services import profiles
 from inspect_app.schedule.facts import subject_label
 from inspect_app.types import utcnow
 
@@ -89,7 +90,9 @@ def my_day():
     require("dashboard.my_day")
     board = services.my_day(visible_permits(current_user), utcnow())
     # A duty missed several times is one line (the next inspection meets them all), with what answers it.
-    items = [(each, ANSWERS.get(each.row.obligation.kind)) for each in services.owed(board.rows)]
+    towns = profiles()
+    items = [(each, answer_for(each.row.obligation.kind, towns[each.row.permit.profile_key]))
+             for each in services.owed(board.rows)]
     return render_template("dashboard/my_day.html", board=board, items=items, kinds=OBLIGATION_KIND_LABELS,
                            describe_late=services.describe_late)
 
