@@ -137,6 +137,12 @@ def linked_action(inspection: Inspection, action_id: str | None) -> CorrectiveAc
     return action
 
 
+def opened_here(inspection: Inspection, action_id: str | None) -> bool:
+    """Whether the corrective action `action_id` was opened on this report (by one of its fixes)."""
+    action = db.session.get(CorrectiveAction, action_id) if action_id else None
+    return action is not None and action.finding is not None and action.finding.inspection_id == inspection.id
+
+
 def problems(inspection: Inspection, answers: dict[tuple[str, str], tuple[str | None, str | None]],
              details: dict[str, Any]) -> dict[str, str]:
     """What the CGP's parts of the report still lack before it can be submitted, by form field: whether each

@@ -214,6 +214,10 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
         if fix["kind"] not in (None, *ACTION_KINDS):
             errors[f"{name}-kind"], fix["kind"] = "Choose the kind of corrective action.", None
         kept = ((inspection.details or {}).get("fixes", {}).get(key) or {}).get("action_id")
+        if not fix["action_id"] and checks.opened_here(inspection, kept):
+            # The action this fix opened stays its own: a page not loaded again since (the background save as the
+            # inspector goes, a second tab) still offers "open a new one", and must not open a second.
+            fix["action_id"] = kept
         if fix["action_id"] and fix["action_id"] != kept and checks.linked_action(inspection, fix["action_id"]) is None:
             # Only an open action of this permit the author may see (an id typed into a hand-made post is not);
             # the one the draft already holds stays, though verified since (an amendment keeps its links).

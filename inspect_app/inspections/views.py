@@ -234,7 +234,9 @@ def save(inspection_id: str):
     if background and author_not_signed_in():
         # A page left open by someone whose sign-in has gone: never kept under whoever is signed in now.
         raise SignInNeeded(description=author_not_signed_in())
-    inspection = load_or_create(inspection_id)
+    # A background save keeps a report that is stored; it never makes one (a device's new report is made by its
+    # first Save or Submit), nor brings back one discarded from another tab.
+    inspection = load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)

@@ -46,6 +46,8 @@ def parse_photo_captions(text: str | None) -> dict[str, str]:
         if not isinstance(caption, str):
             raise CaptionRefused("A caption is text.")
         caption = caption.strip()
+        if any(ord(c) < 32 and c not in "\n\t" or ord(c) == 127 for c in caption):
+            raise CaptionRefused("A caption is text: it holds a control character (a NUL, say) that is not.")
         if len(caption) > CAPTION_MAX:
             raise CaptionRefused(too_long(len(caption)))
         if caption:

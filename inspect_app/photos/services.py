@@ -103,6 +103,8 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     )
     db.session.add(photo)
     audit.record(actor, "photo.create", photo)
+    if inspection is not None and inspection.blank:
+        inspection.blank = False  # a photo kept in the draft a tap on Start made: an inspection now, owing its report
     if corrective_action is not None:
         _attach_evidence(actor, corrective_action, photo)
     return photo

@@ -154,7 +154,7 @@ REPORT_PATH = re.compile(r"^/inspections/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 def _back() -> str | None:
     """The report page to return to after drawing, when the link named one (any other address is ignored)."""
     back = request.args.get("back", "")
-    return back if REPORT_PATH.match(back) else None
+    return back if REPORT_PATH.fullmatch(back) else None
 
 
 @bp.get("/photos/<photo_id>/markup")

@@ -7,6 +7,7 @@ from sqlalchemy import select
 
 from factories import SignedIn
 from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction, Finding
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from tests.inspections.report_helpers import report_form, start
 
@@ -77,3 +78,64 @@ def test_a_background_save_from_a_page_left_open_by_someone_else_is_refused(app,
 
     assert response.status_code == 401
     assert answers(draft.id) == {}
+
+
+def _with_fix(client, draft_id: str) -> dict:
+    """The draft's form with one CGP 5.1 condition answered "no" and its fix typed in full (its action left at
+    "open a new one", as the page shows until it is loaded again)."""
+    page = client.get(f"/inspections/{draft_id}").text
+    values = report_form(page)[0]
+    values.pop("idempotency_key", None)
+    key = "meets_water_quality-site"
+    values.update({f"answer-{key}": "no", f"fix-{key}-repair": "Silt fence down by the gate",
+                   f"fix-{key}-first_observed": "2026-12-04", f"fix-{key}-kind": "routine_maintenance",
+                   f"fix-{key}-owner_name": "Site crew"})
+    return values
+
+
+def test_background_saves_of_a_fix_open_its_corrective_action_once(make, signed_in, weather_offline):
+    """A fix complete in the first background save opens its finding and action; the page is not loaded again, so
+    each later save still offers "open a new one": none opens a second, nor does Save draft after them."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    client = signed_in(inspector)
+    draft = start(client, permit, "erosion_control")
+    values = _with_fix(client, draft.id)
+
+    for other in ("perimeter_controls", "natural_buffers", "slopes_protected"):
+        values[f"answer-{other}-site"] = "yes"
+        answer = client.client.post(f"/inspections/{draft.id}", data={"csrf_token": client.token, **values},
+                                    headers=BACKGROUND)
+        assert answer.status_code == 204, answer.text
+    assert client.post(f"/inspections/{draft.id}", values).status_code == 303  # Save draft, same page
+
+    db.session.expire_all()
+    findings = db.session.scalars(select(Finding).where(Finding.inspection_id == draft.id)).all()
+    actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id)).all()
+    assert len(findings) == 1 and len(actions) == 1
+    assert db.session.get(Inspection, draft.id).details["fixes"]["meets_water_quality-site"]["action_id"] \
+        == actions[0].id
+
+
+def test_a_background_save_never_makes_a_report(make, signed_in, weather_offline):
+    """Not one a device made and has not sent (its first Save or Submit makes it), nor one discarded since."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    client = signed_in(inspector)
+    page = client.get(f"/permits/{permit.id}/inspections/new/erosion_control").text
+    values = report_form(page)[0] | {"notes": "Typed on the device."}
+    values.pop("idempotency_key", None)
+    device_made = "7b0c2f7e-3a51-4d7e-9c1a-52f1d0a3b9e4"
+    assert client.client.post(f"/inspections/{device_made}", data={"csrf_token": client.token, **values},
+                              headers=BACKGROUND).status_code == 404
+    assert db.session.get(Inspection, device_made) is None
+
+    draft_id = start(client, permit, "erosion_control").id
+    stale = client.get(f"/inspections/{draft_id}").text
+    assert client.post(f"/inspections/{draft_id}/discard", {"confirm": "yes"}).status_code == 303
+    values = report_form(stale)[0] | {"notes": "From the tab left open."}
+    values.pop("idempotency_key", None)
+    assert client.client.post(f"/inspections/{draft_id}", data={"csrf_token": client.token, **values},
+                              headers=BACKGROUND).status_code == 404
+    db.session.expire_all()
+    assert db.session.get(Inspection, draft_id) is None

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from inspect_app.extensions import db
+from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
 from tests.builders import jpeg
 from tests.inspections.report_helpers import report_form, start, submit
@@ -72,3 +73,38 @@ def test_a_submitted_reports_photos_have_no_way_to_draw_on_them_from_the_report(
     assert submit(browser, draft).status_code == 303
     page = browser.get(f"/inspections/{draft.id}").text
     assert f'id="photo-{photo.id}"' in page and f"/photos/{photo.id}/markup" not in page
+
+
+def test_an_address_with_a_line_break_after_it_is_ignored_not_a_500(draft_with_photo):
+    browser, draft, photo = draft_with_photo
+    drawn = browser.post(f"/photos/{photo.id}/markup?back=/inspections/{draft.id}%0A", {"markup": json.dumps(ARROW)})
+    assert drawn.status_code == 303 and drawn.headers["Location"] == f"/photos/{photo.id}/markup"
+
+
+def test_a_caption_with_a_control_character_is_refused_and_nothing_kept(draft_with_photo):
+    """A NUL sent inside the captions' JSON (where the form's NUL check does not look) is refused, as PostgreSQL
+    refuses to store it."""
+    browser, draft, photo = draft_with_photo
+    page = browser.get(f"/inspections/{draft.id}").text
+    refused = browser.post(f"/inspections/{draft.id}", {**report_form(page)[0], "photos_caption": json.dumps(
+        {photo.original_sha256: "bad\u0000caption"}), "notes": "kept?"})
+    assert refused.status_code == 422 and "control character" in refused.text
+    db.session.expire_all()
+    assert db.session.get(Photo, photo.id).caption != "bad\u0000caption"
+
+
+def test_a_photo_added_to_a_blank_draft_makes_it_an_inspection(make, signed_in):
+    """A photo kept in the draft a tap on Start made (from the permit's photo page) is something kept: the draft owes
+    its report and is listed, and is not taken for another Start's."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    browser = signed_in(inspector)
+    draft = start(browser, permit, "erosion_control")
+    assert draft.is_blank
+    added = browser.post(f"/permits/{permit.id}/photos?inspection_id={draft.id}",
+                         {"caption": "Gate", "photo": (io.BytesIO(jpeg(22)), "gate.jpg")},
+                         content_type="multipart/form-data")
+    assert added.status_code in (200, 303), added.text
+    db.session.expire_all()
+    assert not db.session.get(Inspection, draft.id).is_blank
+    assert start(browser, permit, "erosion_control").id != draft.id
