@@ -11,9 +11,15 @@
 const WAIT_MS = 2500;  // after the last change
 const LEFT = /(^(finding|punch|action)-new-)|(_sha256$)|(^photos_(markup|caption)$)|(^idempotency_key$)/;
 
+// What a background save would send, as text: one that sends what the server has already is not sent (each save is
+// an entry in the record's audit log).
+const signature = (data) => new URLSearchParams([...data.entries()].map(([name, value]) => [name, String(value)]))
+  .toString();
+
 function setUp(form) {
   const status = document.getElementById("saved");
   let timer = null, sending = null, again = false;
+  let kept = null;  // what the last background save sent and the server kept
   const clock = () => new Intl.DateTimeFormat("en-US", { timeZone: status?.dataset.localTz, hour: "2-digit",
     minute: "2-digit", hourCycle: "h23" }).format(new Date());
   const say = (words) => { if (status) Object.assign(status, { textContent: words, hidden: false }); };
@@ -26,9 +32,12 @@ function setUp(form) {
     timer = null;
     if (sending) { again = true; return sending; }
     if (!navigator.onLine) { say(`On this device ${clock()}`); return null; }
-    sending = fetch(form.getAttribute("action"), { method: "POST", body: payload(), credentials: "same-origin",
+    const body = payload(), sent = signature(body);
+    if (sent === kept) return null;  // nothing changed since the server kept it
+    sending = fetch(form.getAttribute("action"), { method: "POST", body, credentials: "same-origin",
       redirect: "manual", headers: { "X-Autosave": "1" } })
       .then((answer) => {
+        kept = answer.status === 204 ? sent : null;
         if (answer.status === 204) say(`Saved ${clock()}`);
         else if (answer.status === 401) say("Not saved: sign in again (kept on this device)");
         else if (answer.status === 422) say(`On this device ${clock()}: check the fields before saving`);

@@ -61,10 +61,19 @@ def test_a_draft_is_saved_as_the_inspector_goes_online_and_kept_on_the_device_of
     expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
     assert wait_until(page, lambda: stored_answers(draft_id).get("perimeter_controls") == "no", "not saved")
     assert not db.session.get(Inspection, draft_id).is_blank
+    # A change that changes nothing (the same note typed again) sends nothing: each save is an audit entry.
+    page.wait_for_timeout(3_000)  # the last background save has gone
+    sent = len(background)
+    note = page.locator("#note-perimeter_controls-site")
+    note.fill("Gap at the gate!")
+    note.fill("Gap at the gate.")
+    page.wait_for_timeout(4_000)
+    assert len(background) == sent
 
     # A new finding typed: background saves go on, but the finding is made by Save draft alone, once.
     sent = len(background)
     add_finding(page, "Silt fence down along the east line")
+    page.locator("#note-perimeter_controls-site").fill("Gap at the gate, 3 ft.")  # and a change that is sent
     wait_until(page, lambda: len(background) > sent, "no background save after the finding was typed")
     expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
     db.session.expire_all()
