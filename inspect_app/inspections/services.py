@@ -728,12 +728,14 @@ def _missed_pre_bury_findings(actor, inspection: Inspection, profile: Profile) -
         # requires none.
         return []
     citation = profile.program.cited(short_citation(profile.inspection_type(kind).citation))
-    made = []
+    made, first_inspected = [], None
     for structure in underground_structures(inspection.permit):
         backfilled = structure.backfilled_at
         if backfilled is None or backfilled > inspection.performed_at or _missed_pre_bury_recorded(structure):
             continue
-        inspected = _pre_bury_inspected_at(inspection.permit, structure)
+        if first_inspected is None:  # read once, for the first structure that needs it
+            first_inspected = _pre_bury_inspected_at(inspection.permit)
+        inspected = first_inspected.get(structure.id)
         if (inspected is not None and inspected <= backfilled) or _waived(structure, inspection_types.spec(kind).meets):
             continue
         finding = Finding(
@@ -756,14 +758,18 @@ def _missed_pre_bury_recorded(structure) -> bool:
     return db.session.scalar(query.limit(1)) is not None
 
 
-def _pre_bury_inspected_at(permit: Permit, structure) -> dt.datetime | None:
-    """When the first submitted inspection of structures (the pre-bury one) that covered `structure` was made."""
+def _pre_bury_inspected_at(permit: Permit) -> dict[str, dt.datetime]:
+    """By structure id: when the first submitted inspection of structures (the pre-bury one) that covered it was
+    made (a structure none covered is not in it)."""
     query = select(Inspection.performed_at, Inspection.details).where(
         Inspection.permit_id == permit.id, Inspection.status == "submitted",
         Inspection.type.in_(inspection_types.keys_where(covers="structure")))
-    times = [at for at, details in db.session.execute(query)
-             if ((details or {}).get("structures", {}).get(structure.id) or {}).get("covered")]
-    return min(times, default=None)
+    first: dict[str, dt.datetime] = {}
+    for at, details in db.session.execute(query):
+        for structure_id, part in ((details or {}).get("structures") or {}).items():
+            if (part or {}).get("covered") and (structure_id not in first or at < first[structure_id]):
+                first[structure_id] = at
+    return first
 
 
 def _waived(structure, requirements: tuple[str, ...]) -> bool:

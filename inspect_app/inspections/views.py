@@ -231,9 +231,10 @@ AUTOSAVE = "X-Autosave"
 def save(inspection_id: str):
     """Keep the draft as entered so far (a device's new report: start it under the device's id)."""
     background = bool(request.headers.get(AUTOSAVE))
-    if background and author_not_signed_in():
+    refused = author_not_signed_in() if background else None
+    if refused:
         # A page left open by someone whose sign-in has gone: never kept under whoever is signed in now.
-        raise SignInNeeded(description=author_not_signed_in())
+        raise SignInNeeded(description=refused)
     # A background save keeps a report that is stored; it never makes one (a device's new report is made by its
     # first Save or Submit), nor brings back one discarded from another tab.
     inspection = load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id)
