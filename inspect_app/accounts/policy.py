@@ -293,7 +293,7 @@ def hidden_draft_parts(user=None) -> dict[str, Select | CompoundSelect]:
     checklist answers, findings, the corrective actions opened on them, punch-list items and photos.
     """
     author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
-    reports = select(Inspection.id).where(Inspection.status == "draft")
+    reports = select(Inspection.id).where(Inspection.is_draft())
     if getattr(user, "is_authenticated", False):
         reports = reports.where(author != user.id)
     findings = select(Finding.id).where(Finding.inspection_id.in_(reports))

@@ -1,0 +1,35 @@
+"""indexes for a state-wide record (issue 33): what one permit's change or page reads does not grow with the others
+
+Revision ID: 0032scale
+Revises: 0031
+
+Both are partial (only the few rows asked about), so the database never takes them for a lookup of the many:
+- inspections.status where 'draft': the drafts, which every list and the schedule leave out (accounts.policy.hidden_draft_parts),
+  were found by reading every report of every permit, in every commit that changes a permit's record;
+- inspections.amends_id where not null: whether a report is corrected by an amendment was a read of every report, per report.
+
+Indexes only: no table is copied, and the guards on final records (audit/guards.py) are untouched.
+"""
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0032scale'
+down_revision = '0031'
+branch_labels = None
+depends_on = None
+
+INDEXES = (
+    ('ix_inspections_drafts', 'inspections', ['status'], "status = 'draft'"),
+    ('ix_inspections_amendments', 'inspections', ['amends_id'], "amends_id IS NOT NULL"),
+)
+
+
+def upgrade():
+    for name, table, columns, where in INDEXES:
+        op.create_index(name, table, columns, unique=False, sqlite_where=sa.text(where),
+                        postgresql_where=sa.text(where))
+
+
+def downgrade():
+    for name, table, _columns, _where in reversed(INDEXES):
+        op.drop_index(name, table_name=table)

@@ -1,0 +1,98 @@
+"""What one permit costs does not grow with the number of other permits (issue 33: 50,000 permits, state-wide).
+
+Wall times are noisy on a shared machine; the work SQLite does is not. These tests count the virtual machine
+steps of SQLite (its progress handler) for one permit's commit and one device's pull, with few and with many
+other permits, and the statements of the dashboard. On PostgreSQL the step counter does not exist: the tests
+that need it are skipped there (`bench/dashboard.py` measures the same on any database).
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import event, insert
+
+from inspect_app.extensions import db
+from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import Inspection
+from inspect_app.permits.models import Permit
+from inspect_app.types import new_id, utcnow
+
+STEP = 100  # SQLite calls the handler every STEP virtual machine instructions
+
+
+@pytest.fixture
+def sqlite_only(app):
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("counts SQLite's virtual machine steps")
+
+
+@contextmanager
+def sqlite_steps():
+    """The virtual machine steps SQLite runs inside the block (in units of STEP), as a one-item list."""
+    steps = [0]
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0  # go on
+
+    def watch(conn, cursor, statement, parameters, context, executemany):
+        conn.connection.driver_connection.set_progress_handler(tick, STEP)
+
+    event.listen(db.engine, "before_cursor_execute", watch)
+    try:
+        yield steps
+    finally:
+        event.remove(db.engine, "before_cursor_execute", watch)
+        with db.engine.connect() as connection:
+            connection.connection.driver_connection.set_progress_handler(None, STEP)
+
+
+def other_permits(town_id: str, count: int, reports: int = 25) -> None:
+    """`count` more permits of the town, each with `reports` submitted reports, written as plain rows."""
+    now = utcnow()
+    permits, inspections = [], []
+    for n in range(count):
+        pid = new_id()
+        permits.append(dict(id=pid, jurisdiction_id=town_id, number=f"OTHER-{n:04d}", site_address=f"{n} Elm Street",
+                            latitude=42.05, longitude=-72.58, owner_name="Owner", applicant_name="Applicant",
+                            disturbed_acres=1, is_redevelopment=False, sensitive_waters=False,
+                            cgp_schedule="every_7_days", issued_on=dt.date(2026, 1, 5), status="active", revision=1,
+                            created_at=now, updated_at=now))
+        inspections += [dict(id=new_id(), permit_id=pid, type="erosion_control", status="submitted",
+                             performed_at=now - dt.timedelta(days=7 * k), location_source="permit",
+                             inspector_name="Inspector", inspector_credentials="PE", weather_status="complete",
+                             details={}, notice_given=True, under_stop_work=False, created_at=now)
+                        for k in range(reports)]
+    db.session.execute(insert(Permit), permits)
+    db.session.execute(insert(Inspection), inspections)
+    db.session.commit()
+
+
+def steps_of(work: Callable[[], None]) -> int:
+    with sqlite_steps() as steps:
+        work()
+    return steps[0]
+
+
+def test_a_change_to_one_permit_costs_the_same_whatever_the_number_of_other_permits(app, make, sqlite_only):
+    permit = make.permit(inspectors=[make.user("inspector")], areas=["North slope"])
+    finding = make.finding(permit)
+
+    def add_action() -> None:
+        found = utcnow()
+        db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                                        description="Re-stake the silt fence", owner_name="Contractor",
+                                        discovered_at=found, due_at=found + dt.timedelta(days=1), status="open",
+                                        revision=1))
+        db.session.commit()
+
+    add_action()  # the first commit of a process builds its statements
+    alone = steps_of(add_action)
+    other_permits(permit.jurisdiction_id, 80)  # 2,000 reports of other permits
+    among_many = steps_of(add_action)
+
+    # Before the index of drafts, finding the drafts (left out of the schedule) read every report: 4.5 times the work here.
+    assert among_many < alone * 1.3, (alone, among_many)
