@@ -42,7 +42,7 @@ Prints, one per line (N: the permits of the big build, T: those of one town, S: 
   load_average_1min                      the machine's load when done (the figures are wall times)
 
 Run from the repository root: python -m bench.dashboard [--runs 7] [--permits 50000] [--towns 50] [--small 500]
-(a quick run: --permits 5000 --towns 5).
+(a quick run: --permits 5000 --towns 5); --keep FOLDER keeps the two databases, to look into a query plan.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ import re
 import statistics
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -369,9 +369,12 @@ def main() -> None:
     parser.add_argument("--permits", type=int, default=50_000, help="permits of the big record (default 50,000)")
     parser.add_argument("--towns", type=int, default=50, help="towns they are spread over (default 50)")
     parser.add_argument("--small", type=int, default=500, help="permits of the small record (default 500)")
+    parser.add_argument("--keep", type=Path, help="build the records in this (new) folder and keep them there")
     args = parser.parse_args()
     runs, now = args.runs_option or args.runs, utcnow()
-    with tempfile.TemporaryDirectory() as folder:
+    if args.keep:
+        args.keep.mkdir(parents=True)
+    with (nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory()) as folder:
         (Path(folder) / "small").mkdir()
         small = build_record(Path(folder) / "small", args.small, 1, now)
         with small.app.app_context():
