@@ -3,7 +3,11 @@
 Revision ID: 0032scale
 Revises: 0031
 
-Both are partial (only the few rows asked about), so the database never takes them for a lookup of the many:
+- permits (owner_id, jurisdiction_id), in place of (owner_id): whether a person owns a permit in a town, asked of
+  each person a list offers, read every permit of the town per person.
+
+The two of reports are partial (only the few rows asked about), so the database never takes them for a lookup
+of the many:
 - inspections.status where 'draft': the drafts, which every list and the schedule leave out (accounts.policy.hidden_draft_parts),
   were found by reading every report of every permit, in every commit that changes a permit's record;
 - inspections.amends_id where not null: whether a report is corrected by an amendment was a read of every report, per report.
@@ -28,8 +32,12 @@ def upgrade():
     for name, table, columns, where in INDEXES:
         op.create_index(name, table, columns, unique=False, sqlite_where=sa.text(where),
                         postgresql_where=sa.text(where))
+    op.create_index('ix_permits_owner_town', 'permits', ['owner_id', 'jurisdiction_id'], unique=False)
+    op.drop_index('ix_permits_owner_id', table_name='permits')
 
 
 def downgrade():
+    op.create_index('ix_permits_owner_id', 'permits', ['owner_id'], unique=False)
+    op.drop_index('ix_permits_owner_town', table_name='permits')
     for name, table, _columns, _where in reversed(INDEXES):
         op.drop_index(name, table_name=table)

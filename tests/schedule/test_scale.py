@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import pytest
 from sqlalchemy import event, insert
 
+from inspect_app.accounts.policy import people_to_choose
 from inspect_app.extensions import db
 from inspect_app.findings.models import CorrectiveAction
 from inspect_app.inspections.models import Inspection
@@ -67,7 +68,8 @@ def other_permits(town_id: str, count: int, reports: int = 25) -> None:
                              details={}, notice_given=True, under_stop_work=False, created_at=now)
                         for k in range(reports)]
     db.session.execute(insert(Permit), permits)
-    db.session.execute(insert(Inspection), inspections)
+    if inspections:
+        db.session.execute(insert(Inspection), inspections)
     db.session.commit()
 
 
@@ -96,3 +98,20 @@ def test_a_change_to_one_permit_costs_the_same_whatever_the_number_of_other_perm
 
     # Before the index of drafts, finding the drafts (left out of the schedule) read every report: 4.5 times the work here.
     assert among_many < alone * 1.3, (alone, among_many)
+
+
+def test_the_people_a_town_is_offered_cost_the_same_whatever_the_number_of_its_permits(app, make, sqlite_only):
+    agent = make.user("agent")
+    inspectors = [make.user("inspector") for _ in range(8)]
+    make.permit(inspectors=inspectors[:2], owner=make.user("permittee"))
+
+    def offered() -> None:
+        assert set(db.session.scalars(people_to_choose(agent, "inspector"))) == set(inspectors)
+
+    offered()
+    few = steps_of(offered)
+    other_permits(agent.jurisdiction_id, 300, reports=0)
+    many = steps_of(offered)
+
+    # Before the index of owners by town, each person offered read every permit of the town: 20 times the work here.
+    assert many < few * 1.3, (few, many)
