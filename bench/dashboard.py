@@ -3,10 +3,11 @@
 Builds, in a temporary SQLite database, `permits` permits (default 50,000) spread evenly over `towns` towns
 (default 50: the built-in town profiles, and copies of Longmeadow's under other names for the rest), each
 with its history (50 submitted inspections, 10 corrective actions, areas, structures, storms, stop-work
-orders, audit entries), stores every permit's open obligations as `flask dashboard refresh` does, then
-requests each page through the Flask test client. One inspector ("the field inspector") is assigned to 200
-permits of the first town and holds them on a device. The same is built again at a small scale (`small`
-permits, default 500, in one town), and the figures that must not grow with the record are printed at both.
+orders, and audit entries written as rows, unchained, for the sync pull to read), stores every permit's
+open obligations as `flask dashboard refresh` does, then requests each page through the Flask test client.
+One inspector ("the field inspector") is assigned to 200 permits of the first town and holds them on a
+device. The same is built again at a small scale (`small` permits, default 500, in one town), and the
+figures that must not grow with the record are printed at both.
 
 Prints, one per line (N: the permits of the big build, T: those of one town, S: those of the small one):
   build_database_s                       time to build the big database
@@ -100,8 +101,8 @@ def town_profiles(folder: Path, towns: int) -> Path | None:
     folder.mkdir()
     text = (PROFILE_FOLDER / "longmeadow.toml").read_text()
     for n in range(built_in, towns):
-        copy = re.sub(r'^key = "longmeadow"$', f'key = "town{n:02d}"', text, count=1, flags=re.M)
-        copy = re.sub(r'^town = "Longmeadow"$', f'town = "Town {n:02d}"', copy, count=1, flags=re.M)
+        copy = re.sub(r'^key = "longmeadow"$', f'key = "town{n:02d}"', text, count=1, flags=re.MULTILINE)
+        copy = re.sub(r'^town = "Longmeadow"$', f'town = "Town {n:02d}"', copy, count=1, flags=re.MULTILINE)
         (folder / f"town{n:02d}.toml").write_text(copy)
     return folder
 

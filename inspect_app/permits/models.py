@@ -5,7 +5,7 @@ import datetime as dt
 import decimal
 
 from sqlalchemy import (
-    Boolean, CheckConstraint, Date, ForeignKey, Index, Integer, Numeric, String, Text, UniqueConstraint,
+    Boolean, CheckConstraint, Date, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, WriteOnlyMapped, mapped_column, relationship
 
@@ -52,10 +52,6 @@ class Permit(db.Model):
         CheckConstraint("latitude BETWEEN -90 AND 90", name="latitude_range"),
         CheckConstraint("longitude BETWEEN -180 AND 180", name="longitude_range"),
         CheckConstraint("disturbed_acres >= 0", name="acres_not_negative"),
-        # "Does this person own a permit in this town?", asked of each person offered in a list
-        # (accounts.policy.people_to_choose): answered by the owner and the town together, not by reading
-        # every permit of the town per person.
-        Index("ix_permits_owner_town", "owner_id", "jurisdiction_id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -67,7 +63,7 @@ class Permit(db.Model):
     latitude: Mapped[float]
     longitude: Mapped[float]
     # §380-10 B(1): the permittee must be the owner of the site.
-    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
     owner_name: Mapped[str] = mapped_column(String(200))
     applicant_name: Mapped[str] = mapped_column(String(200))
     applicant_email: Mapped[str | None] = mapped_column(String(254))

@@ -3,8 +3,8 @@
 Revision ID: 0032scale
 Revises: 0031
 
-- permits (owner_id, jurisdiction_id), in place of (owner_id): whether a person owns a permit in a town, asked of
-  each person a list offers, read every permit of the town per person.
+- permit_obligations (due_at, opens_at, kind, permit_id), in place of (due_at): the dashboard of the admin of all
+  towns counts every stored obligation of the state from the index alone.
 
 The two of reports are partial (only the few rows asked about), so the database never takes them for a lookup
 of the many:
@@ -32,12 +32,13 @@ def upgrade():
     for name, table, columns, where in INDEXES:
         op.create_index(name, table, columns, unique=False, sqlite_where=sa.text(where),
                         postgresql_where=sa.text(where))
-    op.create_index('ix_permits_owner_town', 'permits', ['owner_id', 'jurisdiction_id'], unique=False)
-    op.drop_index('ix_permits_owner_id', table_name='permits')
+    op.create_index('ix_permit_obligations_due', 'permit_obligations', ['due_at', 'opens_at', 'kind', 'permit_id'],
+                    unique=False)
+    op.drop_index('ix_permit_obligations_due_at', table_name='permit_obligations')
 
 
 def downgrade():
-    op.create_index('ix_permits_owner_id', 'permits', ['owner_id'], unique=False)
-    op.drop_index('ix_permits_owner_town', table_name='permits')
+    op.create_index('ix_permit_obligations_due_at', 'permit_obligations', ['due_at'], unique=False)
+    op.drop_index('ix_permit_obligations_due', table_name='permit_obligations')
     for name, table, _columns, _where in reversed(INDEXES):
         op.drop_index(name, table_name=table)
