@@ -36,6 +36,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     # `flask` commands are not app servers (`make run` serves the demo with no setup).
     app.config["PUBLIC_URL"] = config.public_url(app.config.get("PUBLIC_URL"),
                                                  production=not (commands or app.debug or app.testing))
+    config.check_blob_backend(app.config)
     db.init_app(app)  # adds no request hook: `security.register` below is still the first
 
     from inspect_app.profiles import load_profiles
