@@ -30,24 +30,32 @@ def blobs_gc(grace_hours: float) -> None:
 @blobs_group.command("migrate")
 @click.option("--from-root", "root", type=click.Path(file_okay=False, path_type=Path),
               help="The disk store to copy from. Default: BLOB_ROOT.")
-def blobs_migrate(root: Path | None) -> None:
+@click.option("--to-root", "backup", type=click.Path(file_okay=False, path_type=Path),
+              help="Copy the other way: the bucket into this folder (a disk store), e.g. for a backup.")
+def blobs_migrate(root: Path | None, backup: Path | None) -> None:
     """Copy a disk store into the S3 bucket (BLOB_BACKEND=s3), checking every hash; run again, it copies only
     what is missing. Exits non-zero if any file was altered or did not arrive whole."""
     if current_app.config.get("BLOB_BACKEND") != "s3":
         raise click.ClickException("Set BLOB_BACKEND=s3 and the S3_* settings of the bucket to copy into "
                                    "(docs/deploy.md, *Blob storage*); the files are copied from BLOB_ROOT.")
-    root = root or Path(current_app.config["BLOB_ROOT"])
-    if not root.is_dir():
-        raise click.ClickException(f"There is no disk store at {root}.")
-    target = blob_store()
-    click.echo(f"Copying the blobs under {root} into s3://{current_app.config['S3_BUCKET']} ...")
-    done = copy_store(DiskStore(root), target, progress=_every_thousand)
+    if root and backup:
+        raise click.UsageError("Give --from-root (disk to bucket) or --to-root (bucket to disk), not both.")
+    bucket = f"s3://{current_app.config['S3_BUCKET']}"
+    if backup:
+        source, target, what = blob_store(), DiskStore(backup), f"{bucket} into {backup}"
+    else:
+        root = root or Path(current_app.config["BLOB_ROOT"])
+        if not root.is_dir():
+            raise click.ClickException(f"There is no disk store at {root}.")
+        source, target, what = DiskStore(root), blob_store(), f"{root} into {bucket}"
+    click.echo(f"Copying the blobs of {what} ...")
+    done = copy_store(source, target, progress=_every_thousand)
     for problem in done.problems:
         click.echo(f"MISMATCH {problem}", err=True)
     click.echo(f"copied={done.copied} already_there={done.already_there} problems={len(done.problems)}")
     if done.problems:
         raise click.ClickException(f"{len(done.problems)} blob(s) could not be copied whole (above); the others "
-                                   "are in the bucket. Find the altered files in a backup, then run it again.")
+                                   "were. Find the altered files in a backup, then run it again.")
 
 
 def _every_thousand(done: Copied) -> None:

@@ -47,3 +47,17 @@ def test_migrate_copies_checks_is_idempotent_and_reports_a_damaged_file(app, run
     assert bucket.read(shas[1]) == files[1]
     assert not bucket.exists(late)
     assert "could not be copied whole" in damaged.output
+
+
+def test_migrate_to_root_copies_the_bucket_back_to_disk(app, runner, s3_settings, tmp_path):
+    app.config.update(s3_settings)
+    bucket = S3Store(bucket_client(s3_settings), s3_settings["S3_BUCKET"])
+    shas = [bucket.put_bytes(os.urandom(n)) for n in (5, 40_000)]
+    backup = tmp_path / "backup"
+    both = runner.invoke(args=["blobs", "migrate", "--from-root", str(tmp_path), "--to-root", str(backup)])
+    assert both.exit_code != 0 and "not both" in both.output
+    first = runner.invoke(args=["blobs", "migrate", "--to-root", str(backup)])
+    assert first.exit_code == 0 and "copied=2 already_there=0 problems=0" in first.output, first.output
+    disk = DiskStore(backup)
+    assert {sha: disk.read(sha) for sha in shas} == {sha: bucket.read(sha) for sha in shas}
+    assert "copied=0 already_there=2" in runner.invoke(args=["blobs", "migrate", "--to-root", str(backup)]).output
