@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import ClassVar
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, select
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from inspect_app.accounts.records import DraftPart
 from inspect_app.extensions import db
 from inspect_app.labels import ACTION_KIND_LABELS, SEVERITY_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
@@ -22,6 +24,9 @@ CITATION_LENGTH = 120
 
 class Finding(db.Model):
     __tablename__ = "findings"
+    # A draft's findings are its author's alone, as the draft is (accounts/policy.py).
+    draft_parts: ClassVar = (DraftPart("findings", lambda _, hidden: select(Finding.id).where(
+        Finding.inspection_id.in_(hidden["inspections"])), after=("inspections",)),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
@@ -45,6 +50,14 @@ class Finding(db.Model):
 
 class CorrectiveAction(db.Model):
     __tablename__ = "corrective_actions"
+    # The actions opened on a draft's findings, and the photos that are their evidence.
+    draft_parts: ClassVar = (
+        DraftPart("corrective_actions", lambda _, hidden: select(CorrectiveAction.id).where(
+            CorrectiveAction.finding_id.in_(hidden["findings"])), after=("findings",)),
+        DraftPart("photos", lambda _, hidden: select(CorrectiveAction.evidence_photo_id).where(
+            CorrectiveAction.finding_id.in_(hidden["findings"]), CorrectiveAction.evidence_photo_id.is_not(None)),
+            after=("findings",)),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     finding_id: Mapped[str] = mapped_column(ForeignKey("findings.id"), index=True)
@@ -78,6 +91,8 @@ class PunchListItem(db.Model):
     """An item left at the walk-through, which the final inspection must resolve (§380-16 C(4)(d))."""
 
     __tablename__ = "punch_list_items"
+    draft_parts: ClassVar = (DraftPart("punch_list_items", lambda _, hidden: select(PunchListItem.id).where(
+        PunchListItem.walk_through_id.in_(hidden["inspections"])), after=("inspections",)),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

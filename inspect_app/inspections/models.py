@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
-    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false,
+    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false, func, select,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app import inspection_types
+from inspect_app.accounts.records import DraftPart
 from inspect_app.extensions import db
 from inspect_app.labels import ANSWER_LABELS, TRIGGER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
@@ -33,6 +34,9 @@ class Inspection(db.Model):
         # The schedule engine asks, per permit, for its latest submitted reports of each type.
         Index("ix_inspections_schedule", "permit_id", "type", "status", "amends_id", "performed_at"),
     )
+    # A draft is its author's alone (accounts/policy.py): every other user's drafts are hidden from them.
+    draft_parts: ClassVar = (DraftPart("inspections", lambda user, _: _others_drafts(user)),)
+    blob_columns: ClassVar = ("signature_sha256", "permittee_signature_sha256")
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
@@ -147,6 +151,11 @@ class Inspection(db.Model):
         return self.trigger == "random" or (self.inspector is not None and self.inspector.role in ("agent", "admin"))
 
     @property
+    def author_id(self) -> str | None:
+        """Who wrote the report: who started it (or opened the amendment); its inspector if that is not known."""
+        return self.created_by_id or self.inspector_id
+
+    @property
     def precipitation_mm(self) -> float | None:
         """The 24-hour precipitation the report stands on: an on-site gauge reading wins."""
         return self.gauge_precip_mm if self.gauge_precip_mm is not None else self.precip_24h_mm
@@ -159,6 +168,8 @@ class ChecklistAnswer(db.Model):
     __table_args__ = (
         UniqueConstraint("inspection_id", "item_key", "subject_id", name="uq_answer_item_subject"),
     )
+    draft_parts: ClassVar = (DraftPart("checklist_answers", lambda _, hidden: select(ChecklistAnswer.id).where(
+        ChecklistAnswer.inspection_id.in_(hidden["inspections"])), after=("inspections",)),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
@@ -197,6 +208,7 @@ class PipeVideo(db.Model):
     """Final inspection: a dated video inspection of a stormwater pipe run (§380-16 C(4)(e))."""
 
     __tablename__ = "pipe_videos"
+    blob_columns: ClassVar = ("blob_sha256",)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
@@ -208,3 +220,19 @@ class PipeVideo(db.Model):
     revision: Mapped[int] = mapped_column(Integer, default=1)
 
     structure = relationship("StormwaterStructure")
+
+    @staticmethod
+    def blob_rows_seen(permits, hidden):
+        """A video is seen by who sees its report."""
+        reports = select(Inspection.id).where(Inspection.permit_id.in_(permits),
+                                              Inspection.id.not_in(hidden["inspections"]))
+        return PipeVideo.inspection_id.in_(reports)
+
+
+def _others_drafts(user):
+    """The drafts of others than `user` (with no user: every draft); a draft's author is who started it."""
+    author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
+    reports = select(Inspection.id).where(Inspection.status == "draft")
+    if getattr(user, "is_authenticated", False):
+        reports = reports.where(author != user.id)
+    return reports

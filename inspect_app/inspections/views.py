@@ -9,7 +9,7 @@ from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import inspection_types
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
+from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
 from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
@@ -47,7 +47,7 @@ def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     # The report holds on to its permit for the rest of the request: the session forgets an object nothing
     # refers to, and the permit was read up to three times a page.
     set_committed_value(inspection, "permit", permit_or_404(inspection.permit_id))
-    if not sees_report(current_user, inspection):
+    if not queries.sees_report(current_user, inspection):
         abort(404)
     if edit:
         require(queries.action_for(inspection.type), inspection.permit)
@@ -65,7 +65,7 @@ def section(permit: Permit, notice_form=None) -> dict:
     startable = [k for k in queries.startable(permit) if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
-            "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
+            "inspections": [i for i in queries.inspections_of(permit) if queries.sees_report(current_user, i)],
             "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": visible_open_actions(permit)}
