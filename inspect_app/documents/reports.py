@@ -23,9 +23,8 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.enforcement.models import citation_purpose
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
-from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of

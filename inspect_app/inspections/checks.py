@@ -22,8 +22,7 @@ from typing import Any
 from sqlalchemy import select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.inspections.queries import Subject, checklist, type_of
 from inspect_app.labels import shorten
 from inspect_app.permits.models import Permit

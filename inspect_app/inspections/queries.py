@@ -14,9 +14,8 @@ from inspect_app import inspection_types, rules
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, sees
 from inspect_app.extensions import db
-from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo, PunchListItem
 from inspect_app.inspections import wording
-from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import ChecklistItem, Profile

@@ -1,4 +1,4 @@
-"""Inspection pages: start, the draft form, submit, amend, the 24-hour notice, the signature image."""
+"""The report pages: start, the draft form, save, submit, amend, discard, the 24-hour notice, the signatures."""
 from __future__ import annotations
 
 import re
@@ -13,12 +13,11 @@ from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_4
 from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
-from inspect_app.findings import report_parts, submission
+from inspect_app.reporting import report_parts, submission
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.findings.pages import page_context
 from inspect_app.inspections import canonical, checks, forms, queries, services, wording
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
