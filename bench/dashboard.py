@@ -40,8 +40,7 @@ from inspect_app.accounts.models import User
 from inspect_app.pages.dashboard.services import Filters, town_board
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.schedule import obligations
 from inspect_app.permits.models import (
     Jurisdiction,

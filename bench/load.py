@@ -80,7 +80,7 @@ from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.blobs.store import DiskStore  # noqa: E402
 from inspect_app.schedule import obligations  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
-from inspect_app.findings.models import CorrectiveAction, Finding  # noqa: E402
+from inspect_app.inspections.models import CorrectiveAction, Finding  # noqa: E402
 from inspect_app.inspections.models import ChecklistAnswer, Inspection  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
 from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure  # noqa: E402

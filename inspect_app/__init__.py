@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
-    "accounts", "stabilization", "inspections", "findings", "photos", "enforcement",
+    "accounts", "stabilization", "reporting", "photos", "enforcement",
     "completion", "certifications", "weather", "documents", "offline", "conditions", "waivers", "transfer",
 )
 # The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
@@ -79,6 +79,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
+    app.register_blueprint(import_module("inspect_app.reporting.finding_views").bp)  # a report's findings
     for page in PAGES:
         app.register_blueprint(import_module(f"inspect_app.pages.{page}").bp)
     # The one place inspect_app names sync/: its tables and its blueprint.

@@ -14,8 +14,7 @@ from inspect_app.audit import services as audit
 from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.blobs.models import Blob
 from inspect_app.photos.models import Photo

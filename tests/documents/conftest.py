@@ -8,9 +8,8 @@ import pytest
 
 from inspect_app.blobs.store import DiskStore
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection, InspectionNotice
 from inspect_app.inspections import canonical, queries
-from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.permits.services import profile_of
 from tests.builders import signature_png
 

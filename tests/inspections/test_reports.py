@@ -14,10 +14,9 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.blobs.store import DiskStore
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import ChecklistAnswer, Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, queries, services
 from inspect_app import inspection_types
-from inspect_app.inspections.models import ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.blobs.models import Blob
 from tests.builders import signature_data_url

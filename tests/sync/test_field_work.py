@@ -18,8 +18,7 @@ from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.documents.services import current_document
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection, InspectionNotice
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, InspectionNotice
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Photo
