@@ -36,6 +36,11 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     # `flask` commands are not app servers (`make run` serves the demo with no setup).
     app.config["PUBLIC_URL"] = config.public_url(app.config.get("PUBLIC_URL"),
                                                  production=not (commands or app.debug or app.testing))
+    config.check_blob_backend(app.config)
+    if app.config["BLOB_BACKEND"] == "s3":
+        # The S3 store and the AWS SDK, loaded once here: gunicorn's workers, forked from the master that made
+        # the app, share them, instead of each loading them at its first file (an app on disk never does).
+        import_module("inspect_app.blobs.s3")
     db.init_app(app)  # adds no request hook: `security.register` below is still the first
 
     from inspect_app.profiles import load_profiles

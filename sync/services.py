@@ -77,7 +77,7 @@ def setting(name: str, default: Any) -> Any:
 
 def blob_store() -> BlobStore:
     """The app's blob store."""
-    return BlobStore(current_app.config["BLOB_ROOT"], max_bytes=setting("SYNC_MAX_BLOB_BYTES", MAX_BLOB_BYTES))
+    return files.blob_store(max_bytes=setting("SYNC_MAX_BLOB_BYTES", MAX_BLOB_BYTES))
 
 
 # --- push ----------------------------------------------------------------------------------------

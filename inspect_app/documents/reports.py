@@ -11,12 +11,11 @@ import io
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
 from inspect_app import inspection_types
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs import files
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
@@ -80,17 +79,12 @@ def certification_maker(signer_name: str) -> str:
     return f"{signer_name}, responsible party"
 
 
-def _store() -> BlobStore:
-    return BlobStore(current_app.config["BLOB_ROOT"])
-
-
 def _blob(sha: str | None) -> bytes | None:
     """A stored file's bytes, or None if it is not (or no longer) in the blob store."""
     if not sha:
         return None
     try:
-        with _store().open(sha) as stream:
-            return stream.read()
+        return files.blob_store().read(sha)
     except (FileNotFoundError, ValueError):
         return None
 

@@ -14,13 +14,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import or_, select
 
 from inspect_app import inspection_types
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobs.store import BlobStore
 from inspect_app.extensions import db
 from inspect_app.inspections.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
@@ -166,13 +164,15 @@ def signature_png(data_url: str) -> bytes:
 
 def signature_from_blob(sha: str) -> bytes:
     """The PNG bytes of a signature already uploaded as a blob (sync), checked like one from the pad."""
-    store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not store.exists(sha):
-        raise InspectionError("signature", "The signature image has not been uploaded.")
-    if store.size(sha) > signatures.MAX_BYTES:
+    store = files.blob_store()
+    try:
+        size = store.size(sha)
+    except FileNotFoundError:
+        raise InspectionError("signature", "The signature image has not been uploaded.") from None
+    if size > signatures.MAX_BYTES:
         raise InspectionError("signature", signatures.TOO_LARGE)
     try:
-        return signatures.checked(store.path(sha).read_bytes())
+        return signatures.checked(store.read(sha))
     except signatures.SignatureRefused as refused:
         raise InspectionError("signature", str(refused)) from None
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
 from inspect_app.reporting import report_parts, submission
@@ -329,9 +329,11 @@ def permittee_signature(inspection_id: str):
 
 
 def _signature_image(sha: str | None):
-    store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not sha or not store.exists(sha):
+    if not sha:
         abort(404)
     # A signature is a few kilobytes: read it whole, so no file handle outlives the request.
-    png = store.path(sha).read_bytes()
+    try:
+        png = files.blob_store().read(sha)
+    except FileNotFoundError:
+        abort(404)
     return png, 200, {"Content-Type": "image/png", "Cache-Control": "private, max-age=3600"}
