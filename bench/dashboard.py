@@ -43,7 +43,7 @@ Prints, one per line (N: the permits of the big build, T: those of one town, S: 
   load_average_1min                      the machine's load when done (the figures are wall times)
 
 Run from the repository root: python -m bench.dashboard [--runs 7] [--permits 50000] [--towns 50] [--small 500]
-(a quick run: --permits 5000 --towns 5); --keep FOLDER keeps the two databases, to look into a query plan.
+(a quick run: --permits 2000 --towns 5); --keep FOLDER keeps the two databases, to look into a query plan.
 """
 from __future__ import annotations
 
@@ -67,8 +67,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.pages.dashboard.services import Filters, town_board
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.profiles import PROFILE_FOLDER
 from inspect_app.schedule import obligations
 from inspect_app.permits.models import (
@@ -372,6 +371,9 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=500, help="permits of the small record (default 500)")
     parser.add_argument("--keep", type=Path, help="build the records in this (new) folder and keep them there")
     args = parser.parse_args()
+    if min(args.small, args.permits // max(1, args.towns)) < HELD:
+        parser.error(f"the field inspector holds {HELD} permits of one town: --small and --permits/--towns "
+                     f"must be at least {HELD}")
     runs, now = args.runs_option or args.runs, utcnow()
     if args.keep:
         args.keep.mkdir(parents=True)

@@ -77,10 +77,10 @@ from sqlalchemy import insert, select  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
-from inspect_app.blobs.store import BlobStore  # noqa: E402
+from inspect_app.blobs.store import DiskStore  # noqa: E402
 from inspect_app.schedule import obligations  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
-from inspect_app.findings.models import CorrectiveAction, Finding  # noqa: E402
+from inspect_app.inspections.models import CorrectiveAction, Finding  # noqa: E402
 from inspect_app.inspections.models import ChecklistAnswer, Inspection  # noqa: E402
 from inspect_app.permits import services as permits  # noqa: E402
 from inspect_app.permits.models import Permit, PermitAssignment, StormwaterStructure  # noqa: E402
@@ -161,7 +161,7 @@ def build_town(url: str, blob_root: Path, seed: int = 18, weather_endpoint: str 
     rng, now = random.Random(seed), utcnow()
     app = create_app({"SQLALCHEMY_DATABASE_URI": url, "BLOB_ROOT": str(blob_root), "SECRET_KEY": "load-bench",
                       "WEATHER_ENDPOINT": weather_endpoint})
-    store = BlobStore(blob_root)
+    store = DiskStore(blob_root)
     with app.app_context():
         towns = {t.profile_key: t for t in permits.ensure_jurisdictions()}
         inspectors = [create_user(f"inspector{i:02d}@example.org", f"Inspector {i:02d}", "inspector", PASSWORD,

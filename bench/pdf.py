@@ -80,7 +80,7 @@ def stored_report(photos: list[bytes]):
 
     from inspect_app.accounts.services import create_user
     from inspect_app.extensions import db
-    from inspect_app.findings.models import CorrectiveAction, Finding
+    from inspect_app.inspections.models import CorrectiveAction, Finding
     from inspect_app.inspections import canonical, queries
     from inspect_app.inspections.models import ChecklistAnswer, Inspection
     from inspect_app.permits import services as permits

@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 
 # One package per domain, each with a `views.bp` blueprint.
 DOMAINS = (
-    "accounts", "stabilization", "inspections", "findings", "photos", "enforcement",
+    "accounts", "stabilization", "reporting", "photos", "enforcement",
     "completion", "certifications", "weather", "documents", "offline", "conditions", "waivers", "transfer",
 )
 # The pages that gather several domains (inspect_app/pages/), each module with its `bp` blueprint.
@@ -36,6 +36,11 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     # `flask` commands are not app servers (`make run` serves the demo with no setup).
     app.config["PUBLIC_URL"] = config.public_url(app.config.get("PUBLIC_URL"),
                                                  production=not (commands or app.debug or app.testing))
+    config.check_blob_backend(app.config)
+    if app.config["BLOB_BACKEND"] == "s3":
+        # The S3 store and the AWS SDK, loaded once here: gunicorn's workers, forked from the master that made
+        # the app, share them, instead of each loading them at its first file (an app on disk never does).
+        import_module("inspect_app.blobs.s3")
     db.init_app(app)  # adds no request hook: `security.register` below is still the first
 
     from inspect_app.profiles import load_profiles
@@ -74,6 +79,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
 
     for domain in DOMAINS:
         app.register_blueprint(import_module(f"inspect_app.{domain}.views").bp)
+    app.register_blueprint(import_module("inspect_app.reporting.finding_views").bp)  # a report's findings
     for page in PAGES:
         app.register_blueprint(import_module(f"inspect_app.pages.{page}").bp)
     # The one place inspect_app names sync/: its tables and its blueprint.

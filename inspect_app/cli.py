@@ -1,7 +1,7 @@
 """Command-line tasks: `flask users create`, `flask towns sync`, `flask permits lapse`, `flask demo load`,
 `flask audit verify|anchor`, `flask idempotency expire`, and the domains' own groups registered here:
 `flask import permits|users`, `flask export`, `flask om remind`, `flask dashboard refresh`,
-`flask weather backfill`, `flask compliance sweep`."""
+`flask weather backfill`, `flask compliance sweep`, `flask blobs gc|migrate`."""
 from __future__ import annotations
 
 import datetime as dt
@@ -14,6 +14,7 @@ from inspect_app import idempotency
 from inspect_app.accounts.models import User
 from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
 from inspect_app.audit import services as audit
+from inspect_app.blobs.cli import blobs_group
 from inspect_app.certifications.cli import om_group
 from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.documents import services as documents
@@ -38,6 +39,7 @@ bp.cli.add_command(om_group)
 bp.cli.add_command(dashboard_group)
 bp.cli.add_command(weather_group)
 bp.cli.add_command(compliance_group)
+bp.cli.add_command(blobs_group)  # the blob store: gc, and migrate from disk to S3 (issue 33)
 
 
 @bp.cli.group("users")

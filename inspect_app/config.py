@@ -47,6 +47,27 @@ def public_url(configured: str | None, *, production: bool) -> str:
     return configured.strip().rstrip("/")
 
 
+BLOB_BACKENDS = ("disk", "s3")
+
+
+def check_blob_backend(settings) -> None:
+    """SettingError unless the blob settings name a store the app can use: a known BLOB_BACKEND, and for
+    "s3" a bucket, and both or neither of the access key and its secret."""
+    backend = settings.get("BLOB_BACKEND") or "disk"
+    if backend not in BLOB_BACKENDS:
+        raise SettingError(f"BLOB_BACKEND must be one of {', '.join(BLOB_BACKENDS)}: {backend!r} is not.")
+    if backend != "s3":
+        return
+    if not settings.get("S3_BUCKET"):
+        raise SettingError("BLOB_BACKEND=s3 needs S3_BUCKET, the name of the (private) bucket that keeps the "
+                           "files (docs/deploy.md, *Blob storage*).")
+    if bool(settings.get("S3_ACCESS_KEY_ID")) != bool(settings.get("S3_SECRET_ACCESS_KEY")):
+        raise SettingError("Set both S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or neither (the SDK then finds "
+                           "the credentials itself, e.g. an instance's IAM role).")
+    if settings.get("S3_ADDRESSING_STYLE", "auto") not in ("auto", "path", "virtual"):
+        raise SettingError("S3_ADDRESSING_STYLE must be auto, path or virtual.")
+
+
 def from_environment(instance_path: Path) -> dict:
     """Settings for this process: SQLite in the instance folder unless DATABASE_URL says otherwise."""
     database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{instance_path / 'inspect.sqlite3'}"
@@ -55,7 +76,20 @@ def from_environment(instance_path: Path) -> dict:
     return {
         "SECRET_KEY": secret_key(instance_path),
         "SQLALCHEMY_DATABASE_URI": database_url,
+        # Where photos, signatures and documents are kept (docs/deploy.md, *Blob storage*): "disk", a folder
+        # (BLOB_ROOT) every app server mounts, or "s3", a bucket of an S3-compatible service (AWS S3, MinIO,
+        # Ceph RGW) that app servers sharing no disk all reach. S3_ENDPOINT_URL is left empty for AWS itself;
+        # with no access key the SDK's own chain is used (an instance's IAM role, AWS_* variables).
+        "BLOB_BACKEND": (os.environ.get("BLOB_BACKEND") or "disk").strip().lower(),
         "BLOB_ROOT": os.environ.get("BLOB_ROOT") or str(instance_path / "blobs"),
+        "S3_BUCKET": os.environ.get("S3_BUCKET") or None,
+        "S3_ENDPOINT_URL": os.environ.get("S3_ENDPOINT_URL") or None,
+        "S3_REGION": os.environ.get("S3_REGION") or None,
+        "S3_ACCESS_KEY_ID": os.environ.get("S3_ACCESS_KEY_ID") or None,
+        "S3_SECRET_ACCESS_KEY": os.environ.get("S3_SECRET_ACCESS_KEY") or None,
+        # "path" for a service reached by an address with no bucket subdomains (MinIO, Ceph RGW, often);
+        # "virtual" or "auto" (the SDK's choice) for AWS.
+        "S3_ADDRESSING_STYLE": os.environ.get("S3_ADDRESSING_STYLE") or "auto",
         # A folder of further towns, each a TOML profile, added to the built-in ones (README; profiles/__init__.py).
         "PROFILE_DIR": os.environ.get("PROFILE_DIR") or None,
         # Weather: meteostat's own endpoints unless set (tests point it at 127.0.0.1).

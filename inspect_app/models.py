@@ -9,7 +9,7 @@ from inspect_app.completion.models import (  # noqa: F401
     CertificateOfCompletion, FinalSubmission, SuretyRelease,
 )
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder  # noqa: F401
-from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem  # noqa: F401
+from inspect_app.inspections.models import CorrectiveAction, Finding, PunchListItem  # noqa: F401
 from inspect_app.inspections.models import (  # noqa: F401
     ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )

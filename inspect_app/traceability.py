@@ -111,7 +111,7 @@ RULE_MODULES = (
     "inspect_app.rules.engine", "inspect_app.rules.calendar", "inspect_app.rules.storms", "inspect_app.enforcement.services",
     "inspect_app.permits.services", "inspect_app.inspections.services", "inspect_app.inspections.queries",
     "inspect_app.inspections.canonical",
-    "inspect_app.inspections.notification", "inspect_app.completion.services",
+    "inspect_app.reporting.notification", "inspect_app.reporting.submission", "inspect_app.completion.services",
     "inspect_app.certifications.services", "inspect_app.inspections.checks", "inspect_app.waivers.services",
 )
 

@@ -1,15 +1,13 @@
 """`flask sync push|pull --server URL --token T`, and device tokens: `flask sync token create|revoke`."""
 from __future__ import annotations
 
-import datetime as dt
 
 import click
-from flask import current_app
 from flask.cli import with_appcontext
 from sqlalchemy import func, select
 
 from inspect_app.accounts.models import User
-from inspect_app.blobs.uploads import collect_garbage
+from inspect_app.blobs.files import blob_store
 from inspect_app.extensions import db
 
 from sync import field, services
@@ -31,7 +29,7 @@ def push_command(server: str, token: str) -> None:
     queued = field.enqueue_local_changes()
     db.session.commit()
     try:
-        counts = field.push_outbox(SyncClient(server, token), current_app.config["BLOB_ROOT"])
+        counts = field.push_outbox(SyncClient(server, token), blob_store())
     except (SyncError, OSError) as error:
         raise click.ClickException(f"Push stopped, nothing lost (the outbox keeps every item): {error}")
     click.echo(f"queued={queued} " + " ".join(f"{k}={v}" for k, v in sorted(counts.items())))
@@ -86,21 +84,3 @@ def token_revoke(device_id: str) -> None:
 
 COMMANDS = (push_command, pull_command, token_group)
 
-
-@click.group("blobs")
-def blobs_group() -> None:
-    """The blob store (`flask blobs gc`)."""
-
-
-@blobs_group.command("gc")
-@click.option("--grace-hours", type=click.FloatRange(min=1), default=24, show_default=True,
-              help="Keep anything younger than this: an upload whose operation has not come yet.")
-@with_appcontext
-def blobs_gc(grace_hours: float) -> None:
-    """Remove blobs no record points to and abandoned partial uploads (safe to run from cron)."""
-    counts = collect_garbage(dt.timedelta(hours=grace_hours))
-    click.echo(" ".join(f"{name}_removed={count}" for name, count in counts.items()))
-
-
-# Top-level groups (`flask blobs ...`), added to the app by the blueprint.
-APP_COMMANDS = (blobs_group,)

@@ -90,14 +90,14 @@ def _operation_for(entry: AuditEntry) -> dict[str, Any] | None:
     return None
 
 
-def push_outbox(client: SyncClient, blob_root: str) -> dict[str, int]:
+def push_outbox(client: SyncClient, store: BlobStore) -> dict[str, int]:
     """Send the blobs, then the operations, of every unsettled outbox item; counts by answer."""
     items = list(db.session.scalars(select(OutboxItem).where(OutboxItem.status.in_(UNSETTLED))
                                     .order_by(OutboxItem.position)))
-    store = BlobStore(blob_root)
     for sha in dict.fromkeys(sha for item in items for sha in item.blobs):
         content_type = db.session.scalar(select(Blob.content_type).where(Blob.sha256 == sha))
-        client.upload_blob(store.path(sha), content_type or "application/octet-stream", sha=sha)
+        with store.local_copy(sha) as path:
+            client.upload_blob(path, content_type or "application/octet-stream", sha=sha)
     ops = [{"op_id": i.op_id, "kind": i.kind, "record_id": i.record_id, "base_revision": i.base_revision,
             "device_time": i.device_time, "payload": i.payload} for i in items]
     counts: dict[str, int] = {}

@@ -29,9 +29,9 @@ from inspect_app.certifications.models import MaintenanceLogEntry, OMCertificati
 from inspect_app.extensions import db
 from inspect_app.fields import in_calendar
 from inspect_app.findings import services as findings
-from inspect_app.findings import submission
+from inspect_app.reporting import submission
 from inspect_app.findings.services import NewAction, NewFinding
-from inspect_app.findings.models import ACTION_KINDS, SEVERITIES, CorrectiveAction
+from inspect_app.inspections.models import ACTION_KINDS, SEVERITIES, CorrectiveAction
 from inspect_app.inspections import forms as report_forms
 from inspect_app.inspections import queries
 from inspect_app.inspections import services as inspections

@@ -33,9 +33,8 @@ from inspect_app.blobs.uploads import UPLOAD_TYPES, UploadRefused, upload_type
 from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar
-from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PunchListItem
 from inspect_app.inspections import weather
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.blobs.models import Blob
@@ -78,7 +77,7 @@ def setting(name: str, default: Any) -> Any:
 
 def blob_store() -> BlobStore:
     """The app's blob store."""
-    return BlobStore(current_app.config["BLOB_ROOT"], max_bytes=setting("SYNC_MAX_BLOB_BYTES", MAX_BLOB_BYTES))
+    return files.blob_store(max_bytes=setting("SYNC_MAX_BLOB_BYTES", MAX_BLOB_BYTES))
 
 
 # --- push ----------------------------------------------------------------------------------------

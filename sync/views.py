@@ -18,7 +18,7 @@ from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, limit_to_token, managed_users, manages, sees, sees_blob,
                                          sees_part, visible_permits)
 from inspect_app.audit import services as audit
-from inspect_app.blobs.store import BlobError, HashMismatch, OffsetMismatch
+from inspect_app.blobs.store import BlobError, HashMismatch, OffsetMismatch, check_sha
 from inspect_app.blobs.uploads import UploadRefused
 from inspect_app.extensions import csrf, db
 from inspect_app.inputs import query_int
@@ -34,7 +34,6 @@ bp = Blueprint("sync", __name__, url_prefix="/sync", cli_group="sync")
 csrf.exempt(bp)
 for _command in cli.COMMANDS:
     bp.cli.add_command(_command)
-bp.record_once(lambda state: [state.app.cli.add_command(group) for group in cli.APP_COMMANDS])
 PUBLIC_ENDPOINTS = {"sync.openapi", "sync.session"}
 
 
@@ -274,7 +273,7 @@ def _require_blob(sha: str) -> None:
     """An uploader, asking about a blob theirs to upload (a stored one they may not see: 404, as for none)."""
     _require_uploader()
     try:
-        services.blob_store().path(sha)
+        check_sha(sha)
     except BlobError as error:
         abort(400, str(error))
     if not sees_blob(current_user, sha):

@@ -24,6 +24,7 @@ from inspect_app.extensions import db, limiter  # noqa: E402
 from inspect_app.weather import source  # noqa: E402
 from tests import builders  # noqa: E402
 from tests.databases import worker_database  # noqa: E402
+from tests.s3_server import blob_backend, s3_app, s3_server, s3_settings  # noqa: E402,F401  (fixtures: BLOB_BACKEND=s3)
 
 
 # Playwright's `expect` gives up after 5 s, its actions and waits after 30 s: on a loaded two-core machine a

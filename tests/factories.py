@@ -80,7 +80,7 @@ class Factories:
     def finding(self, permit, inspection=None, *, description: str = "Silt fence down at the east line",
                 status: str = "open", **fields):
         """A finding of `permit` (made on `inspection`, or a new violations inspection), directly with the model."""
-        from inspect_app.findings.models import Finding
+        from inspect_app.inspections.models import Finding
 
         inspection = inspection or self.inspection(permit, evaluation="violations")
         finding = Finding(permit_id=permit.id, inspection_id=inspection.id, description=description,

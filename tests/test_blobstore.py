@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspect_app.blobs.store import CHUNK_SIZE, BlobError, BlobStore, HashMismatch, OffsetMismatch
+from inspect_app.blobs.store import CHUNK_SIZE, BlobError, DiskStore, HashMismatch, OffsetMismatch
 
 PHOTO = os.urandom(3 * CHUNK_SIZE + 12345)  # several read chunks, not a round number
 PHOTO_SHA = hashlib.sha256(PHOTO).hexdigest()
@@ -39,7 +39,7 @@ class BrokenStream(io.RawIOBase):
 
 
 def test_put_bytes_stores_under_its_sha256(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     sha = store.put_bytes(PHOTO)
 
@@ -53,7 +53,7 @@ def test_put_bytes_stores_under_its_sha256(tmp_path: Path) -> None:
 
 
 def test_putting_the_same_bytes_twice_keeps_one_blob(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     first = store.put_bytes(b"silt fence photo")
     second = store.put_file(io.BytesIO(b"silt fence photo"))
@@ -65,7 +65,7 @@ def test_putting_the_same_bytes_twice_keeps_one_blob(tmp_path: Path) -> None:
 def test_put_file_streams_a_path_or_a_stream(tmp_path: Path) -> None:
     source = tmp_path / "upload.jpg"
     source.write_bytes(PHOTO)
-    store = BlobStore(tmp_path / "blobs")
+    store = DiskStore(tmp_path / "blobs")
 
     assert store.put_file(source) == PHOTO_SHA
     assert store.put_file(str(source)) == PHOTO_SHA
@@ -75,7 +75,7 @@ def test_put_file_streams_a_path_or_a_stream(tmp_path: Path) -> None:
 
 
 def test_a_put_that_breaks_off_leaves_nothing(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     with pytest.raises(OSError, match="connection reset"):
         store.put_file(BrokenStream(PHOTO, fail_after=2 * CHUNK_SIZE + 7))
@@ -86,7 +86,7 @@ def test_a_put_that_breaks_off_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_put_with_the_wrong_expected_hash_is_refused(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     wrong = hashlib.sha256(b"something else").hexdigest()
 
     with pytest.raises(HashMismatch, match=f"sent for {wrong} hash to {PHOTO_SHA}"):
@@ -97,7 +97,7 @@ def test_put_with_the_wrong_expected_hash_is_refused(tmp_path: Path) -> None:
 
 
 def test_missing_blob_is_reported_not_invented(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     assert not store.exists(PHOTO_SHA)
     with pytest.raises(FileNotFoundError):
@@ -109,7 +109,7 @@ def test_missing_blob_is_reported_not_invented(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["../../etc/passwd", PHOTO_SHA.upper(), PHOTO_SHA[:-1], "", PHOTO_SHA + "0"],
                          ids=["path", "upper case", "63 digits", "empty", "65 digits"])  # the same in every worker
 def test_names_that_are_not_a_sha256_are_refused(tmp_path: Path, name: str) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     for call in (store.path, store.exists, store.begin, store.received, store.complete):
         with pytest.raises(BlobError, match="is not a SHA-256"):
@@ -122,13 +122,13 @@ def test_names_that_are_not_a_sha256_are_refused(tmp_path: Path, name: str) -> N
 
 
 def test_upload_resumes_where_it_broke_off_even_after_a_restart(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     assert store.begin(PHOTO_SHA) == 0
     offset = store.append(PHOTO_SHA, 0, PHOTO[:100_000])
     offset = store.append(PHOTO_SHA, offset, PHOTO[100_000:250_000])
     # The connection drops here; the server restarts and the device asks where to resume.
 
-    restarted = BlobStore(tmp_path)
+    restarted = DiskStore(tmp_path)
     assert restarted.received(PHOTO_SHA) == 250_000
     assert restarted.begin(PHOTO_SHA) == 250_000
     assert not restarted.exists(PHOTO_SHA)
@@ -143,7 +143,7 @@ def test_upload_resumes_where_it_broke_off_even_after_a_restart(tmp_path: Path) 
 
 
 def test_append_at_the_wrong_offset_is_refused_with_the_current_one(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     store.append(PHOTO_SHA, 0, PHOTO[:1000])
 
     for wrong in (0, 500, 1001):
@@ -155,7 +155,7 @@ def test_append_at_the_wrong_offset_is_refused_with_the_current_one(tmp_path: Pa
 
 
 def test_append_past_the_start_of_an_upload_never_begun_is_refused(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
 
     with pytest.raises(OffsetMismatch) as refused:
         store.append(PHOTO_SHA, 4096, PHOTO[4096:8192])
@@ -165,7 +165,7 @@ def test_append_past_the_start_of_an_upload_never_begun_is_refused(tmp_path: Pat
 
 
 def test_upload_whose_bytes_do_not_match_is_discarded(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     corrupted = bytearray(PHOTO)
     corrupted[123_456] ^= 0x01  # one flipped bit on the way
     store.append(PHOTO_SHA, 0, bytes(corrupted))
@@ -183,7 +183,7 @@ def test_upload_whose_bytes_do_not_match_is_discarded(tmp_path: Path) -> None:
 
 
 def test_completing_twice_is_harmless_and_a_stored_blob_takes_no_more_bytes(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     store.append(PHOTO_SHA, 0, PHOTO)
     store.complete(PHOTO_SHA)
 
@@ -198,11 +198,11 @@ def test_completing_twice_is_harmless_and_a_stored_blob_takes_no_more_bytes(tmp_
 
 def test_completing_an_upload_never_begun_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BlobError, match="no upload"):
-        BlobStore(tmp_path).complete(PHOTO_SHA)
+        DiskStore(tmp_path).complete(PHOTO_SHA)
 
 
 def test_size_limit_refuses_the_chunk_and_keeps_what_came_before(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path, max_bytes=CHUNK_SIZE)
+    store = DiskStore(tmp_path, max_bytes=CHUNK_SIZE)
     store.append(PHOTO_SHA, 0, PHOTO[:1000])
 
     with pytest.raises(BlobError, match="limit"):
@@ -216,7 +216,7 @@ def test_size_limit_refuses_the_chunk_and_keeps_what_came_before(tmp_path: Path)
 
 
 def test_two_devices_sending_the_same_chunk_at_once_write_it_once(tmp_path: Path) -> None:
-    store = BlobStore(tmp_path)
+    store = DiskStore(tmp_path)
     chunk = PHOTO[:CHUNK_SIZE]
     outcomes: list[object] = []
     start = threading.Barrier(8)

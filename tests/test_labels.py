@@ -7,7 +7,7 @@ from inspect_app import labels
 from inspect_app.certifications.forms import LogEntryForm, PartyForm
 from inspect_app.certifications.models import MaintenanceLogEntry, ResponsibleParty
 from inspect_app.findings.forms import ActionForm, FindingForm
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import CorrectiveAction, Finding
 
 
 @pytest.mark.parametrize("form, field, column, of", [

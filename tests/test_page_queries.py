@@ -11,10 +11,9 @@ from sqlalchemy import event
 
 from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection, InspectionNotice
 from inspect_app.inspections import checks
 from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.permits import services as permits
 from inspect_app.permits.services import profile_of
 from inspect_app.blobs.models import Blob

@@ -1,8 +1,9 @@
 """Two app servers behind one database (docs/deploy.md): one device talks to both, and one of them dies. And
 the sign-in and /verify limits, counted in the database, hold across gunicorn's workers behind the proxy.
 
-Two real gunicorn instances on two ports of 127.0.0.1 share the test's PostgreSQL and one BLOB_ROOT,
-as two machines behind the town's proxy share the database server and the blob storage. One device
+Two real gunicorn instances on two ports of 127.0.0.1 share the test's PostgreSQL and one blob store, as two
+machines behind the town's proxy share the database server and the blob storage: a folder both mount
+(BLOB_ROOT), or an S3 bucket both reach (BLOB_BACKEND=s3, a real S3 server on 127.0.0.1: tests/s3_server.py). One device
 sends its pushes, replays and the chunks of a resumable upload to either, in turn; one server is killed
 (SIGKILL, no clean stop) with a push and a chunk on their way to it, and started again. Every operation
 must be applied exactly once, and the blob must be stored whole, with its own SHA-256.
@@ -32,7 +33,7 @@ from sqlalchemy import func, select
 
 from factories import PASSWORD
 
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.files import blob_store
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
@@ -41,6 +42,7 @@ from bench.load import PRODUCTION_ENV, PRODUCTION_FLAGS
 from sync.client import SyncClient, new_op
 from sync.models import SyncOperation
 from sync.services import create_device
+from tests.s3_server import bucket_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "docs" / "deploy" / "inspect-app.service"
@@ -105,18 +107,23 @@ def send_without_reading(port: int, head: str, body: bytes) -> socket.socket:
     return connection
 
 
-@pytest.fixture
-def servers(app, database_url):
+@pytest.fixture(params=["disk", "s3"])
+def servers(request, app, database_url):
     if not database_url.startswith("postgresql"):
         pytest.skip("two app servers share one PostgreSQL; SQLite is a database for one machine")
-    env = os.environ | {"DATABASE_URL": database_url, "BLOB_ROOT": app.config["BLOB_ROOT"],
-                        "SECRET_KEY": "two-servers-test", "PUBLIC_URL": "https://inspections.example-town.gov",
-                        "WEATHER_ENDPOINT": "http://127.0.0.1:9",
-                        "PYTHONPATH": str(ROOT)}
+    # With S3, the servers (and this test, through its app) keep files in one bucket; the folder they are
+    # also given must stay empty (s3_app checks).
+    shared = {"BLOB_ROOT": app.config["BLOB_ROOT"], "BLOB_BACKEND": request.param}
+    if request.param == "s3":
+        request.getfixturevalue("s3_app")
+        shared |= {name: value for name, value in app.config.items() if name.startswith("S3_") and value}
+    env = os.environ | shared | {"DATABASE_URL": database_url, "SECRET_KEY": "two-servers-test",
+                                 "PUBLIC_URL": "https://inspections.example-town.gov",
+                                 "WEATHER_ENDPOINT": "http://127.0.0.1:9", "PYTHONPATH": str(ROOT)}
     pair = [Gunicorn(env), Gunicorn(env)]
     try:
-        for server in pair:
-            server.start()
+        with ThreadPoolExecutor(2) as starting:  # both at once: each master makes the app on a core of its own
+            list(starting.map(Gunicorn.start, pair))
         yield pair
     finally:
         for server in pair:
@@ -195,10 +202,14 @@ def test_one_device_alternating_between_two_servers_one_killed_mid_upload(app, m
         area = db.session.get(DisturbedArea, area_id)
         events = db.session.scalar(select(func.count()).where(AreaStatusEvent.area_id == area_id))
         assert (area.revision, events, area.status) == (9, 9, STEPS[7 % 2])
-    # The blob whole and true, seen alike by both servers.
-    store = BlobStore(app.config["BLOB_ROOT"])
-    assert store.path(sha).read_bytes() == data
-    assert hashlib.sha256(store.path(sha).read_bytes()).hexdigest() == sha
+    # The blob whole and true, seen alike by both servers, and no chunk of it left behind.
+    store = blob_store()
+    assert store.read(sha) == data
+    assert store.stored_sha256(sha) == sha
+    assert store.received(sha) == len(data)
+    assert [p for p in Path(app.config["BLOB_ROOT"]).rglob("*") if ".partial" in p.parts and p.is_file()] == []
+    if app.config["BLOB_BACKEND"] == "s3":
+        assert bucket_keys(app.config, "partial/") == []
     for server in servers:
         assert to[server].blob_status(sha) == {"sha256": sha, "received": len(data), "complete": True}
 

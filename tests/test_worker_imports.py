@@ -1,7 +1,8 @@
 """What an app server's worker loads (issue 18: a worker's memory). `gunicorn wsgi:app` serves pages: it
 does not load Alembic (the `flask db` command's), nor meteostat, pandas, numpy or requests (only the weather
 fetcher process loads them: tests/weather/test_weather_stations.py looks weather up and shows the app process
-still without them), nor reportlab (the first PDF it renders loads it), nor the tools of the tests and
+still without them), nor reportlab (the first PDF it renders loads it), nor the AWS SDK when its files are on
+disk (BLOB_BACKEND=disk, the default: only the S3 store loads it), nor the tools of the tests and
 benches. The `flask` command still has `flask db`. (The holidays package: tests/schedule/test_stored_holidays.py.)"""
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("alembic", "flask_migrate", "mako", "meteostat", "pandas", "numpy", "requests", "reportlab",
-         "locust", "schemathesis", "hypothesis", "pytest", "pypdf")
+         "locust", "schemathesis", "hypothesis", "pytest", "pypdf", "boto3", "botocore", "moto")
 
 
 def test_the_wsgi_app_loads_no_migration_tool_no_weather_library_and_no_pdf_library(tmp_path):

@@ -107,7 +107,7 @@ def build_records() -> dict:
     from inspect_app.certifications import services as certifications
     from inspect_app.enforcement import services as enforcement
     from inspect_app.extensions import db
-    from inspect_app.findings.models import CorrectiveAction, Finding
+    from inspect_app.inspections.models import CorrectiveAction, Finding
     from inspect_app.inspections import queries
     from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice, PipeVideo
     from inspect_app.inspections.services import inspector_contact

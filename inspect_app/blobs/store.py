@@ -1,6 +1,11 @@
-"""A content-addressed file store on local disk: each blob is named by the SHA-256 of its bytes.
+"""The blob store: files named by the SHA-256 of their bytes, kept on local disk (`DiskStore`) or in an
+S3-compatible bucket (`blobs/s3.py`), behind one interface (`BlobStore`) so no caller asks which.
 
-A blob lives at ``root/ab/cd/<sha256>``. It only ever appears under that name complete and verified:
+Every caller reads a blob as a stream (`open`), never by a path: a bucket has none. Both backends keep a blob
+under ``ab/cd/<sha256>`` (a folder or a key), and both take device uploads in resumable chunks with the same
+answers (OffsetMismatch with the offset to resume from, HashMismatch on completion).
+
+On disk a blob lives at ``root/ab/cd/<sha256>``. It only ever appears under that name complete and verified:
 writes go to a temporary file that is flushed to disk and then renamed into place, so a crash leaves
 at most a stray temporary file, never a half-written blob. Uploads from devices arrive in chunks that
 can resume after a broken connection (the sync protocol): the received bytes wait in
@@ -8,6 +13,8 @@ can resume after a broken connection (the sync protocol): the received bytes wai
 """
 from __future__ import annotations
 
+import abc
+import contextlib
 import fcntl
 import hashlib
 import io
@@ -19,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 CHUNK_SIZE = 1024 * 1024
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class BlobError(Exception):
@@ -45,8 +52,96 @@ class HashMismatch(BlobError):
         self.actual = actual
 
 
-class BlobStore:
-    """Blobs under ``root``, put whole or uploaded in resumable chunks."""
+class BlobStore(abc.ABC):
+    """What every blob store does: keep a file whole or from resumable chunks, tell whether and how much of it
+    is kept, give it back as a stream, list and remove (garbage collection only)."""
+
+    max_bytes: int | None = None  # refuse blobs larger than this; None for no limit
+
+    @abc.abstractmethod
+    def exists(self, sha: str) -> bool:
+        """True if the blob is stored."""
+
+    @abc.abstractmethod
+    def size(self, sha: str) -> int:
+        """The blob's length in bytes; FileNotFoundError if it is not stored."""
+
+    @abc.abstractmethod
+    def open(self, sha: str) -> BinaryIO:
+        """The blob opened for reading (a stream, perhaps not seekable); FileNotFoundError if it is not stored."""
+
+    @abc.abstractmethod
+    def put_file(self, source: Path | str | BinaryIO, expected_sha: str | None = None) -> str:
+        """Store a file or stream, read in chunks; return its SHA-256, or HashMismatch if not expected."""
+
+    @abc.abstractmethod
+    def received(self, sha: str) -> int:
+        """How many bytes of ``sha`` the store holds: all of them once stored, else the upload so far."""
+
+    @abc.abstractmethod
+    def begin(self, sha: str) -> int:
+        """Start or resume an upload of ``sha``; returns the offset to send from."""
+
+    @abc.abstractmethod
+    def append(self, sha: str, offset: int, chunk: bytes) -> int:
+        """Add ``chunk`` at ``offset`` of the upload of ``sha``; returns the new offset.
+
+        OffsetMismatch (with the offset the store is at) if ``offset`` is not where the upload stands.
+        """
+
+    @abc.abstractmethod
+    def complete(self, sha: str) -> None:
+        """Verify the uploaded bytes hash to ``sha`` and store them; HashMismatch discards them."""
+
+    @abc.abstractmethod
+    def head(self, sha: str, size: int = 16) -> bytes:
+        """The first bytes of the upload of ``sha`` so far (or of the stored blob), to tell its type."""
+
+    @abc.abstractmethod
+    def remove(self, sha: str) -> bool:
+        """Delete the stored blob ``sha`` (garbage collection only); False if it was not stored."""
+
+    @abc.abstractmethod
+    def stored(self) -> Iterator[tuple[str, float]]:
+        """Each stored blob's SHA-256 and the time it was stored (a timestamp)."""
+
+    @abc.abstractmethod
+    def remove_abandoned(self, before: float) -> int:
+        """Delete unfinished uploads (and temporary files) untouched since ``before`` (a timestamp)."""
+
+    def put_bytes(self, data: bytes, expected_sha: str | None = None) -> str:
+        """Store ``data`` and return its SHA-256; HashMismatch if it is not ``expected_sha``."""
+        return self.put_file(io.BytesIO(data), expected_sha)
+
+    def read(self, sha: str) -> bytes:
+        """The whole blob (for small files: a signature, a PDF); FileNotFoundError if it is not stored."""
+        with self.open(sha) as stream:
+            return stream.read()
+
+    def stored_sha256(self, sha: str) -> str | None:
+        """What the stored file of ``sha`` hashes to now: ``sha`` itself, unless it was changed since it was
+        stored; None if it is not stored. Read in chunks."""
+        try:
+            with self.open(sha) as stream:
+                return sha256_of(stream)
+        except FileNotFoundError:
+            return None
+
+    @contextlib.contextmanager
+    def local_copy(self, sha: str) -> Iterator[Path]:
+        """A file on this machine holding the blob, for a library that wants a path (a spreadsheet reader),
+        removed after; FileNotFoundError if it is not stored. The disk store gives its own file (read-only)."""
+        with tempfile.TemporaryDirectory(prefix="blob-") as folder:
+            copy = Path(folder) / sha
+            with self.open(sha) as source, copy.open("wb") as target:
+                while chunk := source.read(CHUNK_SIZE):
+                    target.write(chunk)
+            yield copy
+
+
+class DiskStore(BlobStore):
+    """Blobs under ``root`` on this machine (or a folder every app server mounts), put whole or uploaded in
+    resumable chunks."""
 
     def __init__(self, root: Path | str, *, max_bytes: int | None = None) -> None:
         self.root = Path(root)
@@ -58,7 +153,7 @@ class BlobStore:
 
     def path(self, sha: str) -> Path:
         """Where the blob ``sha`` lives (whether or not it is stored)."""
-        _check_sha(sha)
+        check_sha(sha)
         return self.root / sha[:2] / sha[2:4] / sha
 
     def exists(self, sha: str) -> bool:
@@ -73,23 +168,17 @@ class BlobStore:
         """The blob opened for reading; FileNotFoundError if it is not stored."""
         return self.path(sha).open("rb")
 
-    def stored_sha256(self, sha: str) -> str | None:
-        """What the stored file of ``sha`` hashes to now: ``sha`` itself, unless it was changed on disk
-        since it was stored; None if it is not stored. Read in chunks."""
-        try:
-            with self.open(sha) as stream:
-                return _sha256(stream)
-        except FileNotFoundError:
-            return None
-
-    def put_bytes(self, data: bytes, expected_sha: str | None = None) -> str:
-        """Store ``data`` and return its SHA-256; HashMismatch if it is not ``expected_sha``."""
-        return self.put_file(io.BytesIO(data), expected_sha)
+    @contextlib.contextmanager
+    def local_copy(self, sha: str) -> Iterator[Path]:
+        """The stored file itself (read-only): no copy needed on disk."""
+        if not self.exists(sha):
+            raise FileNotFoundError(sha)
+        yield self.path(sha)
 
     def put_file(self, source: Path | str | BinaryIO, expected_sha: str | None = None) -> str:
         """Store a file or stream, read in chunks; return its SHA-256, or HashMismatch if not expected."""
         if expected_sha is not None:
-            _check_sha(expected_sha)
+            check_sha(expected_sha)
         if isinstance(source, (str, os.PathLike)):
             with open(source, "rb") as stream:
                 return self._put_stream(stream, expected_sha)
@@ -153,7 +242,8 @@ class BlobStore:
             fcntl.flock(upload, fcntl.LOCK_EX)
             if not _is_current(upload, partial):
                 return self.complete(sha)
-            actual = _sha256(upload)
+            upload.seek(0)
+            actual = sha256_of(upload)
             if actual != sha:
                 partial.unlink()
                 raise HashMismatch(sha, actual)
@@ -204,7 +294,7 @@ class BlobStore:
     def stored(self) -> Iterator[tuple[str, float]]:
         """Each stored blob's SHA-256 and the time it was stored (its file's mtime)."""
         for path in self.root.glob("[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*"):
-            if _SHA256_HEX.fullmatch(path.name) and path.is_file():
+            if SHA256_HEX.fullmatch(path.name) and path.is_file():
                 yield path.name, path.stat().st_mtime
 
     def remove_abandoned(self, before: float) -> int:
@@ -230,13 +320,13 @@ class BlobStore:
 
     def _partial_path(self, sha: str) -> Path:
         """Where the bytes of an unfinished upload wait."""
-        _check_sha(sha)
+        check_sha(sha)
         return self._partial / sha
 
 
-def _check_sha(sha: str) -> None:
+def check_sha(sha: str) -> None:
     """Refuse anything but 64 lowercase hex digits, which also keeps names inside the store."""
-    if not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+    if not isinstance(sha, str) or not SHA256_HEX.fullmatch(sha):
         raise BlobError(f"{sha!r} is not a SHA-256 (64 lowercase hex digits).")
 
 
@@ -248,9 +338,8 @@ def _is_current(f: BinaryIO, path: Path) -> bool:
         return False
 
 
-def _sha256(f: BinaryIO) -> str:
-    """SHA-256 hex of an open file from its start."""
-    f.seek(0)
+def sha256_of(f: BinaryIO) -> str:
+    """SHA-256 hex of a stream, read in chunks from where it stands."""
     digest = hashlib.sha256()
     while chunk := f.read(CHUNK_SIZE):
         digest.update(chunk)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Date, ForeignKey, Index, Numeric, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -100,6 +100,7 @@ class OMCertification(db.Model):
     """The annual certification by the responsible party (§380-14 C(2)(l))."""
 
     __tablename__ = "om_certifications"
+    blob_columns: ClassVar = ("signature_sha256",)  # who sees the certification sees its signature
     # One standing certification per permit and period: a double-click (or a replayed sync) makes one.
     # A certification found deficient leaves the period open for a new one.
     __table_args__ = (

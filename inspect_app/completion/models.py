@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
@@ -18,6 +18,7 @@ SUBMISSION_STATUSES = ("pending", "accepted", "rejected")
 
 class FinalSubmission(db.Model):
     __tablename__ = "final_submissions"
+    blob_columns: ClassVar = ("blob_sha256",)  # who sees the submission sees its file (accounts/policy.py)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

@@ -24,8 +24,7 @@ from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.blobs import files
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection
 from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits

@@ -1,12 +1,12 @@
 """Completion pages: final submissions and their review, the certificate of completion, surety releases."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from wtforms import SelectChoice
 
 from inspect_app.accounts.policy import permit_or_404
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs import files
 from inspect_app.completion import services
 from inspect_app.completion.forms import (
     AsBuiltForm, CertificateForm, FinalReportForm, OMPlanForm, ReviewForm, SuretyReleaseForm,
@@ -145,9 +145,11 @@ def pdf(permit_id: str, submission_id: str):
     submission = _submission(permit, submission_id)
     if not submission.blob_sha256:
         abort(404)
-    path = BlobStore(current_app.config["BLOB_ROOT"]).path(submission.blob_sha256)
-    return send_file(path, mimetype="application/pdf",
-                     download_name=f"{permit.number}-{submission.kind.replace('_', '-')}.pdf")
+    try:
+        return files.send_blob(submission.blob_sha256, mimetype="application/pdf",
+                               download_name=f"{permit.number}-{submission.kind.replace('_', '-')}.pdf")
+    except FileNotFoundError:
+        abort(404)
 
 
 @bp.post("/certificate")

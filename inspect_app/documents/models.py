@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import ClassVar
 
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -23,6 +24,7 @@ class FrozenDocument(db.Model):
     """
 
     __tablename__ = "documents"
+    blob_columns: ClassVar = ("pdf_sha256",)  # who sees the document sees its PDF (accounts/policy.py)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     kind: Mapped[str] = mapped_column(choice("document_kind", *FROZEN_KINDS))

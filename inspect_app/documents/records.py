@@ -23,9 +23,8 @@ from inspect_app.certifications.models import OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.inspections import canonical
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.schedule import missed

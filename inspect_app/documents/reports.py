@@ -11,22 +11,19 @@ import io
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import current_app
 from PIL import Image, UnidentifiedImageError
 from sqlalchemy import select
 
 from inspect_app import inspection_types
-from inspect_app.accounts.policy import report_author_id
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs import files
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
 )
 from inspect_app.enforcement.models import citation_purpose
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
-from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.labels import label
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
@@ -82,17 +79,12 @@ def certification_maker(signer_name: str) -> str:
     return f"{signer_name}, responsible party"
 
 
-def _store() -> BlobStore:
-    return BlobStore(current_app.config["BLOB_ROOT"])
-
-
 def _blob(sha: str | None) -> bytes | None:
     """A stored file's bytes, or None if it is not (or no longer) in the blob store."""
     if not sha:
         return None
     try:
-        with _store().open(sha) as stream:
-            return stream.read()
+        return files.blob_store().read(sha)
     except (FileNotFoundError, ValueError):
         return None
 
@@ -528,7 +520,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
         return blocks + [Paragraphs("No findings.")]
     cutoff = inspection.submitted_at
     # Who recorded the findings: the report's author (a finding is added to a draft by its author alone).
-    author = records.user_name(report_author_id(inspection)) or inspection.inspector_name
+    author = records.user_name(inspection.author_id) or inspection.inspector_name
     for n, finding in enumerate(findings, 1):
         blocks += [Heading(f"Finding {n}" + (": violation" if finding.is_violation else ""), 2), Fields((
             ("Description", finding.description),

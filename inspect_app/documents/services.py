@@ -29,7 +29,7 @@ from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
 from inspect_app.blobs import files
-from inspect_app.accounts.policy import sees, sees_report
+from inspect_app.accounts.policy import sees
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.certifications.models import OMCertification
@@ -438,7 +438,7 @@ class Download:
 
 def inspection_visible(user, inspection: Inspection) -> bool:
     """Submitted reports to whoever sees the permit; a draft to its author alone (the policy's rule)."""
-    return sees_report(user, inspection)
+    return queries.sees_report(user, inspection)
 
 
 def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],

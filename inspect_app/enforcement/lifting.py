@@ -12,8 +12,7 @@ from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.enforcement.services import EnforcementError, lift_stop_work, uncorrected
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.types import utcnow
 
 # Kept on an action the agent closed out and verified at once on the lift form: its work was seen done by then.

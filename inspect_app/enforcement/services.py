@@ -15,8 +15,7 @@ from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import Finding, Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit

@@ -10,8 +10,7 @@ from inspect_app.enforcement import lifting, services
 from inspect_app.enforcement.forms import AcknowledgeForm, IssueStopWorkForm, LiftStopWorkForm
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import Finding, Inspection
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.photos import services as photos

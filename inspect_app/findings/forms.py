@@ -7,7 +7,7 @@ from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAr
 from wtforms.validators import DataRequired, Length, Optional
 
 from inspect_app.fields import DateTimeLocalField, label_choices
-from inspect_app.findings.models import CITATION_LENGTH
+from inspect_app.inspections.models import CITATION_LENGTH
 from inspect_app.permits.models import Permit
 
 class FindingForm(FlaskForm):

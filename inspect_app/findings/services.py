@@ -15,7 +15,7 @@ from sqlalchemy.orm import joinedload
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
-from inspect_app.findings.models import (
+from inspect_app.inspections.models import (
     ACTION_KINDS, CITATION_LENGTH, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
 )
 from inspect_app.inspections import checks

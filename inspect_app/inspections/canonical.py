@@ -13,8 +13,7 @@ from sqlalchemy import select
 
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.inspections.queries import punch_items_of, type_of, videos_of
 from inspect_app.photos.models import Photo
 from inspect_app.profiles.schema import InspectionType, Profile

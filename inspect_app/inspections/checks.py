@@ -21,10 +21,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from inspect_app.accounts.policy import report_author_id
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.inspections.queries import Subject, checklist, type_of
 from inspect_app.labels import shorten
 from inspect_app.permits.models import Permit
@@ -125,14 +123,14 @@ def needed_fixes(inspection: Inspection, answers: dict[tuple[str, str], tuple[st
 
 def linked_action(inspection: Inspection, action_id: str | None) -> CorrectiveAction | None:
     """The corrective action a fix is tied to, if it is one of this permit's still open that the report's
-    author may see: not one opened on someone else's draft (accounts.policy.sees_report), whose id a
+    author may see: not one opened on someone else's draft (queries.sees_report), whose id a
     hand-made post could name."""
     action = db.session.get(CorrectiveAction, action_id) if action_id else None
     if action is None or action.permit_id != inspection.permit_id or action.status == "verified":
         return None
     source = action.finding.inspection if action.finding is not None else None
     if source is not None and not source.is_submitted and source.id != inspection.id \
-            and report_author_id(source) != report_author_id(inspection):
+            and source.author_id != inspection.author_id:
         return None
     return action
 

@@ -19,7 +19,7 @@ from inspect_app import inspection_types, units
 from inspect_app.accounts.policy import usable_blob
 from inspect_app.extensions import db
 from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
-from inspect_app.findings.models import ACTION_KINDS
+from inspect_app.inspections.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, OBSERVED_WEATHER_LENGTH, TRIGGERS, Inspection
 from inspect_app.labels import DISCHARGE_SIGN_LABELS, DISCHARGING_LABELS

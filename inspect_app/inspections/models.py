@@ -1,18 +1,22 @@
-"""Inspections (§380-16 C(4)), their checklist answers, 24-hour notices and final pipe videos."""
+"""Inspections (§380-16 C(4)), their checklist answers, 24-hour notices and final pipe videos; and what a report
+finds: findings, the corrective actions they open (CGP 2022 Part 5) and a walk-through's punch list, the parts of
+the report's record (the findings domain's services work on them).
+"""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON, Boolean, CheckConstraint, ColumnElement, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false,
-    literal_column, text,
+    func, literal_column, select, text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from inspect_app import inspection_types
+from inspect_app.accounts.records import DraftPart
 from inspect_app.extensions import db
-from inspect_app.labels import ANSWER_LABELS, TRIGGER_LABELS
+from inspect_app.labels import ACTION_KIND_LABELS, ANSWER_LABELS, SEVERITY_LABELS, TRIGGER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 INSPECTION_TYPES = inspection_types.KEYS  # declared once, in the registry
@@ -23,6 +27,14 @@ WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
 OBSERVED_WEATHER_LENGTH = 300
 ANSWERS = tuple(ANSWER_LABELS)
 TRIGGERS = tuple(TRIGGER_LABELS)
+SEVERITIES = tuple(SEVERITY_LABELS)
+FINDING_STATUSES = ("open", "corrected", "returned")
+ACTION_KINDS = tuple(ACTION_KIND_LABELS)
+ACTION_STATUSES = ("open", "completed", "verified")
+
+
+# A finding's citation holds this many characters; a longer one (a profile's may hold 200) is cut to fit.
+CITATION_LENGTH = 120
 
 
 class Inspection(db.Model):
@@ -45,6 +57,9 @@ class Inspection(db.Model):
         Index("ix_inspections_amendments", "amends_id", sqlite_where=text("amends_id IS NOT NULL"),
               postgresql_where=text("amends_id IS NOT NULL")),
     )
+    # A draft is its author's alone (accounts/policy.py): every other user's drafts are hidden from them.
+    draft_parts: ClassVar = (DraftPart("inspections", lambda user, _: _others_drafts(user)),)
+    blob_columns: ClassVar = ("signature_sha256", "permittee_signature_sha256")
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
@@ -165,6 +180,11 @@ class Inspection(db.Model):
         return self.trigger == "random" or (self.inspector is not None and self.inspector.role in ("agent", "admin"))
 
     @property
+    def author_id(self) -> str | None:
+        """Who wrote the report: who started it (or opened the amendment); its inspector if that is not known."""
+        return self.created_by_id or self.inspector_id
+
+    @property
     def precipitation_mm(self) -> float | None:
         """The 24-hour precipitation the report stands on: an on-site gauge reading wins."""
         return self.gauge_precip_mm if self.gauge_precip_mm is not None else self.precip_24h_mm
@@ -177,6 +197,8 @@ class ChecklistAnswer(db.Model):
     __table_args__ = (
         UniqueConstraint("inspection_id", "item_key", "subject_id", name="uq_answer_item_subject"),
     )
+    draft_parts: ClassVar = (DraftPart("checklist_answers", lambda _, hidden: select(ChecklistAnswer.id).where(
+        ChecklistAnswer.inspection_id.in_(hidden["inspections"])), after=("inspections",)),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
@@ -215,6 +237,7 @@ class PipeVideo(db.Model):
     """Final inspection: a dated video inspection of a stormwater pipe run (§380-16 C(4)(e))."""
 
     __tablename__ = "pipe_videos"
+    blob_columns: ClassVar = ("blob_sha256",)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
@@ -226,3 +249,100 @@ class PipeVideo(db.Model):
     revision: Mapped[int] = mapped_column(Integer, default=1)
 
     structure = relationship("StormwaterStructure")
+
+    @staticmethod
+    def blob_rows_seen(permits, hidden):
+        """A video is seen by who sees its report."""
+        reports = select(Inspection.id).where(Inspection.permit_id.in_(permits),
+                                              Inspection.id.not_in(hidden["inspections"]))
+        return PipeVideo.inspection_id.in_(reports)
+
+
+
+class Finding(db.Model):
+    __tablename__ = "findings"
+    # A draft's findings are its author's alone, as the draft is (accounts/policy.py).
+    draft_parts: ClassVar = (DraftPart("findings", lambda _, hidden: select(Finding.id).where(
+        Finding.inspection_id.in_(hidden["inspections"])), after=("inspections",)),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    inspection_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    description: Mapped[str] = mapped_column(Text)
+    location: Mapped[str | None] = mapped_column(String(300))
+    severity: Mapped[str] = mapped_column(choice("finding_severity", *SEVERITIES), default="minor")
+    is_violation: Mapped[bool] = mapped_column(Boolean, default=False)
+    citation: Mapped[str | None] = mapped_column(String(CITATION_LENGTH))
+    area_id: Mapped[str | None] = mapped_column(ForeignKey("disturbed_areas.id"))
+    structure_id: Mapped[str | None] = mapped_column(ForeignKey("stormwater_structures.id"))
+    # Made by the app itself (e.g. an area past its stabilization deadline), not typed by a person.
+    is_automatic: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(choice("finding_status", *FINDING_STATUSES), default="open")
+    agent_comment: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+    inspection = relationship("Inspection", back_populates="findings")
+    actions: Mapped[list[CorrectiveAction]] = relationship(back_populates="finding")
+
+
+class CorrectiveAction(db.Model):
+    __tablename__ = "corrective_actions"
+    # The actions opened on a draft's findings, and the photos that are their evidence.
+    draft_parts: ClassVar = (
+        DraftPart("corrective_actions", lambda _, hidden: select(CorrectiveAction.id).where(
+            CorrectiveAction.finding_id.in_(hidden["findings"])), after=("findings",)),
+        DraftPart("photos", lambda _, hidden: select(CorrectiveAction.evidence_photo_id).where(
+            CorrectiveAction.finding_id.in_(hidden["findings"]), CorrectiveAction.evidence_photo_id.is_not(None)),
+            after=("findings",)),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    finding_id: Mapped[str] = mapped_column(ForeignKey("findings.id"), index=True)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    kind: Mapped[str] = mapped_column(choice("action_kind", *ACTION_KINDS))
+    description: Mapped[str] = mapped_column(Text)
+    owner_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    owner_name: Mapped[str] = mapped_column(String(200))
+    discovered_at: Mapped[dt.datetime] = mapped_column(UTCDateTime)
+    # CGP Part 5.2: next business day for routine maintenance, 7 calendar days otherwise.
+    due_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, index=True)
+    status: Mapped[str] = mapped_column(choice("action_status", *ACTION_STATUSES), default="open")
+    completed_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    closeout_note: Mapped[str | None] = mapped_column(Text)
+    evidence_photo_id: Mapped[str | None] = mapped_column(ForeignKey("photos.id"))
+    verified_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"))
+    verified_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    # When the action was recorded (CGP 2022 Part 5.4: documented within 24 hours of discovery).
+    created_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime, default=utcnow)
+
+    finding: Mapped[Finding] = relationship(back_populates="actions")
+    owner = relationship("User", foreign_keys=[owner_id])
+    verified_by = relationship("User", foreign_keys=[verified_by_id])
+
+    def is_overdue(self, now: dt.datetime) -> bool:
+        return self.completed_at is None and now > self.due_at
+
+
+class PunchListItem(db.Model):
+    """An item left at the walk-through, which the final inspection must resolve (§380-16 C(4)(d))."""
+
+    __tablename__ = "punch_list_items"
+    draft_parts: ClassVar = (DraftPart("punch_list_items", lambda _, hidden: select(PunchListItem.id).where(
+        PunchListItem.walk_through_id.in_(hidden["inspections"])), after=("inspections",)),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)
+    walk_through_id: Mapped[str] = mapped_column(ForeignKey("inspections.id"), index=True)
+    description: Mapped[str] = mapped_column(Text)
+    resolved_in_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
+    resolved_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    resolution: Mapped[str | None] = mapped_column(Text)
+
+def _others_drafts(user):
+    """The drafts of others than `user` (with no user: every draft); a draft's author is who started it."""
+    author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
+    reports = select(Inspection.id).where(Inspection.is_draft())
+    if getattr(user, "is_authenticated", False):
+        reports = reports.where(author != user.id)
+    return reports

@@ -12,11 +12,10 @@ from sqlalchemy.orm import joinedload, selectinload
 
 from inspect_app import inspection_types, rules
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, report_author_id
+from inspect_app.accounts.policy import allowed, sees
 from inspect_app.extensions import db
-from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo, PunchListItem
 from inspect_app.inspections import wording
-from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import ChecklistItem, Profile
@@ -224,6 +223,14 @@ def amendments_of(inspection: Inspection) -> list[Inspection]:
     return list(db.session.scalars(query.order_by(Inspection.created_at)))
 
 
+def sees_report(user, inspection: Inspection) -> bool:
+    """Whether `user` may see a report: submitted, whoever sees its permit; a draft, its author alone
+    (accounts/policy.py, `hidden_draft_parts` in SQL)."""
+    if not sees(user, db.session.get(Permit, inspection.permit_id)):
+        return False
+    return inspection.is_submitted or inspection.author_id == user.id
+
+
 def amended_by_another(inspection: Inspection) -> str | None:
     """SPEC *Signatures*: "an amendment by another person says so everywhere the document is shown or
     checked": `amendment by C of a report by A` when this report amends one signed by someone else (the page,
@@ -231,7 +238,7 @@ def amended_by_another(inspection: Inspection) -> str | None:
     original = db.session.get(Inspection, inspection.amends_id) if inspection.amends_id else None
     if original is None:
         return None
-    mine, theirs = report_author_id(inspection), report_author_id(original)
+    mine, theirs = inspection.author_id, original.author_id
     signer, original_signer = inspection.signer_name, original.signer_name or original.inspector_name
     same = mine == theirs if mine and theirs else signer == original_signer
     return None if same else wording.amendment_words(signer, original_signer)

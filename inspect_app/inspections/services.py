@@ -14,16 +14,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask import current_app
 from sqlalchemy import or_, select
 
 from inspect_app import inspection_types
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.blobs.store import BlobStore
-from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
-from inspect_app.findings.models import CITATION_LENGTH, Finding
+from inspect_app.inspections.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
@@ -167,13 +164,15 @@ def signature_png(data_url: str) -> bytes:
 
 def signature_from_blob(sha: str) -> bytes:
     """The PNG bytes of a signature already uploaded as a blob (sync), checked like one from the pad."""
-    store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not store.exists(sha):
-        raise InspectionError("signature", "The signature image has not been uploaded.")
-    if store.size(sha) > signatures.MAX_BYTES:
+    store = files.blob_store()
+    try:
+        size = store.size(sha)
+    except FileNotFoundError:
+        raise InspectionError("signature", "The signature image has not been uploaded.") from None
+    if size > signatures.MAX_BYTES:
         raise InspectionError("signature", signatures.TOO_LARGE)
     try:
-        return signatures.checked(store.path(sha).read_bytes())
+        return signatures.checked(store.read(sha))
     except signatures.SignatureRefused as refused:
         raise InspectionError("signature", str(refused)) from None
 
@@ -686,8 +685,6 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     db.session.flush()
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
-    if inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations":
-        _enforce_failed_final(actor, inspection)
     return inspection
 
 
@@ -805,22 +802,6 @@ def _resolve_punch_items(actor, inspection: Inspection, now: dt.datetime) -> Non
         before = audit.snapshot(item)
         item.resolved_in_id, item.resolved_at, item.resolution = inspection.id, now, resolutions[item.id].strip()
         audit.record(actor, "punch.resolve", item, before)
-
-
-def _enforce_failed_final(actor, inspection: Inspection) -> None:
-    """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
-    permit = inspection.permit
-    findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
-    clause = profile_of(permit).cite("stop_work_final")  # the town's own clause, none where it cites none
-    text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
-            f"management system does not comply with the approved plan{f' ({clause})' if clause else ''}.\n\n"
-            f"Corrective actions required:\n{inspection.corrective_steps}")
-    standing = enforcement.standing_order(permit)
-    if standing is None and permit.can_become("stop_work"):
-        enforcement.issue_stop_work(actor, permit, f"Final inspection failed: {inspection.corrective_steps}",
-                                    findings, inspection, notice_text=text)
-    else:
-        enforcement.issue_notice_of_violation(actor, permit, text, inspection, standing)
 
 
 # A draft's own parts, which go with it when it is discarded; a row of any other table that names the draft is

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import CorrectiveAction, Finding
 from inspect_app.inspections import queries
 from inspect_app.permits.models import Permit
 from inspect_app.types import utcnow

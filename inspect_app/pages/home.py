@@ -15,8 +15,7 @@ from inspect_app.accounts.policy import allowed, shown, visible_permits
 from inspect_app.certifications.services import summary
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.pages import now
 from inspect_app.permits.models import Permit
 from inspect_app.types import utcnow

@@ -20,7 +20,7 @@ from inspect_app.enforcement import views as enforcement
 from inspect_app.extensions import db, htmx
 from inspect_app.geo import SitePoint
 from inspect_app.inputs import query_int
-from inspect_app.inspections import views as inspections
+from inspect_app.reporting import views as inspections
 from inspect_app.pages import now
 from inspect_app.permits import services
 from inspect_app.permits.forms import (

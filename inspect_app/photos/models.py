@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import ClassVar
 
-from sqlalchemy import JSON, ForeignKey, String, Text
+from sqlalchemy import JSON, ForeignKey, String, Text, select
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from inspect_app.accounts.records import DraftPart
 from inspect_app.extensions import db
 from inspect_app.photos.markup import MARKED_UP
 from inspect_app.types import UTCDateTime, new_id, utcnow
@@ -15,6 +17,15 @@ class Photo(db.Model):
     """A photo: the original kept byte for byte, with display, thumbnail and print renditions."""
 
     __tablename__ = "photos"
+    # A photo of a draft report or of one of its findings is part of the draft (accounts/policy.py).
+    draft_parts: ClassVar = (
+        DraftPart("photos", lambda _, hidden: select(Photo.id).where(Photo.inspection_id.in_(hidden["inspections"])),
+                  after=("inspections",)),
+        DraftPart("photos", lambda _, hidden: select(Photo.id).where(Photo.finding_id.in_(hidden["findings"])),
+                  after=("findings",)),
+    )
+    blob_columns: ClassVar = ("original_sha256", "display_sha256", "thumb_sha256", "print_sha256",
+                              "marked_display_sha256", "marked_thumb_sha256", "marked_print_sha256")
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     permit_id: Mapped[str] = mapped_column(ForeignKey("permits.id"), index=True)

@@ -5,10 +5,8 @@ import datetime as dt
 import io
 import uuid
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, BinaryIO
 
-from flask import current_app
 from sqlalchemy import Select, select
 
 from inspect_app.blobs import files
@@ -16,8 +14,7 @@ from inspect_app.audit import services as audit
 from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.blobs.models import Blob
 from inspect_app.photos.models import Photo
@@ -64,7 +61,7 @@ class PhotoRefused(ValueError):
 
 def blob_store() -> BlobStore:
     """The app's blob store."""
-    return BlobStore(current_app.config["BLOB_ROOT"])
+    return files.blob_store()
 
 
 def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None = None,
@@ -249,11 +246,11 @@ def rendition_sha(photo: Photo, kind: str) -> str:
     return photo.shown_sha256(kind) or photo.display_sha256
 
 
-def rendition(photo: Photo, kind: str) -> tuple[Path, str, str]:
-    """(file path, content type, sha) of one of the photo's RENDITIONS; KeyError if unknown."""
+def rendition(photo: Photo, kind: str) -> tuple[str, str]:
+    """(sha, content type) of one of the photo's RENDITIONS (the file: `files.send_blob`)."""
     sha = rendition_sha(photo, kind)
     blob = db.session.get(Blob, sha)
-    return blob_store().path(sha), blob.content_type if blob else "application/octet-stream", sha
+    return sha, blob.content_type if blob else "application/octet-stream"
 
 
 def _check_target(permit: Permit, inspection, finding, corrective_action, log_entry, structure) -> None:

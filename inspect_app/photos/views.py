@@ -7,11 +7,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, abort, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy import func, select
 
 from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, shown
+from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
@@ -190,12 +191,13 @@ def file(photo_id: str, kind: str):
     photo = _photo_or_404(photo_id)
     if kind not in services.RENDITIONS:
         abort(404)
-    path, content_type, sha = services.rendition(photo, kind)
-    if not path.is_file():
-        abort(404)
+    sha, content_type = services.rendition(photo, kind)
     extension = content_type.removeprefix("image/").replace("jpeg", "jpg")
-    response = send_file(path, mimetype=content_type, etag=sha, conditional=True, max_age=CACHE_SECONDS,
-                         download_name=f"photo-{photo.id}-{kind}.{extension}")
+    try:
+        response = files.send_blob(sha, mimetype=content_type, etag=sha, max_age=CACHE_SECONDS,
+                                   download_name=f"photo-{photo.id}-{kind}.{extension}")
+    except FileNotFoundError:
+        abort(404)
     # Only people who may see the permit get the photo: no shared caches, but the browser keeps it.
     response.cache_control.public = False
     response.cache_control.private = True

@@ -35,8 +35,8 @@ from inspect_app.conditions.models import FrozenPeriod as FrozenPeriodRow
 from inspect_app.conditions.models import SnowmeltDischarge as SnowmeltRow
 from inspect_app.enforcement.models import StopWorkOrder as StopWorkOrderRow
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction as CorrectiveActionRow
-from inspect_app.findings.models import Finding as FindingRow
+from inspect_app.inspections.models import CorrectiveAction as CorrectiveActionRow
+from inspect_app.inspections.models import Finding as FindingRow
 from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.inspections.models import Inspection as InspectionRow
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure

@@ -12,6 +12,7 @@ import io
 import logging
 import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from flask import (Blueprint, Response, abort, current_app, flash, redirect, render_template, request, send_file,
@@ -101,12 +102,12 @@ def _keep(upload) -> str:
     return sha
 
 
-def _uploaded(sha: str | None):
-    """The path of a file the current user uploaded (404 for any other)."""
+def _uploaded(sha: str | None) -> str:
+    """The SHA-256 of a file the current user uploaded and the store still keeps (404 for any other)."""
     blob = db.session.get(Blob, sha) if sha and len(sha) == 64 else None
-    if blob is None or blob.uploaded_by_id != current_user.id:
+    if blob is None or blob.uploaded_by_id != current_user.id or not files.blob_store().exists(sha):
         abort(404)
-    return files.blob_store().path(sha)
+    return sha
 
 
 @bp.get("/import/<kind>/<upload>")
@@ -136,17 +137,21 @@ def _stream(kind: str, upload: str, *, apply: bool) -> Response:
     require("transfer.import")
     if kind not in KINDS:
         abort(404)
-    path = _uploaded(upload)
+    main = _uploaded(upload)
     filename = request.args.get("file", "")
-    structures = None
+    extra = None
     if kind == "permits" and request.args.get("structures"):
-        structures = (_uploaded(request.args["structures"]), request.args.get("structures_file", ""))
+        extra = (_uploaded(request.args["structures"]), request.args.get("structures_file", ""))
     app, args = current_app._get_current_object(), request.args.to_dict()
 
     def page() -> Iterator[str]:
         # The page is sent after the view has returned and its app context (with its database session) has
-        # ended: it runs in an app context of its own, for the length of the import.
-        with app.app_context():
+        # ended: it runs in an app context of its own, for the length of the import. The spreadsheet readers
+        # want files: the store's own on disk, a copy of this request's from a bucket.
+        with app.app_context(), ExitStack() as copies:
+            store = files.blob_store()
+            path = copies.enter_context(store.local_copy(main))
+            structures = (copies.enter_context(store.local_copy(extra[0])), extra[1]) if extra else None
             run = _Run()
             actor = current_user._get_current_object()
             events = run_import(kind, path, filename, actor, apply=apply, structures=structures)

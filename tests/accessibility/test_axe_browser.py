@@ -19,7 +19,7 @@ from sqlalchemy import select
 from inspect_app.certifications.models import OMCertification, ResponsibleParty
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.permits import services as permits
 from inspect_app.rules.calendar import add_months
 from inspect_app.types import utcnow

@@ -30,7 +30,7 @@ from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction, PunchListItem
+from inspect_app.inspections.models import CorrectiveAction, PunchListItem
 from inspect_app.inspections import services as inspections
 from inspect_app.types import utcnow
 from sync.models import SyncConflict, SyncOperation

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.photos.models import Photo
 from inspect_app.types import new_id, utcnow
 from sync.client import new_op

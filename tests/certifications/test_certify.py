@@ -13,7 +13,7 @@ from pypdf import PdfReader
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.certifications import services
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
@@ -169,7 +169,7 @@ def test_the_signature_is_required_and_a_drawn_one_is_kept(app, make, signed_in,
 
     assert _sign(browser, permit, **{"cert-signature": signature_data_url()}).status_code == 303
     cert = db.session.scalars(select(OMCertification)).one()
-    with BlobStore(app.config["BLOB_ROOT"]).open(cert.signature_sha256) as stored:
+    with DiskStore(app.config["BLOB_ROOT"]).open(cert.signature_sha256) as stored:
         assert stored.read() == signature_png()
 
 

@@ -7,8 +7,7 @@ from html import unescape
 
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.rules.calendar import add_months
 from inspect_app.types import utcnow
 

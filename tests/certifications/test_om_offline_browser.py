@@ -10,7 +10,7 @@ import hashlib
 import pytest
 from sqlalchemy import func, select
 
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.certifications.models import MaintenanceLogEntry, NoticeToCorrect, OMCertification
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.extensions import db
@@ -39,7 +39,7 @@ def site(owner, completed_permit):
 
 
 def _stored_bytes(app, sha: str) -> bytes:
-    return BlobStore(app.config["BLOB_ROOT"]).path(sha).read_bytes()
+    return DiskStore(app.config["BLOB_ROOT"]).path(sha).read_bytes()
 
 
 def _draw(page, canvas: str) -> None:

@@ -15,8 +15,7 @@ from inspect_app.certifications.models import Easement
 from inspect_app.completion import services as completion
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
-from inspect_app.inspections.models import ChecklistAnswer
+from inspect_app.inspections.models import ChecklistAnswer, Finding
 from inspect_app.permits import services as permits
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.blobs.models import Blob

@@ -9,8 +9,7 @@ from sqlalchemy import event
 
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
 from inspect_app.weather.models import StormEvent

@@ -11,8 +11,7 @@ from inspect_app.certifications.models import NoticeToCorrect, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.rules import obligations
 from inspect_app.schedule.facts import load_records

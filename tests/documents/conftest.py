@@ -6,11 +6,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection, InspectionNotice
 from inspect_app.inspections import canonical, queries
-from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.permits.services import profile_of
 from tests.builders import signature_png
 
@@ -55,7 +54,7 @@ def report(site, make, app):
                               planned_for=PERFORMED_AT, given_at=PERFORMED_AT - dt.timedelta(hours=26),
                               given_by_id=engineer.id)
     db.session.add(notice)
-    signature = BlobStore(app.config["BLOB_ROOT"]).put_bytes(signature_png())
+    signature = DiskStore(app.config["BLOB_ROOT"]).put_bytes(signature_png())
     inspection = Inspection(
         permit_id=permit.id, type="erosion_control", status="draft", performed_at=PERFORMED_AT,
         latitude=42.04312, longitude=-72.55251, location_source="device",

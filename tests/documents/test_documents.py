@@ -15,9 +15,8 @@ from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical
-from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import StormwaterStructure
 from tests.integrity.test_verify_page import _qr_codes

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 
 from tests.enforcement.test_stop_work import _issue, _order, _with_actions, site  # noqa: F401 (site: a fixture)
 

@@ -14,7 +14,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.enforcement import services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow

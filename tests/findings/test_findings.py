@@ -11,10 +11,9 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.findings import services
-from inspect_app.findings.models import CorrectiveAction, Finding
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.inspections import canonical
 from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits.services import profiles
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import error_beside, filled, save_with_finding, start, submit

@@ -9,8 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import save_with_finding, start, submit
 

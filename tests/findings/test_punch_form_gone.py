@@ -7,7 +7,7 @@ import uuid
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections.models import PunchListItem
 from tests.inspections.report_helpers import start
 
 

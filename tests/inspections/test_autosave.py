@@ -7,8 +7,7 @@ from sqlalchemy import select
 
 from factories import SignedIn
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection
 from tests.inspections.report_helpers import report_form, start
 
 BACKGROUND = {"X-Autosave": "1"}

@@ -10,8 +10,7 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, Finding, Inspection
 from tests.offline.offline_helpers import add_finding, outbox, sign_in_controlled, wait_until
 
 pytestmark = pytest.mark.browser

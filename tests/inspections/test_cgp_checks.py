@@ -16,9 +16,8 @@ from inspect_app import rules
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.inspections import canonical
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles import ProfileError, load_profile

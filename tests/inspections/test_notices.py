@@ -12,7 +12,8 @@ from sqlalchemy import func, select
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
-from inspect_app.inspections import canonical, notification, services
+from inspect_app.inspections import canonical, services
+from inspect_app.reporting import notification
 from inspect_app.inspections.models import Inspection, InspectionNotice
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import mail_to, report_form, start, submit

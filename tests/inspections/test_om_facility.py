@@ -130,3 +130,17 @@ def test_a_violation_found_feeds_the_notice_to_correct_citing_it(site, signed_in
     assert refused.status_code == 422
     assert "A notice to correct cites a submitted inspection of this permit&#39;s stormwater facilities" in refused.text
     assert db.session.scalar(select(func.count()).select_from(NoticeToCorrect)) == 1
+
+
+def test_the_inspectors_calendar_leaves_out_the_towns_own_facility_inspection(site, signed_in, make):
+    """The O&M facility inspection is the town's (§380-14 A(3): "by the DPW Director or their authorized
+    representative"): it is not on the calendar of an inspector assigned to the completed permit, who could not
+    start it; the inspections they make on their other permits are."""
+    _complete(site.permit, days_ago=360)
+    assert _open(site.permit, "om_inspection:1") == "due"
+    make.permit(inspectors=[site.inspector], number="OM-CAL-2", construction_started_on=dt.date(2025, 6, 2))
+    calendar = signed_in(site.inspector).get(f"/dashboard/inspectors/{site.inspector.id}/calendar.ics")
+    assert calendar.status_code == 200
+    body = calendar.get_data(as_text=True)
+    assert "OM-CAL-2" in body
+    assert site.permit.number not in body and "O&M facility" not in body

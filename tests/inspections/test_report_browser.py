@@ -8,8 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import Finding, Inspection
 from inspect_app.permits import services as permits
 from tests.inspections.report_helpers import OBSERVED_WEATHER
 

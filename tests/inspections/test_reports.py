@@ -12,12 +12,11 @@ from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import ChecklistAnswer, Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, queries, services
 from inspect_app import inspection_types
-from inspect_app.inspections.models import ChecklistAnswer, Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.blobs.models import Blob
 from tests.builders import signature_data_url
@@ -187,8 +186,8 @@ def test_a_draft_keeps_what_was_entered_and_its_signature(site, signed_in):
     db.session.expire_all()
     draft = db.session.get(Inspection, inspection.id)
     assert draft.status == "draft" and draft.notes == "Half done; back after lunch."
-    assert BlobStore(client.client.application.config["BLOB_ROOT"]).exists(draft.signature_sha256)
-    store = BlobStore(client.client.application.config["BLOB_ROOT"])
+    assert DiskStore(client.client.application.config["BLOB_ROOT"]).exists(draft.signature_sha256)
+    store = DiskStore(client.client.application.config["BLOB_ROOT"])
     with store.open(draft.signature_sha256) as stored, Image.open(stored) as image:
         assert image.format == "PNG"
     # The stored signature counts on submit; the pad need not be drawn again.

@@ -12,8 +12,7 @@ from sqlalchemy import func, select
 from inspect_app.audit.models import AuditEntry
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import (error_beside, filled, mail_to, save_with_finding, save_with_punch,

@@ -11,9 +11,8 @@ from sqlalchemy import select
 
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import PunchListItem
+from inspect_app.inspections.models import Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import queries, services
-from inspect_app.inspections.models import Inspection, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.templating import local_time
 from inspect_app.types import LOCAL_TZ, utcnow

@@ -8,6 +8,7 @@ import datetime as dt
 import os
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select, text
@@ -24,6 +25,7 @@ from inspect_app.extensions import db
 from inspect_app.waivers import services as waivers
 from tests.inspections.report_helpers import start, submit
 from tests.integrity.test_audit_chain import _unguarded, _verify
+from tests.s3_server import bucket_client
 
 
 def _raw(sql: str, **params) -> None:
@@ -150,12 +152,20 @@ def test_a_deleted_submitted_report_is_found(signed, runner):
                      "is gone: the row was deleted outside the app$", problem), problem
 
 
-def test_a_frozen_pdf_altered_on_disk_is_not_served_and_is_found(signed, agent, signed_in, runner):
+def test_a_frozen_pdf_altered_in_the_store_is_not_served_and_is_found(blob_backend, s3_settings, signed, agent,
+                                                                  signed_in, runner):
+    # On disk, or in the S3 bucket (BLOB_BACKEND=s3): the documents' checks read the one store the app uses.
     document = db.session.get(FrozenDocument, signed["documents"])
-    path = files.blob_store().path(document.pdf_sha256)
-    genuine = path.read_bytes()
-    os.chmod(path, 0o644)
-    path.write_bytes(genuine.replace(b"Silt fence down", b"Silt fence fine") + b"%altered\n")
+    genuine = files.blob_store().read(document.pdf_sha256)
+    altered = genuine.replace(b"Silt fence down", b"Silt fence fine") + b"%altered\n"
+    if blob_backend == "s3":
+        key = f"{document.pdf_sha256[:2]}/{document.pdf_sha256[2:4]}/{document.pdf_sha256}"
+        bucket_client(s3_settings).put_object(Bucket=s3_settings["S3_BUCKET"], Key=key, Body=altered)
+    else:
+        path = Path(files.blob_store().path(document.pdf_sha256))
+        os.chmod(path, 0o644)
+        path.write_bytes(altered)
+    assert files.blob_store().read(document.pdf_sha256) == altered
     browser = signed_in(agent)
     for url in (f"/documents/frozen/{document.id}.pdf", f"/documents/stop-work-orders/{document.subject_id}.pdf"):
         answer = browser.get(url)

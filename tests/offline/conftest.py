@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.permits import services as permits
 from inspect_app.types import utcnow
 

@@ -11,8 +11,7 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.types import LOCAL_TZ, utcnow
 
 from tests.inspections.report_helpers import OBSERVED_WEATHER

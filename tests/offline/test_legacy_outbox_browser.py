@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from sqlalchemy import select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.photos.models import Photo
 from tests.offline.offline_helpers import jpeg, sha256, sign_in_controlled, wait_until
 

@@ -7,8 +7,7 @@ import shutil
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.types import utcnow
 
 

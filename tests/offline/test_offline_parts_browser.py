@@ -12,8 +12,7 @@ from playwright.sync_api import expect
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, PunchListItem
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection, PunchListItem
 from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ, utcnow
 

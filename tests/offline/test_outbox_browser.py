@@ -11,9 +11,8 @@ from sqlalchemy import func, select
 
 from inspect_app.extensions import db
 from inspect_app.permits import services as permits
-from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PunchListItem
 from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import Inspection
 from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ
 

@@ -5,8 +5,7 @@ import datetime as dt
 from pathlib import Path
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from tests.builders import SITE_GPS, jpeg
 
 

@@ -16,8 +16,7 @@ from inspect_app.accounts.models import User
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import PipeVideo
+from inspect_app.inspections.models import CorrectiveAction, PipeVideo
 from inspect_app.permits import services as permits
 from inspect_app.photos.models import Photo
 from inspect_app.photos.services import store_photo

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import ExifTags, Image
 
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.photos.processing import (
     MAX_BYTES,
     PhotoRejected,
@@ -109,7 +109,7 @@ def test_original_is_untouched_and_its_sha256_is_its_identity(tmp_path: Path) ->
     with photo_file.open("rb") as stream:
         info = inspect_photo(stream)
         make_renditions(stream)
-    stored_sha = BlobStore(tmp_path / "blobs").put_file(photo_file)
+    stored_sha = DiskStore(tmp_path / "blobs").put_file(photo_file)
 
     assert photo_file.read_bytes() == original
     assert info.sha256 == hashlib.sha256(original).hexdigest() == stored_sha

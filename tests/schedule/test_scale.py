@@ -16,8 +16,7 @@ from sqlalchemy import event, insert, select
 
 from inspect_app.accounts.policy import people_to_choose
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.permits.models import Permit, PermitAssignment
 from inspect_app.types import new_id, utcnow
 

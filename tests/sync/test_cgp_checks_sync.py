@@ -7,9 +7,8 @@ import datetime as dt
 import pytest
 
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.inspections import canonical
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, new_op

@@ -15,6 +15,7 @@ from PIL import Image
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
+from inspect_app.blobs.files import blob_store
 from inspect_app.extensions import db
 from inspect_app.inspections.models import InspectionNotice
 from inspect_app.blobs.models import Blob
@@ -181,7 +182,7 @@ def test_device_clock_hours_off(central, inspector_permit, device_token):
 
 
 def test_blob_upload_broken_off_resumes_and_an_operation_waits_for_it(central, proxy, inspector_permit,
-                                                                     device_token):
+                                                                     device_token, blob_backend):
     inspector, permit = inspector_permit
     token = device_token(inspector)
     image = Image.frombytes("RGB", (700, 500), os.urandom(700 * 500 * 3))
@@ -203,13 +204,14 @@ def test_blob_upload_broken_off_resumes_and_an_operation_waits_for_it(central, p
     assert report.bytes_sent - len(data) <= chunk  # at most the chunk in flight is sent again
     db.session.expire_all()
     assert db.session.get(Blob, sha).size == len(data)
+    assert blob_store().stored_sha256(sha) == sha  # on disk or in the bucket, whole
     photo = db.session.get(Photo, attach["record_id"])  # the waiting operation went through on completion
     assert photo.caption == "inlet protection" and photo.original_sha256 == sha
     assert direct.push([attach])[0]["original"]["status"] == "applied"
     assert count(Photo) == 1
 
 
-def test_blob_with_the_wrong_hash_is_refused_and_discarded(central, inspector_permit, device_token):
+def test_blob_with_the_wrong_hash_is_refused_and_discarded(central, inspector_permit, device_token, blob_backend):
     inspector, _permit = inspector_permit
     client = SyncClient(central.url, device_token(inspector))
     wrong = hashlib.sha256(b"what was promised").hexdigest()
@@ -217,7 +219,7 @@ def test_blob_with_the_wrong_hash_is_refused_and_discarded(central, inspector_pe
         client.upload_blob(b"something else", sha=wrong)
     assert refused.value.status == 422 and "discarded" in refused.value.body["error"]
     assert client.blob_status(wrong) == {"sha256": wrong, "received": 0, "complete": False}
-    assert count(Blob) == 0
+    assert count(Blob) == 0 and not blob_store().exists(wrong)
 
 
 @pytest.mark.parametrize("body, status, words", [

@@ -13,13 +13,12 @@ import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
-from inspect_app.blobs.store import BlobStore
+from inspect_app.blobs.store import DiskStore
 from inspect_app.certifications.models import MaintenanceLogEntry
 from inspect_app.documents.services import current_document
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection, InspectionNotice
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, InspectionNotice
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Photo
@@ -107,7 +106,7 @@ def test_an_offline_inspection_arrives_once_with_byte_identical_photos(app, site
     [finding] = inspection.findings
     assert finding.id == sent["findings"][0]["id"] and finding.is_violation and finding.area_id == permit.areas[0].id
     assert [a.id for a in finding.actions] == [sent["findings"][0]["actions"][0]["id"]]
-    store = BlobStore(app.config["BLOB_ROOT"])
+    store = DiskStore(app.config["BLOB_ROOT"])
     for photo_sent in sent["photos"]:
         photo = db.session.get(Photo, photo_sent["id"])
         assert photo.inspection_id == inspection.id and photo.finding_id == photo_sent["finding_id"]

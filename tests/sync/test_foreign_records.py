@@ -10,7 +10,7 @@ from sqlalchemy import func, select, text
 
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction
 from inspect_app.inspections import services as inspections
 from inspect_app.photos.models import Photo
 from inspect_app.stabilization.models import DisturbedArea

@@ -7,8 +7,7 @@ from sqlalchemy import select
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
-from inspect_app.findings.models import CorrectiveAction, Finding
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.mail.models import OutboundEmail
 from sync.client import SyncClient
 from tests.sync.test_field_work import blobs, submission, upload  # noqa: F401 (blobs: a fixture)

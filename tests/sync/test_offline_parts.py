@@ -13,9 +13,8 @@ from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import ChecklistAnswer, Finding, Inspection, PunchListItem
 from inspect_app.inspections import queries
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits.services import profile_of
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, SyncError, new_op

@@ -51,7 +51,8 @@ def test_signed_out_people_are_sent_to_sign_in(app, client):
     assert response.status_code == 302 and "/login" in response.location
 
 
-def test_upload_dry_run_then_apply(app, client, make):
+def test_upload_dry_run_then_apply(app, client, make, blob_backend):
+    # The uploaded file is kept in the app's store (disk, or the S3 bucket) between the dry run and the apply.
     admin = make.user("admin", town=None)
     browser = factories.SignedIn(client, admin)
     page = browser.get("/transfer/")

@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, Select, case, false, func, literal, select
 
 from inspect_app import inspection_types
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import ACTIONS
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
@@ -29,8 +30,10 @@ from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import LOCAL_TZ, TOWN_TIMEZONE, UTCDateTime
 
-# Obligations an inspector meets by inspecting: these go on the inspector's calendar.
-INSPECTION_KINDS = inspection_types.obligations_met()
+# Obligations an inspector meets by inspecting: these go on the inspector's calendar. Not those of a type an
+# inspector may not start (the O&M facility inspection is the town's own, §380-14 A(3)).
+INSPECTION_KINDS = tuple(obligation for kind in inspection_types.TYPES.values() if "inspector" in ACTIONS[kind.action]
+                         for obligation in kind.meets)
 SORTS = ("late", "least_late", "permit")
 PER_PAGE = 50
 _Ob = PermitObligation

@@ -1,5 +1,8 @@
 """Submitting a report with what was found: the one service the report form and a device's operation call.
 
+It sits above the domains it drives (inspections, findings, photos, enforcement, documents): a final inspection
+that fails issues its stop-work order here, after the report is filed, and the report is mailed with its PDF.
+
 A report is sent with its parts: findings (each with its corrective actions), a walk-through's punch list and
 photos (of the report, of a new finding, of a point of discharge). The report form reads them from its fields
 (`report_parts`), a device's operation from its payload (sync); both hand them here as `ReportParts`, and they
@@ -12,20 +15,23 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
+from inspect_app import inspection_types
+from inspect_app.enforcement import services as enforcement
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import Finding, PunchListItem
+from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.findings.services import FindingError, NewFinding
-from inspect_app.inspections import notification
 from inspect_app.inspections import services as inspections
-from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.services import ReportInput
+from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
 from inspect_app.photos.markup import Shape
 from inspect_app.photos.models import Photo
 from inspect_app.photos.posted import Sent, sent_sha256, store_sent
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.photos.services import PhotoRefused
+from inspect_app.reporting import notification
+from inspect_app.templating import local_time
 
 
 class PartRefused(ValueError):
@@ -102,8 +108,26 @@ def submit_report(actor, inspection: Inspection, data: ReportInput, parts: Repor
     record_parts(actor, inspection, parts, data)
     inspections.submit(actor, inspection, data, fetch_weather=fetch_weather,
                        observed_weather_asked=observed_weather_asked)
+    if inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations":
+        _enforce_failed_final(actor, inspection)
     notification.send_report(inspection)
     return inspection
+
+
+def _enforce_failed_final(actor, inspection: Inspection) -> None:
+    """§380-16 C(4)(e)[5]: written notice of violation and a stop-work order until corrected and approved."""
+    permit = inspection.permit
+    findings = [f for f in inspection.findings if f.is_violation and f.status != "corrected"]
+    clause = profile_of(permit).cite("stop_work_final")  # the town's own clause, none where it cites none
+    text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
+            f"management system does not comply with the approved plan{f' ({clause})' if clause else ''}.\n\n"
+            f"Corrective actions required:\n{inspection.corrective_steps}")
+    standing = enforcement.standing_order(permit)
+    if standing is None and permit.can_become("stop_work"):
+        enforcement.issue_stop_work(actor, permit, f"Final inspection failed: {inspection.corrective_steps}",
+                                    findings, inspection, notice_text=text)
+    else:
+        enforcement.issue_notice_of_violation(actor, permit, text, inspection, standing)
 
 
 def _finding(actor, inspection: Inspection, index: int, new: NewFinding) -> Finding:

@@ -1,24 +1,23 @@
-"""Inspection pages: start, the draft form, submit, amend, the 24-hour notice, the signature image."""
+"""The report pages: start, the draft form, save, submit, amend, discard, the 24-hour notice, the signatures."""
 from __future__ import annotations
 
 import re
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import inspection_types
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require, sees_report
-from inspect_app.blobs.store import BlobStore
+from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
+from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
-from inspect_app.findings import report_parts, submission
+from inspect_app.reporting import report_parts, submission
 from inspect_app.findings import services as findings
-from inspect_app.findings.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.findings.pages import page_context
 from inspect_app.inspections import canonical, checks, forms, queries, services, wording
-from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
@@ -47,7 +46,7 @@ def load_inspection(inspection_id: str, edit: bool = False) -> Inspection:
     # The report holds on to its permit for the rest of the request: the session forgets an object nothing
     # refers to, and the permit was read up to three times a page.
     set_committed_value(inspection, "permit", permit_or_404(inspection.permit_id))
-    if not sees_report(current_user, inspection):
+    if not queries.sees_report(current_user, inspection):
         abort(404)
     if edit:
         require(queries.action_for(inspection.type), inspection.permit)
@@ -65,7 +64,7 @@ def section(permit: Permit, notice_form=None) -> dict:
     startable = [k for k in queries.startable(permit) if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
-            "inspections": [i for i in queries.inspections_of(permit) if sees_report(current_user, i)],
+            "inspections": [i for i in queries.inspections_of(permit) if queries.sees_report(current_user, i)],
             "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": visible_open_actions(permit)}
@@ -330,9 +329,11 @@ def permittee_signature(inspection_id: str):
 
 
 def _signature_image(sha: str | None):
-    store = BlobStore(current_app.config["BLOB_ROOT"])
-    if not sha or not store.exists(sha):
+    if not sha:
         abort(404)
     # A signature is a few kilobytes: read it whole, so no file handle outlives the request.
-    png = store.path(sha).read_bytes()
+    try:
+        png = files.blob_store().read(sha)
+    except FileNotFoundError:
+        abort(404)
     return png, 200, {"Content-Type": "image/png", "Cache-Control": "private, max-age=3600"}

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 from werkzeug.datastructures import MultiDict
 
-from inspect_app.findings import submission
+from inspect_app.reporting import submission
 from inspect_app.findings.forms import ActionForm, FindingForm, PunchForm, action_form, finding_form
 from inspect_app.findings.services import NewAction, NewFinding
-from inspect_app.findings.submission import NewPhoto, NewPunchItem
+from inspect_app.reporting.submission import NewPhoto, NewPunchItem
 from inspect_app.inspections import checks
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import checklist

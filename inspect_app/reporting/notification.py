@@ -1,7 +1,7 @@
 """The submitted report sent to the applicant and the authority (§380-16 C(4)(f)), its PDF attached.
 
-Called by whoever submits (the report view, the sync operation) after `services.submit`, in the same
-transaction, so the message is stored exactly once, with the submission or not at all.
+Called by the submit service (`submission.submit_report`, the report form's and a device's) after the report is
+filed, in the same transaction, so the message is stored exactly once, with the submission or not at all.
 """
 from __future__ import annotations
 

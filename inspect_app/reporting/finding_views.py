@@ -1,6 +1,6 @@
 """In-page (htmx) edits of a report's findings, corrective actions and punch list, and their review.
 
-A new finding is added as a repeatable part of the report form itself (findings/report_parts.py), saved or
+A new finding is added as a repeatable part of the report form itself (reporting/report_parts.py), saved or
 submitted with the report, online or from the outbox: there is no second way to add one here."""
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from inspect_app.accounts.policy import require
 from inspect_app.extensions import db, htmx
 from inspect_app.findings import forms, services
 from inspect_app.findings.pages import page_context
-from inspect_app.findings.models import CorrectiveAction, Finding, PunchListItem
-from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PunchListItem
 from inspect_app.inspections.services import ReportLocked
-from inspect_app.inspections.views import load_inspection, locked, render_page
+from inspect_app.reporting.views import load_inspection, locked, render_page
 from inspect_app.photos.posted import uploaded_original
 from inspect_app.photos.processing import PhotoRejected
 from inspect_app.types import LOCAL_TZ

@@ -1,0 +1,87 @@
+"""What the policy must know of other domains' records, declared by each model on its own class.
+
+`policy.py` imports no domain's models: it reads two declarations from every mapped model.
+
+- **`draft_parts`: a draft report's parts**, the records of a report that are its author's alone until it is
+  submitted. Each `DraftPart` gives, for one table, a query of the ids hidden from a user, built from the hidden
+  ids of the tables it comes after: a finding is hidden when its report is, its corrective action when the
+  finding is. Several declarations of one table are joined with UNION (a photo is part of a draft through its
+  report, its finding or the action it is the evidence of), so each part uses its own index.
+- **`blob_columns`: the columns that name a stored file.** Whoever sees a row sees the files it names
+  (`policy.sees_blob`): a row of a permit they see, not part of someone else's draft, unless the model says
+  otherwise with `blob_rows_seen`.
+
+`tests/accounts/test_record_declarations.py` fails on a table that points at a report or a finding, or a column
+that names a file, that no declaration covers.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import CompoundSelect, Select, and_, or_, select, union
+
+from inspect_app.extensions import db
+
+Ids = Select | CompoundSelect
+
+
+@dataclass(frozen=True)
+class DraftPart:
+    """Rows of `table` are part of a draft report: `ids(user, hidden)` are those hidden from `user`, where
+    `hidden` holds the hidden ids of the tables named in `after`."""
+
+    table: str
+    ids: Callable[[Any, dict[str, Ids]], Select]
+    after: tuple[str, ...] = ()
+
+
+def _models() -> list[type]:
+    return [mapper.class_ for mapper in db.Model.registry.mappers]
+
+
+def draft_tables() -> frozenset[str]:
+    return frozenset(part.table for model in _models() for part in getattr(model, "draft_parts", ()))
+
+
+def hidden_parts(user) -> dict[str, Ids]:
+    """By table, the ids of the draft parts `user` may not see, each table after those it comes after."""
+    pending: dict[str, list[DraftPart]] = {}
+    for model in _models():
+        for part in getattr(model, "draft_parts", ()):
+            pending.setdefault(part.table, []).append(part)
+    hidden: dict[str, Ids] = {}
+    while pending:
+        ready = [table for table, parts in pending.items()
+                 if all(before in hidden for part in parts for before in part.after)]
+        if not ready:
+            raise RuntimeError(f"Draft parts wait on tables no model declares: {sorted(pending)}")
+        for table in sorted(ready):
+            queries = [part.ids(user, hidden) for part in pending.pop(table)]
+            hidden[table] = queries[0] if len(queries) == 1 else union(*queries)
+    return hidden
+
+
+def blob_columns() -> list[Any]:
+    """Every column declared to name a stored file."""
+    return [getattr(model, name) for model in _models() for name in getattr(model, "blob_columns", ())]
+
+
+def naming(sha: str, permits: Select, hidden: dict[str, Ids]) -> list[Select]:
+    """Queries of the rows that name the file `sha` and that a user sees: `permits` the ids of the permits they
+    see, `hidden` their hidden draft parts."""
+    queries = []
+    for model in _models():
+        columns = [getattr(model, name) for name in getattr(model, "blob_columns", ())]
+        if not columns:
+            continue
+        if hasattr(model, "blob_rows_seen"):
+            seen = model.blob_rows_seen(permits, hidden)
+        else:
+            seen = model.permit_id.in_(permits)
+            if model.__tablename__ in hidden:
+                seen = and_(seen, model.id.not_in(hidden[model.__tablename__]))
+        queries.append(select(model.id).where(seen, or_(*(column == sha for column in columns))))
+    return queries
+
