@@ -160,7 +160,8 @@ class Inspection(db.Model):
     @classmethod
     def is_draft(cls) -> ColumnElement[bool]:
         """SQL: a draft report. The value is written out, not a parameter, so that the database may use the
-        partial index of drafts (`ix_inspections_drafts`), which it can only match against a written value."""
+        partial index of drafts (`ix_inspections_drafts`): a plan PostgreSQL keeps for any value of a parameter
+        cannot use an index that holds only some values."""
         return cls.status == literal_column("'draft'")
 
     @property
