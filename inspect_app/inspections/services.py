@@ -645,8 +645,10 @@ def signer_refusal(actor, kind: InspectionType) -> str | None:
 
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True,
            observed_weather_asked: bool = True) -> Inspection:
-    """Sign and submit the report: it becomes the immutable record. The caller then sends it to the
-    applicant and the authority (`notification.send_report`), in the same transaction.
+    """Sign and submit the report: it becomes the immutable record. Call it through the one submit service,
+    `reporting.submission.submit_report`, never alone: after this, in the same transaction, that service issues
+    a failed final inspection's stop-work order (§380-16 C(4)(e)[5]) and sends the report to the applicant and
+    the authority (§380-16 C(4)(f)).
 
     `observed_weather_asked=False` only for a report signed on a previous release's form, which had no field
     for the observed weather (the legacy sync kind): refusing it would strand a signed report on a device that
