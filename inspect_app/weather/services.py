@@ -77,17 +77,23 @@ def stored_observations(station_id: str, first: dt.datetime,
                         last: dt.datetime) -> tuple[tuple[source.HourlyObservation, ...], dt.datetime | None]:
     """A station's stored hours with labels from `first` to `last` (inclusive), and when last fetched."""
     found = db.session.execute(
-        select(WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
-               WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
-               WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
-               WeatherObservation.sources, WeatherObservation.fetched_at, WeatherObservation.snow_depth_cm)
+        select(*_OBSERVATION_COLUMNS)
         .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
                WeatherObservation.hour <= last)
         .order_by(WeatherObservation.hour)
     ).all()
-    rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "", snow_depth_cm=row.snow_depth_cm)
-                 for row in found)
-    return rows, max((row.fetched_at for row in found), default=None)
+    return tuple(_observation(row) for row in found), max((row.fetched_at for row in found), default=None)
+
+
+_OBSERVATION_COLUMNS = (WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
+                        WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
+                        WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
+                        WeatherObservation.sources, WeatherObservation.fetched_at, WeatherObservation.snow_depth_cm)
+
+
+def _observation(row) -> source.HourlyObservation:
+    """A stored hour, from a row of `_OBSERVATION_COLUMNS`."""
+    return source.HourlyObservation(*row[:7], sources=row.sources or "", snow_depth_cm=row.snow_depth_cm)
 
 
 def stored_rain(station_id: str, start_day: dt.date,
@@ -235,14 +241,24 @@ def held_windows(first: dt.datetime, last: dt.datetime, now: dt.datetime,
     with those hours: a report's lookup then walks the nearest stations without fetching these again.
     `near`: the stations within the site's search radius (None: not known, every station is looked at)."""
     upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    # One statement: every stored hour of the window, each with when its station was last asked (`_last_asked`).
+    asked = select(PermitStation.station_id, func.max(PermitStation.rainfall_fetched_at).label("asked"))
+    if near is not None:
+        asked = asked.where(PermitStation.station_id.in_(near))
+    asked = asked.group_by(PermitStation.station_id).subquery()
+    query = (select(*_OBSERVATION_COLUMNS, asked.c.asked)
+             .outerjoin(asked, asked.c.station_id == WeatherObservation.station_id)
+             .where(WeatherObservation.hour >= first, WeatherObservation.hour <= last)
+             .order_by(WeatherObservation.station_id, WeatherObservation.hour))
+    if near is not None:
+        query = query.where(WeatherObservation.station_id.in_(near))
+    by_station: dict[str, list] = {}
+    for row in db.session.execute(query):
+        by_station.setdefault(row.station_id, []).append(row)
     held: dict[str, tuple[source.HourlyObservation, ...]] = {}
-    query = select(WeatherObservation.station_id).distinct().where(
-        WeatherObservation.hour >= first, WeatherObservation.hour <= last)
-    station_ids = db.session.scalars(query if near is None else query.where(WeatherObservation.station_id.in_(near)))
-    for station_id in list(station_ids):
-        rows, _ = stored_observations(station_id, first, last)
-        if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
-            held[station_id] = rows
+    for station_id, found in by_station.items():
+        if not _missing_hours_of({row.hour for row in found}, first, upto, found[0].asked, now):
+            held[station_id] = tuple(_observation(row) for row in found)
     return held
 
 
