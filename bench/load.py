@@ -34,6 +34,8 @@ Prints `name=value` lines:
   load_signed_in_app_cpu_ms_per_request, load_signed_in_db_cpu_ms_per_request   the same two once every
                                 user has signed in (sign-in hashes a password, slowly on purpose), over
                                 load_signed_in_seconds_measured seconds: the pages' own cost
+  start_inspection_statements   the SQL statements of one Start of an inspection, counted through the test
+                                client after the run (target <= 20)
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -73,7 +75,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the fake meteostat lives with the tests
 
 from PIL import Image  # noqa: E402
-from sqlalchemy import insert, select  # noqa: E402
+from sqlalchemy import event, insert, select  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
@@ -467,6 +469,40 @@ def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
             assert answer.status == 200, (path, answer.status)
 
 
+def start_inspection_statements(env: dict[str, str], town: dict) -> int:
+    """The SQL statements one Start of an inspection runs (target <= 20): an inspector signed in through the
+    test client starts an erosion-control report on one of their permits, as the locustfile does, and a
+    `before_cursor_execute` listener counts what that one request sends to the database."""
+    app = create_app({"SQLALCHEMY_DATABASE_URI": env["DATABASE_URL"], "BLOB_ROOT": env["BLOB_ROOT"],
+                      "SECRET_KEY": env["SECRET_KEY"], "WEATHER_ENDPOINT": env["WEATHER_ENDPOINT"]})
+    inspector = town["inspectors"][-1]
+    client = app.test_client()
+
+    def token(html: str) -> str:
+        return html.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
+
+    client.post("/login", data={"email": inspector["email"], "password": PASSWORD,
+                                "csrf_token": token(client.get("/login").get_data(as_text=True))})
+    permit = inspector["permits"][-1]
+    page = client.get(f"/permits/{permit}")  # signed in, and the first request's one-time work done
+    assert page.status_code == 200, page.status_code
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        answer = client.post(f"/permits/{permit}/inspections",
+                             data={"type": "erosion_control", "csrf_token": token(page.get_data(as_text=True))})
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert answer.status_code == 303, answer.status_code
+    return len(statements)
+
+
 def migrated_database(stack: ExitStack, name: str) -> tuple[Path, str, dict[str, str]]:
     """A temporary folder, a PostgreSQL of its own in it (migrated) and the fake meteostat, all stopped
     when `stack` closes; returns (folder, database URL, the environment an app server runs with)."""
@@ -536,6 +572,8 @@ def main() -> None:
             print(f"soak_rss_first_minute_mb={first:.0f}")
             print(f"soak_rss_end_mb={end:.0f}")
             print(f"soak_rss_growth_pct={(end - first) / first * 100:.1f}")
+
+        print(f"start_inspection_statements={start_inspection_statements(env, town)}")
 
         # A fresh worker, pages only: what a worker holds before anyone looks weather up.
         with gunicorn(env, 1, THREADS) as (fresh, fresh_master):

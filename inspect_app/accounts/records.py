@@ -16,6 +16,7 @@ that names a file, that no declaration covers.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -42,24 +43,34 @@ def _models() -> list[type]:
 
 
 def draft_tables() -> frozenset[str]:
-    return frozenset(part.table for model in _models() for part in getattr(model, "draft_parts", ()))
+    return frozenset(table for table, _ in _parts_in_order(len(db.Model.registry.mappers)))
 
 
-def hidden_parts(user) -> dict[str, Ids]:
-    """By table, the ids of the draft parts `user` may not see, each table after those it comes after."""
+@functools.cache
+def _parts_in_order(mapped: int) -> tuple[tuple[str, tuple[DraftPart, ...]], ...]:
+    """The declared parts by table, each table after those it comes after. Worked out once for the `mapped`
+    models there are: a model mapped later (a test's) makes it worked out again."""
     pending: dict[str, list[DraftPart]] = {}
     for model in _models():
         for part in getattr(model, "draft_parts", ()):
             pending.setdefault(part.table, []).append(part)
-    hidden: dict[str, Ids] = {}
+    ordered: list[tuple[str, tuple[DraftPart, ...]]] = []
     while pending:
-        ready = [table for table, parts in pending.items()
-                 if all(before in hidden for part in parts for before in part.after)]
+        done = {table for table, _ in ordered}
+        ready = sorted(table for table, parts in pending.items()
+                       if all(before in done for part in parts for before in part.after))
         if not ready:
             raise RuntimeError(f"Draft parts wait on tables no model declares: {sorted(pending)}")
-        for table in sorted(ready):
-            queries = [part.ids(user, hidden) for part in pending.pop(table)]
-            hidden[table] = queries[0] if len(queries) == 1 else union(*queries)
+        ordered.extend((table, tuple(pending.pop(table))) for table in ready)
+    return tuple(ordered)
+
+
+def hidden_parts(user) -> dict[str, Ids]:
+    """By table, the ids of the draft parts `user` may not see, each table after those it comes after."""
+    hidden: dict[str, Ids] = {}
+    for table, parts in _parts_in_order(len(db.Model.registry.mappers)):
+        queries = [part.ids(user, hidden) for part in parts]
+        hidden[table] = queries[0] if len(queries) == 1 else union(*queries)
     return hidden
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Sequence, String, Table, bindparam, event, select,
+from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Sequence, String, Table, bindparam, event, func, select,
                         text, update)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
@@ -135,18 +135,31 @@ def _stamp_commit_order(session: Session) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
     # This transaction's entries (every committed one is numbered), in the order they were written, a batch
     # at a time: a transaction of many entries (an import) is sealed in bounded memory.
+    # With them, the head of the chain, read in the same statement (begun under the lock, so no commit can
+    # come between): the last hash, this transaction's own last batch's included.
+    chained = table.alias("chained")
+    head = (select(chained.c.hash).where(chained.c.hash.is_not(None)).order_by(chained.c.commit_seq.desc())
+            .limit(1).scalar_subquery().label("chain_head"))
+    # On PostgreSQL, each row's commit number too, taken as the row is read (for the rows the LIMIT keeps
+    # only: PostgreSQL works a volatile output column out after the sort, for the rows returned).
+    extra = (head, func.nextval("audit_commit_seq").label("commit_number")) if postgresql else (head,)
     last_seq = 0
     while True:
-        rows = session.execute(_chain_query().where(table.c.commit_seq.is_(None), table.c.seq > last_seq)
-                               .order_by(table.c.seq).limit(SEAL_BATCH)).mappings().all()
-        if not rows:
+        found = session.execute(_chain_query().add_columns(*extra)
+                                .where(table.c.commit_seq.is_(None), table.c.seq > last_seq)
+                                .order_by(table.c.seq).limit(SEAL_BATCH)).mappings().all()
+        if not found:
             return
+        chain_head = found[0]["chain_head"]
+        rows = [{key: value for key, value in row.items() if key not in ("chain_head", "commit_number")}
+                for row in found]
         if postgresql:
-            numbers = sorted(session.execute(text("SELECT nextval('audit_commit_seq') FROM generate_series(1, :n)"),
-                                             {"n": len(rows)}).scalars())
+            numbers = sorted(row["commit_number"] for row in found)
         else:  # one writer at a time: the order they were written in is the order they commit in
             numbers = [row["seq"] for row in rows]
-        _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)])
+        _seal(session, [{**row, "commit_seq": number} for row, number in zip(rows, numbers, strict=True)], chain_head)
+        if len(rows) < SEAL_BATCH:
+            return  # a batch short of full was the last: no need to ask again
         last_seq = rows[-1]["seq"]
 
 
@@ -162,7 +175,7 @@ def chain_rows(where=None):
             .order_by(table.c.commit_seq))
 
 
-def _seal(session: Session, rows: list[dict[str, Any]]) -> None:
+def _seal(session: Session, rows: list[dict[str, Any]], head: str | None) -> None:
     """Chain this transaction's entries after the head, in commit order, still under the commit-order lock;
     each row's number, link and hash written in one UPDATE.
 
@@ -170,8 +183,6 @@ def _seal(session: Session, rows: list[dict[str, Any]]) -> None:
     `flask audit verify` reads once they are written.
     """
     table = AuditEntry.__table__
-    head = session.execute(select(table.c.hash).where(table.c.hash.is_not(None))
-                           .order_by(table.c.commit_seq.desc()).limit(1)).scalar()
     sealed = [{"row_seq": row["seq"], "number": row["commit_seq"], "prev_hash": prev, "hash": digest}
               for row, prev, digest in chain.link(head or chain.GENESIS, rows)]
     session.execute(update(table).where(table.c.seq == bindparam("row_seq"))

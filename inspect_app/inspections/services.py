@@ -235,6 +235,11 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
         raise InspectionError("type", refused)
     now = now or utcnow()
     device = latitude is not None and longitude is not None
+    rule = profile_of(permit).discharges
+    if rule is not None and rule.asked_on(inspection_type):
+        last_at, discharge_points = _last_report_and_points(permit, now)
+    else:
+        last_at, discharge_points = last_inspection_before(permit, now), None
     inspection = Inspection(
         **({"id": inspection_id} if inspection_id else {}),  # made on a device offline (sync)
         permit=permit, type=inspection_type, status="draft", performed_at=now,
@@ -243,23 +248,40 @@ def start_inspection(actor, permit: Permit, inspection_type: str, latitude: floa
         inspector_id=actor.id, inspector_name=actor.name, inspector_credentials=actor.credentials,
         inspector_title=getattr(actor, "title", None), inspector_organization=getattr(actor, "organization", None),
         inspector_contact=inspector_contact(actor),
-        last_inspection_at=last_inspection_before(permit, now),
+        last_inspection_at=last_at,
         weather_status="pending", under_stop_work=permit.status == "stop_work",
         signer_name=actor.name, signer_credentials=actor.credentials,
-        details=_initial_details(permit, inspection_type), created_by_id=actor.id,
+        details=_initial_details(permit, inspection_type, discharge_points), created_by_id=actor.id,
         blank=True,  # until its author keeps something (a device's first save does at once)
     )
     # Sync stores first and fetches after answering, outside its write transaction; here the lookup
     # comes before the first write (see _look_up_weather).
     looked_up = _look_up_weather(inspection) if fetch_weather else None
     db.session.add(inspection)
-    notice, in_time = matching_notice(permit, inspection_type, now)
-    inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
-    if profile_of(permit).inspection_type(inspection_type).states_occasion:
-        _start_occasion(inspection, now)
-    audit.record(actor, "inspection.start", inspection)
-    if fetch_weather:
+    # The report is written once, whole, by the audit entry's flush: the queries below read other rows only,
+    # and each would otherwise write it and then update it again.
+    with db.session.no_autoflush:
+        notice, in_time = matching_notice(permit, inspection_type, now)
+        inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
+        if profile_of(permit).inspection_type(inspection_type).states_occasion:
+            _start_occasion(inspection, now)
+    if not fetch_weather:
+        audit.record(actor, "inspection.start", inspection)
+        return inspection
+    # The start's entry and the weather's are written together, in this order, in one statement: the report is
+    # stored first (the start's snapshot is what is stored), its weather is then set and written with the commit.
+    db.session.flush()
+    audit.record_flushed(actor, "inspection.start", inspection)
+    session = db.session()
+    deferring = session.info.get(audit.DEFER_FLUSH)
+    session.info[audit.DEFER_FLUSH] = True
+    try:
         _fill_weather(inspection, looked_up)
+    finally:
+        session.info[audit.DEFER_FLUSH] = deferring
+        if deferring is None:
+            session.info.pop(audit.DEFER_FLUSH)
+    audit.write_recorded()  # now, so no entry the caller records next can come before them
     return inspection
 
 
@@ -315,11 +337,11 @@ def _fill_weather(inspection: Inspection, looked_up) -> None:
     weather.apply_looked_up(looked_up, inspection)
 
 
-def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
-    rule = profile_of(permit).discharges
-    if rule is not None and rule.asked_on(inspection_type):
+def _initial_details(permit: Permit, inspection_type: str, discharge_points: list | None) -> dict[str, Any]:
+    """`discharge_points`: those of the last report that named any, where the town asks for them on this type."""
+    if discharge_points is not None:
         # The points of discharge named on the last report stay the site's points (inspections/checks.py).
-        return {"discharge_points": _last_discharge_points(permit)}
+        return {"discharge_points": discharge_points}
     part = inspection_types.spec(inspection_type).part
     if part == "structures":
         done = _structures_with_submitted_pre_bury(permit)
@@ -329,12 +351,23 @@ def _initial_details(permit: Permit, inspection_type: str) -> dict[str, Any]:
     return {}
 
 
-def _last_discharge_points(permit: Permit) -> list[dict[str, str]]:
-    query = select(Inspection.details).where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
-    for details in db.session.scalars(query.order_by(Inspection.performed_at.desc())):
-        if (details or {}).get("discharge_points"):
-            return details["discharge_points"]
-    return []
+def _last_report_and_points(permit: Permit, at: dt.datetime) -> tuple[dt.datetime | None, list[dict[str, str]]]:
+    """(d) The time of the permit's latest submitted inspection before `at` (`last_inspection_before`), and
+    the points of discharge named on the latest submitted report that named any: one read of the submitted
+    reports, newest first, that stops once both are known."""
+    query = (select(Inspection.performed_at, Inspection.details)
+             .where(Inspection.permit_id == permit.id, Inspection.status == "submitted")
+             .order_by(Inspection.performed_at.desc()))
+    last: dt.datetime | None = None
+    points: list[dict[str, str]] | None = None
+    for performed_at, details in db.session.execute(query):
+        if last is None and performed_at is not None and performed_at < at:
+            last = performed_at
+        if points is None and (details or {}).get("discharge_points"):
+            points = details["discharge_points"]
+        if last is not None and points is not None:
+            break
+    return last, points or []
 
 
 def _structures_with_submitted_pre_bury(permit: Permit) -> set[str]:
@@ -645,8 +678,10 @@ def signer_refusal(actor, kind: InspectionType) -> str | None:
 
 def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool = True,
            observed_weather_asked: bool = True) -> Inspection:
-    """Sign and submit the report: it becomes the immutable record. The caller then sends it to the
-    applicant and the authority (`notification.send_report`), in the same transaction.
+    """Sign and submit the report: it becomes the immutable record. Call it through the one submit service,
+    `reporting.submission.submit_report`, never alone: after this, in the same transaction, that service issues
+    a failed final inspection's stop-work order (§380-16 C(4)(e)[5]) and sends the report to the applicant and
+    the authority (§380-16 C(4)(f)).
 
     `observed_weather_asked=False` only for a report signed on a previous release's form, which had no field
     for the observed weather (the legacy sync kind): refusing it would strand a signed report on a device that

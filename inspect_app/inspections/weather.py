@@ -7,8 +7,8 @@ so weather never needs to know what a report is.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from sqlalchemy import or_, select
 
@@ -37,6 +37,9 @@ class _Plan:
     result: source.WeatherResult
     fetched: bool  # from meteostat now (store its rows) rather than from our store
     performed_at: dt.datetime | None = None  # the report's time the lookup was for
+    # The stations whose hours of the window the lookup took from our store (`weather.held_windows`),
+    # with those hours as read: a result made of these alone has nothing new to store or read back.
+    held: Mapping[str, tuple[source.HourlyObservation, ...]] = field(default_factory=dict)
 
 
 def fill_inspection_weather(inspection: Inspection, *, now: dt.datetime | None = None) -> None:
@@ -98,6 +101,7 @@ def _plan(inspection: Inspection, now: dt.datetime,
             return _Plan(inspection, stored, fetched=False, performed_at=inspection.performed_at)
     _, window_end = source.inspection_window(inspection.performed_at)
     key = (permit.latitude, permit.longitude, window_end)
+    held = None  # stored hours this lookup used: only when it is made here, not reused from `asked`
     if key not in asked:  # several reports of one site and hour in one backfill: ask once
         # A report just started reuses the stations' hours we hold; a later fill asks for them again,
         # since a published hour may still gain values (or lose a model's) before it is final.
@@ -113,7 +117,8 @@ def _plan(inspection: Inspection, now: dt.datetime,
         fallback = _permit_fallback(inspection, now)
         if fallback is not None:
             return _Plan(inspection, fallback, fetched=False, performed_at=inspection.performed_at)
-    return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at)
+    return _Plan(inspection, asked[key], fetched=True, performed_at=inspection.performed_at,
+                 held=held or {})
 
 
 def _permit_fallback(inspection: Inspection, now: dt.datetime) -> source.WeatherResult | None:
@@ -161,11 +166,17 @@ def _station_hints(inspection: Inspection) -> list[Stations]:
 
 
 def _stored_result(stations: Stations, at: dt.datetime, now: dt.datetime,
-                   fetched_at: dt.datetime | None = None) -> source.WeatherResult:
+                   fetched_at: dt.datetime | None = None,
+                   held: Mapping[str, tuple[source.HourlyObservation, ...]] | None = None) -> source.WeatherResult:
+    """The result our store gives for `stations`; `held`: hours of the window read from it already in this
+    request, by station (used only with `fetched_at`, which they do not tell)."""
     first, last = source.inspection_window(at)
     rows: list[source.HourlyObservation] = []
     last_fetched: list[dt.datetime] = []
     for station_id in sorted({station.id for station in stations.values()}):
+        if held and fetched_at is not None and station_id in held:
+            rows.extend(held[station_id])
+            continue
         found, fetched = weather.stored_observations(station_id, first, last)
         rows.extend(found)
         last_fetched += [fetched] if fetched else []
@@ -177,7 +188,10 @@ def _stored_result(stations: Stations, at: dt.datetime, now: dt.datetime,
 def _apply(plan: _Plan, now: dt.datetime) -> str:
     """Store what was fetched and fill the report from our store; returns the weather status after."""
     inspection, result = plan.inspection, plan.result
-    if plan.fetched and result.rows:
+    # Every chosen station's hours came from our store (a report started where the sweep or another report
+    # stored them): storing them again would change nothing (`store_observations` keeps an hour it holds).
+    from_store = bool(result.stations) and all(s.station.id in plan.held for s in result.stations)
+    if plan.fetched and result.rows and not from_store:
         weather.store_observations(result.rows, now=now)
     rain = result.station_for("precipitation")
     if plan.fetched and rain is not None:
@@ -190,7 +204,7 @@ def _apply(plan: _Plan, now: dt.datetime) -> str:
     if plan.fetched and result.stations:
         # Fill from what we keep, which may be an earlier copy of an hour than meteostat sent now.
         result = _stored_result({s.parameter: s.station for s in result.stations}, inspection.performed_at,
-                                now, result.fetched_at)
+                                now, result.fetched_at, held=plan.held if from_store else None)
     _write(inspection, result, now)
     return inspection.weather_status
 

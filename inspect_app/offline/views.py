@@ -11,6 +11,7 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, jsonify, render_template, request, url_for
 from flask_login import current_user, login_required
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy import select
 
 from inspect_app.accounts.policy import allowed, shown, visible_permits
@@ -42,8 +43,19 @@ SIGNED_IN_AS = "Signed-In-As"
 def _say_who_is_signed_in(response):
     """Tell the device who this answer was made for (static files are no one's)."""
     if request.endpoint != "static":
-        response.headers[SIGNED_IN_AS] = current_user.id if current_user.is_authenticated else ""
+        response.headers[SIGNED_IN_AS] = _signed_in_id(current_user._get_current_object())
     return response
+
+
+def _signed_in_id(user) -> str:
+    """The id of the person the request was answered for, "" for no one. Read from the session's identity
+    map, not the row: a form post's commit expired the user, and reading them back cost a query per post.
+    Whoever the request began with was signed in and enabled (`accounts.views.load_user`); one who signed
+    out during it is no one (`logout_user`)."""
+    if user is None or user.is_anonymous:
+        return ""
+    identity = sa_inspect(user).identity
+    return str(identity[0]) if identity else user.id
 
 
 @bp.get("/sw.js")

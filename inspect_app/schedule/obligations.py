@@ -129,6 +129,8 @@ def _note_changed_permits(session: Session, flush_context) -> None:
         state = sa_inspect(obj)
         if obj in dirty and not any(state.attrs[key].history.has_changes() for key in columns):
             continue
+        if isinstance(obj, Inspection) and _blank_before_and_after(state):
+            continue
         if isinstance(obj, AreaStatusEvent):
             found, key = changed.areas, "area_id"
         elif isinstance(obj, ChecklistAnswer):
@@ -139,6 +141,20 @@ def _note_changed_permits(session: Session, flush_context) -> None:
         found.add(state.dict.get(key))
         if obj in dirty:
             found.update(state.attrs[key].history.deleted or ())
+
+
+def _blank_before_and_after(state) -> bool:
+    """Whether a report row is a blank draft (a Start with nothing kept since) and was one before this flush:
+    the engine reads no blank draft (`facts`: it owes no report and is no inspection yet), so starting,
+    opening again or discarding one changes no permit's obligations. Starting a report then costs no
+    recompute of the permit's schedule; the save that first keeps something in it (`blank` turns false)
+    does."""
+    values = state.dict
+    if values.get("status") != "draft" or values.get("blank") is not True:
+        return False
+    if state.persistent or state.deleted:  # loaded before: it was a blank draft then too, unless that changed
+        return not any(state.attrs[key].history.deleted for key in ("status", "blank"))
+    return True
 
 
 def note_written(session: Session, permit_ids: Collection[str]) -> None:

@@ -11,8 +11,9 @@
 Written a row at a time into the archive (queries read in batches), so memory does not grow with the record.
 A town's admin exports their town: its permits and what hangs on them, the people named on them and its own
 staff, and the audit entries about its permits. Drafts are left out (a draft is its author's alone until it is
-submitted, accounts/policy.py), and so are secrets (password hashes, calendar keys, device tokens) and the
-stored mail (invitation links are in it).
+submitted, accounts/policy.py), their audit entries too, and so are secrets (password hashes, calendar keys,
+device tokens) and the stored mail (invitation links are in it). The archive of every town, the host's, holds
+the whole audit chain, drafts' entries with the rest, so that it can be checked end to end.
 """
 from __future__ import annotations
 
@@ -301,11 +302,23 @@ def _audit_lines(scope: Scope) -> Iterator[str]:
     table = AuditEntry.__table__
     where = table.c.commit_seq.is_not(None)
     if scope.town_id is not None:
-        where = where & table.c.permit_id.in_(scope.permits())
+        where = where & table.c.permit_id.in_(scope.permits()) & ~_about_drafts(table)
     query = select(*(table.c[n] for n in (*chain.CONTENT_COLUMNS, "prev_hash", "hash"))).where(where) \
         .order_by(table.c.commit_seq)
     for row in _streamed(query).mappings():
         yield canonical_json(dict(row)).decode("utf-8") + "\n"
+
+
+def _about_drafts(entries):
+    """SQL: the audit entries about a part of a draft report, a draft's or one removed from a draft (a draft
+    discarded, a finding taken off it): every part of a draft table that is not a row seen by all."""
+    hidden = hidden_draft_parts()
+    about = []
+    for name, ids in hidden.items():
+        rows = db.metadata.tables[name]
+        kept = select(rows.c.id).where(rows.c.id.not_in(ids))
+        about.append((entries.c.entity == name) & entries.c.entity_id.not_in(kept))
+    return or_(*about)
 
 
 def _verification(scope: Scope, exported: int) -> str:

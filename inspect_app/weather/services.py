@@ -14,10 +14,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app
-from sqlalchemy import case, func, literal_column, or_, select, update
+from sqlalchemy import Select, bindparam, case, func, literal_column, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -77,17 +78,23 @@ def stored_observations(station_id: str, first: dt.datetime,
                         last: dt.datetime) -> tuple[tuple[source.HourlyObservation, ...], dt.datetime | None]:
     """A station's stored hours with labels from `first` to `last` (inclusive), and when last fetched."""
     found = db.session.execute(
-        select(WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
-               WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
-               WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
-               WeatherObservation.sources, WeatherObservation.fetched_at, WeatherObservation.snow_depth_cm)
+        select(*_OBSERVATION_COLUMNS)
         .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
                WeatherObservation.hour <= last)
         .order_by(WeatherObservation.hour)
     ).all()
-    rows = tuple(source.HourlyObservation(*row[:7], sources=row.sources or "", snow_depth_cm=row.snow_depth_cm)
-                 for row in found)
-    return rows, max((row.fetched_at for row in found), default=None)
+    return tuple(_observation(row) for row in found), max((row.fetched_at for row in found), default=None)
+
+
+_OBSERVATION_COLUMNS = (WeatherObservation.station_id, WeatherObservation.hour, WeatherObservation.temperature_c,
+                        WeatherObservation.precip_mm, WeatherObservation.wind_kmh,
+                        WeatherObservation.wind_direction_deg, WeatherObservation.condition_code,
+                        WeatherObservation.sources, WeatherObservation.fetched_at, WeatherObservation.snow_depth_cm)
+
+
+def _observation(row) -> source.HourlyObservation:
+    """A stored hour, from a row of `_OBSERVATION_COLUMNS`."""
+    return source.HourlyObservation(*row[:7], sources=row.sources or "", snow_depth_cm=row.snow_depth_cm)
 
 
 def stored_rain(station_id: str, start_day: dt.date,
@@ -97,20 +104,9 @@ def stored_rain(station_id: str, start_day: dt.date,
     adds the hours up by day (a chart covers 1,440 of them) as `source.daily_totals` would, in tenths of a mm."""
     bounds = source.day_bounds(start_day, end_day)
     # The row labelled H holds the hour ending at H, so it belongs to the day that hour began in.
-    # The day's index as a literal, so PostgreSQL reads it as an integer (a parameter would be text).
-    day = case(*((WeatherObservation.hour < ends + HOUR, literal_column(str(index)))
-                 for index, ends in enumerate(bounds[1:-1])), else_=literal_column(str(len(bounds) - 2)))
-    hours = (select(day.label("day"), WeatherObservation.precip_mm,
-                    func.coalesce(WeatherObservation.sources, "").label("sources"), WeatherObservation.fetched_at)
-             .where(WeatherObservation.station_id == station_id, WeatherObservation.hour >= bounds[0] + HOUR,
-                    WeatherObservation.hour <= bounds[-1])
-             .subquery())
-    # By day and sources, so one statement also gives the providers of the hours with rain.
-    groups = db.session.execute(
-        select(hours.c.day, hours.c.sources, func.count(hours.c.precip_mm).label("measured"),
-               func.sum(func.round(hours.c.precip_mm * 10)).label("tenths"),
-               func.max(hours.c.fetched_at).label("fetched_at"))
-        .group_by(hours.c.day, hours.c.sources)).all()
+    parameters = {f"day_{index}_ends": ends + HOUR for index, ends in enumerate(bounds[1:-1])}
+    parameters |= {"station_id": station_id, "first_hour": bounds[0] + HOUR, "last_hour": bounds[-1]}
+    groups = db.session.execute(_rain_by_day(len(bounds) - 1), parameters).all()
     totals = [[0, 0] for _ in bounds[:-1]]  # per day: (rain in tenths of a mm, hours with data)
     for group in groups:
         totals[group.day][0] += int(group.tenths or 0)
@@ -119,6 +115,27 @@ def stored_rain(station_id: str, start_day: dt.date,
     attribution = source.attribution(source.source_in(sources, "prcp") for sources in measured) if measured else ""
     return (source.day_rainfall(start_day, bounds, [(tenths, count) for tenths, count in totals]), attribution,
             max((group.fetched_at for group in groups), default=None))
+
+
+@lru_cache(maxsize=8)
+def _rain_by_day(days: int) -> Select:
+    """`stored_rain`'s statement for a chart of `days` local days, built once per process (it has a branch a
+    day: building it took as long as running it); the days' bounds and the station are its parameters."""
+    hour_type = WeatherObservation.hour.type
+    # The day's index as a literal, so PostgreSQL reads it as an integer (a parameter would be text).
+    day = case(*((WeatherObservation.hour < bindparam(f"day_{index}_ends", type_=hour_type), literal_column(str(index)))
+                 for index in range(days - 1)), else_=literal_column(str(days - 1)))
+    hours = (select(day.label("day"), WeatherObservation.precip_mm,
+                    func.coalesce(WeatherObservation.sources, "").label("sources"), WeatherObservation.fetched_at)
+             .where(WeatherObservation.station_id == bindparam("station_id"),
+                    WeatherObservation.hour >= bindparam("first_hour", type_=hour_type),
+                    WeatherObservation.hour <= bindparam("last_hour", type_=hour_type))
+             .subquery())
+    # By day and sources, so one statement also gives the providers of the hours with rain.
+    return (select(hours.c.day, hours.c.sources, func.count(hours.c.precip_mm).label("measured"),
+                   func.sum(func.round(hours.c.precip_mm * 10)).label("tenths"),
+                   func.max(hours.c.fetched_at).label("fetched_at"))
+            .group_by(hours.c.day, hours.c.sources))
 
 
 def store_observations(rows: Iterable[source.HourlyObservation], *, now: dt.datetime | None = None) -> int:
@@ -235,14 +252,24 @@ def held_windows(first: dt.datetime, last: dt.datetime, now: dt.datetime,
     with those hours: a report's lookup then walks the nearest stations without fetching these again.
     `near`: the stations within the site's search radius (None: not known, every station is looked at)."""
     upto = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
+    # One statement: every stored hour of the window, each with when its station was last asked (`_last_asked`).
+    asked = select(PermitStation.station_id, func.max(PermitStation.rainfall_fetched_at).label("asked"))
+    if near is not None:
+        asked = asked.where(PermitStation.station_id.in_(near))
+    asked = asked.group_by(PermitStation.station_id).subquery()
+    query = (select(*_OBSERVATION_COLUMNS, asked.c.asked)
+             .outerjoin(asked, asked.c.station_id == WeatherObservation.station_id)
+             .where(WeatherObservation.hour >= first, WeatherObservation.hour <= last)
+             .order_by(WeatherObservation.station_id, WeatherObservation.hour))
+    if near is not None:
+        query = query.where(WeatherObservation.station_id.in_(near))
+    by_station: dict[str, list] = {}
+    for row in db.session.execute(query):
+        by_station.setdefault(row.station_id, []).append(row)
     held: dict[str, tuple[source.HourlyObservation, ...]] = {}
-    query = select(WeatherObservation.station_id).distinct().where(
-        WeatherObservation.hour >= first, WeatherObservation.hour <= last)
-    station_ids = db.session.scalars(query if near is None else query.where(WeatherObservation.station_id.in_(near)))
-    for station_id in list(station_ids):
-        rows, _ = stored_observations(station_id, first, last)
-        if not _missing_hours_of({row.hour for row in rows}, first, upto, _last_asked(station_id), now):
-            held[station_id] = rows
+    for station_id, found in by_station.items():
+        if not _missing_hours_of({row.hour for row in found}, first, upto, found[0].asked, now):
+            held[station_id] = tuple(_observation(row) for row in found)
     return held
 
 

@@ -327,3 +327,21 @@ def test_an_upload_must_say_what_it_is_of(site, login):
 
     assert response.status_code == 400
     assert "Say what the photo is of" in response.text
+
+
+@pytest.mark.parametrize("mode", ["RGBA", "P", "LA"])
+def test_a_png_with_transparency_or_a_palette_is_stored_with_its_renditions(site, login, mode):
+    """A screenshot or a drawn sketch: the original kept byte for byte, the renditions flattened to JPEG (the
+    renditions of a PNG that was not plain RGB closed the upload before it was stored: a 500)."""
+    inspector = login(site["inspector"])
+    out = io.BytesIO()
+    Image.new(mode, (64, 48), {"RGBA": (10, 20, 30, 128), "P": 3, "LA": (90, 200)}[mode]).save(out, "PNG")
+
+    response = upload(inspector, site["permit"], out.getvalue(), caption="Sketch of the outfall",
+                      filename="sketch.png", inspection_id=site["inspection"].id)
+
+    assert response.status_code == 200, response.text
+    photo = db.session.scalars(select(Photo)).one()
+    original = fetch(inspector, f"/photos/{photo.id}/original")
+    assert original.data == out.getvalue() and original.content_type == "image/png"
+    assert image(fetch(inspector, f"/photos/{photo.id}/display")).size == (64, 48)

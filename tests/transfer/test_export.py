@@ -22,6 +22,7 @@ from inspect_app.permits.models import Permit
 from inspect_app.rate_limits import RateLimitCounter
 
 from tests.conftest import _empty_tables
+from tests.inspections.report_helpers import filled, start, submit
 
 
 def _archive(runner, tmp_path, *extra) -> zipfile.ZipFile:
@@ -189,3 +190,25 @@ def test_one_town_is_exported_alone(app, runner, tmp_path, town_record):
         assert "Maple Road" not in archive.read("audit/audit_chain.jsonl").decode()
     result = runner.invoke(args=["export", "--town", "atlantis", "-o", str(tmp_path / "x.zip")])
     assert result.exit_code == 2 and "no town profile named 'atlantis'" in result.output
+
+
+def test_a_towns_archive_leaves_out_the_audit_entries_of_drafts(app, runner, tmp_path, town_record, signed_in):
+    """A draft is its author's alone until it is submitted, in the audit log's entries as in the tables: the
+    town's archive holds a submitted report's history, not a draft's words. The archive of every town holds the
+    whole chain, so that it can be checked end to end."""
+    engineer = town_record.design_engineer
+    client = signed_in(engineer)
+    sent = start(client, town_record, "erosion_control")
+    page = client.get(f"/inspections/{sent.id}").text
+    assert client.post(f"/inspections/{sent.id}", filled(page, notes="SENT-WORDS")).status_code == 303
+    assert submit(client, sent, notes="SENT-WORDS").status_code == 303
+    draft = start(client, town_record, "erosion_control")
+    page = client.get(f"/inspections/{draft.id}").text
+    assert client.post(f"/inspections/{draft.id}", filled(page, notes="DRAFT-WORDS")).status_code == 303
+
+    with _archive(runner, tmp_path, "--town", "longmeadow") as archive:
+        chain = archive.read("audit/audit_chain.jsonl").decode()
+        assert "SENT-WORDS" in chain and sent.id in chain
+        assert "DRAFT-WORDS" not in chain and draft.id not in chain
+    with _archive(runner, tmp_path) as archive:
+        assert "DRAFT-WORDS" in archive.read("audit/audit_chain.jsonl").decode()

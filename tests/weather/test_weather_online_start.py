@@ -5,8 +5,10 @@ import datetime as dt
 import socket
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 
+from inspect_app.audit import services as audit
+from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.types import utcnow
@@ -134,3 +136,34 @@ def test_a_station_list_older_than_a_week_is_asked_for_again(neighbours, meteost
 
     # meteostat's station list may have changed since: asked again, and it cannot be had now.
     assert "Latest rainfall pending:" in chart and "could not be reached" in chart
+
+
+# Starting a report is the request inspectors wait on most under load (bench/load.py): it reads what the report
+# restates (the last inspection, notice, storms, schedule in force, weather) and writes the report and its two
+# audit entries, in a bounded number of statements, whatever the permit's history.
+START_STATEMENTS = 20
+
+
+def test_starting_an_inspection_takes_few_sql_statements(neighbours):
+    browser, _, permit = neighbours
+    start = f"/permits/{permit.id}/inspections"  # read before counting: the test's own permit is expired
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        response = browser.post(start, {"type": "erosion_control"})
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)
+
+    assert response.status_code == 303
+    assert len(statements) <= START_STATEMENTS, "\n".join(s.split("\n", 1)[0][:100] for s in statements)
+    inspection = db.session.scalar(select(Inspection))
+    assert inspection.weather_status == "complete" and inspection.station_id == "STH1"
+    assert [entry.action for entry in db.session.scalars(
+        select(AuditEntry).where(AuditEntry.entity_id == inspection.id).order_by(AuditEntry.commit_seq))] \
+        == ["inspection.start", "inspection.weather_fill"]
+    walked = audit.verify_chain()
+    assert walked.broken is None and walked.verified >= 2
