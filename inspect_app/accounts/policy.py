@@ -28,7 +28,7 @@ from contextlib import contextmanager
 
 from flask import abort, g, has_app_context
 from flask_login import current_user
-from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, or_, select, true
+from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, or_, select
 from sqlalchemy.orm import aliased, joinedload
 
 from inspect_app.accounts import records
@@ -191,7 +191,7 @@ def visible_permits(user) -> Select[tuple[Permit]]:
         query = query.where(Permit.jurisdiction_id == town)
     if user.role in ("agent", "admin"):
         if acts_for_all_towns(user):
-            return query.where(true())
+            return query  # no condition at all, which the dashboard tells from a list of every permit
         return query.where(Permit.jurisdiction_id == user.jurisdiction_id)
     if user.role == "inspector":
         assigned = select(PermitAssignment.permit_id).where(PermitAssignment.user_id == user.id)
@@ -200,11 +200,21 @@ def visible_permits(user) -> Select[tuple[Permit]]:
 
 
 def _works_on_a_permit(*conditions):
-    """SQL: the user of the enclosing query owns, or is assigned to, a permit meeting `conditions`."""
-    owns = select(Permit.id).where(Permit.owner_id == User.id, *conditions)
-    assigned = (select(PermitAssignment.permit_id).join(Permit, Permit.id == PermitAssignment.permit_id)
-                .where(PermitAssignment.user_id == User.id, *conditions))
-    return or_(exists(owns), exists(assigned))
+    """SQL: the user of the enclosing query owns, or is assigned to, a permit meeting `conditions` (any permit
+    without).
+
+    With conditions (a town's permits), the people who work on those permits are found once, from the
+    permits: asked person by person, each inspector's every assignment was read, in every town of the
+    state, for each list of people a permit page offers. Without, the first permit found per person answers.
+    """
+    if not conditions:
+        owns = select(Permit.id).where(Permit.owner_id == User.id)
+        assigned = select(PermitAssignment.permit_id).where(PermitAssignment.user_id == User.id)
+        return or_(exists(owns), exists(assigned))
+    owners = select(Permit.owner_id).where(Permit.owner_id.is_not(None), *conditions)
+    assigned = (select(PermitAssignment.user_id).join(Permit, Permit.id == PermitAssignment.permit_id)
+                .where(*conditions))
+    return or_(User.id.in_(owners), User.id.in_(assigned))
 
 
 def managed_users(admin) -> Select[tuple[User]]:
@@ -230,7 +240,7 @@ def managed_users(admin) -> Select[tuple[User]]:
     invited_here = (select(AuditEntry.entity_id).join(inviter, inviter.id == AuditEntry.actor_id)
                     .where(AuditEntry.entity == "users", AuditEntry.action == "user.invite",
                            inviter.jurisdiction_id == town))
-    new_here = and_(User.role.in_(("inspector", "permittee")), ~_works_on_a_permit(true()),
+    new_here = and_(User.role.in_(("inspector", "permittee")), ~_works_on_a_permit(),
                     User.id.in_(invited_here))
     return query.where(or_(staff, works_here, new_here))
 
@@ -249,7 +259,7 @@ def people_to_choose(user, role: str) -> Select[tuple[User]]:
     if acts_for_all_towns(user):
         return query
     town = user.jurisdiction_id
-    return query.where(or_(_works_on_a_permit(Permit.jurisdiction_id == town), ~_works_on_a_permit(true())))
+    return query.where(or_(_works_on_a_permit(Permit.jurisdiction_id == town), ~_works_on_a_permit()))
 
 
 def manages(admin, user) -> bool:

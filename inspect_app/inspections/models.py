@@ -8,7 +8,8 @@ import datetime as dt
 from typing import Any, ClassVar
 
 from sqlalchemy import (
-    JSON, Boolean, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false, func, select,
+    JSON, Boolean, CheckConstraint, ColumnElement, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false,
+    func, literal_column, select, text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -44,6 +45,17 @@ class Inspection(db.Model):
         CheckConstraint("gauge_precip_mm IS NULL OR gauge_precip_mm >= 0", name="gauge_not_negative"),
         # The schedule engine asks, per permit, for its latest submitted reports of each type.
         Index("ix_inspections_schedule", "permit_id", "type", "status", "amends_id", "performed_at"),
+        # Partial indexes of the few rows a state-wide record asks about by themselves. They hold only those
+        # rows, so the database never takes them for a lookup of the many (`status = 'submitted'`,
+        # `amends_id IS NULL`), which the indexes by permit answer.
+        # The drafts, which are their authors' alone: every list and the schedule leave them out
+        # (`is_draft`, accounts.policy.hidden_draft_parts). Without it, finding them read every report of
+        # every permit, in every commit that changes a permit's record.
+        Index("ix_inspections_drafts", "status", sqlite_where=text("status = 'draft'"),
+              postgresql_where=text("status = 'draft'")),
+        # Whether a report is corrected by an amendment is asked of each report (schedule.facts).
+        Index("ix_inspections_amendments", "amends_id", sqlite_where=text("amends_id IS NOT NULL"),
+              postgresql_where=text("amends_id IS NOT NULL")),
     )
     # A draft is its author's alone (accounts/policy.py): every other user's drafts are hidden from them.
     draft_parts: ClassVar = (DraftPart("inspections", lambda user, _: _others_drafts(user)),)
@@ -144,6 +156,13 @@ class Inspection(db.Model):
     findings = relationship("Finding", back_populates="inspection", order_by="Finding.created_at")
     amends = relationship("Inspection", remote_side=[id])
     notice = relationship("InspectionNotice", foreign_keys=[notice_id])
+
+    @classmethod
+    def is_draft(cls) -> ColumnElement[bool]:
+        """SQL: a draft report. The value is written out, not a parameter, so that the database may use the
+        partial index of drafts (`ix_inspections_drafts`): a plan PostgreSQL keeps for any value of a parameter
+        cannot use an index that holds only some values."""
+        return cls.status == literal_column("'draft'")
 
     @property
     def is_submitted(self) -> bool:
@@ -324,7 +343,7 @@ class PunchListItem(db.Model):
 def _others_drafts(user):
     """The drafts of others than `user` (with no user: every draft); a draft's author is who started it."""
     author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
-    reports = select(Inspection.id).where(Inspection.status == "draft")
+    reports = select(Inspection.id).where(Inspection.is_draft())
     if getattr(user, "is_authenticated", False):
         reports = reports.where(author != user.id)
     return reports

@@ -5,7 +5,13 @@ import datetime as dt
 import re
 from html import unescape
 
-from inspect_app.types import LOCAL_TZ
+from sqlalchemy import delete, insert, select
+
+from inspect_app.extensions import db
+from inspect_app.pages.dashboard import services
+from inspect_app.permits.models import Permit
+from inspect_app.schedule.models import PermitObligation
+from inspect_app.types import LOCAL_TZ, utcnow
 
 DAY = dt.timedelta(days=1)
 
@@ -259,3 +265,42 @@ def test_my_day_is_in_the_inspectors_menu_and_starts_each_inspection_due(make, r
     assert started.status_code == 303 and re.search(r"/inspections/[0-9a-f-]{36}$", started.headers["Location"])
     # The agent has the dashboard instead (my day is the inspector's: accounts/policy.py).
     assert "/dashboard/my-day" not in signed_in(make.user("agent")).get("/permits/").text
+
+
+def test_every_page_of_each_sort_is_the_whole_list_sorted_then_cut(make, app):
+    """The page is sorted from the rows whose deadline can be on it (issue 33): ties on the deadline across
+    pages and open-ended rows come out as from sorting every row, for a town and for every town."""
+    now = utcnow()
+    permits = [make.permit(town, number=f"P-{n}") for n, town in enumerate(["longmeadow", "southborough"] * 3)]
+    db.session.execute(delete(PermitObligation))  # only the rows below
+    rows = []
+    for n, permit in enumerate(permits):
+        for k in range(4):
+            # Two deadlines shared by many rows, one of each permit's own, and an open-ended duty.
+            due = [now - dt.timedelta(days=2), now - dt.timedelta(days=1), now - dt.timedelta(hours=n), None][k]
+            rows.append(dict(permit_id=permit.id, kind="corrective_action", subject=f"action:{n}-{k}",
+                             about="Repair", opens_at=now - dt.timedelta(days=3), due_at=due, reason="Owed",
+                             citation="CGP 2022 Part 5.2", computed_at=now))
+    db.session.execute(insert(PermitObligation), rows)
+    db.session.commit()
+    number = {p.id: p.number for p in permits}
+    for scope in (select(Permit), select(Permit).where(Permit.jurisdiction_id == permits[0].jurisdiction_id)):
+        ids = set(db.session.scalars(scope.with_only_columns(Permit.id)))
+        mine = [r for r in rows if r["permit_id"] in ids]
+        far = dt.datetime.max.replace(tzinfo=dt.UTC)
+        expected = {
+            "late": sorted(mine, key=lambda r: (r["due_at"] is None, r["due_at"] or far, number[r["permit_id"]],
+                                                r["subject"])),
+            "least_late": sorted(mine, key=lambda r: (r["due_at"] is None, -(r["due_at"] or far).timestamp(),
+                                                      number[r["permit_id"]], r["subject"])),
+            "permit": sorted(mine, key=lambda r: (number[r["permit_id"]], r["due_at"] is None, r["due_at"] or far,
+                                                  r["subject"])),
+        }
+        for sort, want in expected.items():
+            shown = []
+            for page in range(1, 20):
+                board = services.town_board(scope, services.Filters(sort=sort, page=page), now, per_page=5)
+                if board.page != page:
+                    break
+                shown += [(row.permit.number, row.obligation.subject) for row in board.rows]
+            assert shown == [(number[r["permit_id"]], r["subject"]) for r in want], sort

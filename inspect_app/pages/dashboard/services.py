@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Select, case, false, func, literal, select
+from sqlalchemy import ColumnElement, Select, case, false, func, literal, select, true
 
 from inspect_app import inspection_types
 from inspect_app.accounts.models import User
@@ -149,19 +149,30 @@ def _ids(scope: Select) -> Select:
     return scope.with_only_columns(Permit.id).order_by(None)
 
 
+def _in_scope(column, scope: Select) -> ColumnElement[bool]:
+    """SQL: `column` (a permit id) is one of the permits of `scope`; no condition at all when `scope` is every
+    permit (the admin of all towns): a list of every permit's id, looked up row by row, cost that dashboard
+    more than all else with 50,000 permits."""
+    if scope.whereclause is None:
+        return true()
+    return column.in_(_ids(scope))
+
+
 def _permit_count(scope: Select) -> int:
     return db.session.scalar(scope.with_only_columns(func.count(Permit.id)).order_by(None)) or 0
 
 
-def _open_rows(ids: Select, now: dt.datetime) -> Select:
-    """Stored obligations of the permits `ids`, with their permit and their status as of `now`."""
+def _open_rows(ids: Select | ColumnElement[bool], now: dt.datetime) -> Select:
+    """Stored obligations of the permits `ids` (or those that meet a condition of `_in_scope`), with their
+    permit and their status as of `now`."""
+    of_permits = ids if isinstance(ids, ColumnElement) else _Ob.permit_id.in_(ids)
     return (
         select(*_SUMMARY, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
                _Ob.citation, _Ob.about)
         .select_from(_Ob)
         .join(Permit, Permit.id == _Ob.permit_id)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
-        .where(_Ob.permit_id.in_(ids))
+        .where(of_permits)
     )
 
 
@@ -238,14 +249,16 @@ def cards(rows: list[Row]) -> list[PermitCard]:
                        tuple(owed(items))) for items in grouped.values()]
 
 
-def _problems(ids: Select) -> list[tuple[PermitSummary, str]]:
-    """The permits of `ids` whose record the engine could not evaluate, and why."""
+def _problems(ids: Select | ColumnElement[bool]) -> list[tuple[PermitSummary, str]]:
+    """The permits of `ids` (or those that meet a condition of `_in_scope`) whose record the engine could not
+    evaluate, and why."""
+    of_permits = ids if isinstance(ids, ColumnElement) else PermitScheduleProblem.permit_id.in_(ids)
     rows = db.session.execute(
         select(*_SUMMARY, PermitScheduleProblem.problem)
         .select_from(PermitScheduleProblem)
         .join(Permit, Permit.id == PermitScheduleProblem.permit_id)
         .join(Jurisdiction, Jurisdiction.id == Permit.jurisdiction_id)
-        .where(PermitScheduleProblem.permit_id.in_(ids))
+        .where(of_permits)
         .order_by(Permit.number)
     )
     return [(PermitSummary(*row[:12]), row[12]) for row in rows]
@@ -254,7 +267,7 @@ def _problems(ids: Select) -> list[tuple[PermitSummary, str]]:
 def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int = PER_PAGE) -> Board:
     """The town dashboard: due and overdue obligations (and upcoming ones within `days`) of `scope`."""
     scope = scoped(scope, town=filters.town, inspector=filters.inspector)
-    ids = _ids(scope)
+    obligations_in_scope = _in_scope(_Ob.permit_id, scope)
     shown = _Ob.due_or_overdue_at(now)
     if filters.upcoming:
         shown = shown | _upcoming_by(now + dt.timedelta(days=filters.days))
@@ -263,15 +276,35 @@ def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int 
     overdue, due, total, matching = db.session.execute(
         select(func.count().filter(_Ob.overdue_at(now)), func.count().filter(_Ob.due_at_time(now)),
                func.count(), func.count().filter(shown))
-        .where(_Ob.permit_id.in_(ids))
+        .where(obligations_in_scope)
     ).one()
     counts = Counter(overdue=overdue, due=due, upcoming=total - overdue - due)
     pages = max(1, math.ceil(matching / per_page))
     page = min(max(1, filters.page), pages)
-    query = _ordered(_open_rows(ids, now).where(shown), filters.sort).limit(per_page).offset((page - 1) * per_page)
-    rows = [_row(values) for values in db.session.execute(query)]
-    return Board(rows=rows, now=now, counts=counts, permits=_permit_count(scope), problems=_problems(ids),
+    shown = shown & _deadline_cutoff(obligations_in_scope & shown, filters.sort, page * per_page)
+    query = _ordered(_open_rows(obligations_in_scope, now).where(shown), filters.sort)
+    rows = [_row(values) for values in db.session.execute(query.limit(per_page).offset((page - 1) * per_page))]
+    return Board(rows=rows, now=now, counts=counts, permits=_permit_count(scope),
+                 problems=_problems(_in_scope(PermitScheduleProblem.permit_id, scope)),
                  page=page, pages=pages, total=matching)
+
+
+def _deadline_cutoff(where: ColumnElement[bool], sort: str, depth: int) -> ColumnElement[bool]:
+    """SQL: among the rows `where`, those that can be in the first `depth` rows of `sort` ('late', 'least_late')
+    by their deadline alone; no condition for the order by permit.
+
+    The first `depth` rows sorted by deadline (open-ended ones last) all have a deadline on the near side of
+    the `depth`-th deadline, which one walk of the index of deadlines finds: the page is then sorted from
+    those rows, not from every due or overdue obligation of the state (220,000 of 50,000 permits).
+    """
+    if sort not in ("late", "least_late"):
+        return true()
+    order = _Ob.due_at if sort == "late" else _Ob.due_at.desc()
+    cutoff = db.session.scalar(select(_Ob.due_at).where(where, _Ob.due_at.is_not(None))
+                               .order_by(order).limit(1).offset(depth - 1))
+    if cutoff is None:  # fewer rows with a deadline than that: the open-ended ones may be on the page
+        return true()
+    return _Ob.due_at <= cutoff if sort == "late" else _Ob.due_at >= cutoff
 
 
 def _upcoming_by(horizon: dt.datetime) -> ColumnElement[bool]:
