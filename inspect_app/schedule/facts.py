@@ -573,6 +573,10 @@ def subject_label(subject: str, record: Record) -> str:
         return f"Snowmelt discharge of {at.astimezone(zone(record.profile.timezone) if record.profile else dt.UTC).date().isoformat()}"
     if thing == "om_certification":
         return f"Year {key}"
+    if thing == "om_inspection":  # the profile's interval: "Year 1" when it is yearly
+        months = next((kind.interval.months for kind in record.profile.inspection_types if kind.interval is not None
+                       and "om_inspection" in inspection_types.spec(kind.key).meets), None) if record.profile else None
+        return f"Year {key}" if months == 12 else f"Period {key}"
     if thing == "corrective_action":
         return "Corrective action"
     if thing == "notice_to_correct":

@@ -144,3 +144,12 @@ def test_the_inspectors_calendar_leaves_out_the_towns_own_facility_inspection(si
     body = calendar.get_data(as_text=True)
     assert "OM-CAL-2" in body
     assert site.permit.number not in body and "O&M facility" not in body
+
+
+def test_the_facility_inspection_owed_is_named_by_its_year_on_the_dashboard(site, signed_in):
+    """The agent's dashboard says which yearly inspection is owed in words ("Year 1"), as it does for the O&M
+    certification, never the schedule's own key."""
+    _complete(site.permit, days_ago=360)
+    page = signed_in(site.agent).get("/dashboard/").text
+    assert "O&amp;M facility inspection" in page and "Year 1" in page
+    assert "om_inspection:" not in page
