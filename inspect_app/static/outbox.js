@@ -199,9 +199,14 @@ document.addEventListener("submit", (event) => {
   if (event.target.matches("form[data-sign-out]")) sessionStorage.setItem("signed-out", pageUser() || "");
 }, true);
 
+// Drawn again only when what it lists changed: a list redrawn the same under a finger (each sync run ends with
+// a redraw) would take the tap's end away from the button it began on, and the tap would do nothing.
 function renderOutbox(posts) {
   const list = document.getElementById("outbox-list");
   if (!list) return;
+  const drawn = JSON.stringify(posts.map((post) => [post.id, authorOf(post) ? post.state : "unclaimed"]));
+  if (list.drawn === drawn) return;
+  list.drawn = drawn;
   objectUrls.forEach(URL.revokeObjectURL);
   objectUrls = [];
   list.replaceChildren(...posts.map((post) => {

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from sqlalchemy import func, select
 
 from inspect_app.blobs.store import DiskStore
@@ -167,8 +168,12 @@ def test_a_refused_log_entry_comes_back_as_the_form_with_its_errors_and_is_sent_
     assert _count(MaintenanceLogEntry) == 0
     page.reload()
     page.click(f"#item-{refused['id']} [data-correct]")
+    page.wait_for_url(f"**/outbox/correct/{refused['id']}")
     # The server's own form, its own words beside the fields, as typed.
-    page.wait_for_selector("#log-performed_by-error")
+    try:
+        page.wait_for_selector("#log-performed_by-error")
+    except PlaywrightTimeout:
+        raise AssertionError(f"the refused post opened as: {page.url}\n{page.inner_text('body')[:1500]}") from None
     assert "Say who did the work." in page.inner_text("#log-performed_by-error")
     assert page.input_value("#log-description") == "Reset the outlet grate"
     page.fill("#log-performed_by", "Pat Owner")
