@@ -30,6 +30,8 @@ Prints `name=value` lines:
   load_app_cpu_ms_per_request   CPU time of the gunicorn workers and their weather fetchers per request
                                 answered (fairer than wall time when other work shares the machine)
   load_db_cpu_ms_per_request    the same for the PostgreSQL server's processes
+  load_weather_fetcher_cpu_ms_per_request   the part of the app's CPU that its weather fetchers spent (the
+                                processes the workers start to run meteostat; one retired meanwhile is not in it)
   load_generator_cpu_ms_per_request   the same for locust (it shares the machine's cores with the app)
   load_signed_in_app_cpu_ms_per_request, load_signed_in_db_cpu_ms_per_request   the same two once every
                                 user has signed in (sign-in hashes a password, slowly on purpose), over
@@ -338,8 +340,10 @@ def worker_rss_mb(master: subprocess.Popen) -> list[float]:
     return sizes
 
 
-def tree_cpu_s(root_pid: int) -> float:
-    """CPU time (user + system, seconds) of a process and every process under it alive now, from /proc."""
+def tree_cpu_s(root_pid: int, depth: int = 0) -> float:
+    """CPU time (user + system, seconds) of a process and every process under it alive now, from /proc; with
+    `depth`, of those at least that many levels under it alone (2 under gunicorn's master: the weather fetchers
+    its workers started)."""
     tick = os.sysconf("SC_CLK_TCK")
     parent, cpu = {}, {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -350,10 +354,11 @@ def tree_cpu_s(root_pid: int) -> float:
         pid = int(stat.parent.name)
         parent[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
     def under(pid: int) -> bool:
+        levels = 0
         while pid > 1:
             if pid == root_pid:
-                return True
-            pid = parent.get(pid, 1)
+                return levels >= depth
+            pid, levels = parent.get(pid, 1), levels + 1
         return False
     return sum(seconds for pid, seconds in cpu.items() if under(pid))
 
@@ -548,9 +553,9 @@ def main() -> None:
         cpu_marks: list[tuple[float, float, float]] = []
         marks += [(float(at), lambda: cpu_marks.append((time.time(), tree_cpu_s(master.pid), tree_cpu_s(postmaster))))
                   for at in range(5, seconds, 5)]
-        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
+        cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s(), tree_cpu_s(master.pid, 2)
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
-        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s()
+        cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s(), tree_cpu_s(master.pid, 2)
         samples["end"] = worker_rss_mb(master)
         if not records:
             raise SystemExit("locust made no requests")
@@ -559,6 +564,7 @@ def main() -> None:
         answered = sum(1 for r in records if not r[3])
         print(f"load_app_cpu_ms_per_request={(cpu_after[0] - cpu_before[0]) * 1000 / answered:.1f}")
         print(f"load_db_cpu_ms_per_request={(cpu_after[1] - cpu_before[1]) * 1000 / answered:.1f}")
+        print(f"load_weather_fetcher_cpu_ms_per_request={(cpu_after[3] - cpu_before[3]) * 1000 / answered:.1f}")
         print(f"load_generator_cpu_ms_per_request={(cpu_after[2] - cpu_before[2]) * 1000 / answered:.1f}")
         signed_in_cpu(records, cpu_marks, cpu_after)
         if args.soak:

@@ -57,7 +57,7 @@ class _Station:
 
 
 class FakeMeteostat:
-    """A meteostat look-alike with per-path behaviour: serve, 404 (not yet published), 500, or hang."""
+    """A meteostat look-alike with per-path behaviour: serve, 404 (not yet published), 500, slow, or hang."""
 
     def __init__(self) -> None:
         self._stations: dict[str, _Station] = {}
@@ -96,6 +96,10 @@ class FakeMeteostat:
     def hang(self, path: str) -> None:
         """Make `path` accept the connection and never answer."""
         self._behaviour[path] = "hang"
+
+    def slow(self, path: str, seconds: float) -> None:
+        """Make `path` answer, but only after `seconds` (a service slow under load)."""
+        self._behaviour[path] = f"slow {seconds}"
 
     def fail(self, path: str, status: int = 500) -> None:
         """Make `path` answer with a server error."""
@@ -145,7 +149,9 @@ class FakeMeteostat:
             # Accept and say nothing until the test session ends; the client must give up by itself.
             self._stopping.wait()
             return
-        if behaviour != "serve":
+        if behaviour.startswith("slow "):
+            self._stopping.wait(float(behaviour.split()[1]))
+        elif behaviour != "serve":
             request.send_error(int(behaviour))
             return
         body = self._body(path)

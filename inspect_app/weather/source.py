@@ -689,6 +689,44 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
                           station_list_fetched=fetched.station_list_fetched)
 
 
+class _LateHours:
+    """A station's hours that came after their caller had stopped waiting (its deadline), kept a while for the
+    next lookup of that station. Else, under load, each chart of a slow station asked for the same 60 days
+    again, gave up again at its deadline, and threw away what the fetcher had read for it: the station
+    stayed "pending" however often it was asked, and the fetcher never stopped reading its files."""
+
+    KEEP_S = 600.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._station_locks: dict[str, threading.Lock] = {}
+        self._kept: dict[str, tuple[float, dt.datetime, dt.datetime, tuple[HourlyObservation, ...]]] = {}
+
+    def lock_of(self, station_id: str) -> threading.Lock:
+        with self._lock:
+            return self._station_locks.setdefault(station_id, threading.Lock())
+
+    def keep(self, station_id: str, first: dt.datetime, last: dt.datetime,
+             rows: tuple[HourlyObservation, ...]) -> None:
+        with self._lock:
+            now = time.monotonic()
+            for stale in [key for key, (at, *_) in self._kept.items() if now - at >= self.KEEP_S]:
+                del self._kept[stale]
+            self._kept[station_id] = (now, first, last, rows)
+
+    def take(self, station_id: str, first: dt.datetime, last: dt.datetime) -> tuple[HourlyObservation, ...] | None:
+        """The kept hours from `first` to `last`, if a lookup kept them all (and no longer kept), else None."""
+        with self._lock:
+            kept = self._kept.get(station_id)
+            if kept is None or time.monotonic() - kept[0] >= self.KEEP_S or not (kept[1] <= first and last <= kept[2]):
+                return None
+            del self._kept[station_id]
+        return tuple(row for row in kept[3] if first <= row.hour <= last)
+
+
+_late = _LateHours()
+
+
 def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
                   deadline_s: float = 3.0) -> tuple[tuple[HourlyObservation, ...] | None, str]:
     """One known station's hours from `first` to `last` (UTC labels, inclusive), bounded by `deadline_s`.
@@ -704,11 +742,18 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
         return (), ""
 
     def fetch() -> tuple[HourlyObservation, ...] | None:
-        rows, failed = _hourly({"id": station_id}, _naive(first), _naive(last))
-        return None if failed else rows
+        with _late.lock_of(station_id):  # a lookup of the same station waits for this one, then takes its hours
+            kept = _late.take(station_id, first, last)
+            if kept is not None:
+                return kept
+            rows, failed = _hourly({"id": station_id}, _naive(first), _naive(last))
+            if not failed:
+                _late.keep(station_id, first, last, rows)
+            return None if failed else rows
 
     try:
         rows = _run_bounded(fetch, deadline_s)
+        _late.take(station_id, first, last)  # this caller has them: not kept for another
     except TimeoutError:
         return None, f"the weather service did not answer within {deadline_s:g} s"
     except _Busy:

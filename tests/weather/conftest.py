@@ -175,6 +175,8 @@ APP_SITES = {
     "observed_pending": (37.0, -70.0),
     "observed_reported": (39.0, -70.0),
     "observed_later": (41.0, -70.0),
+    # A station whose files come slower than a chart waits (test_weather_stations.py).
+    "slow": (43.0, -70.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -198,6 +200,7 @@ APP_STATIONS = {
     "OBP1": ("observed_pending", 5.0, "Never Published Field"),
     "OBR1": ("observed_reported", 5.0, "Prompt Publisher Field"),
     "OBL1": ("observed_later", 5.0, "Later Publisher Field"),
+    "SLW1": ("slow", 5.0, "Slow Answer Field"),
 }
 
 

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -122,6 +123,35 @@ def test_a_fetcher_that_hangs_is_stopped_and_the_next_lookup_starts_another(fake
     source.start_fetcher()  # the next request starts a new one, which answers
     [started] = fetcher_pids()
     assert started != hung
+
+
+def test_hours_that_came_after_the_chart_gave_up_are_kept_for_the_next_chart_of_that_station(
+        app_meteostat, quiet_workers):
+    # Under load the service (or the fetcher) is slower than a chart waits. What it sends late is kept for
+    # the next chart of the station, not thrown away and asked for again by each chart in turn.
+    first = dt.datetime(2024, 5, 1, tzinfo=UTC)
+    last = first + 47 * H
+    path = "/hourly/2024/SLW1.csv.gz"
+    app_meteostat.publish_hourly("SLW1", hours(first, 48, temp=10.0, prcp=0.5))
+    app_meteostat.slow(path, 1.0)  # the fixture's sockets wait 2 s: it does come
+    try:
+        rows, why = source.station_hours("SLW1", first, last, deadline_s=0.3)
+        assert rows is None and why == "the weather service did not answer within 0.3 s"
+        until = time.monotonic() + 15
+        while any(t.name == "weather-lookup" for t in threading.enumerate()) and time.monotonic() < until:
+            time.sleep(0.05)  # the lookup ends once the service has answered
+        asked = len(app_meteostat.requests)
+
+        rows, why = source.station_hours("SLW1", first, last, deadline_s=0.3)
+        assert why == "" and app_meteostat.requests[asked:] == []  # at once, with no new request
+        assert [(row.hour, row.precip_mm) for row in rows] == [(first + n * H, 0.5) for n in range(48)]
+
+        # Taken once: the next chart asks the service again (for its own hours, here the second day).
+        app_meteostat.serve(path)
+        rows, why = source.station_hours("SLW1", first + 24 * H, last, deadline_s=3.0)
+        assert why == "" and len(rows) == 24 and app_meteostat.requests[asked:] == [path]
+    finally:
+        app_meteostat.serve(path)
 
 
 def fetcher_pids() -> list[int]:
