@@ -128,6 +128,7 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
             profiler = cProfile.Profile()
             profiler.runcall(request)
             pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(50)
+            pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(40)
 
 
 if __name__ == "__main__":
