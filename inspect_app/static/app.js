@@ -229,6 +229,13 @@ function goTo(id) {
     ?.focus({ preventScroll: true });
   return true;
 }
+// A refused post opened from the outbox (/outbox/correct/<id>: the server's answer, kept by the worker) goes to
+// what the server said is wrong, as the outbox's "open it to see why" promised: the form itself starts at the top.
+if (location.pathname.startsWith("/outbox/correct/")) {
+  const said = document.querySelector("#error-summary, .error-summary, .field-error");
+  if (said?.classList.contains("field-error")) goTo(said.id.replace(/-error$/, ""));
+  else said?.scrollIntoView({ block: "center" });
+}
 document.addEventListener("click", (evt) => {
   const link = evt.target.closest?.("a[href^='#']");
   if (link && (link.closest("#error-summary") || link.hasAttribute("data-first-unanswered"))

@@ -8,7 +8,7 @@ import datetime as dt
 import hashlib
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
 from sqlalchemy import func, select
 
 from inspect_app.blobs.store import DiskStore
@@ -175,6 +175,9 @@ def test_a_refused_log_entry_comes_back_as_the_form_with_its_errors_and_is_sent_
     except PlaywrightTimeout:
         raise AssertionError(f"the refused post opened as: {page.url}\n{page.inner_text('body')[:1500]}") from None
     assert "Say who did the work." in page.inner_text("#log-performed_by-error")
+    # The page opens at what is wrong, not at the top of the form: the words in view, the field ready to type in.
+    expect(page.locator("#log-performed_by-error")).to_be_in_viewport()
+    assert page.evaluate("document.activeElement.id") == "log-performed_by"
     assert page.input_value("#log-description") == "Reset the outlet grate"
     page.fill("#log-performed_by", "Pat Owner")
     page.click("#new-entry button[type=submit]")
