@@ -581,8 +581,12 @@ def subject_label(subject: str, record: Record) -> str:
         return "Corrective action"
     if thing == "notice_to_correct":
         return "Notice to correct"
-    if thing == "inspection":
-        return "Inspection report"
+    if thing == "inspection":  # the report owed (kind "report"): which inspection it is of, by its type and time
+        report = next((r for r in facts.reports if str(r.id) == key), None)
+        if report is None or record.profile is None:
+            return "Inspection report"
+        name = next((kind.name for kind in record.profile.inspection_types if kind.key == report.kind), report.kind)
+        return f"{name} of {report.at.astimezone(zone(record.profile.timezone)):%Y-%m-%d %H:%M}"
     if thing == "finding":
         return "Violation found"
     return subject

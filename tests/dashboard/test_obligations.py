@@ -104,11 +104,16 @@ def test_a_violation_without_a_corrective_action_is_due_from_its_inspection_then
 def test_a_draft_report_left_more_than_24_hours_is_overdue_on_the_dashboard(make, record, signed_in):
     # CGP 2022 Part 4.7.1: the report is completed within 24 hours of the inspection.
     permit = started_permit(make, record, number="LM-APP-4")
-    make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=30))
-    make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=3))
+    late = make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=30))
+    recent = make.inspection(permit, status="draft", evaluation=None, performed_at=record.ago(hours=3))
     found = [r for r in rows(signed_in(make.user("agent")).get("/dashboard/").text) if "Inspection report" in r]
     assert len(found) == 2 and all("CGP 2022 Part 4.7.1" in r for r in found)
     assert sorted("Overdue" in r for r in found) == [False, True]
+    # Each row says which inspection's report is owed: its type and its time on the town's clock.
+    overdue = next(r for r in found if "Overdue" in r)
+    assert f"Erosion control inspection of {late.performed_at.astimezone(LOCAL_TZ):%Y-%m-%d %H:%M}" in overdue
+    assert (f"Erosion control inspection of {recent.performed_at.astimezone(LOCAL_TZ):%Y-%m-%d %H:%M}"
+            in next(r for r in found if "Overdue" not in r))
 
 
 def test_a_stored_row_turns_overdue_as_time_passes_without_being_worked_out_again(make, record):
