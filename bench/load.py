@@ -77,7 +77,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the fake meteostat lives with the tests
 
 from PIL import Image  # noqa: E402
-from sqlalchemy import event, insert, select  # noqa: E402
+from sqlalchemy import insert, select  # noqa: E402
+
+from bench.dashboard import counted  # noqa: E402
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
@@ -491,19 +493,9 @@ def start_inspection_statements(env: dict[str, str], town: dict) -> int:
     permit = inspector["permits"][-1]
     page = client.get(f"/permits/{permit}")  # signed in, and the first request's one-time work done
     assert page.status_code == 200, page.status_code
-    statements: list[str] = []
-
-    def seen(conn, cursor, statement, parameters, context, executemany):
-        statements.append(statement)
-
-    with app.app_context():
-        engine = db.engine
-    event.listen(engine, "before_cursor_execute", seen)
-    try:
+    with counted(app) as statements:
         answer = client.post(f"/permits/{permit}/inspections",
                              data={"type": "erosion_control", "csrf_token": token(page.get_data(as_text=True))})
-    finally:
-        event.remove(engine, "before_cursor_execute", seen)
     assert answer.status_code == 303, answer.status_code
     return len(statements)
 
