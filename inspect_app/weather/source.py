@@ -259,6 +259,7 @@ def configure(endpoint_base: str | None, cache_dir: Path, timeout_s: float = 2.5
     with _settings_lock:
         _settings.endpoint_base, _settings.cache_dir, _settings.timeout_s = endpoint_base, cache_dir, timeout_s
         _settings.configured = True
+    _late.forget()  # hours kept from the service these settings replace
 
 
 # -- the fetcher process ---------------------------------------------------------------------
@@ -690,37 +691,51 @@ def daily_precipitation(latitude: float, longitude: float, start_day: dt.date, e
 
 
 class _LateHours:
-    """A station's hours that came after their caller had stopped waiting (its deadline), kept a while for the
-    next lookup of that station. Else, under load, each chart of a slow station asked for the same 60 days
-    again, gave up again at its deadline, and threw away what the fetcher had read for it: the station
-    stayed "pending" however often it was asked, and the fetcher never stopped reading its files."""
+    """A station's hours fetched lately, kept a while for the next lookups of that station.
+
+    - Hours that came after their caller had stopped waiting (its deadline) are kept `KEEP_S` for the next
+      lookup, which takes them. Else, under load, each chart of a slow station asked for the same 60 days
+      again, gave up again at its deadline, and threw away what the fetcher had read for it: the station
+      stayed "pending" however often it was asked, and the fetcher never stopped reading its files.
+    - Hours that came in time are shared `SHARE_S` with the lookups of the same station that waited for this
+      one (its lock): charts of one station opened at once read its files once, not once each, while the
+      first one's hours are not yet in the database."""
 
     KEEP_S = 600.0
+    SHARE_S = 60.0
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._station_locks: dict[str, threading.Lock] = {}
-        self._kept: dict[str, tuple[float, dt.datetime, dt.datetime, tuple[HourlyObservation, ...]]] = {}
+        # station id -> (until, first, last, rows, taken once only)
+        self._kept: dict[str, tuple[float, dt.datetime, dt.datetime, tuple[HourlyObservation, ...], bool]] = {}
 
     def lock_of(self, station_id: str) -> threading.Lock:
         with self._lock:
             return self._station_locks.setdefault(station_id, threading.Lock())
 
     def keep(self, station_id: str, first: dt.datetime, last: dt.datetime,
-             rows: tuple[HourlyObservation, ...]) -> None:
+             rows: tuple[HourlyObservation, ...], *, late: bool) -> None:
+        """Keep a fetch's hours: `late` (its caller gave up) for the next lookup alone, else shared a while."""
         with self._lock:
             now = time.monotonic()
-            for stale in [key for key, (at, *_) in self._kept.items() if now - at >= self.KEEP_S]:
+            for stale in [key for key, (until, *_) in self._kept.items() if now >= until]:
                 del self._kept[stale]
-            self._kept[station_id] = (now, first, last, rows)
+            self._kept[station_id] = (now + (self.KEEP_S if late else self.SHARE_S), first, last, rows, late)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
 
     def take(self, station_id: str, first: dt.datetime, last: dt.datetime) -> tuple[HourlyObservation, ...] | None:
-        """The kept hours from `first` to `last`, if a lookup kept them all (and no longer kept), else None."""
+        """The kept hours from `first` to `last`, if a lookup kept them all, else None (hours that came late
+        are taken once: no longer kept)."""
         with self._lock:
             kept = self._kept.get(station_id)
-            if kept is None or time.monotonic() - kept[0] >= self.KEEP_S or not (kept[1] <= first and last <= kept[2]):
+            if kept is None or time.monotonic() >= kept[0] or not (kept[1] <= first and last <= kept[2]):
                 return None
-            del self._kept[station_id]
+            if kept[4]:
+                del self._kept[station_id]
         return tuple(row for row in kept[3] if first <= row.hour <= last)
 
 
@@ -741,6 +756,8 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
     if last < first:
         return (), ""
 
+    gave_up = threading.Event()
+
     def fetch() -> tuple[HourlyObservation, ...] | None:
         with _late.lock_of(station_id):  # a lookup of the same station waits for this one, then takes its hours
             kept = _late.take(station_id, first, last)
@@ -748,13 +765,13 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
                 return kept
             rows, failed = _hourly({"id": station_id}, _naive(first), _naive(last))
             if not failed:
-                _late.keep(station_id, first, last, rows)
+                _late.keep(station_id, first, last, rows, late=gave_up.is_set())
             return None if failed else rows
 
     try:
         rows = _run_bounded(fetch, deadline_s)
-        _late.take(station_id, first, last)  # this caller has them: not kept for another
     except TimeoutError:
+        gave_up.set()  # if the hours come, they are kept for the next lookup of the station
         return None, f"the weather service did not answer within {deadline_s:g} s"
     except _Busy:
         return None, "earlier weather requests are still waiting on the service"

@@ -154,6 +154,36 @@ def test_hours_that_came_after_the_chart_gave_up_are_kept_for_the_next_chart_of_
         app_meteostat.serve(path)
 
 
+def test_charts_of_one_station_opened_at_once_read_its_hours_once(app_meteostat, quiet_workers):
+    # A town's inspectors open permit pages at the start of the day: each page's chart asks for the same
+    # station's 60 days, none of them in the database yet. One read of the station's files serves them all.
+    first = dt.datetime(2024, 6, 1, tzinfo=UTC)
+    last = first + 47 * H
+    path = "/hourly/2024/SLW1.csv.gz"
+    app_meteostat.publish_hourly("SLW1", hours(first, 48, temp=10.0, prcp=1.5))
+    app_meteostat.slow(path, 0.5)  # slow enough for the three charts to ask while the first is reading
+    asked = len(app_meteostat.requests)
+    answers: list = []
+    try:
+        charts = [threading.Thread(target=lambda: answers.append(source.station_hours("SLW1", first, last,
+                                                                                      deadline_s=5.0)))
+                  for _ in range(3)]
+        for chart in charts:
+            chart.start()
+        for chart in charts:
+            chart.join(15)
+    finally:
+        app_meteostat.serve(path)
+    assert [why for _rows, why in answers] == ["", "", ""]
+    assert all([(row.hour, row.precip_mm) for row in rows] == [(first + n * H, 1.5) for n in range(48)]
+               for rows, _why in answers)
+    assert app_meteostat.requests[asked:].count(path) == 1
+
+    # A later chart of other hours of the station asks the service for them.
+    rows, why = source.station_hours("SLW1", last + H, last + 2 * H, deadline_s=5.0)
+    assert why == "" and app_meteostat.requests[asked:].count(path) == 2
+
+
 def fetcher_pids() -> list[int]:
     """The weather fetcher processes this test process started (children running inspect_app.weather.fetcher)."""
     found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "inspect_app.weather.fetcher"],
