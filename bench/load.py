@@ -44,7 +44,7 @@ With --soak (10 minutes instead of 1):
   soak_rss_first_minute_mb, soak_rss_end_mb (the workers' resident sets summed), soak_rss_growth_pct
   (target <= 10)
 
-Run from the repository root: python -m bench.load [--soak] [--users N] [--seconds S]
+Run from the repository root: python -m bench.load [--soak] [--users N] [--seconds S] [--workers N --threads N] [--statements N]
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the fake meteostat lives with the tests
 
 from PIL import Image  # noqa: E402
-from sqlalchemy import insert, select  # noqa: E402
+from sqlalchemy import create_engine, insert, select, text  # noqa: E402
 
 from bench.dashboard import counted  # noqa: E402
 
@@ -120,8 +120,9 @@ WEATHER_SOURCES = "temperature=isd_lite; conditions=isd_lite; wind=isd_lite; pre
 # --- PostgreSQL -----------------------------------------------------------------------------------
 
 @contextmanager
-def postgres(folder: Path):
-    """A PostgreSQL server on a Unix socket in `folder`, fsync on; yields its SQLAlchemy URL."""
+def postgres(folder: Path, statements: bool = False):
+    """A PostgreSQL server on a Unix socket in `folder`, fsync on; yields its SQLAlchemy URL. With
+    `statements`, pg_stat_statements is loaded (`top_statements` reads it)."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     bindir = found[-1].parent if found else Path(shutil.which("initdb") or "initdb").parent
     run_as = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
@@ -133,6 +134,8 @@ def postgres(folder: Path):
                     "--locale=C.UTF-8"], check=True, capture_output=True)
     # Production settings where they matter to speed: fsync and synchronous commit stay on (the default).
     options = f"-c listen_addresses='' -c unix_socket_directories='{folder}' -c max_connections=200"
+    if statements:
+        options += " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
     subprocess.run([*run_as, bindir / "pg_ctl", "-D", data, "-l", folder / "server.log", "-w", "-o", options,
                     "start"], check=True, capture_output=True)
     try:
@@ -349,7 +352,8 @@ def worker_rss_mb(master: subprocess.Popen) -> list[float]:
 
 
 def tree_cpu_s(root_pid: int, depth: int = 0) -> float:
-    """CPU time (user + system, seconds) of a process and every process under it alive now, from /proc; with
+    """CPU time (user + system, seconds) of a process and every process under it, from /proc: those alive now,
+    and those ended whose parent has waited for them (in their parent's time, as /proc counts them); with
     `depth`, of those at least that many levels under it alone (2 under gunicorn's master: the weather fetchers
     its workers started)."""
     tick = os.sysconf("SC_CLK_TCK")
@@ -360,7 +364,9 @@ def tree_cpu_s(root_pid: int, depth: int = 0) -> float:
         except OSError:
             continue
         pid = int(stat.parent.name)
-        parent[pid], cpu[pid] = int(fields[1]), (int(fields[11]) + int(fields[12])) / tick
+        # Its own time and its ended children's it has waited for (cutime, cstime): a PostgreSQL backend whose
+        # connection was closed, or a fetcher retired, is counted in its parent once gone.
+        parent[pid], cpu[pid] = int(fields[1]), sum(int(field) for field in fields[11:15]) / tick
     def under(pid: int) -> bool:
         levels = 0
         while pid > 1:
@@ -506,13 +512,40 @@ def start_inspection_statements(env: dict[str, str], town: dict) -> int:
     return len(statements)
 
 
-def migrated_database(stack: ExitStack, name: str) -> tuple[Path, str, dict[str, str]]:
+def reset_statements(url: str) -> None:
+    """Forget what pg_stat_statements counted so far (the town's building)."""
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
+        connection.execute(text("SELECT pg_stat_statements_reset()"))
+    engine.dispose()
+
+
+def top_statements(url: str, count: int) -> None:
+    """The `count` statements that took the most of the database's time since `reset_statements`, on stderr:
+    calls, planning and execution ms in all, rows, and the statement's start."""
+    engine = create_engine(url)
+    with engine.connect() as connection:
+        found = connection.execute(text(
+            "SELECT calls, total_plan_time, total_exec_time, rows, query FROM pg_stat_statements"
+            " WHERE query NOT LIKE '%pg_stat_statements%'"
+            " ORDER BY total_plan_time + total_exec_time DESC LIMIT :count"), {"count": count}).all()
+        total = connection.scalar(text("SELECT sum(total_plan_time + total_exec_time), sum(calls)"
+                                       " FROM pg_stat_statements"))
+    engine.dispose()
+    print(f"statements: {total:.0f} ms of planning and execution in all", file=sys.stderr)
+    for calls, plan_ms, exec_ms, rows, query in found:
+        print(f"{calls:6d} calls {plan_ms:8.0f} ms plan {exec_ms:8.0f} ms exec {rows:7d} rows  "
+              f"{' '.join(query.split())[:160]}", file=sys.stderr)
+
+
+def migrated_database(stack: ExitStack, name: str, statements: bool = False) -> tuple[Path, str, dict[str, str]]:
     """A temporary folder, a PostgreSQL of its own in it (migrated) and the fake meteostat, all stopped
     when `stack` closes; returns (folder, database URL, the environment an app server runs with)."""
     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=f"{name}-")))
     folder.chmod(0o755)  # the server may run as another user (postgres, when this runs as root)
     (folder / "pg").mkdir()
-    url = stack.enter_context(postgres(folder / "pg"))
+    url = stack.enter_context(postgres(folder / "pg", statements))
     weather = fake_weather()
     stack.callback(weather.stop)
     env = os.environ | {"DATABASE_URL": url, "BLOB_ROOT": str(folder / "blobs"), "SECRET_KEY": name,
@@ -531,11 +564,15 @@ def main() -> None:
     parser.add_argument("--soak", action="store_true", help="run 10 minutes and report memory growth")
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--seconds", type=int, default=None, help="default 60, or 600 with --soak")
+    parser.add_argument("--workers", type=int, default=WORKERS, help="gunicorn's workers (default: the unit's)")
+    parser.add_argument("--threads", type=int, default=THREADS, help="and each one's threads")
+    parser.add_argument("--statements", type=int, default=0, metavar="N",
+                        help="also name on stderr the N statements that took the database's time (pg_stat_statements)")
     args = parser.parse_args()
     seconds = args.seconds or (600 if args.soak else 60)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # so the finally blocks stop every server
     with ExitStack() as stack:
-        folder, url, env = migrated_database(stack, "load-bench")
+        folder, url, env = migrated_database(stack, "load-bench", statements=args.statements > 0)
         began = time.perf_counter()
         town = build_town(url, folder / "blobs", weather_endpoint=env["WEATHER_ENDPOINT"])
         print(f"load_build_town_s={time.perf_counter() - began:.1f}")
@@ -543,7 +580,9 @@ def main() -> None:
         town_file = folder / "town.json"
         town_file.write_text(json.dumps(town))
 
-        base, master = stack.enter_context(gunicorn(env, WORKERS, THREADS))
+        if args.statements:
+            reset_statements(url)
+        base, master = stack.enter_context(gunicorn(env, args.workers, args.threads))
         samples: dict[str, list[float]] = {}
         postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
         marks = [(60.0, lambda: samples.__setitem__("first", worker_rss_mb(master)))] if args.soak else []
@@ -555,6 +594,8 @@ def main() -> None:
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
         cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s(), tree_cpu_s(master.pid, 2)
         samples["end"] = worker_rss_mb(master)
+        if args.statements:
+            top_statements(url, args.statements)
         if not records:
             raise SystemExit("locust made no requests")
         report(records, seconds, args.users)

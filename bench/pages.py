@@ -7,7 +7,8 @@ RUNS times. Prints, for each page:
   page_<name>_median_cpu_ms   median CPU time of this process (fairer than wall time on a busy machine;
                           a weather fetcher process's CPU is not in it)
   page_<name>_queries     SQL statements run by the last request
-and with `--profile NAME` the functions that took the time of that page (cProfile, cumulative).
+and with `--profile NAME` the functions that took the time of that page (cProfile, cumulative), or with
+`--profile all` of one request of each page together.
 
 Run from the repository root: python -m bench.pages [--runs N] [--profile NAME]
 """
@@ -112,6 +113,7 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
     statements: list[str] = []
     with app.app_context():
         event.listen(db.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    every = cProfile.Profile() if profile == "all" else None
     for name, request in pages.items():
         times, cpu_times = [], []
         for _ in range(runs):
@@ -129,6 +131,11 @@ def measure(url: str, blobs: Path, weather_url: str, town: dict, runs: int, prof
             profiler.runcall(request)
             pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(50)
             pstats.Stats(profiler, stream=sys.stdout).sort_stats("tottime").print_stats(40)
+        if every is not None:
+            every.runcall(request)
+    if every is not None:  # one of each page, together: what every request pays for
+        pstats.Stats(every, stream=sys.stdout).sort_stats("tottime").print_stats(60)
+        pstats.Stats(every, stream=sys.stdout).sort_stats("cumulative").print_stats(120)
 
 
 if __name__ == "__main__":
