@@ -10,7 +10,7 @@ from flask import Flask, redirect, url_for
 from flask_login import current_user
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from inspect_app import config, rate_limits, security  # noqa: F401  (rate_limits: the `database://` storage)
+from inspect_app import config, rate_limits, read_commits, security  # noqa: F401  (rate_limits: the `database://` storage)
 from inspect_app.extensions import csrf, db, htmx, limiter, login_manager
 
 __version__ = "0.1.0"
@@ -42,6 +42,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
         # the app, share them, instead of each loading them at its first file (an app on disk never does).
         import_module("inspect_app.blobs.s3")
     db.init_app(app)  # adds no request hook: `security.register` below is still the first
+    read_commits.register(app)  # a teardown: it runs before Flask-SQLAlchemy's, which removes the session
 
     from inspect_app.profiles import load_profiles
     from inspect_app.schedule.holidays import give_stored_holidays

@@ -1,0 +1,61 @@
+"""A page's reads end committed on PostgreSQL, not rolled back, so the statements it prepared stay prepared.
+
+psycopg prepares a statement a connection has run 5 times: PostgreSQL then parses and plans it once, not at
+every run. But psycopg forgets every prepared statement, and every count towards one, at a ROLLBACK, and
+SQLAlchemy ends with a ROLLBACK each transaction the app did not commit. A page commits nothing, so each page
+wiped them: no statement ever reached its 5th run on a connection, and the server parsed and planned every
+statement of every page again (pg_stat_statements counted as many plans as runs).
+
+A transaction that only read ends the same committed or rolled back. So a GET, HEAD or OPTIONS request that
+ended without an error, whose transaction ran nothing but SELECTs and has nothing pending in the session, is
+committed at its end. Any other ends as before: a change not committed is still rolled back. On SQLite (whose
+statement cache a rollback keeps) nothing changes.
+"""
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, request
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from inspect_app.extensions import db
+
+SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+WROTE = "inspect_app.wrote"  # in a connection's info: its transaction ran something other than a SELECT
+
+log = logging.getLogger(__name__)
+
+
+@event.listens_for(Engine, "before_cursor_execute")
+def _note_writes(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+    # Anything but a plain SELECT counts as a write (an INSERT, a SAVEPOINT, a WITH that may hold an UPDATE).
+    if executemany or statement.lstrip()[:6].upper() != "SELECT":
+        conn.info[WROTE] = True
+
+
+@event.listens_for(Engine, "commit")
+@event.listens_for(Engine, "rollback")
+def _transaction_ended(conn) -> None:  # type: ignore[no-untyped-def]
+    conn.info.pop(WROTE, None)
+
+
+def register(app: Flask) -> None:
+    """Commit a safe request's read-only transaction as the request ends (before the session is removed)."""
+    app.teardown_request(_commit_reads)
+
+
+def _commit_reads(error: BaseException | None) -> None:
+    if error is not None or request.method not in SAFE or not db.session.registry.has():
+        return
+    session = db.session()
+    if not session.in_transaction() or session.new or session.dirty or session.deleted:
+        return
+    connection = session.connection()
+    if connection.dialect.name != "postgresql" or connection.info.get(WROTE):
+        return
+    try:
+        session.commit()
+    except Exception:  # the answer is sent: the transaction read only, and the session's removal rolls it back
+        log.exception("could not end a read-only transaction with a commit")
+        session.rollback()

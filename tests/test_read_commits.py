@@ -1,0 +1,68 @@
+"""A page's reads end committed on PostgreSQL, so the statements psycopg prepared stay prepared; a change the
+app did not commit is still never kept (inspect_app/read_commits.py)."""
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select, text, update
+
+from inspect_app.accounts.models import User
+from inspect_app.extensions import db
+
+
+def _test_routes(app) -> None:
+    """Pages that change a user's name and commit nothing (as a bug or an error path would), and one that
+    says how many statements its connection holds prepared."""
+
+    @app.get("/_test/rename-by-statement/<user_id>")
+    def rename_by_statement(user_id):
+        db.session.execute(update(User).where(User.id == user_id).values(name="Renamed, never committed"))
+        db.session.scalar(select(func.count()).select_from(User))  # and reads on, as a page does
+        return "renamed"
+
+    @app.get("/_test/rename-in-session/<user_id>")
+    def rename_in_session(user_id):
+        db.session.get(User, user_id).name = "Renamed, never committed"
+        return "renamed"
+
+    @app.get("/_test/rename-then-fail/<user_id>")
+    def rename_then_fail(user_id):
+        db.session.execute(update(User).where(User.id == user_id).values(name="Renamed, then the page failed"))
+        raise RuntimeError("the page failed after its change")
+
+    @app.get("/_test/prepared")
+    def prepared():
+        return str(db.session.scalar(text("SELECT count(*) FROM pg_prepared_statements")))
+
+
+@pytest.mark.parametrize("page", ["rename-by-statement", "rename-in-session", "rename-then-fail"])
+def test_a_page_that_changed_a_row_and_committed_nothing_leaves_it_as_it_was(app, make, client, page):
+    _test_routes(app)
+    user = make.user("inspector", name="Ada Inspector")
+    if page == "rename-then-fail":
+        with pytest.raises(RuntimeError, match="the page failed"):
+            client.get(f"/_test/{page}/{user.id}")
+    else:
+        assert client.get(f"/_test/{page}/{user.id}").text == "renamed"
+    db.session.remove()
+    assert db.session.get(User, user.id).name == "Ada Inspector"
+
+
+def test_pages_leave_their_statements_prepared_on_postgresql(app, make, signed_in):
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("prepared statements are psycopg's, on PostgreSQL")
+    _test_routes(app)
+    inspector = make.user("inspector")
+    page = f"/permits/{make.permit(inspectors=[inspector], areas=['Pad']).id}"
+    client = signed_in(inspector)
+    inspector_id = inspector.id
+    db.session.remove()  # the test's own session holds no connection: the pages and the count share one
+    # psycopg prepares a statement at its 6th run on a connection, and the pool hands its connections out in
+    # turn (the sign-in's and the test's own are among them): asked on each, one holds the page's statements.
+    for _ in range(16):
+        assert client.get(page).status_code == 200
+    assert max(int(client.get("/_test/prepared").text) for _ in range(6)) >= 10
+    # And what the pages read is what is committed: another session's change shows at once.
+    db.session.execute(update(User).where(User.id == inspector_id).values(name="Renamed Inspector"))
+    db.session.commit()
+    db.session.remove()
+    assert "Renamed Inspector" in client.get(page).text
