@@ -7,9 +7,10 @@ wiped them: no statement ever reached its 5th run on a connection, and the serve
 statement of every page again (pg_stat_statements counted as many plans as runs).
 
 A transaction that only read ends the same committed or rolled back. So a GET, HEAD or OPTIONS request that
-ended without an error, whose transaction ran nothing but SELECTs and has nothing pending in the session, is
-committed at its end. Any other ends as before: a change not committed is still rolled back. On SQLite (whose
-statement cache a rollback keeps) nothing changes.
+ended without an error, whose transaction ran nothing but SELECTs and has nothing pending in the session, has
+its database transaction committed at its end; the session's own commit (and the hooks that write at it) is not
+run. Any other ends as before: a change not committed is still rolled back. On SQLite (whose statement cache a
+rollback keeps) nothing changes.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _note_writes(conn, cursor, statement, parameters, context, executemany) -> N
 @event.listens_for(Engine, "commit")
 @event.listens_for(Engine, "rollback")
 def _transaction_ended(conn) -> None:  # type: ignore[no-untyped-def]
-    conn.info.pop(WROTE, None)
+    if not conn.invalidated:  # (a lost connection's info is dropped with it when the pool connects again)
+        conn.info.pop(WROTE, None)
 
 
 def register(app: Flask) -> None:
@@ -49,13 +51,14 @@ def _commit_reads(error: BaseException | None) -> None:
     if error is not None or request.method not in SAFE or not db.session.registry.has():
         return
     session = db.session()
-    if not session.in_transaction() or session.new or session.dirty or session.deleted:
-        return
-    connection = session.connection()
-    if connection.dialect.name != "postgresql" or connection.info.get(WROTE):
+    if not session.is_active or not session.in_transaction() or session.new or session.dirty or session.deleted:
         return
     try:
-        session.commit()
-    except Exception:  # the answer is sent: the transaction read only, and the session's removal rolls it back
+        connection = session.connection()
+        if connection.dialect.name != "postgresql" or connection.invalidated or connection.info.get(WROTE):
+            return
+        # The connection's transaction, not the session's: the session's commit hooks (the audit log's, the
+        # schedule's) do not run, so what they would have written is dropped with the session, as before.
+        connection.commit()
+    except Exception:  # the answer is made: the session's removal, next, ends the transaction as before
         log.exception("could not end a read-only transaction with a commit")
-        session.rollback()

@@ -6,6 +6,7 @@ import pytest
 from sqlalchemy import func, select, text, update
 
 from inspect_app.accounts.models import User
+from inspect_app.audit.models import AuditEntry, add_after_flush
 from inspect_app.extensions import db
 
 
@@ -29,12 +30,22 @@ def _test_routes(app) -> None:
         db.session.execute(update(User).where(User.id == user_id).values(name="Renamed, then the page failed"))
         raise RuntimeError("the page failed after its change")
 
+    @app.get("/_test/queue-audit-entry/<user_id>")
+    def queue_audit_entry(user_id):
+        # An entry left waiting for a flush that never comes (the session's commit would write it).
+        add_after_flush(db.session(), {"actor_id": None, "action": "user.renamed", "entity": "users",
+                                       "entity_id": user_id, "permit_id": None, "before": None,
+                                       "after": {"name": "Renamed, never committed"}})
+        db.session.get(User, user_id)
+        return "renamed"
+
     @app.get("/_test/prepared")
     def prepared():
         return str(db.session.scalar(text("SELECT count(*) FROM pg_prepared_statements")))
 
 
-@pytest.mark.parametrize("page", ["rename-by-statement", "rename-in-session", "rename-then-fail"])
+@pytest.mark.parametrize("page", ["rename-by-statement", "rename-in-session", "rename-then-fail",
+                                  "queue-audit-entry"])
 def test_a_page_that_changed_a_row_and_committed_nothing_leaves_it_as_it_was(app, make, client, page):
     _test_routes(app)
     user = make.user("inspector", name="Ada Inspector")
@@ -45,6 +56,8 @@ def test_a_page_that_changed_a_row_and_committed_nothing_leaves_it_as_it_was(app
         assert client.get(f"/_test/{page}/{user.id}").text == "renamed"
     db.session.remove()
     assert db.session.get(User, user.id).name == "Ada Inspector"
+    assert db.session.scalar(select(func.count()).select_from(AuditEntry)
+                             .where(AuditEntry.action == "user.renamed")) == 0
 
 
 def test_pages_leave_their_statements_prepared_on_postgresql(app, make, signed_in):
