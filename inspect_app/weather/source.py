@@ -757,6 +757,7 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
         return (), ""
 
     gave_up = threading.Event()
+    deadline = time.monotonic() + deadline_s
 
     def fetch() -> tuple[HourlyObservation, ...] | None:
         with _late.lock_of(station_id):  # a lookup of the same station waits for this one, then takes its hours
@@ -765,7 +766,8 @@ def station_hours(station_id: str, first: dt.datetime, last: dt.datetime, *,
                 return kept
             rows, failed = _hourly({"id": station_id}, _naive(first), _naive(last))
             if not failed:
-                _late.keep(station_id, first, last, rows, late=gave_up.is_set())
+                # Late if the caller gave up, or will as this answer reaches it: kept for the next lookup.
+                _late.keep(station_id, first, last, rows, late=gave_up.is_set() or time.monotonic() >= deadline)
             return None if failed else rows
 
     try:
