@@ -523,19 +523,20 @@ def reset_statements(url: str) -> None:
 
 def top_statements(url: str, count: int) -> None:
     """The `count` statements that took the most of the database's time since `reset_statements`, on stderr:
-    calls, planning and execution ms in all, rows, and the statement's start."""
+    calls, how many of them were planned (not run from a prepared plan), planning and execution ms in all, rows,
+    and the statement's start."""
     engine = create_engine(url)
     with engine.connect() as connection:
         found = connection.execute(text(
-            "SELECT calls, total_plan_time, total_exec_time, rows, query FROM pg_stat_statements"
+            "SELECT calls, plans, total_plan_time, total_exec_time, rows, query FROM pg_stat_statements"
             " WHERE query NOT LIKE '%pg_stat_statements%'"
             " ORDER BY total_plan_time + total_exec_time DESC LIMIT :count"), {"count": count}).all()
         total = connection.scalar(text("SELECT sum(total_plan_time + total_exec_time), sum(calls)"
                                        " FROM pg_stat_statements"))
     engine.dispose()
     print(f"statements: {total:.0f} ms of planning and execution in all", file=sys.stderr)
-    for calls, plan_ms, exec_ms, rows, query in found:
-        print(f"{calls:6d} calls {plan_ms:8.0f} ms plan {exec_ms:8.0f} ms exec {rows:7d} rows  "
+    for calls, plans, plan_ms, exec_ms, rows, query in found:
+        print(f"{calls:6d} calls {plans:6d} planned {plan_ms:8.0f} ms plan {exec_ms:8.0f} ms exec {rows:7d} rows  "
               f"{' '.join(query.split())[:160]}", file=sys.stderr)
 
 
