@@ -58,7 +58,10 @@ def _commit_reads(error: BaseException | None) -> None:
         if connection.dialect.name != "postgresql" or connection.invalidated or connection.info.get(WROTE):
             return
         # The connection's transaction, not the session's: the session's commit hooks (the audit log's, the
-        # schedule's) do not run, so what they would have written is dropped with the session, as before.
+        # schedule's) do not run. Then the session's rollback, which finds nothing left to roll back on the
+        # connection: it drops what those hooks would have written, as before, and leaves the session ready
+        # for another transaction (a test, or a command, may use it after the request).
         connection.commit()
+        session.rollback()
     except Exception:  # the answer is made: the session's removal, next, ends the transaction as before
         log.exception("could not end a read-only transaction with a commit")

@@ -3,11 +3,13 @@ app did not commit is still never kept (inspect_app/read_commits.py)."""
 from __future__ import annotations
 
 import pytest
+from flask.testing import FlaskClient
 from sqlalchemy import func, select, text, update
 
 from inspect_app.accounts.models import User
 from inspect_app.audit.models import AuditEntry, add_after_flush
 from inspect_app.extensions import db
+from sync.services import create_device
 
 
 def _test_routes(app) -> None:
@@ -79,3 +81,16 @@ def test_pages_leave_their_statements_prepared_on_postgresql(app, make, signed_i
     db.session.commit()
     db.session.remove()
     assert "Renamed Inspector" in client.get(page).text
+
+
+def test_a_request_that_shares_its_callers_session_leaves_it_ready_for_the_next(app, make):
+    # A caller that holds the app context (a command, or a test calling the app as schemathesis does) shares
+    # its session with the requests it makes: after a page's reads are committed, the next request still writes.
+    inspector = make.user("inspector")
+    make.permit(inspectors=[inspector], areas=["North"])
+    _, token = create_device(None, inspector, "tablet")
+    db.session.commit()
+    client, auth = FlaskClient(app), {"Authorization": f"Bearer {token}"}
+    assert client.get("/sync/changes?cursor=0", headers=auth).status_code == 200
+    assert client.post("/sync/push", json={"ops": []}, headers=auth).status_code == 200
+    assert client.get("/sync/changes?cursor=0", headers=auth).status_code == 200
