@@ -8,8 +8,8 @@ statement of every page again (pg_stat_statements counted as many plans as runs)
 
 A transaction that only read ends the same committed or rolled back. So a GET, HEAD or OPTIONS request that
 ended without an error, whose transaction ran nothing but SELECTs and has nothing pending in the session, has
-its database transaction committed at its end; the session's own commit (and the hooks that write at it) is not
-run. Any other ends as before: a change not committed is still rolled back. On SQLite (whose statement cache a
+its database transaction committed at its end, on the connection; the session's own commit (and the hooks that
+write at it) is not run. Any other ends as before: a change not committed is still rolled back. On SQLite (whose statement cache a
 rollback keeps) nothing changes.
 """
 from __future__ import annotations
@@ -57,11 +57,12 @@ def _commit_reads(error: BaseException | None) -> None:
         connection = session.connection()
         if connection.dialect.name != "postgresql" or connection.invalidated or connection.info.get(WROTE):
             return
-        # The connection's transaction, not the session's: the session's commit hooks (the audit log's, the
-        # schedule's) do not run. Then the session's rollback, which finds nothing left to roll back on the
-        # connection: it drops what those hooks would have written, as before, and leaves the session ready
-        # for another transaction (a test, or a command, may use it after the request).
-        connection.commit()
+        # Committed on the database connection itself, not through the session: the session's commit hooks (the
+        # audit log's, the schedule's) do not run. Then the session rolls back as it always did, and psycopg,
+        # whose connection has no transaction left, sends no ROLLBACK (and keeps its prepared statements); the
+        # rollback drops what those hooks would have written, as before, and leaves the session ready for another
+        # transaction (a test, or a command, may use it after the request).
+        connection.connection.dbapi_connection.commit()
         session.rollback()
     except Exception:  # the answer is made: the session's removal, next, ends the transaction as before
         log.exception("could not end a read-only transaction with a commit")
