@@ -180,7 +180,7 @@ def test_charts_of_one_station_opened_at_once_read_its_hours_once(app_meteostat,
     assert app_meteostat.requests[asked:].count(path) == 1
 
     # A later chart of other hours of the station asks the service for them.
-    rows, why = source.station_hours("SLW1", last + H, last + 2 * H, deadline_s=5.0)
+    _rows, why = source.station_hours("SLW1", last + H, last + 2 * H, deadline_s=5.0)
     assert why == "" and app_meteostat.requests[asked:].count(path) == 2
 
 
