@@ -108,8 +108,7 @@ def test_a_disposal_and_the_certification_made_offline_arrive_once_then_the_cure
     page.click("#sync-now")  # the broken-off upload resumes where the server says it stopped
     wait_for_outbox(page, lambda kept: not kept)
     big = sha256(photos[0])
-    offsets = [offset for sha, offset, _ in faults.blob_puts if sha == big]
-    assert offsets == sorted(set(offsets)) and faults.bytes_for(big) == len(photos[0])
+    faults.assert_sent_once(big, len(photos[0]))
 
     db.session.expire_all()
     entry = db.session.scalars(select(MaintenanceLogEntry)).one()

@@ -197,7 +197,8 @@ class WireFaults:
     `drop_push_responses`: that many /sync/push answers are lost after the app applied the batch
     (the connection is cut instead of answering). `cut_blob_after`: blob chunks the app accepts
     before the next chunk is cut off mid-way (read, never given to the app). `blob_puts` records
-    (sha, offset, bytes given to the app) for every chunk.
+    (sha, offset, bytes the app read) for every chunk given to the app: fewer than its length when the
+    device broke the request off itself (a page left in the middle of an upload).
     """
 
     def __init__(self, app):
@@ -224,8 +225,11 @@ class WireFaults:
                 length = int(environ.get("CONTENT_LENGTH") or 0)
                 environ["wsgi.input"].read(length // 2)  # half the chunk arrives, then the line drops
                 return self._cut(environ, start_response)
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-            self.blob_puts.append((blob.group(1), int(environ.get("HTTP_UPLOAD_OFFSET", -1)), length))
+            counted = environ["wsgi.input"] = _Counted(environ["wsgi.input"])
+            try:
+                return self.app(environ, start_response)  # the app reads the whole body before answering
+            finally:
+                self.blob_puts.append((blob.group(1), int(environ.get("HTTP_UPLOAD_OFFSET", -1)), counted.read_bytes))
         form_post = method == "POST" and path.startswith("/inspections/")
         self.form_posts += form_post
         if (path == "/sync/push" and method == "POST") or form_post:
@@ -251,3 +255,31 @@ class WireFaults:
 
     def bytes_for(self, sha: str) -> int:
         return sum(n for s, _, n in self.blob_puts if s == sha)
+
+    def assert_sent_once(self, sha: str, size: int) -> None:
+        """The app read the blob's bytes once each, in order: every chunk began where the one before ended."""
+        puts = [(offset, n) for s, offset, n in self.blob_puts if s == sha]
+        starts = [0] + [offset + n for offset, n in puts[:-1]]
+        assert [offset for offset, _ in puts] == starts and sum(n for _, n in puts) == size, puts
+
+
+class _Counted:
+    """A request body that counts the bytes read from it."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.read_bytes = stream, 0
+
+    def read(self, *args) -> bytes:
+        data = self.stream.read(*args)
+        self.read_bytes += len(data)
+        return data
+
+    def readinto(self, buffer) -> int | None:
+        n = self.stream.readinto(buffer)
+        self.read_bytes += n or 0
+        return n
+
+    def readline(self, *args) -> bytes:
+        data = self.stream.readline(*args)
+        self.read_bytes += len(data)
+        return data

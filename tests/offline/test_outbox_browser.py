@@ -369,9 +369,10 @@ def test_a_photo_upload_broken_off_half_way_resumes_where_it_stopped(site, serve
     # start from what the server holds.
     page.click("#sync-now")
     wait_for_outbox(page, lambda items: not items)
-    offsets = [offset for sha, offset, _ in faults.blob_puts if sha == sha256(big)]
-    assert offsets == [0, 1024 * 1024, 2 * 1024 * 1024]  # resumed at 1 MiB: nothing sent twice
-    assert faults.bytes_for(sha256(big)) == len(big)
+    # Resumed where the server stopped: nothing sent twice. (A page left in the middle of a chunk breaks
+    # it off: the bytes that arrived are kept, and the next chunk starts after them.)
+    faults.assert_sent_once(sha256(big), len(big))
+    assert len([sha for sha, _, _ in faults.blob_puts if sha == sha256(big)]) >= 3
     stored = db.session.scalar(select(Photo).where(Photo.original_sha256 == sha256(big)))
     assert stored is not None
 
