@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
@@ -257,3 +258,27 @@ def test_bad_sweep_days_are_refused_and_change_nothing(app_meteostat, permit_at,
     assert result.exit_code == 2 and "--days" in result.output
     assert len(app_meteostat.requests) == asked
     assert storm_events() == []
+
+
+@pytest.mark.parametrize("days", [1, 2, 7, 60, 61])
+def test_the_database_adds_stored_hours_up_by_local_day_as_the_hours_themselves_do(app, days):
+    """The chart's totals come from the database (`stored_rain`, grouping by the day each hour began in); they
+    are the same as adding the same hours up in Python (`daily_totals`), day by day, across the clock change
+    and for any number of days. An hour's rain is its number, so an hour counted on the wrong day shows."""
+    start = dt.date(2024, 11, 3) - dt.timedelta(days=days // 2)  # 3 November 2024: a day of 25 hours
+    end = start + dt.timedelta(days=days - 1)
+    first, last = source._rainfall_window(start, end)
+    rows, hour, number = [], first - dt.timedelta(hours=3), 0  # and 3 hours before the first day, not in it
+    while hour <= last + dt.timedelta(hours=3):
+        number += 1
+        rows.append(source.HourlyObservation("DAYS", hour, None, None if number % 11 == 0 else number / 10,
+                                             None, None, None, "prcp=isd_lite"))
+        hour += dt.timedelta(hours=1)
+    services.store_observations(rows)
+    db.session.commit()
+
+    stored, attribution, _ = services.stored_rain("DAYS", start, end)
+    assert stored == source.daily_totals(rows, start, end)
+    assert len(stored) == days and attribution.startswith("Meteostat")
+    if start <= dt.date(2024, 11, 3) <= end:
+        assert next(d for d in stored if d.day == dt.date(2024, 11, 3)).hours_in_day == 25
