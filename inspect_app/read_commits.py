@@ -15,9 +15,10 @@ rollback keeps) nothing changes.
 from __future__ import annotations
 
 import logging
+import re
 
 from flask import Flask, request
-from sqlalchemy import event
+from sqlalchemy import Select, event
 from sqlalchemy.engine import Engine
 
 from inspect_app.extensions import db
@@ -30,9 +31,23 @@ log = logging.getLogger(__name__)
 
 @event.listens_for(Engine, "before_cursor_execute")
 def _note_writes(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
-    # Anything but a plain SELECT counts as a write (an INSERT, a SAVEPOINT, a WITH that may hold an UPDATE).
-    if executemany or statement.lstrip()[:6].upper() != "SELECT":
+    # Anything but a SELECT counts as a write (an INSERT, a SAVEPOINT, a WITH that may hold an UPDATE).
+    if executemany or not _reads_only(statement, context):
         conn.info[WROTE] = True
+
+
+# A change in a statement (SQLAlchemy writes its keywords in capitals); a locking read's FOR UPDATE counts too.
+_CHANGE = re.compile(r"\b(?:INSERT|UPDATE|DELETE|MERGE)\b")
+
+
+def _reads_only(statement: str, context) -> bool:  # type: ignore[no-untyped-def]
+    """A plain SELECT, or a SELECT built by SQLAlchemy that begins with its common table expressions (the
+    hidden draft parts, accounts/records.py), none of which changes anything."""
+    head = statement.lstrip()[:6].upper()
+    if head == "SELECT":
+        return True
+    return (head[:4] == "WITH" and context is not None and context.compiled is not None
+            and isinstance(context.compiled.statement, Select) and not _CHANGE.search(statement))
 
 
 @event.listens_for(Engine, "commit")

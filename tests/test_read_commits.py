@@ -25,6 +25,15 @@ def _test_routes(app) -> None:
         db.session.scalar(select(func.count()).select_from(User))  # and reads on, as a page does
         return "renamed"
 
+    @app.get("/_test/rename-in-a-select/<user_id>")
+    def rename_in_a_select(user_id):
+        # A SELECT that reads what a common table expression changed: it begins with WITH, as the pages'
+        # reads of the hidden draft parts do, but it is a change.
+        renamed = (update(User).where(User.id == user_id).values(name="Renamed, never committed")
+                   .returning(User.id).cte())
+        db.session.scalars(select(renamed.c.id)).all()
+        return "renamed"
+
     @app.get("/_test/rename-in-session/<user_id>")
     def rename_in_session(user_id):
         db.session.get(User, user_id).name = "Renamed, never committed"
@@ -49,9 +58,11 @@ def _test_routes(app) -> None:
         return str(db.session.scalar(text("SELECT count(*) FROM pg_prepared_statements")))
 
 
-@pytest.mark.parametrize("page", ["rename-by-statement", "rename-in-session", "rename-then-fail",
-                                  "queue-audit-entry"])
+@pytest.mark.parametrize("page", ["rename-by-statement", "rename-in-a-select", "rename-in-session",
+                                  "rename-then-fail", "queue-audit-entry"])
 def test_a_page_that_changed_a_row_and_committed_nothing_leaves_it_as_it_was(app, make, client, page):
+    if page == "rename-in-a-select" and db.engine.dialect.name != "postgresql":
+        pytest.skip("a change inside a WITH is PostgreSQL's (SQLite has none)")
     _test_routes(app)
     user = make.user("inspector", name="Ada Inspector")
     if page == "rename-then-fail":

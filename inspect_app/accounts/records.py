@@ -68,9 +68,17 @@ def _parts_in_order(mapped: int) -> tuple[tuple[str, tuple[DraftPart, ...]], ...
 def hidden_parts(user) -> dict[str, Ids]:
     """By table, the ids of the draft parts `user` may not see, each table after those it comes after."""
     hidden: dict[str, Ids] = {}
-    for table, parts in _parts_in_order(len(db.Model.registry.mappers)):
+    ordered = _parts_in_order(len(db.Model.registry.mappers))
+    read_again = {before for _, parts in ordered for part in parts for before in part.after}
+    for table, parts in ordered:
         queries = [part.ids(user, hidden) for part in parts]
-        hidden[table] = queries[0] if len(queries) == 1 else union(*queries)
+        query = queries[0] if len(queries) == 1 else union(*queries)
+        if table in read_again:
+            # A common table expression, which the parts after it read: in a statement, PostgreSQL plans and
+            # runs it once, not once for each part that reads it (the hidden reports, within the hidden
+            # findings, within the hidden actions and photos ...).
+            query = select(*query.cte().c)
+        hidden[table] = query
     return hidden
 
 
