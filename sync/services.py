@@ -562,7 +562,7 @@ def changes(user, cursor: int, limit: int) -> dict[str, Any]:
     """
     visible = visible_permits(user).with_only_columns(Permit.id).scalar_subquery()
     drafts = or_(*(and_(AuditEntry.entity == table, AuditEntry.entity_id.in_(ids))
-                   for table, ids in hidden_draft_parts(user).items()))
+                   for table, ids in hidden_draft_parts(user, shared=True).items()))
     query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible), ~drafts)
              .order_by(AuditEntry.commit_seq).limit(limit + 1))
     rows = list(db.session.scalars(query))

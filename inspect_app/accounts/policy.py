@@ -279,19 +279,20 @@ def visible_mail(user) -> Select[tuple[OutboundEmail]]:
     return query.where(OutboundEmail.permit_id.in_(visible))
 
 
-def hidden_draft_parts(user=None) -> dict[str, Select | CompoundSelect]:
+def hidden_draft_parts(user=None, *, shared: bool = False) -> dict[str, Select | CompoundSelect]:
     """By table, queries of the ids of draft records `user` may not see (with no user: every draft's).
 
     The same rule as `sees_report`, in SQL, for lists and feeds: the drafts of others, with their
     checklist answers, findings, the corrective actions opened on them, punch-list items and photos. Each domain
-    declares its parts beside its models (`accounts/records.py`).
+    declares its parts beside its models (`accounts/records.py`). `shared`: for a statement that leaves them
+    out (NOT IN), the parts read by other parts as common table expressions (`records.hidden_parts`).
     """
-    return records.hidden_parts(user)
+    return records.hidden_parts(user, shared=shared)
 
 
 def shown(user, model) -> ColumnElement[bool]:
     """SQL: the rows of `model` (a report or a part of one) that are not someone else's draft."""
-    return model.id.not_in(hidden_draft_parts(user)[model.__tablename__])
+    return model.id.not_in(hidden_draft_parts(user, shared=True)[model.__tablename__])
 
 
 def visible(user, model) -> ColumnElement[bool]:
@@ -299,7 +300,7 @@ def visible(user, model) -> ColumnElement[bool]:
     part of someone else's draft report. The rule of `sees` and `sees_part`, in SQL, so a query can
     leave out (and never lock) what is not theirs."""
     condition = model.permit_id.in_(visible_permits(user).with_only_columns(Permit.id))
-    hidden = hidden_draft_parts(user).get(model.__tablename__)
+    hidden = hidden_draft_parts(user, shared=True).get(model.__tablename__)
     return condition if hidden is None else and_(condition, model.id.not_in(hidden))
 
 
@@ -329,7 +330,7 @@ def sees_blob(user, sha: str) -> bool:
     if blob is None or blob.uploaded_by_id == user.id:
         return True
     permits = visible_permits(user).with_only_columns(Permit.id)
-    naming = records.naming(sha, permits, hidden_draft_parts(user))
+    naming = records.naming(sha, permits, hidden_draft_parts(user, shared=True))
     return bool(db.session.scalar(select(or_(*(exists(query) for query in naming)))))
 
 

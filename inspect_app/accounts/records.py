@@ -65,18 +65,20 @@ def _parts_in_order(mapped: int) -> tuple[tuple[str, tuple[DraftPart, ...]], ...
     return tuple(ordered)
 
 
-def hidden_parts(user) -> dict[str, Ids]:
-    """By table, the ids of the draft parts `user` may not see, each table after those it comes after."""
+def hidden_parts(user, *, shared: bool = False) -> dict[str, Ids]:
+    """By table, the ids of the draft parts `user` may not see, each table after those it comes after.
+
+    `shared`: the parts other parts read (reports, findings) are common table expressions, which PostgreSQL
+    plans and runs once in a statement, not once in every part that reads them: for a statement that leaves
+    out every hidden part (NOT IN), which works each set out whole anyway. Not for one that looks for a few rows
+    among them (IN): inside the statement, the planner starts from those rows instead."""
     hidden: dict[str, Ids] = {}
     ordered = _parts_in_order(len(db.Model.registry.mappers))
     read_again = {before for _, parts in ordered for part in parts for before in part.after}
     for table, parts in ordered:
         queries = [part.ids(user, hidden) for part in parts]
         query = queries[0] if len(queries) == 1 else union(*queries)
-        if table in read_again:
-            # A common table expression, which the parts after it read: in a statement, PostgreSQL plans and
-            # runs it once, not once for each part that reads it (the hidden reports, within the hidden
-            # findings, within the hidden actions and photos ...).
+        if shared and table in read_again:
             query = select(*query.cte().c)
         hidden[table] = query
     return hidden

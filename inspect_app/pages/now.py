@@ -13,7 +13,6 @@ import datetime as dt
 from dataclasses import dataclass
 
 from flask import url_for
-from sqlalchemy import select
 
 from inspect_app import inspection_types
 from inspect_app.accounts.policy import hidden_draft_parts
@@ -110,8 +109,7 @@ def _others_drafts(permit: Permit, user, rows: list[Row]) -> set[str]:
     """The `inspection:<id>` subjects of `rows` that are someone else's draft (one query, if any)."""
     if not any(row.obligation.subject.startswith("inspection:") for row in rows):
         return set()
-    hidden = select(Inspection.id).where(Inspection.permit_id == permit.id,
-                                         Inspection.id.in_(hidden_draft_parts(user)["inspections"]))
+    hidden = hidden_draft_parts(user)["inspections"].where(Inspection.permit_id == permit.id)
     return {f"inspection:{inspection_id}" for inspection_id in db.session.scalars(hidden)}
 
 

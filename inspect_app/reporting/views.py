@@ -6,7 +6,6 @@ from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
-from sqlalchemy import select
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import inspection_types
@@ -74,9 +73,8 @@ def section(permit: Permit, notice_form=None) -> dict:
 def visible_open_actions(permit: Permit) -> list:
     """The permit's open corrective actions the current user may see (not those of someone else's draft)."""
     # Someone else's draft's actions, in one query (not one per action).
-    hidden_actions = set(db.session.scalars(select(CorrectiveAction.id).where(
-        CorrectiveAction.permit_id == permit.id,
-        CorrectiveAction.id.in_(hidden_draft_parts(current_user)["corrective_actions"]))))
+    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
+                                            .where(CorrectiveAction.permit_id == permit.id)))
     return [a for a in findings.open_actions(permit) if a.id not in hidden_actions]
 
 
