@@ -140,7 +140,7 @@ def _day_of_hour(first: int, last: int):
     step: 6 comparisons a row for 60 days, not 30 on average in a list of one branch a day. Parameter
     `day_<i>_ends` is the first hour label after day i; the index is a literal, so PostgreSQL reads it as an
     integer (a parameter would be text)."""
-    if first == last:
+    if first >= last:  # one day (or, for an empty range, none: then no hour is read)
         return literal_column(str(first))
     middle = (first + last) // 2
     ends = bindparam(f"day_{middle}_ends", type_=WeatherObservation.hour.type)
