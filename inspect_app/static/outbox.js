@@ -77,7 +77,12 @@ async function sendPost(post, csrf) {
 // "blobs", and drafts of a form that is gone). What it holds is sent through /sync/push, its files first,
 // then the database is deleted; sent again after a broken-off run, an op_id is applied once all the same.
 const LEGACY = "inspect-offline";
-function legacyOutbox() {
+async function legacyOutbox() {
+  // Opened only if it is there: opening one that is not makes it, and that upgrade, caught by a tablet leaving the
+  // page, stays open in the page WebKit freezes in its back/forward cache and holds up every other page's open
+  // of it, so the next outbox page never listed its posts (docs/webkit.md).
+  const known = indexedDB.databases ? await indexedDB.databases().catch(() => null) : null;
+  if (known && !known.some((database) => database.name === LEGACY)) return null;
   return new Promise((resolve) => {
     const request = indexedDB.open(LEGACY);
     request.onupgradeneeded = () => request.transaction.abort();  // none on this device: make none
