@@ -7,10 +7,10 @@ wiped them: no statement ever reached its 5th run on a connection, and the serve
 statement of every page again (pg_stat_statements counted as many plans as runs).
 
 A transaction that only read ends the same committed or rolled back. So a GET, HEAD or OPTIONS request that
-ended without an error, whose transaction ran nothing but SELECTs and has nothing pending in the session, has
-its database transaction committed at its end, on the connection; the session's own commit (and the hooks that
-write at it) is not run. Any other ends as before: a change not committed is still rolled back. On SQLite (whose statement cache a
-rollback keeps) nothing changes.
+ended without an error, whose transaction ran nothing but SELECTs (a WITH of reads only, too) and has nothing
+pending in the session, has its database transaction committed at its end, on the connection; the session's own
+commit (and the hooks that write at it) is not run. Any other ends as before: a change not committed is still
+rolled back. On SQLite (whose statement cache a rollback keeps) nothing changes.
 """
 from __future__ import annotations
 

@@ -253,9 +253,6 @@ class WireFaults:
         connection.shutdown(socket.SHUT_RDWR)
         return []
 
-    def bytes_for(self, sha: str) -> int:
-        return sum(n for s, _, n in self.blob_puts if s == sha)
-
     def assert_sent_once(self, sha: str, size: int) -> None:
         """The app read the blob's bytes once each, in order: every chunk began where the one before ended."""
         puts = [(offset, n) for s, offset, n in self.blob_puts if s == sha]
