@@ -38,6 +38,12 @@ Prints `name=value` lines:
                                 load_signed_in_seconds_measured seconds: the pages' own cost
   start_inspection_statements   the SQL statements of one Start of an inspection, counted through the test
                                 client after the run (target <= 20)
+  load_<kind>_alone_cpu_ms, load_<kind>_statements   each kind of request alone, after the run, 60 times
+                                through the test client in this process: its CPU and SQL statements per
+                                request, with no other request, no HTTP server and no sign-in in it
+  load_app_cpu_ms_per_request_alone   those, weighted by the run's count of each kind: what the pages
+                                themselves cost; the rest of load_app_cpu_ms_per_request is the HTTP server,
+                                sign-in and requests sharing the cores
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -55,6 +61,7 @@ import json
 import math
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -65,6 +72,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
@@ -81,7 +89,7 @@ from sqlalchemy import create_engine, insert, select, text  # noqa: E402
 
 from bench.dashboard import counted  # noqa: E402
 
-from inspect_app import create_app  # noqa: E402
+from inspect_app import create_app, freeze_startup_objects  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.blobs.store import DiskStore  # noqa: E402
 from inspect_app.schedule import obligations  # noqa: E402
@@ -528,6 +536,96 @@ def start_inspection_statements(env: dict[str, str], town: dict) -> int:
     return len(statements)
 
 
+def cpu_by_kind(env: dict[str, str], town: dict, records: list, runs: int = 60) -> None:
+    """Each kind of request alone, after the run, through the test client in this process: its CPU (this
+    thread's) and its SQL statements per request, as locust sends it. One request at a time, so no other
+    request's time, nor gunicorn's, is in it: what a kind costs in itself, which tells where the load's CPU
+    goes. Weighted by the run's count of each kind, they give the CPU per request the pages themselves ask for."""
+    app = create_app({"SQLALCHEMY_DATABASE_URI": env["DATABASE_URL"], "BLOB_ROOT": env["BLOB_ROOT"],
+                      "SECRET_KEY": env["SECRET_KEY"], "WEATHER_ENDPOINT": env["WEATHER_ENDPOINT"]})
+    freeze_startup_objects()  # as a worker does (wsgi.py): the collector walks only what requests make
+    rng = random.Random(7)
+
+    def signed_in(email: str):
+        client = app.test_client()
+        page = client.get("/login").get_data(as_text=True)
+        client.post("/login", data={"email": email, "password": PASSWORD, "csrf_token": _csrf_token(page)})
+        return client, _csrf_token(client.get("/permits/").get_data(as_text=True))
+
+    inspector, agent, device = town["inspectors"][0], town["agents"][0], town["devices"][0]
+    (as_inspector, token), (as_agent, _) = signed_in(inspector["email"]), signed_in(agent["email"])
+    drafts: list[str] = []
+    revisions = {area: 1 for area in device["areas"]}
+    bearer = {"Authorization": f"Bearer {device['token']}"}
+    cursor = [0]
+
+    def start():
+        answer = as_inspector.post(f"/permits/{rng.choice(inspector['permits'])}/inspections",
+                                   data={"type": "erosion_control", "csrf_token": token})
+        drafts.append(answer.headers["Location"].rsplit("/", 1)[-1])
+        return answer
+
+    def save():
+        draft = rng.choice(drafts)
+        page = as_inspector.get(f"/inspections/{draft}").get_data(as_text=True)
+        form = {name: rng.choice(("yes", "no", "na")) for name in set(re.findall(r'name="(answer-[^"]+)"', page))}
+        form |= {"csrf_token": token, "evaluation": "compliant", "notes": "Silt fence intact.",
+                 "performed_at": dt.datetime.now().strftime("%Y-%m-%dT%H:%M")}
+        return lambda: as_inspector.post(f"/inspections/{draft}", data=form)  # the page read is not counted
+
+    def push():
+        now, areas = dt.datetime.now(dt.UTC), rng.sample(list(revisions), 10)
+        ops = [{"op_id": str(uuid.uuid4()), "kind": "area.status", "record_id": area,
+                "base_revision": revisions[area], "device_time": now.isoformat(),
+                "payload": {"status": rng.choice(("activity_ceased", "stabilization_initiated")),
+                            "at": now.isoformat()}} for area in areas]
+        answer = app.test_client().post("/sync/push", json={"ops": ops, "sent_at": now.isoformat()}, headers=bearer)
+        for area, result in zip(areas, answer.get_json()["results"], strict=True):
+            revisions[area] = result.get("revision", revisions[area])
+        return answer
+
+    def pull():
+        answer = app.test_client().get(f"/sync/changes?cursor={cursor[0]}", headers=bearer)
+        cursor[0] = answer.get_json()["cursor"]
+        return answer
+
+    kinds: dict[str, Callable] = {
+        "permit page": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}"),
+        "rainfall chart": lambda: as_inspector.get(f"/permits/{rng.choice(inspector['permits'])}/rainfall",
+                                                   headers={"HX-Request": "true", "HX-Target": "rainfall"}),
+        "report page": lambda: as_inspector.get(f"/inspections/{rng.choice(inspector['reports'])}"),
+        "start inspection": start,
+        "draft page": lambda: as_inspector.get(f"/inspections/{rng.choice(drafts)}"),
+        "save draft": save,
+        "dashboard": lambda: as_agent.get("/dashboard/"),
+        "sync pull": pull,
+        "sync push": push,
+    }
+    counts = Counter(r[1] for r in records if r[1] in kinds)
+    weighted = 0.0
+    for name, request in kinds.items():
+        spent, statements = 0.0, 0
+        for n in range(5 + runs):
+            send = save() if name == "save draft" else request  # a save's form is read before, not counted
+            with counted(app) as ran:
+                began = time.thread_time()
+                answer = send()
+                took = time.thread_time() - began
+            if answer.status_code not in (200, 303):
+                raise SystemExit(f"{name} answered {answer.status_code}")
+            if n >= 5:  # the first few warm the caches a worker has warmed long before
+                spent, statements = spent + took, statements + len(ran)
+        slug = name.replace(" ", "_")
+        print(f"load_{slug}_alone_cpu_ms={spent * 1000 / runs:.1f}")
+        print(f"load_{slug}_statements={statements / runs:.1f}")
+        weighted += counts[name] * spent * 1000 / runs
+    print(f"load_app_cpu_ms_per_request_alone={weighted / sum(counts.values()):.1f}")
+
+
+def _csrf_token(html: str) -> str:
+    return html.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
+
+
 def reset_statements(url: str) -> None:
     """Forget what pg_stat_statements counted so far (the town's building)."""
     engine = create_engine(url)
@@ -636,6 +734,7 @@ def main() -> None:
             print(f"soak_rss_growth_pct={(end - first) / first * 100:.1f}")
 
         print(f"start_inspection_statements={start_inspection_statements(env, town)}")
+        cpu_by_kind(env, town, records)
 
         # A fresh worker, pages only: what a worker holds before anyone looks weather up.
         with gunicorn(env, 1, THREADS) as (fresh, fresh_master):
