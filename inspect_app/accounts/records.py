@@ -30,8 +30,9 @@ Ids = Select | CompoundSelect
 
 @dataclass(frozen=True)
 class DraftPart:
-    """Rows of `table` are part of a draft report: `ids(user, hidden)` are those hidden from `user`, where
-    `hidden` holds the hidden ids of the tables named in `after`."""
+    """Rows of `table` are part of a draft report: `ids(user_id, hidden)` are those hidden from the user with
+    that id (None: from no one, every draft's), where `hidden` holds the hidden ids of the tables named in
+    `after`."""
 
     table: str
     ids: Callable[[Any, dict[str, Ids]], Select]
@@ -72,11 +73,19 @@ def hidden_parts(user, *, shared: bool = False) -> dict[str, Ids]:
     plans and runs once in a statement, not once in every part that reads them: for a statement that leaves
     out every hidden part (NOT IN), which works each set out whole anyway. Not for one that looks for a few rows
     among them (IN): inside the statement, the planner starts from those rows instead."""
+    user_id = user.id if getattr(user, "is_authenticated", False) else None
+    return dict(_hidden_parts(user_id, shared, len(db.Model.registry.mappers)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _hidden_parts(user_id: str | None, shared: bool, mapped: int) -> dict[str, Ids]:
+    """`hidden_parts`, built once per user and kept: a statement is never changed once built (each `where`
+    makes a new one), and building these took as long as a page's own query of them."""
     hidden: dict[str, Ids] = {}
-    ordered = _parts_in_order(len(db.Model.registry.mappers))
+    ordered = _parts_in_order(mapped)
     read_again = {before for _, parts in ordered for part in parts for before in part.after}
     for table, parts in ordered:
-        queries = [part.ids(user, hidden) for part in parts]
+        queries = [part.ids(user_id, hidden) for part in parts]
         query = queries[0] if len(queries) == 1 else union(*queries)
         if shared and table in read_again:
             query = select(*query.cte().c)

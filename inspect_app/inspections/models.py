@@ -58,7 +58,7 @@ class Inspection(db.Model):
               postgresql_where=text("amends_id IS NOT NULL")),
     )
     # A draft is its author's alone (accounts/policy.py): every other user's drafts are hidden from them.
-    draft_parts: ClassVar = (DraftPart("inspections", lambda user, _: _others_drafts(user)),)
+    draft_parts: ClassVar = (DraftPart("inspections", lambda user_id, _: _others_drafts(user_id)),)
     blob_columns: ClassVar = ("signature_sha256", "permittee_signature_sha256")
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -340,10 +340,11 @@ class PunchListItem(db.Model):
     resolved_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     resolution: Mapped[str | None] = mapped_column(Text)
 
-def _others_drafts(user):
-    """The drafts of others than `user` (with no user: every draft); a draft's author is who started it."""
+def _others_drafts(user_id: str | None):
+    """The drafts of others than the user with `user_id` (None: every draft); a draft's author is who
+    started it."""
     author = func.coalesce(Inspection.created_by_id, Inspection.inspector_id, "")
     reports = select(Inspection.id).where(Inspection.is_draft())
-    if getattr(user, "is_authenticated", False):
-        reports = reports.where(author != user.id)
+    if user_id is not None:
+        reports = reports.where(author != user_id)
     return reports
