@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
@@ -47,10 +47,10 @@ def action_deadline(kind: str, discovered_at: dt.datetime, profile: Profile) -> 
     return rules.corrective_action_due(kind, discovered_at, profile)
 
 
-def open_actions(permit: Permit) -> list[CorrectiveAction]:
-    """The permit's corrective actions not yet verified, soonest deadline first."""
+def open_actions(permit: Permit, *conditions: ColumnElement[bool]) -> list[CorrectiveAction]:
+    """The permit's corrective actions not yet verified (and meeting `conditions`), soonest deadline first."""
     query = select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
-                                           CorrectiveAction.status != "verified")
+                                           CorrectiveAction.status != "verified", *conditions)
     # With their findings (the permit page links each to its report): one query, not one per action.
     return list(db.session.scalars(query.options(joinedload(CorrectiveAction.finding))
                                    .order_by(CorrectiveAction.due_at)))

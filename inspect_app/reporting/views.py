@@ -72,10 +72,10 @@ def section(permit: Permit, notice_form=None) -> dict:
 
 def visible_open_actions(permit: Permit) -> list:
     """The permit's open corrective actions the current user may see (not those of someone else's draft)."""
-    # Someone else's draft's actions, in one query (not one per action).
-    hidden_actions = set(db.session.scalars(hidden_draft_parts(current_user)["corrective_actions"]
-                                            .where(CorrectiveAction.permit_id == permit.id)))
-    return [a for a in findings.open_actions(permit) if a.id not in hidden_actions]
+    # Someone else's draft's actions left out in the same statement (the permit's own only: a few rows).
+    hidden_actions = (hidden_draft_parts(current_user)["corrective_actions"]
+                      .where(CorrectiveAction.permit_id == permit.id))
+    return findings.open_actions(permit, CorrectiveAction.id.not_in(hidden_actions))
 
 
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
