@@ -127,6 +127,13 @@ def _token_town() -> str | None:
     return g.get("token_town") if has_app_context() else None
 
 
+def _unwrapped(user):
+    """The user itself when given Flask-Login's `current_user`, through which every attribute read looks the
+    user up again: a permit page asks the policy a hundred times, each reading several."""
+    current = getattr(user, "_get_current_object", None)
+    return current() if current is not None else user
+
+
 def _in_jurisdiction(user, permit: Permit) -> bool:
     if acts_for_all_towns(user):
         return True
@@ -139,6 +146,7 @@ def is_assigned(user, permit: Permit) -> bool:
 
 def sees(user, permit: Permit) -> bool:
     """Whether `user` may see `permit` at all."""
+    user = _unwrapped(user)
     if not getattr(user, "is_authenticated", False):
         return False
     town = _token_town()
@@ -153,6 +161,7 @@ def sees(user, permit: Permit) -> bool:
 
 def allowed(user, action: str, permit: Permit | None = None) -> bool:
     """Whether `user` may do `action`, on `permit` when the action concerns one."""
+    user = _unwrapped(user)
     if not getattr(user, "is_authenticated", False):
         return False
     if user.role not in ACTIONS[action]:
