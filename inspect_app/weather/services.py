@@ -243,13 +243,21 @@ def _last_asked(station_id: str) -> dt.datetime | None:
 
 def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
                       asked: dt.datetime | None, now: dt.datetime) -> list[dt.datetime]:
-    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`)."""
-    missing = []
+    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`).
+
+    The hours known to be unpublished come first: those up to the last ask when it was recent, else those older
+    than the publication lag before it. The walk starts after them (a chart's 60 days are 1,440 hours)."""
     hour = first
+    if asked is not None:
+        recent = now - asked < CHART_REFRESH
+        known_until = asked if recent else asked - source.PUBLICATION_LAG  # recent: up to it; else before it
+        if known_until >= first:
+            hour = first + (known_until - first) // HOUR * HOUR  # the last hourly label not after it
+            if recent or hour < known_until:
+                hour += HOUR
+    missing = []
     while hour <= last:
-        known_unpublished = asked is not None and hour <= asked and (
-            now - asked < CHART_REFRESH or hour < asked - source.PUBLICATION_LAG)
-        if hour not in held and not known_unpublished:
+        if hour not in held:
             missing.append(hour)
         hour += HOUR
     return missing
