@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
-from inspect_app import inspection_types, signatures
+from inspect_app import held_rows, inspection_types, signatures
 from inspect_app.blobs import files
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
@@ -173,6 +173,8 @@ def save_plan(actor, permit: Permit, *, estimated_annual_budget: decimal.Decimal
 
 def easements(permit: Permit) -> list[Easement]:
     """The permit's stormwater management easements, in the order they were listed."""
+    if held_rows.none_of(Easement, permit.id):
+        return []
     return list(db.session.scalars(select(Easement).where(Easement.permit_id == permit.id)
                                    .order_by(Easement.created_at, Easement.id)))
 
@@ -647,6 +649,8 @@ def mark_cured(actor, notice: NoticeToCorrect) -> NoticeToCorrect:
 
 def notices(permit: Permit) -> list[NoticeToCorrect]:
     """The permit's notices to correct, newest first."""
+    if held_rows.none_of(NoticeToCorrect, permit.id):
+        return []
     query = (select(NoticeToCorrect).where(NoticeToCorrect.permit_id == permit.id)
              .order_by(NoticeToCorrect.issued_at.desc()))
     return list(db.session.scalars(query))

@@ -10,6 +10,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
+from inspect_app import held_rows
 from inspect_app.audit import services as audit
 from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
 from inspect_app.extensions import db
@@ -36,6 +37,8 @@ class ConditionError(ValueError):
 
 def periods_of(permit: Permit) -> list[FrozenPeriod]:
     """The permit's frozen-conditions periods, newest first."""
+    if held_rows.none_of(FrozenPeriod, permit.id):
+        return []
     query = (select(FrozenPeriod).where(FrozenPeriod.permit_id == permit.id)
              .options(joinedload(FrozenPeriod.recorded_by), joinedload(FrozenPeriod.ended_by)))
     return list(db.session.scalars(query.order_by(FrozenPeriod.starts_at.desc())))
@@ -43,6 +46,8 @@ def periods_of(permit: Permit) -> list[FrozenPeriod]:
 
 def discharges_of(permit: Permit) -> list[SnowmeltDischarge]:
     """The permit's snowmelt discharges, from the station and seen on site, newest first."""
+    if held_rows.none_of(SnowmeltDischarge, permit.id):
+        return []
     query = (select(SnowmeltDischarge).where(SnowmeltDischarge.permit_id == permit.id)
              .options(joinedload(SnowmeltDischarge.recorded_by)))
     return list(db.session.scalars(query.order_by(SnowmeltDischarge.discharge_at.desc())))

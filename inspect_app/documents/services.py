@@ -28,6 +28,7 @@ from flask import current_app, url_for
 from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
+from inspect_app import held_rows
 from inspect_app.blobs import files
 from inspect_app.accounts.policy import sees
 from inspect_app.audit import services as audit
@@ -453,8 +454,9 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
                               url_for("documents.certificate", permit_id=permit.id)))
     found += [Download("Notice of violation and stop-work order", f"issued {local(o.issued_at):%Y-%m-%d}",
                        url_for("documents.stop_work_order", order_id=o.id)) for o in orders]
-    certifications = db.session.scalars(select(OMCertification).where(OMCertification.permit_id == permit.id)
-                                        .order_by(OMCertification.period_start.desc(), OMCertification.id))
+    certifications = [] if held_rows.none_of(OMCertification, permit.id) else db.session.scalars(
+        select(OMCertification).where(OMCertification.permit_id == permit.id)
+        .order_by(OMCertification.period_start.desc(), OMCertification.id))
     found += [Download("O&M certification", f"{c.period_start:%Y-%m-%d} to {c.period_end:%Y-%m-%d}",
                        url_for("documents.om_certification", certification_id=c.id)) for c in certifications]
     found += [Download("Inspection report" + ("" if i.is_submitted else " (draft)"),
@@ -464,10 +466,10 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
     # Versions a later one amends stay downloadable as they were frozen (a history's earlier versions are only
     # reports of an earlier present: each is checked at /verify, not listed).
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
-    earlier = db.session.scalars(select(FrozenDocument).where(FrozenDocument.permit_id == permit.id,
-                                                              FrozenDocument.id.in_(amended),
-                                                              FrozenDocument.kind.in_(_SUBJECTS))
-                                 .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
+    earlier = [] if held_rows.none_of(FrozenDocument, permit.id) else db.session.scalars(
+        select(FrozenDocument).where(FrozenDocument.permit_id == permit.id, FrozenDocument.id.in_(amended),
+                                     FrozenDocument.kind.in_(_SUBJECTS))
+        .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))
     found += [Download(f"{d.title} (earlier version)", f"{d.occasion}, {local(d.frozen_at):%Y-%m-%d %H:%M}",
                        url_for("documents.frozen", document_id=d.id)) for d in earlier]
     return found

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from inspect_app import held_rows
 from inspect_app.accounts.policy import shown
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
@@ -43,6 +44,8 @@ class EnforcementRecord:
 
 def orders_of(permit: Permit) -> list[StopWorkOrder]:
     """Every stop-work order of `permit`, newest first (by id among those issued at the same moment)."""
+    if held_rows.none_of(StopWorkOrder, permit.id):
+        return []
     query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id)))
 
@@ -56,6 +59,8 @@ def standing_order(permit: Permit) -> StopWorkOrder | None:
 
 def notices_of(permit: Permit) -> list[NoticeOfViolation]:
     """Every notice of violation of `permit`, newest first."""
+    if held_rows.none_of(NoticeOfViolation, permit.id):
+        return []
     query = select(NoticeOfViolation).where(NoticeOfViolation.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(NoticeOfViolation.issued_at.desc())))
 

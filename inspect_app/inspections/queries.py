@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload, selectinload
 
+from inspect_app import held_rows
 from inspect_app import inspection_types, rules
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, sees
@@ -255,6 +256,8 @@ def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | No
 
 def notices_of(permit: Permit) -> list[InspectionNotice]:
     """The permit's 24-hour notices, newest first."""
+    if held_rows.none_of(InspectionNotice, permit.id):
+        return []
     query = select(InspectionNotice).where(InspectionNotice.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))
 

@@ -17,7 +17,14 @@ from inspect_app.conditions import views as conditions
 from inspect_app.pages.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
+from inspect_app import held_rows
+from inspect_app.certifications.models import Easement, NoticeToCorrect, OMCertification
+from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
+from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
+from inspect_app.documents.models import FrozenDocument
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db, htmx
+from inspect_app.inspections.models import InspectionNotice
 from inspect_app.geo import SitePoint
 from inspect_app.inputs import query_int
 from inspect_app.reporting import views as inspections
@@ -31,6 +38,7 @@ from inspect_app.photos import views as photos
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import humanize
 from inspect_app.waivers import views as waivers
+from inspect_app.waivers.models import Waiver
 from inspect_app.types import LOCAL_TZ, utcnow
 
 bp = Blueprint("permits", __name__, url_prefix="/permits")
@@ -122,16 +130,24 @@ def _blank_backfill_form(structure: StormwaterStructure) -> BackfillForm:
     return BackfillForm(prefix=f"backfill-{structure.id}", formdata=None)
 
 
+# Tables the sections read that a permit most often has no row in: which of them hold one is asked in one
+# statement (held_rows), and the readers of the others return nothing without asking.
+_MOSTLY_EMPTY = (StopWorkOrder, NoticeOfViolation, InspectionNotice, NoticeToCorrect, Easement, OMCertification,
+                 FinalSubmission, SuretyRelease, CertificateOfCompletion, FrozenPeriod, SnowmeltDischarge, Waiver,
+                 FrozenDocument)
+
+
 def _sections(permit: Permit) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
-    found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
-             "photos": photos.section(permit), "certifications": certifications.section(permit),
-             "completion": completion.section(permit), "conditions": conditions.section(permit),
-             "waivers": waivers.section(permit)}
-    # The documents list the reports, orders and certificate the other sections read (once, not twice).
-    found["documents"] = documents.section(permit, found["inspections"]["inspections"],
-                                           found["enforcement"]["record"].orders,
-                                           found["completion"]["record"].certificate)
+    with held_rows.asked(permit.id, _MOSTLY_EMPTY):
+        found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
+                 "photos": photos.section(permit), "certifications": certifications.section(permit),
+                 "completion": completion.section(permit), "conditions": conditions.section(permit),
+                 "waivers": waivers.section(permit)}
+        # The documents list the reports, orders and certificate the other sections read (once, not twice).
+        found["documents"] = documents.section(permit, found["inspections"]["inspections"],
+                                               found["enforcement"]["record"].orders,
+                                               found["completion"]["record"].certificate)
     return found | {"site_map": maps.site_section(permit, utcnow())}
 
 

@@ -15,6 +15,7 @@ import datetime as dt
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload
 
+from inspect_app import held_rows
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.labels import OBLIGATION_KIND_LABELS
@@ -36,6 +37,8 @@ class WaiverError(ValueError):
 
 def waivers_of(permit: Permit) -> list[Waiver]:
     """The permit's waivers, newest first."""
+    if held_rows.none_of(Waiver, permit.id):
+        return []
     query = (select(Waiver).where(Waiver.permit_id == permit.id)
              .options(joinedload(Waiver.granted_by), joinedload(Waiver.structure)))
     return list(db.session.scalars(query.order_by(Waiver.granted_on.desc(), Waiver.recorded_at.desc())))

@@ -1,0 +1,29 @@
+"""held_rows: which of a permit's tables hold a row of it, known for a block from one statement."""
+from __future__ import annotations
+
+import datetime as dt
+
+from inspect_app import held_rows
+from inspect_app.conditions.models import FrozenPeriod
+from inspect_app.enforcement.models import StopWorkOrder
+from inspect_app.extensions import db
+from inspect_app.waivers.models import Waiver
+
+
+def test_none_of_is_true_only_inside_the_block_for_the_permit_and_tables_asked_about(app, make):
+    inspector = make.user("inspector")
+    permit, other = make.permit(inspectors=[inspector]), make.permit(inspectors=[inspector])
+    db.session.add(Waiver(permit_id=permit.id, requirement="pre_bury", reason="Seen on site",
+                          granted_on=dt.date(2026, 5, 1), granted_by_id=inspector.id))
+    db.session.flush()
+    assert not held_rows.none_of(FrozenPeriod, permit.id)  # nothing asked: every reader asks
+    with held_rows.asked(permit.id, [Waiver, FrozenPeriod]):
+        assert not held_rows.none_of(Waiver, permit.id)  # it has one
+        assert held_rows.none_of(FrozenPeriod, permit.id)  # it has none
+        assert not held_rows.none_of(StopWorkOrder, permit.id)  # not asked about
+        assert not held_rows.none_of(FrozenPeriod, other.id)  # another permit
+        with held_rows.asked(other.id, [Waiver]):
+            assert held_rows.none_of(Waiver, other.id)
+            assert not held_rows.none_of(FrozenPeriod, permit.id)  # the inner block's permit only
+        assert held_rows.none_of(FrozenPeriod, permit.id)  # the outer block's answer again
+    assert not held_rows.none_of(FrozenPeriod, permit.id)
