@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import joinedload, selectinload
+from sqlalchemy.orm import joinedload
 
 from inspect_app import held_rows
 from inspect_app import inspection_types, rules
@@ -24,7 +24,7 @@ from inspect_app.rules import calendar, stabilization
 from inspect_app.rules.trace import implements
 from inspect_app.schedule.facts import load_records
 from inspect_app.schedule.models import PermitObligation
-from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.templating import humanize
 from inspect_app.weather.models import StormEvent
 
@@ -170,12 +170,17 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
     (initiate, then complete: CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)), from the schedule engine's rule."""
     tz, holidays = calendar.zone(profile.timezone), calendar.holidays_of(profile)
     clocks = []
-    # The areas with every timeline in two queries (selectin), not one query per area.
-    areas = db.session.scalars(select(DisturbedArea).where(DisturbedArea.permit_id == permit.id)
-                               .order_by(DisturbedArea.name).options(selectinload(DisturbedArea.events)))
-    for area in areas:
-        events = [rules.AreaEvent(e.status, e.at) for e in area.events]
-        status = next((e.status for e in sorted(area.events, key=lambda e: e.at, reverse=True) if e.at <= at),
+    # The permit's areas (the list its report's checklist has read already) and every timeline in one query,
+    # not one query per area.
+    timelines: dict[str, list[AreaStatusEvent]] = {area.id: [] for area in permit.areas}
+    if timelines:
+        query = select(AreaStatusEvent).where(AreaStatusEvent.area_id.in_(list(timelines)))
+        for event in db.session.scalars(query.order_by(AreaStatusEvent.at)):
+            timelines[event.area_id].append(event)
+    for area in permit.areas:
+        timeline = timelines[area.id]
+        events = [rules.AreaEvent(e.status, e.at) for e in timeline]
+        status = next((e.status for e in sorted(timeline, key=lambda e: e.at, reverse=True) if e.at <= at),
                       "disturbed")
         found = stabilization.episodes(events, profile.stabilization, tz, holidays, permit.sensitive_waters, at)
         episode = found[-1] if found and found[-1].closed_at is None else None
