@@ -1,13 +1,14 @@
-"""Which of a permit's tables hold any row of it, asked in one statement by a page that reads many of them.
+"""Which of several columns hold a value in any row, asked in one statement by a page that reads many tables.
 
 The permit page reads a dozen tables a permit most often has no row in (its stop-work orders, waivers, frozen
-periods, certificate...), each in a statement of its own. Within `asked(permit, models)`, which of `models`
-hold a row of the permit is known from one statement, and `none_of(model, permit)` is True for those that hold
-none: their readers return nothing without a statement. Anywhere else (outside the block, another permit, a
-model not asked about) `none_of` is False and a reader asks as it always has.
+periods, certificate...), each in a statement of its own; a report page, the amendments, pipe videos and
+punch-list items of its report. Within `asked(value, columns)`, which of `columns` hold `value` is known from
+one statement, and `none_of(column, value)` is True for those that hold none: their readers return nothing
+without a statement. Anywhere else (outside the block, another value, a column not asked about) `none_of` is
+False and a reader asks as it always has.
 
-Only for reads: a row added inside the block would not be seen by `none_of`. The permit page asks as it reads
-its sections, after any change a request made has been flushed (the question is a query: it flushes first).
+Only for reads: a row added inside the block would not be seen by `none_of`. The pages ask as they read, after
+any change a request made has been flushed (the question is a query: it flushes first).
 """
 from __future__ import annotations
 
@@ -19,27 +20,30 @@ from sqlalchemy import exists, literal, select, union_all
 
 from inspect_app.extensions import db
 
-_KEY = "held_rows"  # in flask.g while a block runs: (permit id, tables asked about, those holding a row)
+_KEY = "held_rows"  # in flask.g while a block runs: (the value, the columns asked about, those holding it)
+
+
+def _name(column) -> str:
+    return f"{column.class_.__tablename__}.{column.key}"
 
 
 @contextmanager
-def asked(permit_id: str, models: Iterable[type]) -> Iterator[None]:
-    """For the block: which of `models` (each with a `permit_id` column) hold a row of the permit."""
-    models = list(models)
-    checks = [select(literal(model.__tablename__)).where(exists().where(model.permit_id == permit_id))
-              for model in models]
+def asked(value: str, columns: Iterable) -> Iterator[None]:
+    """For the block: which of `columns` (mapped attributes, each indexed) hold `value` in any row."""
+    columns = list(columns)
+    checks = [select(literal(_name(column))).where(exists().where(column == value)) for column in columns]
     held = frozenset(db.session.scalars(union_all(*checks)))
     before = g.get(_KEY)
-    setattr(g, _KEY, (permit_id, frozenset(model.__tablename__ for model in models), held))
+    setattr(g, _KEY, (value, frozenset(_name(column) for column in columns), held))
     try:
         yield
     finally:
         setattr(g, _KEY, before)
 
 
-def none_of(model: type, permit_id: str) -> bool:
-    """True only inside `asked` for this permit and model, when the permit has no row in its table."""
+def none_of(column, value: str) -> bool:
+    """True only inside `asked` for this value and column, when no row holds the value there."""
     known = g.get(_KEY) if has_app_context() else None
-    if known is None or known[0] != permit_id:
+    if known is None or known[0] != value:
         return False
-    return model.__tablename__ in known[1] and model.__tablename__ not in known[2]
+    return _name(column) in known[1] and _name(column) not in known[2]

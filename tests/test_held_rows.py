@@ -1,4 +1,4 @@
-"""held_rows: which of a permit's tables hold a row of it, known for a block from one statement."""
+"""held_rows: which of several columns hold a value, known for a block from one statement."""
 from __future__ import annotations
 
 import datetime as dt
@@ -10,20 +10,20 @@ from inspect_app.extensions import db
 from inspect_app.waivers.models import Waiver
 
 
-def test_none_of_is_true_only_inside_the_block_for_the_permit_and_tables_asked_about(app, make):
+def test_none_of_is_true_only_inside_the_block_for_the_value_and_columns_asked_about(app, make):
     inspector = make.user("inspector")
     permit, other = make.permit(inspectors=[inspector]), make.permit(inspectors=[inspector])
     db.session.add(Waiver(permit_id=permit.id, requirement="pre_bury", reason="Seen on site",
                           granted_on=dt.date(2026, 5, 1), granted_by_id=inspector.id))
     db.session.flush()
-    assert not held_rows.none_of(FrozenPeriod, permit.id)  # nothing asked: every reader asks
-    with held_rows.asked(permit.id, [Waiver, FrozenPeriod]):
-        assert not held_rows.none_of(Waiver, permit.id)  # it has one
-        assert held_rows.none_of(FrozenPeriod, permit.id)  # it has none
-        assert not held_rows.none_of(StopWorkOrder, permit.id)  # not asked about
-        assert not held_rows.none_of(FrozenPeriod, other.id)  # another permit
-        with held_rows.asked(other.id, [Waiver]):
-            assert held_rows.none_of(Waiver, other.id)
-            assert not held_rows.none_of(FrozenPeriod, permit.id)  # the inner block's permit only
-        assert held_rows.none_of(FrozenPeriod, permit.id)  # the outer block's answer again
-    assert not held_rows.none_of(FrozenPeriod, permit.id)
+    assert not held_rows.none_of(FrozenPeriod.permit_id, permit.id)  # nothing asked: every reader asks
+    with held_rows.asked(permit.id, [Waiver.permit_id, FrozenPeriod.permit_id]):
+        assert not held_rows.none_of(Waiver.permit_id, permit.id)  # it has one
+        assert held_rows.none_of(FrozenPeriod.permit_id, permit.id)  # it has none
+        assert not held_rows.none_of(StopWorkOrder.permit_id, permit.id)  # not asked about
+        assert not held_rows.none_of(FrozenPeriod.permit_id, other.id)  # another permit
+        with held_rows.asked(other.id, [Waiver.permit_id]):
+            assert held_rows.none_of(Waiver.permit_id, other.id)
+            assert not held_rows.none_of(FrozenPeriod.permit_id, permit.id)  # the inner block's permit only
+        assert held_rows.none_of(FrozenPeriod.permit_id, permit.id)  # the outer block's answer again
+    assert not held_rows.none_of(FrozenPeriod.permit_id, permit.id)

@@ -173,7 +173,7 @@ def save_plan(actor, permit: Permit, *, estimated_annual_budget: decimal.Decimal
 
 def easements(permit: Permit) -> list[Easement]:
     """The permit's stormwater management easements, in the order they were listed."""
-    if held_rows.none_of(Easement, permit.id):
+    if held_rows.none_of(Easement.permit_id, permit.id):
         return []
     return list(db.session.scalars(select(Easement).where(Easement.permit_id == permit.id)
                                    .order_by(Easement.created_at, Easement.id)))
@@ -649,7 +649,7 @@ def mark_cured(actor, notice: NoticeToCorrect) -> NoticeToCorrect:
 
 def notices(permit: Permit) -> list[NoticeToCorrect]:
     """The permit's notices to correct, newest first."""
-    if held_rows.none_of(NoticeToCorrect, permit.id):
+    if held_rows.none_of(NoticeToCorrect.permit_id, permit.id):
         return []
     query = (select(NoticeToCorrect).where(NoticeToCorrect.permit_id == permit.id)
              .order_by(NoticeToCorrect.issued_at.desc()))

@@ -78,17 +78,17 @@ def completion_record(permit: Permit) -> CompletionRecord:
     """The final submissions (newest first per kind), certificate and surety releases of `permit`."""
     query = select(FinalSubmission).where(FinalSubmission.permit_id == permit.id)
     by_kind: dict[str, list[FinalSubmission]] = {kind: [] for kind in SUBMISSION_KINDS}
-    if not held_rows.none_of(FinalSubmission, permit.id):
+    if not held_rows.none_of(FinalSubmission.permit_id, permit.id):
         for submission in db.session.scalars(query.order_by(FinalSubmission.submitted_at.desc())):
             by_kind[submission.kind].append(submission)
-    releases = [] if held_rows.none_of(SuretyRelease, permit.id) else list(db.session.scalars(
+    releases = [] if held_rows.none_of(SuretyRelease.permit_id, permit.id) else list(db.session.scalars(
         select(SuretyRelease).where(SuretyRelease.permit_id == permit.id).order_by(SuretyRelease.released_at)))
     return CompletionRecord(by_kind, certificate_of(permit), releases, _cents(sum(r.amount for r in releases)))
 
 
 def certificate_of(permit: Permit) -> CertificateOfCompletion | None:
     """The permit's certificate of completion, once issued."""
-    if held_rows.none_of(CertificateOfCompletion, permit.id):
+    if held_rows.none_of(CertificateOfCompletion.permit_id, permit.id):
         return None
     return db.session.scalar(select(CertificateOfCompletion)
                              .where(CertificateOfCompletion.permit_id == permit.id))

@@ -37,7 +37,7 @@ class ConditionError(ValueError):
 
 def periods_of(permit: Permit) -> list[FrozenPeriod]:
     """The permit's frozen-conditions periods, newest first."""
-    if held_rows.none_of(FrozenPeriod, permit.id):
+    if held_rows.none_of(FrozenPeriod.permit_id, permit.id):
         return []
     query = (select(FrozenPeriod).where(FrozenPeriod.permit_id == permit.id)
              .options(joinedload(FrozenPeriod.recorded_by), joinedload(FrozenPeriod.ended_by)))
@@ -46,7 +46,7 @@ def periods_of(permit: Permit) -> list[FrozenPeriod]:
 
 def discharges_of(permit: Permit) -> list[SnowmeltDischarge]:
     """The permit's snowmelt discharges, from the station and seen on site, newest first."""
-    if held_rows.none_of(SnowmeltDischarge, permit.id):
+    if held_rows.none_of(SnowmeltDischarge.permit_id, permit.id):
         return []
     query = (select(SnowmeltDischarge).where(SnowmeltDischarge.permit_id == permit.id)
              .options(joinedload(SnowmeltDischarge.recorded_by)))

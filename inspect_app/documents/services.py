@@ -454,7 +454,7 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
                               url_for("documents.certificate", permit_id=permit.id)))
     found += [Download("Notice of violation and stop-work order", f"issued {local(o.issued_at):%Y-%m-%d}",
                        url_for("documents.stop_work_order", order_id=o.id)) for o in orders]
-    certifications = [] if held_rows.none_of(OMCertification, permit.id) else db.session.scalars(
+    certifications = [] if held_rows.none_of(OMCertification.permit_id, permit.id) else db.session.scalars(
         select(OMCertification).where(OMCertification.permit_id == permit.id)
         .order_by(OMCertification.period_start.desc(), OMCertification.id))
     found += [Download("O&M certification", f"{c.period_start:%Y-%m-%d} to {c.period_end:%Y-%m-%d}",
@@ -466,7 +466,7 @@ def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[St
     # Versions a later one amends stay downloadable as they were frozen (a history's earlier versions are only
     # reports of an earlier present: each is checked at /verify, not listed).
     amended = select(FrozenDocument.amends_id).where(FrozenDocument.amends_id.is_not(None))
-    earlier = [] if held_rows.none_of(FrozenDocument, permit.id) else db.session.scalars(
+    earlier = [] if held_rows.none_of(FrozenDocument.permit_id, permit.id) else db.session.scalars(
         select(FrozenDocument).where(FrozenDocument.permit_id == permit.id, FrozenDocument.id.in_(amended),
                                      FrozenDocument.kind.in_(_SUBJECTS))
         .order_by(FrozenDocument.frozen_at.desc(), FrozenDocument.id))

@@ -44,7 +44,7 @@ class EnforcementRecord:
 
 def orders_of(permit: Permit) -> list[StopWorkOrder]:
     """Every stop-work order of `permit`, newest first (by id among those issued at the same moment)."""
-    if held_rows.none_of(StopWorkOrder, permit.id):
+    if held_rows.none_of(StopWorkOrder.permit_id, permit.id):
         return []
     query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id)))
@@ -59,7 +59,7 @@ def standing_order(permit: Permit) -> StopWorkOrder | None:
 
 def notices_of(permit: Permit) -> list[NoticeOfViolation]:
     """Every notice of violation of `permit`, newest first."""
-    if held_rows.none_of(NoticeOfViolation, permit.id):
+    if held_rows.none_of(NoticeOfViolation.permit_id, permit.id):
         return []
     query = select(NoticeOfViolation).where(NoticeOfViolation.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(NoticeOfViolation.issued_at.desc())))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import joinedload
 
+from inspect_app import held_rows
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
@@ -58,6 +59,8 @@ def open_actions(permit: Permit, *conditions: ColumnElement[bool]) -> list[Corre
 
 def resolved_in(inspection: Inspection) -> list[PunchListItem]:
     """The punch-list items a final inspection resolved."""
+    if held_rows.none_of(PunchListItem.resolved_in_id, inspection.id):
+        return []
     query = select(PunchListItem).where(PunchListItem.resolved_in_id == inspection.id)
     return list(db.session.scalars(query.order_by(PunchListItem.description)))
 

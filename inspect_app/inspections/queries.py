@@ -212,6 +212,8 @@ def punch_items_of(inspection: Inspection) -> list[PunchListItem]:
 
 def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
     """The final inspection's pipe videos, by pipe-run structure id."""
+    if held_rows.none_of(PipeVideo.inspection_id, inspection.id):
+        return {}
     query = select(PipeVideo).where(PipeVideo.inspection_id == inspection.id)
     return {v.structure_id: v for v in db.session.scalars(query)}
 
@@ -225,6 +227,8 @@ def inspections_of(permit: Permit) -> list[Inspection]:
 
 def amendments_of(inspection: Inspection) -> list[Inspection]:
     """The amendments that correct `inspection`, oldest first."""
+    if held_rows.none_of(Inspection.amends_id, inspection.id):
+        return []
     query = select(Inspection).where(Inspection.amends_id == inspection.id)
     return list(db.session.scalars(query.order_by(Inspection.created_at)))
 
@@ -261,7 +265,7 @@ def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | No
 
 def notices_of(permit: Permit) -> list[InspectionNotice]:
     """The permit's 24-hour notices, newest first."""
-    if held_rows.none_of(InspectionNotice, permit.id):
+    if held_rows.none_of(InspectionNotice.permit_id, permit.id):
         return []
     query = select(InspectionNotice).where(InspectionNotice.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(InspectionNotice.given_at.desc())))

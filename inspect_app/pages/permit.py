@@ -132,9 +132,9 @@ def _blank_backfill_form(structure: StormwaterStructure) -> BackfillForm:
 
 # Tables the sections read that a permit most often has no row in: which of them hold one is asked in one
 # statement (held_rows), and the readers of the others return nothing without asking.
-_MOSTLY_EMPTY = (StopWorkOrder, NoticeOfViolation, InspectionNotice, NoticeToCorrect, Easement, OMCertification,
-                 FinalSubmission, SuretyRelease, CertificateOfCompletion, FrozenPeriod, SnowmeltDischarge, Waiver,
-                 FrozenDocument)
+_MOSTLY_EMPTY = tuple(model.permit_id for model in (
+    StopWorkOrder, NoticeOfViolation, InspectionNotice, NoticeToCorrect, Easement, OMCertification, FinalSubmission,
+    SuretyRelease, CertificateOfCompletion, FrozenPeriod, SnowmeltDischarge, Waiver, FrozenDocument))
 
 
 def _sections(permit: Permit) -> dict:

@@ -9,13 +9,14 @@ from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import inspection_types
+from inspect_app import held_rows
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
 from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
 from inspect_app.reporting import report_parts, submission
 from inspect_app.findings import services as findings
-from inspect_app.inspections.models import CorrectiveAction, Inspection
+from inspect_app.inspections.models import CorrectiveAction, Inspection, PipeVideo, PunchListItem
 from inspect_app.findings.pages import page_context
 from inspect_app.inspections import canonical, checks, forms, queries, services, wording
 from inspect_app.permits.models import Permit
@@ -78,10 +79,21 @@ def visible_open_actions(permit: Permit) -> list:
     return findings.open_actions(permit, CorrectiveAction.id.not_in(hidden_actions))
 
 
+# What a report most often has none of: which of them it has is asked in one statement (held_rows), and the
+# readers of the others return nothing without asking.
+_MOSTLY_EMPTY = (PipeVideo.inspection_id, PunchListItem.resolved_in_id, Inspection.amends_id)
+
+
 def render_page(inspection: Inspection, values: services.ReportInput | None = None,
                 errors: dict[str, str] | None = None, status: int = 200, extra: dict | None = None,
                 new_record: bool = False, parts: report_parts.Parts | None = None):
     """The report page: the draft form (with `errors` beside their fields) or the submitted report."""
+    with held_rows.asked(inspection.id, _MOSTLY_EMPTY):
+        return _render_page(inspection, values, errors, status, extra, new_record, parts)
+
+
+def _render_page(inspection: Inspection, values: services.ReportInput | None, errors: dict[str, str] | None,
+                 status: int, extra: dict | None, new_record: bool, parts: report_parts.Parts | None):
     values = values or services.values_of(inspection)
     permit, profile, kind = inspection.permit, profile_of(inspection.permit), queries.type_of(inspection)
     declared = inspection_types.spec(inspection.type)

@@ -37,7 +37,7 @@ class WaiverError(ValueError):
 
 def waivers_of(permit: Permit) -> list[Waiver]:
     """The permit's waivers, newest first."""
-    if held_rows.none_of(Waiver, permit.id):
+    if held_rows.none_of(Waiver.permit_id, permit.id):
         return []
     query = (select(Waiver).where(Waiver.permit_id == permit.id)
              .options(joinedload(Waiver.granted_by), joinedload(Waiver.structure)))
