@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from flask import g, has_app_context
-from sqlalchemy import exists, literal, select, union_all
+from sqlalchemy import CompoundSelect, bindparam, exists, literal, select, union_all
 
 from inspect_app.extensions import db
 
@@ -27,14 +27,27 @@ def _name(column) -> str:
     return f"{column.class_.__tablename__}.{column.key}"
 
 
+# Each question built once (the value is its parameter): building one took as long as running it.
+_QUESTIONS: dict[tuple[str, ...], CompoundSelect] = {}
+
+
+def _question(columns: list) -> tuple[tuple[str, ...], CompoundSelect]:
+    names = tuple(_name(column) for column in columns)
+    question = _QUESTIONS.get(names)
+    if question is None:
+        value = bindparam("value")
+        question = _QUESTIONS[names] = union_all(*(
+            select(literal(name)).where(exists().where(column == value)) for name, column in zip(names, columns)))
+    return names, question
+
+
 @contextmanager
 def asked(value: str, columns: Iterable) -> Iterator[None]:
     """For the block: which of `columns` (mapped attributes, each indexed) hold `value` in any row."""
-    columns = list(columns)
-    checks = [select(literal(_name(column))).where(exists().where(column == value)) for column in columns]
-    held = frozenset(db.session.scalars(union_all(*checks)))
+    names, question = _question(list(columns))
+    held = frozenset(db.session.scalars(question, {"value": value}))
     before = g.get(_KEY)
-    setattr(g, _KEY, (value, frozenset(_name(column) for column in columns), held))
+    setattr(g, _KEY, (value, frozenset(names), held))
     try:
         yield
     finally:
