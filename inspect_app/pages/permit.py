@@ -8,6 +8,7 @@ from flask_login import current_user, login_required
 from sqlalchemy import select
 from wtforms import SelectChoice
 
+from inspect_app import held_rows
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, require, visible_permits
 from inspect_app.certifications import services as om
@@ -17,7 +18,6 @@ from inspect_app.conditions import views as conditions
 from inspect_app.pages.dashboard import maps
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
-from inspect_app import held_rows
 from inspect_app.certifications.models import Easement, NoticeToCorrect, OMCertification
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission, SuretyRelease
 from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge

@@ -8,8 +8,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user, login_required
 from sqlalchemy.orm.attributes import set_committed_value
 
-from inspect_app import inspection_types
-from inspect_app import held_rows
+from inspect_app import held_rows, inspection_types
 from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
 from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
