@@ -496,11 +496,22 @@ def signed_in_cpu(records: list, marks: list[tuple[float, float, float]], end: t
         print(f"load_signed_in_db_cpu_ms_per_request={(end[1] - db_cpu) * 1000 / answered:.1f}")
 
 
+def csrf_token(html: str) -> str:
+    """The CSRF token a page's form carries."""
+    return html.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
+
+
+def in_process_app(env: dict[str, str]):
+    """The app in this process, on the run's database, store and fake meteostat (through its test client)."""
+    return create_app({"SQLALCHEMY_DATABASE_URI": env["DATABASE_URL"], "BLOB_ROOT": env["BLOB_ROOT"],
+                       "SECRET_KEY": env["SECRET_KEY"], "WEATHER_ENDPOINT": env["WEATHER_ENDPOINT"]})
+
+
 def pages_without_weather(url: str, town: dict, pages: int = 100) -> None:
     """Sign in as an agent and open permit pages, reports and the dashboard (no weather lookup)."""
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
     login = opener.open(f"{url}/login").read().decode()
-    token = login.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
+    token = csrf_token(login)
     agent = town["agents"][0]
     body = urllib.parse.urlencode({"email": agent["email"], "password": PASSWORD, "csrf_token": token}).encode()
     opener.open(f"{url}/login", body).read()
@@ -516,22 +527,18 @@ def start_inspection_statements(env: dict[str, str], town: dict) -> int:
     """The SQL statements one Start of an inspection runs (target <= 20): an inspector signed in through the
     test client starts an erosion-control report on one of their permits, as the locustfile does, and a
     `before_cursor_execute` listener counts what that one request sends to the database."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": env["DATABASE_URL"], "BLOB_ROOT": env["BLOB_ROOT"],
-                      "SECRET_KEY": env["SECRET_KEY"], "WEATHER_ENDPOINT": env["WEATHER_ENDPOINT"]})
+    app = in_process_app(env)
     inspector = town["inspectors"][-1]
     client = app.test_client()
 
-    def token(html: str) -> str:
-        return html.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
-
     client.post("/login", data={"email": inspector["email"], "password": PASSWORD,
-                                "csrf_token": token(client.get("/login").get_data(as_text=True))})
+                                "csrf_token": csrf_token(client.get("/login").get_data(as_text=True))})
     permit = inspector["permits"][-1]
     page = client.get(f"/permits/{permit}")  # signed in, and the first request's one-time work done
     assert page.status_code == 200, page.status_code
     with counted(app) as statements:
         answer = client.post(f"/permits/{permit}/inspections",
-                             data={"type": "erosion_control", "csrf_token": token(page.get_data(as_text=True))})
+                             data={"type": "erosion_control", "csrf_token": csrf_token(page.get_data(as_text=True))})
     assert answer.status_code == 303, answer.status_code
     return len(statements)
 
@@ -541,16 +548,15 @@ def cpu_by_kind(env: dict[str, str], town: dict, records: list, runs: int = 60) 
     thread's) and its SQL statements per request, as locust sends it. One request at a time, so no other
     request's time, nor gunicorn's, is in it: what a kind costs in itself, which tells where the load's CPU
     goes. Weighted by the run's count of each kind, they give the CPU per request the pages themselves ask for."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": env["DATABASE_URL"], "BLOB_ROOT": env["BLOB_ROOT"],
-                      "SECRET_KEY": env["SECRET_KEY"], "WEATHER_ENDPOINT": env["WEATHER_ENDPOINT"]})
+    app = in_process_app(env)
     freeze_startup_objects()  # as a worker does (wsgi.py): the collector walks only what requests make
     rng = random.Random(7)
 
     def signed_in(email: str):
         client = app.test_client()
         page = client.get("/login").get_data(as_text=True)
-        client.post("/login", data={"email": email, "password": PASSWORD, "csrf_token": _csrf_token(page)})
-        return client, _csrf_token(client.get("/permits/").get_data(as_text=True))
+        client.post("/login", data={"email": email, "password": PASSWORD, "csrf_token": csrf_token(page)})
+        return client, csrf_token(client.get("/permits/").get_data(as_text=True))
 
     inspector, agent, device = town["inspectors"][0], town["agents"][0], town["devices"][0]
     (as_inspector, token), (as_agent, _) = signed_in(inspector["email"]), signed_in(agent["email"])
@@ -620,10 +626,6 @@ def cpu_by_kind(env: dict[str, str], town: dict, records: list, runs: int = 60) 
         print(f"load_{slug}_statements={statements / runs:.1f}")
         weighted += counts[name] * spent * 1000 / runs
     print(f"load_app_cpu_ms_per_request_alone={weighted / sum(counts.values()):.1f}")
-
-
-def _csrf_token(html: str) -> str:
-    return html.split('name="csrf_token"', 1)[1].split('value="', 1)[1].split('"', 1)[0]
 
 
 def reset_statements(url: str) -> None:
