@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from flask import current_app
 from sqlalchemy import func, select
 
-from inspect_app import held_rows
-from inspect_app import inspection_types
+from inspect_app import held_rows, inspection_types
 from inspect_app.accounts.policy import shown
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
@@ -76,13 +75,15 @@ class CompletionRecord:
 
 def completion_record(permit: Permit) -> CompletionRecord:
     """The final submissions (newest first per kind), certificate and surety releases of `permit`."""
-    query = select(FinalSubmission).where(FinalSubmission.permit_id == permit.id)
     by_kind: dict[str, list[FinalSubmission]] = {kind: [] for kind in SUBMISSION_KINDS}
     if not held_rows.none_of(FinalSubmission.permit_id, permit.id):
+        query = select(FinalSubmission).where(FinalSubmission.permit_id == permit.id)
         for submission in db.session.scalars(query.order_by(FinalSubmission.submitted_at.desc())):
             by_kind[submission.kind].append(submission)
-    releases = [] if held_rows.none_of(SuretyRelease.permit_id, permit.id) else list(db.session.scalars(
-        select(SuretyRelease).where(SuretyRelease.permit_id == permit.id).order_by(SuretyRelease.released_at)))
+    releases: list[SuretyRelease] = []
+    if not held_rows.none_of(SuretyRelease.permit_id, permit.id):
+        query = select(SuretyRelease).where(SuretyRelease.permit_id == permit.id)
+        releases = list(db.session.scalars(query.order_by(SuretyRelease.released_at)))
     return CompletionRecord(by_kind, certificate_of(permit), releases, _cents(sum(r.amount for r in releases)))
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import joinedload
 
-from inspect_app import held_rows
 from inspect_app.accounts.models import User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
@@ -28,7 +27,7 @@ from inspect_app.photos import services as photos
 from inspect_app.photos.models import Photo
 from inspect_app.photos.processing import PhotoData, PhotoRejected
 from inspect_app.profiles.schema import Profile
-from inspect_app import inspection_types, rules
+from inspect_app import held_rows, inspection_types, rules
 from inspect_app.rules import calendar
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import utcnow

@@ -11,8 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import joinedload
 
-from inspect_app import held_rows
-from inspect_app import inspection_types, rules
+from inspect_app import held_rows, inspection_types, rules
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, sees
 from inspect_app.extensions import db
