@@ -665,8 +665,9 @@ class _Evaluation:
                 resumed = pause[1]
                 if resumed is None or resumed > limit:
                     break
+                # A suspension's end is not in it (`_within`): an inspection at that very moment counts.
                 anchor, anchor_is = resumed, "thaw"
-                index = max(index, bisect_right(times, resumed, first, stop))
+                index = max(index, bisect_left(times, resumed, first, stop))
                 continue
             if met is None and end is not None and due >= end:
                 break  # the work was complete before this one fell due

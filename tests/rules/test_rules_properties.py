@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.rules.rules_builders import ET, THRESHOLD_MM, UTC, et, find, longmeadow, permit
 
@@ -262,6 +262,11 @@ def test_a_024_inch_day_makes_nothing(case, index: int) -> None:
     assert obligations(wetter, PROFILE, now) == obligations(facts, PROFILE, now)
 
 
+# An inspection at the very moment a suspension for frozen conditions ends (found by this test).
+@example(case=(permit(status="active", issued_at=STARTS[0] - dt.timedelta(days=30), construction_started_at=STARTS[0],
+                      inspections=(Inspection(0, "erosion_control", STARTS[0] + HOUR),),
+                      frozen_periods=(FrozenPeriod(STARTS[0], STARTS[0] + HOUR, suspended=True),)),
+               STARTS[0] + HOUR))
 @FAST
 @given(histories())
 def test_the_dashboard_view_is_exactly_what_is_still_open(case) -> None:

@@ -108,6 +108,18 @@ def test_work_resumed_on_an_area_ends_a_suspension_for_frozen_conditions() -> No
     assert "frozen conditions ended on Mon 5 Jan 2026" in resumed[0].reason
 
 
+def test_an_inspection_at_the_moment_a_suspension_ends_is_the_one_the_schedule_follows() -> None:
+    """A suspension ends when its end is recorded (the end is not in it): an inspection made at that moment
+    meets the obligation the thaw opens, and the next one runs from it, in the full view and the open-only one."""
+    frozen = FrozenPeriod(start=et(2026, 1, 5, 7), end=et(2026, 1, 20, 9), suspended=True)
+    facts = active(inspections=(Inspection(1, "erosion_control", frozen.end),), frozen_periods=(frozen,))
+    routine = find(obligations(facts, LONGMEADOW, frozen.end), "inspection")
+    thaw = [o for o in routine if o.opens_at == frozen.end]
+    assert [(o.status, o.met_at) for o in thaw] == [("met", frozen.end), ("due", None)]
+    assert "the last one was on Tue 20 Jan 2026" in thaw[-1].reason
+    assert find(obligations(facts, LONGMEADOW, frozen.end, history=False), "inspection") == [thaw[-1]]
+
+
 def test_frozen_with_work_going_on_drops_to_one_inspection_a_month_and_no_storm_inspections() -> None:
     last = Inspection(1, "erosion_control", et(2025, 12, 12, 10))
     frozen = FrozenPeriod(start=et(2025, 12, 12, 12), end=et(2026, 3, 1, 8), suspended=False)
