@@ -725,13 +725,15 @@ def revoke_devices_of(user: User, actor=None, **_) -> None:
         revoke_device(actor, device)
 
 
-def device_for_token(token: str) -> SyncDevice | None:
-    """The unrevoked device of an enabled user that holds `token`, or None."""
+def device_for_token(token: str) -> tuple[SyncDevice, User] | None:
+    """The unrevoked device that holds `token` and its user, if enabled; else None. The user is returned
+    with it: the session keeps a row only while something holds it, so asking for it again would read it
+    again."""
     device = db.session.scalar(select(SyncDevice).where(SyncDevice.token_sha256 == token_hash(token)))
     if device is None or device.is_revoked:
         return None
     user = db.session.get(User, device.user_id)
-    return device if user is not None and user.is_enabled else None
+    return (device, user) if user is not None and user.is_enabled else None
 
 
 def _aware_time(value: Any) -> dt.datetime | None:

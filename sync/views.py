@@ -44,10 +44,10 @@ def authenticate():
     limit_to_token(None)
     header = request.headers.get("Authorization", "")
     if header.lower().startswith("bearer "):
-        device = services.device_for_token(header[7:].strip())
-        if device is None:
+        found = services.device_for_token(header[7:].strip())
+        if found is None:
             return _error(401, "The device token is unknown or has been revoked.")
-        g._login_user = db.session.get(User, device.user_id)  # Flask-Login's user for this request only
+        device, g._login_user = found  # the user is Flask-Login's for this request only
         g.sync_device = device
         limit_to_token(device)
         return None

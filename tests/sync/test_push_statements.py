@@ -56,3 +56,24 @@ def test_a_push_does_not_query_once_per_operation(client, make, device_token):
     counts = (push_statements(client, token, three), push_statements(client, token, twelve))
 
     assert counts[0] == counts[1], f"{counts[0]} statements for 3 area changes, {counts[1]} for 12"
+
+
+def test_a_device_request_reads_its_user_once(client, make, device_token):
+    """A token's device and its user are read once per request: the user Flask-Login gets for the request is the
+    one the token check read (the session keeps a row only while something holds it)."""
+    inspector = make.user("inspector")
+    make.permit(inspectors=[inspector], areas=["Pad"])
+    db.session.commit()
+    token = device_token(inspector)
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(" ".join(statement.split()))
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        answer = client.get("/sync/changes?cursor=0", headers={"Authorization": f"Bearer {token}"})
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)
+    assert answer.status_code == 200, answer.json
+    assert len([s for s in statements if s.startswith("SELECT users.")]) == 1, statements
