@@ -194,7 +194,9 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     connection = db.session.connection()
 
     def run(name: str):
-        return connection.execute(queries[name], parameters)
+        # All rows at once: the cursor holds them all already, and fetching them one by one cost a tenth
+        # of the load when a permit's areas have long histories.
+        return connection.execute(queries[name], parameters).all()
 
     area_rows = _grouped(run("areas"))
     frozen = _grouped(run("frozen"))
