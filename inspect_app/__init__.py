@@ -144,15 +144,19 @@ def install_database_hooks() -> None:
     3. documents: before commit, what the transaction signed or issued is frozen, with audit entries of
        its own (documents/services.py);
     4. the audit log: no entry may change; last before commit, the transaction's entries are numbered
-       and sealed under the commit-order lock, held for the commit alone (audit/models.py).
+       and sealed under the commit-order lock, held for the commit alone (audit/models.py);
+    5. held rows: every flush that writes is counted, so a page's one-statement answer of which tables
+       hold a permit's rows is not used once the request has written (held_rows.py). It only counts.
     """
+    from inspect_app import held_rows
     from inspect_app.audit import guards
     from inspect_app.audit import models as audit_log
     from inspect_app.schedule import obligations
     from inspect_app.documents import services as documents
 
     guards.install(db.metadata)
-    for install in (obligations.install, documents.install_freezing, audit_log.install_session_hooks):
+    for install in (obligations.install, documents.install_freezing, audit_log.install_session_hooks,
+                    held_rows.install):
         install()
 
 

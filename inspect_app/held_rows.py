@@ -7,8 +7,9 @@ one statement, and `none_of(column, value)` is True for those that hold none: th
 without a statement. Anywhere else (outside the block, another value, a column not asked about) `none_of` is
 False and a reader asks as it always has.
 
-Only for reads: a row added inside the block would not be seen by `none_of`. The pages ask as they read, after
-any change a request made has been flushed (the question is a query: it flushes first).
+Made for reads, and safe with writes: the question is a query, so it flushes what the request changed before;
+and inside the block, once anything is written (a flush) or while a row of a column's table waits to be
+written, `none_of` is False for it and the reader asks as it always has.
 """
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
 from flask import g, has_app_context
-from sqlalchemy import CompoundSelect, bindparam, exists, literal, select, union_all
+from sqlalchemy import CompoundSelect, bindparam, event, exists, literal, select, union_all
+from sqlalchemy.orm import Session
 
 from inspect_app.extensions import db
 
-_KEY = "held_rows"  # in flask.g while a block runs: (the value, the columns asked about, those holding it)
+_KEY = "held_rows"  # in flask.g while a block runs: (value, columns asked about, those holding it, flushes then)
+_FLUSHES = "held_rows.flushes"  # in a session's info: how many of its flushes wrote something
 
 
 def _name(column) -> str:
@@ -45,9 +48,9 @@ def _question(columns: list) -> tuple[tuple[str, ...], CompoundSelect]:
 def asked(value: str, columns: Iterable) -> Iterator[None]:
     """For the block: which of `columns` (mapped attributes, each indexed) hold `value` in any row."""
     names, question = _question(list(columns))
-    held = frozenset(db.session.scalars(question, {"value": value}))
+    held = frozenset(db.session.scalars(question, {"value": value}))  # flushes first
     before = g.get(_KEY)
-    setattr(g, _KEY, (value, frozenset(names), held))
+    setattr(g, _KEY, (value, frozenset(names), held, db.session.info.get(_FLUSHES, 0)))
     try:
         yield
     finally:
@@ -55,8 +58,24 @@ def asked(value: str, columns: Iterable) -> Iterator[None]:
 
 
 def none_of(column, value: str) -> bool:
-    """True only inside `asked` for this value and column, when no row holds the value there."""
+    """True only inside `asked` for this value and column, when no row holds the value there: nothing written
+    since it was asked, and no row of the column's table waiting to be."""
     known = g.get(_KEY) if has_app_context() else None
     if known is None or known[0] != value:
         return False
-    return _name(column) in known[1] and _name(column) not in known[2]
+    if _name(column) not in known[1] or _name(column) in known[2]:
+        return False
+    session = db.session
+    if session.info.get(_FLUSHES, 0) != known[3]:
+        return False
+    return not any(isinstance(row, column.class_) for row in (*session.new, *session.dirty))
+
+
+def _count_flush(session: Session, flush_context) -> None:
+    session.info[_FLUSHES] = session.info.get(_FLUSHES, 0) + 1
+
+
+def install() -> None:
+    """Count every session's flushes that write (once per process): an answer asked before one is not used."""
+    if not event.contains(Session, "after_flush", _count_flush):
+        event.listen(Session, "after_flush", _count_flush)
