@@ -63,7 +63,8 @@ def none_of(column, value: str) -> bool:
     known = g.get(_KEY) if has_app_context() else None
     if known is None or known[0] != value:
         return False
-    if _name(column) not in known[1] or _name(column) in known[2]:
+    name = _name(column)
+    if name not in known[1] or name in known[2]:
         return False
     session = db.session
     if session.info.get(_FLUSHES, 0) != known[3]:

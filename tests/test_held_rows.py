@@ -37,14 +37,10 @@ def test_a_row_written_inside_the_block_is_read_by_its_reader(app, make):
     inspector = make.user("inspector")
     permit = make.permit(inspectors=[inspector])
     db.session.flush()
-
-    def waiver() -> Waiver:
-        return Waiver(permit_id=permit.id, requirement="pre_bury", reason="Seen on site",
-                      granted_on=dt.date(2026, 5, 1), granted_by_id=inspector.id)
-
     with held_rows.asked(permit.id, [Waiver.permit_id, FrozenPeriod.permit_id]):
         assert waivers_of(permit) == [] and held_rows.none_of(FrozenPeriod.permit_id, permit.id)
-        pending = waiver()
+        pending = Waiver(permit_id=permit.id, requirement="pre_bury", reason="Seen on site",
+                         granted_on=dt.date(2026, 5, 1), granted_by_id=inspector.id)
         db.session.add(pending)  # not flushed: the reader's own query flushes it
         assert waivers_of(permit) == [pending]
         # That flush wrote: no answer of the block is used any more, for any table.
