@@ -9,6 +9,10 @@ from pathlib import Path
 from flask import Flask, current_app
 from jinja2 import FileSystemBytecodeCache
 from markupsafe import Markup, escape
+from wtforms.meta import DefaultMeta
+from wtforms.widgets import CheckboxInput, Input, RadioInput, Select, TextArea
+from wtforms.widgets.core import clean_key
+from wtforms.widgets.core import html_params as wtforms_html_params
 
 from inspect_app.labels import choices as label_choices
 from inspect_app.labels import label
@@ -54,9 +58,9 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
     Python rather than a Jinja macro, for speed: a draft report shows a hundred fields. The markup is the
     macro's, spacing included, written with f-strings of escaped values (Markup.format is slower)."""
     if f.type in ("HiddenField", "CSRFTokenField"):
-        return f(**attrs)
+        return control(f, attrs)
     if f.type == "SubmitField":
-        return f(**({"class_": "btn"} | attrs))
+        return control(f, {"class_": "btn"} | attrs)
     errors = f.errors if isinstance(f.errors, (list, tuple)) else []
     hint_text = hint if hint is not None else f.description
     field_id = escape(f.id)
@@ -71,17 +75,86 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
                    + "</p>") if errors else ""
     html = f'<div class="field{" has-error" if errors else ""} field-{escape(f.type.lower())}">'
     if f.type == "BooleanField":
-        html += (f'\n  <label class="check" for="{field_id}">{f(**attrs | aria)} <span>{label_text}</span></label>'
+        html += (f'\n  <label class="check" for="{field_id}">{control(f, attrs | aria)} <span>{label_text}</span></label>'
                  f"\n  {hint_html}{errors_html}")
     elif f.type == "RadioField" or hasattr(f.widget, "prefix_label"):
         described_by = "".join(f' {escape(k)}="{escape(v)}"' for k, v in aria.items())
-        options = "".join(f'\n    <label class="check" for="{escape(o.id)}">{o(**attrs)} <span>{escape(o.label.text)}'
+        options = "".join(f'\n    <label class="check" for="{escape(o.id)}">{control(o, attrs)} <span>{escape(o.label.text)}'
                           "</span></label>" for o in f)
         html += (f'\n  <fieldset id="{field_id}"{described_by}>\n    <legend>{label_text}</legend>\n    {hint_html}'
                  f"{options}\n    {errors_html}\n  </fieldset>")
     else:
-        html += f'\n  <label for="{field_id}">{label_text}</label>\n  {hint_html}\n  {f(**attrs | aria)}\n  {errors_html}'
+        html += f'\n  <label for="{field_id}">{label_text}</label>\n  {hint_html}\n  {control(f, attrs | aria)}\n  {errors_html}'
     return Markup(html + "\n</div>")
+
+
+def control(f, attrs: dict) -> Markup:
+    """What `f(**attrs)` renders (WTForms' own widget, with the field's `render_kw` under `attrs`), the same
+    markup to the byte, for the widgets the app's forms use: inputs, check boxes, radio buttons, text areas and
+    plain selects. WTForms writes each attribute with `Markup.format`, which parses its template every time:
+    on the permit page, with its twenty forms, that was a tenth of the page's CPU. Any other widget, or a form
+    that renders its fields its own way (`Meta.render_field`), is WTForms' own call. tests/test_form_controls.py
+    holds every field of every form of the app to WTForms' markup."""
+    if f.meta.render_field.__func__ is not DefaultMeta.render_field:
+        return f(**attrs)
+    widget, kwargs = f.widget, (f.render_kw or {}) | attrs
+    kind = type(widget)
+    if kind.__call__ in _INPUT_CALLS and kind.html_params is wtforms_html_params \
+            and getattr(f, "_datalist", None) is None:
+        if (kind.__call__ is CheckboxInput.__call__ and getattr(f, "checked", f.data)
+                or kind.__call__ is RadioInput.__call__ and f.checked):
+            kwargs.setdefault("checked", True)
+        kwargs.setdefault("id", f.id)
+        kwargs.setdefault("type", widget.input_type)
+        if "value" not in kwargs:
+            kwargs["value"] = f._value()
+        _validation_attrs(widget, f, kwargs, call=True)
+        return Markup(f"<input {_html_params(f.name, kwargs)}>")
+    if kind is TextArea:
+        kwargs.setdefault("id", f.id)
+        _validation_attrs(widget, f, kwargs)
+        return Markup(f"<textarea {_html_params(f.name, kwargs)}>\r\n{escape(f._value())}</textarea>")
+    if kind is Select and not f.has_groups():
+        kwargs.setdefault("id", f.id)
+        if widget.multiple:
+            kwargs["multiple"] = True
+        _validation_attrs(widget, f, kwargs)
+        options = "".join(_option(choice) for choice in f._iter_choices_normalized())
+        return Markup(f"<select {_html_params(f.name, kwargs)}>{options}</select>")
+    return f(**attrs)
+
+
+_INPUT_CALLS = (Input.__call__, CheckboxInput.__call__, RadioInput.__call__)
+
+
+def _validation_attrs(widget, f, kwargs: dict, call: bool = False) -> None:
+    """The field's flags its widget writes as attributes (`required`, `maxlength`...), unless given."""
+    flags = vars(f.flags) if hasattr(f, "flags") else {}
+    for key in widget.validation_attrs:
+        if key in flags and key not in kwargs:
+            value = flags[key]
+            kwargs[key] = value() if call and callable(value) else value
+
+
+def _option(choice) -> str:
+    value = str(choice.value) if isinstance(choice.value, bool) else choice.value
+    options = {"value": value, **(choice.render_kw or {})}
+    if choice.selected:
+        options["selected"] = True
+    return f"<option {_html_params(None, options)}>{escape(choice.label or choice.value)}</option>"
+
+
+def _html_params(name: str | None, kwargs: dict) -> str:
+    """WTForms' `html_params`, written with f-strings: sorted keys, `True` bare, `False` left out."""
+    if name is not None:
+        kwargs = {"name": name, **kwargs}
+    params = []
+    for key, value in sorted(kwargs.items()):
+        if value is True:
+            params.append(escape(clean_key(key)))
+        elif value is not False:
+            params.append(f'{escape(clean_key(key))}="{str(escape(value)).replace(chr(34), "&quot;")}"')
+    return " ".join(params)
 
 
 log = logging.getLogger(__name__)
