@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app
@@ -222,23 +222,38 @@ def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
     if last < first:
         return None
     asked = _last_asked(station_id)
-    query = select(WeatherObservation.hour).where(
-        WeatherObservation.station_id == station_id, WeatherObservation.hour >= first,
-        WeatherObservation.hour <= last, WeatherObservation.precip_mm.is_not(None))
     # Only the hours not known to be unpublished need reading (`_missing_hours_of`): after the last ask
     # when it was recent, else from the publication lag before it (a chart's 60 days are mostly older).
-    if asked is not None:
-        recent = now - asked < CHART_REFRESH
-        query = query.where(WeatherObservation.hour > asked if recent
-                            else WeatherObservation.hour >= asked - source.PUBLICATION_LAG)
-    missing = _missing_hours_of(set(db.session.scalars(query)), first, last, asked, now)
+    recent = asked is not None and now - asked < CHART_REFRESH
+    if asked is None:
+        after = first
+    else:
+        after = asked if recent else asked - source.PUBLICATION_LAG
+    held = db.session.scalars(_held_hours(recent), {"station_id": station_id, "first": first, "last": last,
+                                                    "after": after})
+    missing = _missing_hours_of(set(held), first, last, asked, now)
     return (missing[0], missing[-1]) if missing else None
+
+
+@cache
+def _held_hours(after_only: bool) -> Select:
+    """`unheld_hours`' statement, built once per process (building a statement cost about what running it
+    did): the station's hours with rain from `first` to `last`, and from `after` on (after it, with
+    `after_only`)."""
+    hour = WeatherObservation.hour
+    return select(hour).where(
+        WeatherObservation.station_id == bindparam("station_id"), hour >= bindparam("first", type_=hour.type),
+        hour <= bindparam("last", type_=hour.type), WeatherObservation.precip_mm.is_not(None),
+        hour > bindparam("after", type_=hour.type) if after_only else hour >= bindparam("after", type_=hour.type))
 
 
 def _last_asked(station_id: str) -> dt.datetime | None:
     """When meteostat was last asked for the station's recent hours (by a permit's rainfall chart)."""
-    return db.session.scalar(select(func.max(PermitStation.rainfall_fetched_at))
-                             .where(PermitStation.station_id == station_id))
+    return db.session.scalar(_LAST_ASKED, {"station_id": station_id})
+
+
+_LAST_ASKED = (select(func.max(PermitStation.rainfall_fetched_at))
+               .where(PermitStation.station_id == bindparam("station_id")))
 
 
 def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
@@ -566,15 +581,21 @@ class Rainfall:
     storms: tuple[StormEvent, ...]
 
 
+# A chart's statements, built once (building one cost about what running it did); values are their parameters.
+_PERMIT_STATION = (select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
+                          PermitStation.found_at).where(PermitStation.permit_id == bindparam("permit_id")))
+_CHART_STORMS = (select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
+                                          StormEvent.day >= bindparam("first"), StormEvent.day <= bindparam("last"))
+                 .order_by(StormEvent.day, StormEvent.reached_at))
+
+
 def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime | None = None) -> Rainfall:
     """The last `days` local days of rain at a permit, with its storm events."""
     now = now or utcnow()
     end_day = now.astimezone(source.LOCAL_TZ).date()
     start_day = end_day - dt.timedelta(days=days - 1)
     first_label, last_label = _day_labels(start_day, end_day)
-    known = db.session.execute(
-        select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
-               PermitStation.found_at).where(PermitStation.permit_id == permit.id)).first()
+    known = db.session.execute(_PERMIT_STATION, {"permit_id": permit.id}).first()
     station = source.Station(known.station_id, known.station_name, known.distance_m) if known else None
     status, reason = "", ""
     if known is None or now - known.found_at >= STATION_RECHECK:
@@ -613,8 +634,6 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
         status = "incomplete" if missing else "complete"
         reason = (f"{station.name} is missing precipitation hours on {missing} day(s); those days show"
                   " only the hours published" if missing and station else "")
-    storms = tuple(db.session.scalars(
-        select(StormEvent).where(StormEvent.permit_id == permit.id, StormEvent.day >= start_day,
-                                 StormEvent.day <= end_day).order_by(StormEvent.day, StormEvent.reached_at)))
+    storms = tuple(db.session.scalars(_CHART_STORMS, {"permit_id": permit.id, "first": start_day, "last": end_day}))
     return Rainfall(permit.id, start_day, end_day, totals, station, status, reason, attribution, fetched_at,
                     profile_of(permit).storm.threshold_mm, storms)
