@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import joinedload
 
 from inspect_app import held_rows, inspection_types, rules
@@ -26,6 +27,7 @@ from inspect_app.schedule.facts import load_records
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.templating import humanize
+from inspect_app.types import UTCDateTime
 from inspect_app.weather.models import StormEvent
 
 
@@ -174,9 +176,7 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
     # it), then the areas from the list the report's checklist has read already: not one query per area, and
     # the areas not read twice.
     timelines: dict[str, list[AreaStatusEvent]] = defaultdict(list)
-    query = (select(AreaStatusEvent).join(DisturbedArea, AreaStatusEvent.area_id == DisturbedArea.id)
-             .where(DisturbedArea.permit_id == permit.id).order_by(AreaStatusEvent.at))
-    for event in db.session.scalars(query):
+    for event in db.session.scalars(_area_timelines(), {"permit_id": permit.id}):
         timelines[event.area_id].append(event)
     for area in permit.areas:
         timeline = timelines[area.id]
@@ -194,6 +194,13 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
         clocks.append(AreaClock(area, status, episode.ceased, episode.pending_deadline(), episode.overdue(at),
                                 episode.initiate_due, episode.complete_due, episode.initiated, breach))
     return clocks
+
+
+@cache
+def _area_timelines() -> Select:
+    """`area_clocks`' statement, built once per process (building it cost about what running it did)."""
+    return (select(AreaStatusEvent).join(DisturbedArea, AreaStatusEvent.area_id == DisturbedArea.id)
+            .where(DisturbedArea.permit_id == bindparam("permit_id")).order_by(AreaStatusEvent.at))
 
 
 def open_punch_items(permit: Permit) -> list[PunchListItem]:
@@ -221,9 +228,16 @@ def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
 
 def inspections_of(permit: Permit) -> list[Inspection]:
     """Every inspection of `permit`, newest first (by id among those made at the same moment)."""
-    # With the inspector's account (whether the authority made it, for the 24-hour notice), in the same statement.
-    query = permit.inspections.select().options(joinedload(Inspection.inspector))
-    return list(db.session.scalars(query.order_by(Inspection.performed_at.desc(), Inspection.id)))
+    return list(db.session.scalars(_inspections_of(), {"permit_id": permit.id}))
+
+
+@cache
+def _inspections_of() -> Select:
+    """`inspections_of`' statement, built once per process (building a statement cost about what running it
+    did). Not `permit.inspections.select()`: that orders by the relationship's `performed_at` first, which put
+    the oldest first. With the inspector's account (whether the authority made it, for the 24-hour notice)."""
+    return (select(Inspection).where(Inspection.permit_id == bindparam("permit_id"))
+            .options(joinedload(Inspection.inspector)).order_by(Inspection.performed_at.desc(), Inspection.id))
 
 
 def amendments_of(inspection: Inspection) -> list[Inspection]:
@@ -257,11 +271,18 @@ def amended_by_another(inspection: Inspection) -> str | None:
 
 def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:
     """(d) The time of the permit's latest submitted inspection before `at`."""
+    values = {"permit_id": permit.id, "at": at} | ({"exclude_id": exclude_id} if exclude_id else {})
+    return db.session.scalar(_last_inspection_before(bool(exclude_id)), values)
+
+
+@cache
+def _last_inspection_before(excluding: bool) -> Select:
+    """`last_inspection_before`'s statement (`excluding` one report), built once per process (building it cost
+    about what running it did)."""
     query = select(func.max(Inspection.performed_at)).where(
-        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.performed_at < at)
-    if exclude_id:
-        query = query.where(Inspection.id != exclude_id)
-    return db.session.scalar(query)
+        Inspection.permit_id == bindparam("permit_id"), Inspection.status == "submitted",
+        Inspection.performed_at < bindparam("at", type_=UTCDateTime()))
+    return query.where(Inspection.id != bindparam("exclude_id")) if excluding else query
 
 
 def notices_of(permit: Permit) -> list[InspectionNotice]:
@@ -333,12 +354,41 @@ def storm_to_answer(permit: Permit, at: dt.datetime) -> StormEvent | None:
     return db.session.scalars(query.limit(1)).first()
 
 
+@cache
+def _storms_since(since: bool) -> tuple[Select, Select]:
+    """`storms_of`' two statements (the station's storms, the gauge readings of other reports) up to the
+    parameter `at`, and after `since` if `since`: built once per process (building them cost about what running
+    them did)."""
+    at = bindparam("at", type_=UTCDateTime())
+    events = select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
+                                      _storm_time(StormEvent.reached_at) <= at)
+    gauges = select(Inspection.id, Inspection.performed_at, Inspection.gauge_precip_mm).where(
+        Inspection.permit_id == bindparam("permit_id"), Inspection.status == "submitted",
+        Inspection.id != bindparam("inspection_id"), Inspection.gauge_precip_mm >= bindparam("threshold"),
+        Inspection.performed_at <= at)
+    if since:
+        after = bindparam("since", type_=UTCDateTime())
+        events = events.where(_storm_time(StormEvent.ended_at) > after)
+        gauges = gauges.where(Inspection.performed_at > after)
+    return events, gauges
+
+
 def storm_choices(permit: Permit, at: dt.datetime) -> list[StormEvent]:
     """The storms an inspection at `at` may answer: those recorded up to then, newest first (the last 30)."""
-    query = (select(StormEvent).where(StormEvent.permit_id == permit.id,
-                                      func.coalesce(StormEvent.reached_at, StormEvent.detected_at) <= at)
-             .order_by(StormEvent.day.desc(), StormEvent.reached_at.desc()))
-    return list(db.session.scalars(query.limit(30)))
+    return list(db.session.scalars(_storm_choices(), {"permit_id": permit.id, "at": at}))
+
+
+@cache
+def _storm_choices() -> Select:
+    """`storm_choices`' statement, built once per process (building it cost about what running it did)."""
+    return (select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
+                                     _storm_time(StormEvent.reached_at) <= bindparam("at", type_=UTCDateTime()))
+            .order_by(StormEvent.day.desc(), StormEvent.reached_at.desc()).limit(30))
+
+
+def _storm_time(column):
+    """A storm event's time by `column` (when it reached the threshold, or ended), or when it was found."""
+    return func.coalesce(column, StormEvent.detected_at)
 
 
 def storm_record(event: StormEvent) -> dict[str, Any]:
@@ -357,17 +407,11 @@ def storms_of(inspection: Inspection) -> dict[str, Any]:
     this report's own among them."""
     permit, at, since = inspection.permit, inspection.performed_at, inspection.last_inspection_at
     threshold = profile_of(permit).storm.threshold_mm
-    events = select(StormEvent).where(StormEvent.permit_id == permit.id,
-                                      func.coalesce(StormEvent.reached_at, StormEvent.detected_at) <= at)
-    if since is not None:
-        events = events.where(func.coalesce(StormEvent.ended_at, StormEvent.detected_at) > since)
-    found = [storm_record(e) for e in db.session.scalars(events)]
-    gauges = select(Inspection.id, Inspection.performed_at, Inspection.gauge_precip_mm).where(
-        Inspection.permit_id == permit.id, Inspection.status == "submitted", Inspection.id != inspection.id,
-        Inspection.gauge_precip_mm >= threshold, Inspection.performed_at <= at)
-    if since is not None:
-        gauges = gauges.where(Inspection.performed_at > since)
-    readings = [(row.id, row.performed_at, row.gauge_precip_mm) for row in db.session.execute(gauges)]
+    events, gauges = _storms_since(since is not None)
+    values = {"permit_id": permit.id, "at": at} | ({"since": since} if since is not None else {})
+    found = [storm_record(e) for e in db.session.scalars(events, values)]
+    readings = [(row.id, row.performed_at, row.gauge_precip_mm) for row in db.session.execute(
+        gauges, values | {"inspection_id": inspection.id, "threshold": threshold})]
     if inspection.gauge_precip_mm is not None and inspection.gauge_precip_mm >= threshold:
         readings.append((inspection.id, at, inspection.gauge_precip_mm))
     found += [{"id": None, "source": "gauge", "station_id": None, "day": None, "started_at": None,

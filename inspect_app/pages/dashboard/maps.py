@@ -10,7 +10,6 @@ import datetime as dt
 from dataclasses import dataclass
 
 from flask import current_app
-from sqlalchemy import select
 
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.pages.dashboard import services
@@ -36,7 +35,7 @@ def tiles() -> Tiles:
 def site_section(permit: Permit, now: dt.datetime) -> dict:
     """What the permit page's site map shows (permits/_site_map.html): each area's stabilization clock as
     the schedule engine stored it (§380-11 C(3)(a)), and the tiles."""
-    clocks = services.stabilization_clocks(select(Permit.id).where(Permit.id == permit.id), now)
+    clocks = services.permit_clocks(permit.id, now)
     return {"tiles": tiles(), "clocks": clocks, "now": now, "kinds": OBLIGATION_KIND_LABELS,
             "describe_late": services.describe_late}
 

@@ -12,9 +12,10 @@ import math
 import secrets
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 
 from flask import current_app
-from sqlalchemy import ColumnElement, Select, case, false, func, literal, select, true
+from sqlalchemy import BindParameter, ColumnElement, Select, bindparam, case, false, func, literal, select, true
 
 from inspect_app import inspection_types
 from inspect_app.accounts.models import User
@@ -194,10 +195,16 @@ def _ordered(query: Select, sort: str) -> Select:
 
 def permit_open(permit_id: str, now: dt.datetime) -> list[Row]:
     """One permit's open obligations, overdue first, then due, then upcoming; soonest deadline first in each."""
+    return [_row(values) for values in db.session.execute(_permit_open(), {"permit_id": permit_id, "now": now})]
+
+
+@cache
+def _permit_open() -> Select:
+    """`permit_open`'s statement, built once per process (building it cost about what running it did)."""
+    now = bindparam("now", type_=UTCDateTime())
     pressing = case((_Ob.overdue_at(now), 0), (_Ob.opens_at <= now, 1), else_=2)
-    query = _open_rows(select(Permit.id).where(Permit.id == permit_id), now).order_by(
+    return _open_rows(_Ob.permit_id == bindparam("permit_id"), now).order_by(
         pressing, _Ob.due_at.is_(None), _Ob.due_at, _Ob.opens_at, _Ob.kind, _Ob.subject, _Ob.id)
-    return [_row(values) for values in db.session.execute(query)]
 
 
 # How bad a status is, worst first: a permit's card shows its worst.
@@ -435,12 +442,29 @@ STABILIZATION_KINDS = ("stabilization", "stabilization_complete")
 def stabilization_clocks(permit_ids: Select, now: dt.datetime) -> dict[str, Obligation]:
     """The next open stabilization deadline of each disturbed area of `permit_ids`, by area id, as the
     schedule engine stored it (CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)): initiate, then complete."""
-    query = (select(_Ob.permit_id, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
-                    _Ob.citation)
-             .where(_Ob.permit_id.in_(permit_ids), _Ob.kind.in_(STABILIZATION_KINDS))
-             .order_by(_Ob.due_at, _Ob.kind))
+    return _clocks(db.session.execute(_clocks_query(_Ob.permit_id.in_(permit_ids), now)))
+
+
+def permit_clocks(permit_id: str, now: dt.datetime) -> dict[str, Obligation]:
+    """`stabilization_clocks` of one permit (its site map), with a statement built once per process."""
+    return _clocks(db.session.execute(_permit_clocks(), {"permit_id": permit_id, "now": now}))
+
+
+@cache
+def _permit_clocks() -> Select:
+    return _clocks_query(_Ob.permit_id == bindparam("permit_id"), bindparam("now", type_=UTCDateTime()))
+
+
+def _clocks_query(of_permits: ColumnElement[bool], now: dt.datetime | BindParameter) -> Select:
+    return (select(_Ob.permit_id, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
+                   _Ob.citation)
+            .where(of_permits, _Ob.kind.in_(STABILIZATION_KINDS))
+            .order_by(_Ob.due_at, _Ob.kind))
+
+
+def _clocks(rows) -> dict[str, Obligation]:
     clocks: dict[str, Obligation] = {}
-    for pid, kind, subject, opens_at, due_at, status, reason, citation in db.session.execute(query):
+    for pid, kind, subject, opens_at, due_at, status, reason, citation in rows:
         clocks.setdefault(subject.removeprefix("area:"),
                           Obligation(pid, kind, subject, opens_at, due_at, status, None, reason, citation))
     return clocks
