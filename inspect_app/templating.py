@@ -10,7 +10,8 @@ from flask import Flask, current_app
 from jinja2 import FileSystemBytecodeCache
 from markupsafe import Markup, escape
 from wtforms.meta import DefaultMeta
-from wtforms.widgets import CheckboxInput, Input, RadioInput, Select, TextArea
+from wtforms.widgets import (CheckboxInput, DateInput, FileInput, Input, NumberInput, PasswordInput, RadioInput, Select,
+                             TextArea)
 from wtforms.widgets.core import clean_key
 from wtforms.widgets.core import html_params as wtforms_html_params
 
@@ -104,6 +105,18 @@ def control(f, attrs: dict) -> Markup:
         if (kind.__call__ is CheckboxInput.__call__ and getattr(f, "checked", f.data)
                 or kind.__call__ is RadioInput.__call__ and f.checked):
             kwargs.setdefault("checked", True)
+        elif kind.__call__ is NumberInput.__call__:
+            for key in ("step", "min", "max"):
+                if getattr(widget, key) is not None:
+                    kwargs.setdefault(key, getattr(widget, key))
+        elif kind.__call__ is _DATE_CALL and getattr(f, "format", None) is not None:
+            _date_bounds(f, kwargs)
+        elif kind.__call__ is PasswordInput.__call__ and widget.hide_value:
+            kwargs["value"] = ""
+        elif kind.__call__ is FileInput.__call__:
+            kwargs["value"] = False  # a browser ignores a file input's value
+            if widget.multiple:
+                kwargs["multiple"] = True
         kwargs.setdefault("id", f.id)
         kwargs.setdefault("type", widget.input_type)
         if "value" not in kwargs:
@@ -124,7 +137,20 @@ def control(f, attrs: dict) -> Markup:
     return f(**attrs)
 
 
-_INPUT_CALLS = (Input.__call__, CheckboxInput.__call__, RadioInput.__call__)
+_DATE_CALL = DateInput.__call__  # every date and time input's: they share it (WTForms' _DateTimeBaseInput)
+_INPUT_CALLS = (Input.__call__, CheckboxInput.__call__, RadioInput.__call__, NumberInput.__call__, _DATE_CALL,
+                PasswordInput.__call__, FileInput.__call__)
+
+
+def _date_bounds(f, kwargs: dict) -> None:
+    """A date input's `min` and `max` (given, or the field's flags) written in the field's format."""
+    fmt = f.format[0] if isinstance(f.format, list) else f.format
+    for key in ("min", "max"):
+        value = kwargs.get(key, getattr(f.flags, key, None))
+        if callable(value):
+            value = value()
+        if hasattr(value, "strftime"):
+            kwargs[key] = value.strftime(fmt)
 
 
 def _validation_attrs(widget, f, kwargs: dict, call: bool = False) -> None:
