@@ -73,8 +73,23 @@ def hidden_parts(user, *, shared: bool = False) -> dict[str, Ids]:
     plans and runs once in a statement, not once in every part that reads them: for a statement that leaves
     out every hidden part (NOT IN), which works each set out whole anyway. Not for one that looks for a few rows
     among them (IN): inside the statement, the planner starts from those rows instead."""
-    user_id = user.id if getattr(user, "is_authenticated", False) else None
-    return dict(_hidden_parts(user_id, shared, len(db.Model.registry.mappers)))
+    return dict(_hidden_parts(user_key(user), shared, len(db.Model.registry.mappers)))
+
+
+def user_key(user) -> str | None:
+    """What a user's hidden parts depend on: their id (none for the signed-out, or no user: every draft)."""
+    return user.id if getattr(user, "is_authenticated", False) else None
+
+
+def kept_per_user(build: Callable[[dict[str, Ids]], Select], *, shared: bool = False) -> Callable[[Any], Select]:
+    """`build(hidden)`, a statement made on a user's hidden parts (`shared` as `hidden_parts`) whose other values
+    are its parameters, built once per user and kept as the parts are: built at every request, walking the parts
+    to find the statement's compiled form cost about what running it did."""
+    @functools.lru_cache(maxsize=64)
+    def kept(user_id: str | None, mapped: int) -> Select:
+        return build(dict(_hidden_parts(user_id, shared, mapped)))
+
+    return lambda user: kept(user_key(user), len(db.Model.registry.mappers))
 
 
 @functools.lru_cache(maxsize=128)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, Select, bindparam, select
 from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
@@ -49,11 +49,15 @@ def action_deadline(kind: str, discovered_at: dt.datetime, profile: Profile) -> 
 
 def open_actions(permit: Permit, *conditions: ColumnElement[bool]) -> list[CorrectiveAction]:
     """The permit's corrective actions not yet verified (and meeting `conditions`), soonest deadline first."""
-    query = select(CorrectiveAction).where(CorrectiveAction.permit_id == permit.id,
+    return list(db.session.scalars(open_actions_query(*conditions), {"permit_id": permit.id}))
+
+
+def open_actions_query(*conditions: ColumnElement[bool]) -> Select:
+    """`open_actions`' statement, for the permit of the parameter `permit_id`."""
+    query = select(CorrectiveAction).where(CorrectiveAction.permit_id == bindparam("permit_id"),
                                            CorrectiveAction.status != "verified", *conditions)
     # With their findings (the permit page links each to its report): one query, not one per action.
-    return list(db.session.scalars(query.options(joinedload(CorrectiveAction.finding))
-                                   .order_by(CorrectiveAction.due_at)))
+    return query.options(joinedload(CorrectiveAction.finding)).order_by(CorrectiveAction.due_at)
 
 
 def resolved_in(inspection: Inspection) -> list[PunchListItem]:

@@ -13,9 +13,10 @@ import datetime as dt
 from dataclasses import dataclass
 
 from flask import url_for
+from sqlalchemy import bindparam
 
 from inspect_app import inspection_types
-from inspect_app.accounts.policy import hidden_draft_parts
+from inspect_app.accounts.records import kept_per_user
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.pages.dashboard.services import Row, owed, permit_open, when_due
 from inspect_app.extensions import db
@@ -109,8 +110,12 @@ def _others_drafts(permit: Permit, user, rows: list[Row]) -> set[str]:
     """The `inspection:<id>` subjects of `rows` that are someone else's draft (one query, if any)."""
     if not any(row.obligation.subject.startswith("inspection:") for row in rows):
         return set()
-    hidden = hidden_draft_parts(user)["inspections"].where(Inspection.permit_id == permit.id)
-    return {f"inspection:{inspection_id}" for inspection_id in db.session.scalars(hidden)}
+    hidden = db.session.scalars(_drafts_hidden_from(user), {"permit_id": permit.id})
+    return {f"inspection:{inspection_id}" for inspection_id in hidden}
+
+
+_drafts_hidden_from = kept_per_user(
+    lambda hidden: hidden["inspections"].where(Inspection.permit_id == bindparam("permit_id")))
 
 
 def section(permit: Permit, user, now: dt.datetime) -> list[NowItem]:

@@ -9,9 +9,10 @@ from typing import Any
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from inspect_app.accounts.policy import allowed, permit_or_404, require, sees_part, shown
+from inspect_app.accounts.records import kept_per_user
 from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.inputs import query_int
@@ -73,9 +74,12 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
 
 def section(permit: Permit) -> dict:
     """What the permit page shows of photos: how many the current user may see (_permit_photos.html)."""
-    # Counted on the table itself: not a subquery of the list's every column, in its order.
-    return {"count": db.session.scalar(select(func.count()).select_from(Photo)
-                                       .where(Photo.permit_id == permit.id, shown(current_user, Photo)))}
+    return {"count": db.session.scalar(_photos_shown_to(current_user), {"permit_id": permit.id})}
+
+
+# Counted on the table itself: not a subquery of the list's every column, in its order.
+_photos_shown_to = kept_per_user(lambda hidden: select(func.count()).select_from(Photo).where(
+    Photo.permit_id == bindparam("permit_id"), Photo.id.not_in(hidden["photos"])), shared=True)
 
 
 @bp.app_template_global()

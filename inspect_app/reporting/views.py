@@ -6,10 +6,12 @@ from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
+from sqlalchemy import bindparam
 from sqlalchemy.orm.attributes import set_committed_value
 
 from inspect_app import held_rows, inspection_types
-from inspect_app.accounts.policy import allowed, hidden_draft_parts, permit_or_404, require
+from inspect_app.accounts.policy import allowed, permit_or_404, require
+from inspect_app.accounts.records import kept_per_user
 from inspect_app.blobs import files
 from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
@@ -72,10 +74,12 @@ def section(permit: Permit, notice_form=None) -> dict:
 
 def visible_open_actions(permit: Permit) -> list:
     """The permit's open corrective actions the current user may see (not those of someone else's draft)."""
-    # Someone else's draft's actions left out in the same statement (the permit's own only: a few rows).
-    hidden_actions = (hidden_draft_parts(current_user)["corrective_actions"]
-                      .where(CorrectiveAction.permit_id == permit.id))
-    return findings.open_actions(permit, CorrectiveAction.id.not_in(hidden_actions))
+    return list(db.session.scalars(_open_actions_shown_to(current_user), {"permit_id": permit.id}))
+
+
+# Someone else's draft's actions left out in the same statement (the permit's own only: a few rows).
+_open_actions_shown_to = kept_per_user(lambda hidden: findings.open_actions_query(CorrectiveAction.id.not_in(
+    hidden["corrective_actions"].where(CorrectiveAction.permit_id == bindparam("permit_id")))))
 
 
 # What a report most often has none of: which of them it has is asked in one statement (held_rows), and the
