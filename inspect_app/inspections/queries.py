@@ -303,18 +303,27 @@ def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datet
     with none in time, the newest notice given before the inspection is linked and flagged late.
     """
     hours = profile_of(permit).advance_notice.hours
-    used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
-    if inspection_id:
-        used = used.where(Inspection.id != inspection_id)
-    query = (select(InspectionNotice)
-             .where(InspectionNotice.permit_id == permit.id, InspectionNotice.inspection_type == inspection_type,
-                    InspectionNotice.given_at <= performed_at, InspectionNotice.id.not_in(used))
-             .order_by(InspectionNotice.given_at.desc()))
-    candidates = list(db.session.scalars(query))
+    values = {"permit_id": permit.id, "type": inspection_type, "at": performed_at}
+    candidates = list(db.session.scalars(_notices_unused(bool(inspection_id)),
+                                         values | ({"inspection_id": inspection_id} if inspection_id else {})))
     in_time = [n for n in candidates if n.given_at <= performed_at - dt.timedelta(hours=hours)]
     if in_time:
         return in_time[0], True
     return (candidates[0] if candidates else None), False
+
+
+@cache
+def _notices_unused(but_by_one: bool) -> Select:
+    """`matching_notice`'s statement (the notices no other report uses, `but_by_one` the report of the parameter
+    `inspection_id`), built once per process (building it cost about what running it did)."""
+    used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
+    if but_by_one:
+        used = used.where(Inspection.id != bindparam("inspection_id"))
+    return (select(InspectionNotice)
+            .where(InspectionNotice.permit_id == bindparam("permit_id"),
+                   InspectionNotice.inspection_type == bindparam("type"),
+                   InspectionNotice.given_at <= bindparam("at", type_=UTCDateTime()), InspectionNotice.id.not_in(used))
+            .order_by(InspectionNotice.given_at.desc()))
 
 
 def authority_addresses(permit: Permit) -> list[str]:
@@ -336,7 +345,7 @@ def weather_pending(inspection: Inspection) -> bool:
 
 def schedule_in_force(permit: Permit, at: dt.datetime) -> dict[str, str] | None:
     """The erosion-control schedule the permit was under at `at`, as the schedule engine words it."""
-    records = load_records(select(Permit).where(Permit.id == permit.id), schedule_only=True)
+    records = load_records(permit_ids=[permit.id], schedule_only=True)
     if not records or records[0].facts is None or records[0].profile is None:
         return None  # a record the engine cannot read: the dashboard shows why
     schedule = rules.schedule_in_force(records[0].facts, records[0].profile, at)
@@ -346,13 +355,18 @@ def schedule_in_force(permit: Permit, at: dt.datetime) -> dict[str, str] | None:
 def storm_to_answer(permit: Permit, at: dt.datetime) -> StormEvent | None:
     """The storm whose inspection the schedule has open at `at` (the earliest), if it is a recorded storm event:
     a first inspection opens when the storm reached the threshold, a closing one when it ended."""
-    query = (select(StormEvent).join(PermitObligation, (PermitObligation.permit_id == StormEvent.permit_id)
-                                     & ((PermitObligation.opens_at == StormEvent.reached_at)
-                                        | (PermitObligation.opens_at == StormEvent.ended_at)))
-             .where(StormEvent.permit_id == permit.id, PermitObligation.kind == "storm_inspection",
-                    PermitObligation.opens_at <= at)
-             .order_by(PermitObligation.opens_at))
-    return db.session.scalars(query.limit(1)).first()
+    return db.session.scalars(_storm_to_answer(), {"permit_id": permit.id, "at": at}).first()
+
+
+@cache
+def _storm_to_answer() -> Select:
+    """`storm_to_answer`'s statement, built once per process (building it cost about what running it did)."""
+    return (select(StormEvent).join(PermitObligation, (PermitObligation.permit_id == StormEvent.permit_id)
+                                    & ((PermitObligation.opens_at == StormEvent.reached_at)
+                                       | (PermitObligation.opens_at == StormEvent.ended_at)))
+            .where(StormEvent.permit_id == bindparam("permit_id"), PermitObligation.kind == "storm_inspection",
+                   PermitObligation.opens_at <= bindparam("at", type_=UTCDateTime()))
+            .order_by(PermitObligation.opens_at).limit(1))
 
 
 @cache
