@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import defer, joinedload
 
 from inspect_app import held_rows, inspection_types, rules
 from inspect_app.accounts.models import User
@@ -236,9 +236,15 @@ def inspections_of(permit: Permit) -> list[Inspection]:
 def _inspections_of() -> Select:
     """`inspections_of`' statement, built once per process (building a statement cost about what running it
     did). Not `permit.inspections.select()`: that orders by the relationship's `performed_at` first, which put
-    the oldest first. With the inspector's account (whether the authority made it, for the 24-hour notice)."""
+    the oldest first. With the inspector's account (whether the authority made it, for the 24-hour notice), and
+    without what a list of reports never shows: their long texts and the parts kept as JSON, which took more
+    to read than the rest of the row (tests/test_page_queries.py sees a page that reads one of them a report)."""
     return (select(Inspection).where(Inspection.permit_id == bindparam("permit_id"))
-            .options(joinedload(Inspection.inspector)).order_by(Inspection.performed_at.desc(), Inspection.id))
+            .options(joinedload(Inspection.inspector), defer(Inspection.details), defer(Inspection.storms),
+                     defer(Inspection.schedule_in_force), defer(Inspection.weather_stations),
+                     defer(Inspection.notes), defer(Inspection.corrective_steps),
+                     defer(Inspection.certification_statement))
+            .order_by(Inspection.performed_at.desc(), Inspection.id))
 
 
 def amendments_of(inspection: Inspection) -> list[Inspection]:
