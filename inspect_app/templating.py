@@ -89,6 +89,59 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
     return Markup(html + "\n</div>")
 
 
+# The report form's own inputs (inspections/_macros.html), which it shows a few hundred of: Python rather than Jinja
+# macros, for speed, writing the macros' markup, spacing included (a macro call cost more than what it wrote).
+
+def report_error(errors: dict, name: str) -> Markup:
+    """The message refusing field `name`, if any, as its `aria-describedby` names it."""
+    if not errors.get(name):
+        return Markup("")
+    return Markup(f'<p class="field-error" id="{escape(name)}-error"><span class="visually-hidden">Error: </span>'
+                  f"{escape(errors[name])}</p>")
+
+
+def report_aria(errors: dict, name: str, hint=None) -> Markup:
+    """A field's `aria-describedby` (its hint, its error) and `aria-invalid` when refused."""
+    ids = ([f"{name}-hint"] if hint else []) + ([f"{name}-error"] if errors.get(name) else [])
+    described = f' aria-describedby="{escape(" ".join(ids))}"' if ids else ""
+    return Markup(described + (' aria-invalid="true"' if errors.get(name) else ""))
+
+
+def report_text(name: str, label, value, errors: dict, type: str = "text", hint=None, rows=0, attrs="") -> Markup:
+    """A text input (a textarea with `rows`) of the report form, with its label, hint and error."""
+    field, shown = escape(name), escape(value if value is not None else "")
+    common = f'id="{field}" name="{field}" form="report-form"'
+    if rows:
+        control = (f'\n  <textarea {common} rows="{escape(rows)}"{report_aria(errors, name, hint)} {attrs}>{shown}'
+                   "</textarea>\n  ")
+    else:
+        control = f'\n  <input {common} type="{escape(type)}" value="{shown}"{report_aria(errors, name, hint)} {attrs}>\n  '
+    hint_html = f'<span class="hint" id="{field}-hint">{escape(hint)}</span>' if hint else ""
+    return Markup(f'<div class="field{" has-error" if errors.get(name) else ""}">\n  <label for="{field}">'
+                  f"{escape(label)}</label>\n  {hint_html}\n  {control}\n  {report_error(errors, name)}\n</div>")
+
+
+def report_answers(name: str, legend, options, value, errors: dict) -> Markup:
+    """One checklist answer as a row of segments: each a real radio input covering its whole label (a 48 px
+    target), so the form, the drafts kept on the device and the outbox post it as before."""
+    field = escape(name)
+    segments = "".join(
+        f'\n    <label class="segment segment-{escape(key)}" for="{field}-{escape(key)}"><input type="radio" '
+        f'form="report-form" id="{field}-{escape(key)}" name="{field}" value="{escape(key)}" '
+        f'{"checked" if value == key else ""}><span>{escape(label)}</span></label>' for key, label in options)
+    return Markup(f'<fieldset class="answer{" has-error" if errors.get(name) else ""}" id="{field}" data-answer'
+                  f'{report_aria(errors, name)}>\n  <legend>{escape(legend)}</legend>\n  <div class="segments">'
+                  f"{segments}\n  </div>\n  {report_error(errors, name)}\n</fieldset>")
+
+
+def report_answer_note(name: str, label, value, errors: dict) -> Markup:
+    """The note of a checklist answer: shown for "no" and "unsafe" (static/app.css), and whenever it holds text or
+    an error, so nothing typed is ever hidden."""
+    kept = " answer-note-kept" if value or errors.get(name) else ""
+    text = report_text(name, label, value, errors, attrs='placeholder="What was seen"')
+    return Markup(f'<div class="answer-note{kept}">\n  {text}\n</div>')
+
+
 def control(f, attrs: dict) -> Markup:
     """What `f(**attrs)` renders (WTForms' own widget, with the field's `render_kw` under `attrs`), the same
     markup to the byte, for the widgets the app's forms use: inputs, check boxes, radio buttons, text areas and
@@ -220,6 +273,8 @@ class CompiledTemplates(FileSystemBytecodeCache):
 def register(app: Flask, version: str) -> None:
     app.jinja_env.bytecode_cache = CompiledTemplates(app.instance_path)
     app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version,
-                                form_field=form_field)
+                                form_field=form_field, report_error=report_error, report_aria=report_aria,
+                                report_text=report_text, report_answers=report_answers,
+                                report_answer_note=report_answer_note)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

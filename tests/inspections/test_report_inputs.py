@@ -1,0 +1,75 @@
+"""The report form's own inputs (templating.report_*): what a screen reader and the form's post rely on."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from inspect_app.templating import report_answer_note, report_answers, report_text
+
+OPTIONS = [("yes", "Yes"), ("no", "No"), ("na", "N/A")]
+
+
+class _Elements(HTMLParser):
+    """Each start tag with its attributes, and the text of each element by its id."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: dict[str, str] = {}
+        self._open: list[str | None] = []
+        self.feed(str(html))
+
+    def handle_starttag(self, tag, attrs) -> None:
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        if tag not in ("input", "br"):
+            self._open.append(attributes.get("id"))
+
+    def handle_endtag(self, tag) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data) -> None:
+        for element_id in self._open:
+            if element_id:
+                self.text[element_id] = self.text.get(element_id, "") + data
+
+    def ids(self) -> set[str]:
+        return {attrs["id"] for _, attrs in self.tags if attrs.get("id")}
+
+
+def test_a_refused_answer_names_its_error_and_each_segment_is_a_labelled_radio():
+    html = report_answers("answer-silt_fence-a1", "East line", OPTIONS, "no",
+                          {"answer-silt_fence-a1": "Say why <not> inspected"})
+    page = _Elements(html)
+    fieldset = next(attrs for tag, attrs in page.tags if tag == "fieldset")
+    assert "has-error" in fieldset["class"] and fieldset["aria-invalid"] == "true"
+    assert fieldset["aria-describedby"] == "answer-silt_fence-a1-error"
+    assert page.text["answer-silt_fence-a1-error"] == "Error: Say why <not> inspected"
+    radios = [attrs for tag, attrs in page.tags if tag == "input"]
+    labels = [attrs["for"] for tag, attrs in page.tags if tag == "label"]
+    assert [r["value"] for r in radios] == ["yes", "no", "na"]
+    assert labels == [r["id"] for r in radios] and {r["name"] for r in radios} == {"answer-silt_fence-a1"}
+    assert [("checked" in r) for r in radios] == [False, True, False]
+    assert all(r["form"] == "report-form" for r in radios)
+
+
+def test_a_text_field_keeps_what_was_typed_and_its_hint_and_error_are_its_description():
+    typed = 'Rills "2 in" deep <east>'
+    html = report_text("fix-a1-repair", "Repair needed", typed, {"fix-a1-repair": "Too long"}, rows=2,
+                       hint="What must be done")
+    page = _Elements(html)
+    area = next(attrs for tag, attrs in page.tags if tag == "textarea")
+    assert page.text["fix-a1-repair"] == typed
+    assert set(area["aria-describedby"].split()) == {"fix-a1-repair-hint", "fix-a1-repair-error"} <= page.ids()
+    assert next(attrs for tag, attrs in page.tags if tag == "label")["for"] == "fix-a1-repair"
+
+    line = _Elements(report_text("gauge_precip_in", "Gauge", 0.5, {}, attrs='inputmode="decimal"'))
+    field = next(attrs for tag, attrs in line.tags if tag == "input")
+    assert field["value"] == "0.5" and field["inputmode"] == "decimal" and "aria-describedby" not in field
+
+
+def test_a_note_with_text_or_an_error_stays_shown():
+    assert re.search(r'class="answer-note"', str(report_answer_note("note-a", "Note", None, {})))
+    assert "answer-note-kept" in report_answer_note("note-a", "Note", "Fence down", {})
+    assert "answer-note-kept" in report_answer_note("note-a", "Note", "", {"note-a": "Say what was seen"})
