@@ -6,7 +6,7 @@ import datetime as dt
 import logging
 from pathlib import Path
 
-from flask import Flask, current_app
+from flask import Flask, current_app, request
 from jinja2 import FileSystemBytecodeCache
 from markupsafe import Markup, escape
 from wtforms.meta import DefaultMeta
@@ -142,6 +142,27 @@ def report_answer_note(name: str, label, value, errors: dict) -> Markup:
     return Markup(f'<div class="answer-note{kept}">\n  {text}\n</div>')
 
 
+def report_photo_input(name: str, label, context=None, compact: bool = False) -> Markup:
+    """Every photo input of the report form (the site's, a checklist item's, a point of discharge's, a
+    finding's): camera or file, and under it each photo chosen, with its thumbnail, the time and place from its
+    EXIF, a caption and "Mark up" (static/markup.js). Captions and shapes go with the form in its photos_caption
+    and photos_markup fields, by each file's SHA-256. `context` names what a short label is of, for screen
+    readers. The photos a device already uploaded for a form that came back refused are kept, not asked for
+    again."""
+    field, kept = escape(name), request.form.getlist(f"{name}_sha256")
+    about = f'<span class="visually-hidden">: {escape(context)}</span>' if context else ""
+    hidden = ' class="visually-hidden"' if compact else ""
+    kept_html = "".join(f'<input type="hidden" name="{field}_sha256" value="{escape(sha)}" form="report-form">'
+                        for sha in kept)
+    if kept:
+        kept_html += f'<p class="hint">{len(kept)} photo(s) already uploaded are kept.</p>'
+    return Markup(f'<div class="field photo-field{" photo-field-compact" if compact else ""}" data-photo-field>\n'
+                  f'  <label for="{field}">{escape(label)}{about}</label>\n'
+                  f'  <input type="file" id="{field}" name="{field}" form="report-form" accept="image/*" '
+                  f'capture="environment" multiple{hidden}>\n'
+                  f'  {kept_html}\n  <ul class="photo-previews" data-photo-previews></ul>\n</div>')
+
+
 def control(f, attrs: dict) -> Markup:
     """What `f(**attrs)` renders (WTForms' own widget, with the field's `render_kw` under `attrs`), the same
     markup to the byte, for the widgets the app's forms use: inputs, check boxes, radio buttons, text areas and
@@ -275,6 +296,6 @@ def register(app: Flask, version: str) -> None:
     app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version,
                                 form_field=form_field, report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
-                                report_answer_note=report_answer_note)
+                                report_answer_note=report_answer_note, report_photo_input=report_photo_input)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

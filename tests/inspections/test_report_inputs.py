@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from inspect_app.templating import report_answer_note, report_answers, report_text
+from inspect_app.templating import report_answer_note, report_answers, report_photo_input, report_text
 
 OPTIONS = [("yes", "Yes"), ("no", "No"), ("na", "N/A")]
 
@@ -73,3 +73,17 @@ def test_a_note_with_text_or_an_error_stays_shown():
     assert re.search(r'class="answer-note"', str(report_answer_note("note-a", "Note", None, {})))
     assert "answer-note-kept" in report_answer_note("note-a", "Note", "Fence down", {})
     assert "answer-note-kept" in report_answer_note("note-a", "Note", "", {"note-a": "Say what was seen"})
+
+
+def test_a_photo_input_keeps_the_photos_a_refused_form_had_uploaded(app):
+    uploaded = ["a" * 64, "b" * 64]
+    with app.test_request_context(method="POST", data={"answer-fence-a1-photos_sha256": uploaded}):
+        html = report_photo_input("answer-fence-a1-photos", "Photo", "Silt fence: East line", compact=True)
+        fresh = _Elements(report_photo_input("photos", "Photos of the site"))
+    page = _Elements(html)
+    file_input = next(attrs for tag, attrs in page.tags if tag == "input" and attrs["type"] == "file")
+    kept = [attrs["value"] for tag, attrs in page.tags if tag == "input" and attrs["type"] == "hidden"]
+    assert next(attrs for tag, attrs in page.tags if tag == "label")["for"] == file_input["id"]
+    assert file_input["form"] == "report-form" and "multiple" in file_input and file_input["class"] == "visually-hidden"
+    assert kept == uploaded and "2 photo(s) already uploaded are kept." in html
+    assert not [attrs for tag, attrs in fresh.tags if tag == "input" and attrs["type"] == "hidden"]
