@@ -258,8 +258,16 @@ def amendments_of(inspection: Inspection) -> list[Inspection]:
 def sees_report(user, inspection: Inspection) -> bool:
     """Whether `user` may see a report: submitted, whoever sees its permit; a draft, its author alone
     (accounts/policy.py, `hidden_draft_parts` in SQL)."""
-    if not sees(user, db.session.get(Permit, inspection.permit_id)):
-        return False
+    return sees(user, db.session.get(Permit, inspection.permit_id)) and _readable(user, inspection)
+
+
+def reports_seen_by(user, permit: Permit) -> list[Inspection]:
+    """The reports of `permit` that `user` may see (`sees_report`), newest first: the permit asked about once."""
+    return [i for i in inspections_of(permit) if _readable(user, i)] if sees(user, permit) else []
+
+
+def _readable(user, inspection: Inspection) -> bool:
+    """`sees_report` of a report whose permit `user` sees: submitted, or theirs."""
     return inspection.is_submitted or inspection.author_id == user.id
 
 

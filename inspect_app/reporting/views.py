@@ -66,7 +66,7 @@ def section(permit: Permit, notice_form=None) -> dict:
     startable = [k for k in queries.startable(permit) if allowed(current_user, queries.action_for(k.key), permit)]
     may_notice = allowed(current_user, "inspection.notice", permit)
     return {"profile": profile, "startable": startable,
-            "inspections": [i for i in queries.inspections_of(permit) if queries.sees_report(current_user, i)],
+            "inspections": queries.reports_seen_by(current_user, permit),
             "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
             "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
             "open_actions": visible_open_actions(permit)}
