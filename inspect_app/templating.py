@@ -76,16 +76,17 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
                    + "</p>") if errors else ""
     html = f'<div class="field{" has-error" if errors else ""} field-{escape(f.type.lower())}">'
     if f.type == "BooleanField":
-        html += (f'\n  <label class="check" for="{field_id}">{control(f, attrs | aria)} <span>{label_text}</span></label>'
-                 f"\n  {hint_html}{errors_html}")
+        html += (f'\n  <label class="check" for="{field_id}">{control(f, attrs | aria)} <span>{label_text}</span>'
+                 f"</label>\n  {hint_html}{errors_html}")
     elif f.type == "RadioField" or hasattr(f.widget, "prefix_label"):
         described_by = "".join(f' {escape(k)}="{escape(v)}"' for k, v in aria.items())
-        options = "".join(f'\n    <label class="check" for="{escape(o.id)}">{control(o, attrs)} <span>{escape(o.label.text)}'
-                          "</span></label>" for o in f)
+        options = "".join(f'\n    <label class="check" for="{escape(o.id)}">{control(o, attrs)} '
+                          f"<span>{escape(o.label.text)}</span></label>" for o in f)
         html += (f'\n  <fieldset id="{field_id}"{described_by}>\n    <legend>{label_text}</legend>\n    {hint_html}'
                  f"{options}\n    {errors_html}\n  </fieldset>")
     else:
-        html += f'\n  <label for="{field_id}">{label_text}</label>\n  {hint_html}\n  {control(f, attrs | aria)}\n  {errors_html}'
+        html += (f'\n  <label for="{field_id}">{label_text}</label>\n  {hint_html}\n  {control(f, attrs | aria)}'
+                 f"\n  {errors_html}")
     return Markup(html + "\n</div>")
 
 
@@ -115,7 +116,8 @@ def report_text(name: str, label, value, errors: dict, type: str = "text", hint=
         control = (f'\n  <textarea {common} rows="{escape(rows)}"{report_aria(errors, name, hint)} {attrs}>{shown}'
                    "</textarea>\n  ")
     else:
-        control = f'\n  <input {common} type="{escape(type)}" value="{shown}"{report_aria(errors, name, hint)} {attrs}>\n  '
+        control = (f'\n  <input {common} type="{escape(type)}" value="{shown}"{report_aria(errors, name, hint)} '
+                   f"{attrs}>\n  ")
     hint_html = f'<span class="hint" id="{field}-hint">{escape(hint)}</span>' if hint else ""
     return Markup(f'<div class="field{" has-error" if errors.get(name) else ""}">\n  <label for="{field}">'
                   f"{escape(label)}</label>\n  {hint_html}\n  {control}\n  {report_error(errors, name)}\n</div>")
