@@ -1,5 +1,8 @@
 """What the report forms and pages show about inspections: the checklist and its subjects, the areas'
 stabilization clocks, punch lists, pipe videos, notices and who receives reports. Reads only; never writes.
+
+The statements the pages run at every request are built once per process (the `@cache` functions), their values
+bound at each run: building a statement, and finding its compiled form, cost about what running it did.
 """
 from __future__ import annotations
 
@@ -198,7 +201,7 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
 
 @cache
 def _area_timelines() -> Select:
-    """`area_clocks`' statement, built once per process (building it cost about what running it did)."""
+    """`area_clocks`' statement."""
     return (select(AreaStatusEvent.area_id, AreaStatusEvent.status, AreaStatusEvent.at)
             .join(DisturbedArea, AreaStatusEvent.area_id == DisturbedArea.id)
             .where(DisturbedArea.permit_id == bindparam("permit_id")).order_by(AreaStatusEvent.at))
@@ -234,11 +237,11 @@ def inspections_of(permit: Permit) -> list[Inspection]:
 
 @cache
 def _inspections_of() -> Select:
-    """`inspections_of`' statement, built once per process (building a statement cost about what running it
-    did). Not `permit.inspections.select()`: that orders by the relationship's `performed_at` first, which put
-    the oldest first. With the inspector's account (whether the authority made it, for the 24-hour notice), and
-    without what a list of reports never shows: their long texts and the parts kept as JSON, which took more
-    to read than the rest of the row (tests/test_page_queries.py sees a page that reads one of them a report)."""
+    """`inspections_of`' statement. Not `permit.inspections.select()`: that orders by the relationship's
+    `performed_at` first, which put the oldest first. With the inspector's account (whether the authority made
+    it, for the 24-hour notice), and without what a list of reports never shows: their long texts and the parts
+    kept as JSON, which took more to read than the rest of the row (tests/test_page_queries.py sees a page that
+    reads one of them a report)."""
     return (select(Inspection).where(Inspection.permit_id == bindparam("permit_id"))
             .options(joinedload(Inspection.inspector), defer(Inspection.details), defer(Inspection.storms),
                      defer(Inspection.schedule_in_force), defer(Inspection.weather_stations),
@@ -292,8 +295,7 @@ def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | No
 
 @cache
 def _last_inspection_before(excluding: bool) -> Select:
-    """`last_inspection_before`'s statement (`excluding` one report), built once per process (building it cost
-    about what running it did)."""
+    """`last_inspection_before`'s statement (`excluding` one report)."""
     query = select(func.max(Inspection.performed_at)).where(
         Inspection.permit_id == bindparam("permit_id"), Inspection.status == "submitted",
         Inspection.performed_at < bindparam("at", type_=UTCDateTime()))
@@ -329,7 +331,7 @@ def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datet
 @cache
 def _notices_unused(but_by_one: bool) -> Select:
     """`matching_notice`'s statement (the notices no other report uses, `but_by_one` the report of the parameter
-    `inspection_id`), built once per process (building it cost about what running it did)."""
+    `inspection_id`)."""
     used = select(Inspection.notice_id).where(Inspection.notice_id.is_not(None), Inspection.amends_id.is_(None))
     if but_by_one:
         used = used.where(Inspection.id != bindparam("inspection_id"))
@@ -374,7 +376,7 @@ def storm_to_answer(permit: Permit, at: dt.datetime) -> StormEvent | None:
 
 @cache
 def _storm_to_answer() -> Select:
-    """`storm_to_answer`'s statement, built once per process (building it cost about what running it did)."""
+    """`storm_to_answer`'s statement."""
     return (select(StormEvent).join(PermitObligation, (PermitObligation.permit_id == StormEvent.permit_id)
                                     & ((PermitObligation.opens_at == StormEvent.reached_at)
                                        | (PermitObligation.opens_at == StormEvent.ended_at)))
@@ -386,8 +388,7 @@ def _storm_to_answer() -> Select:
 @cache
 def _storms_since(since: bool) -> tuple[Select, Select]:
     """`storms_of`' two statements (the station's storms, the gauge readings of other reports) up to the
-    parameter `at`, and after `since` if `since`: built once per process (building them cost about what running
-    them did)."""
+    parameter `at`, and after `since` if `since`."""
     at = bindparam("at", type_=UTCDateTime())
     events = select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
                                       _storm_time(StormEvent.reached_at) <= at)
@@ -409,7 +410,7 @@ def storm_choices(permit: Permit, at: dt.datetime) -> list[StormEvent]:
 
 @cache
 def _storm_choices() -> Select:
-    """`storm_choices`' statement, built once per process (building it cost about what running it did)."""
+    """`storm_choices`' statement."""
     return (select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
                                      _storm_time(StormEvent.reached_at) <= bindparam("at", type_=UTCDateTime()))
             .order_by(StormEvent.day.desc(), StormEvent.reached_at.desc()).limit(30))
