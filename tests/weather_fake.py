@@ -21,6 +21,7 @@ import csv
 import datetime as dt
 import gzip
 import io
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterable
@@ -69,6 +70,9 @@ class FakeMeteostat:
         self._thread: threading.Thread | None = None
         self.requests: list[str] = []
         self.base_url = ""
+        # Its own path on the port: meteostat keeps the station list on disk by endpoint (weather/fetcher.py),
+        # and a port an earlier fake used (this run's, or a run before) must not serve that fake's list.
+        self._prefix = f"/{secrets.token_hex(8)}"
 
     # -- what the server holds ---------------------------------------------------------------
 
@@ -111,8 +115,8 @@ class FakeMeteostat:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> str:
-        """Listen on 127.0.0.1 (a free port) and return the base URL."""
+    def start(self, port: int = 0) -> str:
+        """Listen on 127.0.0.1 (`port`, or a free one) and return the base URL."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -122,12 +126,12 @@ class FakeMeteostat:
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 return  # keep test output quiet
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="fake-meteostat",
                                         daemon=True)
         self._thread.start()
-        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base_url = f"http://127.0.0.1:{self._server.server_address[1]}{self._prefix}"
         return self.base_url
 
     def stop(self) -> None:
@@ -143,6 +147,10 @@ class FakeMeteostat:
 
     def _answer(self, request: BaseHTTPRequestHandler) -> None:
         path = request.path.split("?", 1)[0]
+        if not path.startswith(f"{self._prefix}/"):
+            request.send_error(404)  # another fake's address
+            return
+        path = path.removeprefix(self._prefix)
         self.requests.append(path)
         behaviour = self._behaviour.get(path, "serve")
         if behaviour == "hang":

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -19,7 +20,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections import weather as report_weather
 from inspect_app.inspections.models import Inspection
 from inspect_app.weather import services, source
-from weather_fake import hours, recent_hour
+from weather_fake import FakeMeteostat, hours, recent_hour
 
 UTC = dt.UTC
 H = dt.timedelta(hours=1)
@@ -228,3 +229,25 @@ def test_the_app_process_never_imports_meteostat_or_pandas_even_to_look_weather_
                                "BLOB_ROOT": str(tmp_path / "blobs")})
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["[]", "[]"]
+
+
+def test_a_fake_service_on_a_port_an_earlier_one_used_serves_its_own_stations(tmp_path):
+    """meteostat keeps the station list on disk by endpoint. A fake on a port that an earlier fake used (the
+    earlier test's, or a run's before) must not get that fake's list: a storm sweep once found "no station
+    within 50 km" so, with its own station on the port."""
+    days = (dt.date(2024, 5, 12), dt.date(2024, 5, 14))
+    first, second = FakeMeteostat(), FakeMeteostat()
+    first.add_station("DRY1", "Dry", 42.06, -72.57)
+    second.add_station("WET1", "Wet", 42.06, -72.57)
+    second.publish_hourly("WET1", hours(dt.datetime(2024, 5, 12, tzinfo=UTC), 72, temp=10.0, prcp=0.5))
+    try:
+        source.configure(first.start(), tmp_path, timeout_s=5.0)
+        assert source.daily_precipitation(42.05, -72.58, *days, deadline_s=10.0).station is None
+        port = urlsplit(first.base_url).port
+        first.stop()
+        source.configure(second.start(port), tmp_path, timeout_s=5.0)
+        found = source.daily_precipitation(42.05, -72.58, *days, deadline_s=10.0)
+        assert found.station is not None and found.station.id == "WET1"
+    finally:
+        first.stop()
+        second.stop()
