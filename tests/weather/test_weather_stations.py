@@ -233,8 +233,8 @@ def test_the_app_process_never_imports_meteostat_or_pandas_even_to_look_weather_
 
 def test_a_fake_service_on_a_port_an_earlier_one_used_serves_its_own_stations(tmp_path):
     """meteostat keeps the station list on disk by endpoint. A fake on a port that an earlier fake used (the
-    earlier test's, or a run's before) must not get that fake's list: a storm sweep once found "no station
-    within 50 km" so, with its own station on the port."""
+    earlier test's, or a run's before) must not get that fake's list: a storm sweep once reported "no station
+    within 50 km" that way, though its own fake had the station."""
     days = (dt.date(2024, 5, 12), dt.date(2024, 5, 14))
     first, second = FakeMeteostat(), FakeMeteostat()
     first.add_station("DRY1", "Dry", 42.06, -72.57)
