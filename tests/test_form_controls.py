@@ -57,10 +57,7 @@ def _forms(app, form_class):
                     field.choices = [SelectChoice("a", "First"), SelectChoice("b", 'Second "quoted" <one>'),
                                      SelectChoice("", "None of these")]
             if data:
-                try:
-                    form.validate()
-                except Exception:  # a check that reads the database or the request's user: errors as far as got
-                    pass
+                form.validate()
             yield form
 
 
