@@ -6,7 +6,7 @@ import datetime as dt
 import logging
 from pathlib import Path
 
-from flask import Flask, current_app, request
+from flask import Flask, current_app, request, url_for
 from jinja2 import FileSystemBytecodeCache
 from markupsafe import Markup, escape
 from wtforms.meta import DefaultMeta
@@ -142,6 +142,32 @@ def report_answer_note(name: str, label, value, errors: dict) -> Markup:
     kept = " answer-note-kept" if value or errors.get(name) else ""
     text = report_text(name, label, value, errors, attrs='placeholder="What was seen"')
     return Markup(f'<div class="answer-note{kept}">\n  {text}\n</div>')
+
+
+_EVALUATION_WORDS = {"compliant": "In compliance", "violations": "Violations"}
+
+
+def report_rows(reports, profile) -> Markup:
+    """The rows of the permit page's list of reports (inspections/_permit_section.html), newest first as given:
+    date (the report's link), type, inspector, evaluation, whether the 24-hour notice was given (§380-16 C(3),
+    when `profile` requires it for that report) and status. Written here, not by the template's loop: a permit's
+    year of weekly reports made this list the largest part of its page's markup."""
+    rows = []
+    for report in reports:
+        amendment = ' <span class="muted">(amendment)</span>' if report.amends_id else ""
+        if not profile.advance_notice.required_for(report.type, report.by_authority):
+            notice = '<span class="muted">Not required</span>'
+        else:
+            notice = "Given" if report.notice_given else '<span class="pill pill-overdue">Not given</span>'
+        rows.append(
+            f'\n      <tr>\n        <td><a href="{escape(url_for("inspections.detail", inspection_id=report.id))}">'
+            f"{escape(local_time(report.performed_at))}</a></td>\n"
+            f"        <td>{escape(profile.name_of(report.type))}{amendment}</td>\n"
+            f"        <td>{escape(report.inspector_name)}</td>\n"
+            f"        <td>{escape(_EVALUATION_WORDS.get(report.evaluation, '—'))}</td>\n"
+            f"        <td>{notice}</td>\n"
+            f"        <td>{'Submitted' if report.is_submitted else 'Draft'}</td>\n      </tr>\n    ")
+    return Markup("".join(rows))
 
 
 def report_photo_input(name: str, label, context=None, compact: bool = False) -> Markup:
@@ -298,6 +324,7 @@ def register(app: Flask, version: str) -> None:
     app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version,
                                 form_field=form_field, report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
-                                report_answer_note=report_answer_note, report_photo_input=report_photo_input)
+                                report_answer_note=report_answer_note, report_photo_input=report_photo_input,
+                                report_rows=report_rows)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

@@ -442,7 +442,7 @@ def inspection_visible(user, inspection: Inspection) -> bool:
     return queries.sees_report(user, inspection)
 
 
-def downloads(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],
+def downloads(permit: Permit, reports: Sequence[queries.ListedReport], orders: Sequence[StopWorkOrder],
               certificate: CertificateOfCompletion | None) -> list[Download]:
     """The documents of `permit` for the permit page, as the page has read them already: one for each of
     `reports` (the permit's reports the user may download, `inspection_visible`, newest first), of `orders`

@@ -16,6 +16,7 @@ from inspect_app.documents.forms import VerifyUploadForm
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.extensions import db, limiter
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.queries import ListedReport
 from inspect_app.permits.models import Permit
 from inspect_app.types import local
 
@@ -28,7 +29,7 @@ def _signed_in() -> None:
     """Every document needs a signed-in user."""
 
 
-def section(permit: Permit, reports: Sequence[Inspection], orders: Sequence[StopWorkOrder],
+def section(permit: Permit, reports: Sequence[ListedReport], orders: Sequence[StopWorkOrder],
             certificate: CertificateOfCompletion | None) -> dict:
     """What the permit page shows of documents: a download for each the current user may see, with one for
     each of `reports` (the permit's reports the current user sees, newest first: the inspections section's),

@@ -37,6 +37,11 @@ ACTION_STATUSES = ("open", "completed", "verified")
 CITATION_LENGTH = 120
 
 
+def made_by_authority(trigger: str | None, inspector_role: str | None) -> bool:
+    """`Inspection.by_authority` from the report's trigger and its inspector's role (None: no account)."""
+    return trigger == "random" or inspector_role in ("agent", "admin")
+
+
 class Inspection(db.Model):
     """One inspection report. Once submitted it is the legal record and never changes."""
 
@@ -178,7 +183,7 @@ class Inspection(db.Model):
         """An inspection the authority makes itself: a random one (§380-16 C(4)(b)[2]) or one by the town's own
         agent ("The DPW Director may also be conducting their own inspections", C(4)(f)). §380-16 C(3)'s 24-hour
         notice is given by the project design engineer to the town, so none is owed for these."""
-        return self.trigger == "random" or (self.inspector is not None and self.inspector.role in ("agent", "admin"))
+        return made_by_authority(self.trigger, self.inspector.role if self.inspector is not None else None)
 
     @property
     def author_id(self) -> str | None:

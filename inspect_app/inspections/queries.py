@@ -13,13 +13,12 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.orm import defer, joinedload
 
 from inspect_app import held_rows, inspection_types, rules
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import allowed, sees
 from inspect_app.extensions import db
-from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo, PunchListItem
+from inspect_app.inspections.models import Inspection, InspectionNotice, PipeVideo, PunchListItem, made_by_authority
 from inspect_app.inspections import wording
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
@@ -230,23 +229,51 @@ def videos_of(inspection: Inspection) -> dict[str, PipeVideo]:
     return {v.structure_id: v for v in db.session.scalars(query)}
 
 
-def inspections_of(permit: Permit) -> list[Inspection]:
-    """Every inspection of `permit`, newest first (by id among those made at the same moment)."""
-    return list(db.session.scalars(_inspections_of(), {"permit_id": permit.id}))
+@dataclass(frozen=True, slots=True)
+class ListedReport:
+    """A report as the permit page lists it (and offers its PDF): the columns it shows, not the whole record.
+
+    Its rules are the model's own (`Inspection.is_submitted`, `is_blank`, `author_id`, `by_authority`)."""
+
+    id: str
+    type: str
+    status: str
+    performed_at: dt.datetime
+    amends_id: str | None
+    inspector_name: str
+    evaluation: str | None
+    notice_given: bool
+    blank: bool
+    trigger: str | None
+    created_by_id: str | None
+    inspector_id: str | None
+    inspector_role: str | None  # of the inspector's account; None without one
+
+    is_submitted = Inspection.is_submitted
+    is_blank = Inspection.is_blank
+    author_id = Inspection.author_id
+
+    @property
+    def by_authority(self) -> bool:
+        return made_by_authority(self.trigger, self.inspector_role)
+
+
+def inspections_of(permit: Permit) -> list[ListedReport]:
+    """Every inspection of `permit`, newest first (by id among those made at the same moment), as listed."""
+    return [ListedReport(*row) for row in db.session.execute(_inspections_of(), {"permit_id": permit.id})]
 
 
 @cache
 def _inspections_of() -> Select:
     """`inspections_of`' statement. Not `permit.inspections.select()`: that orders by the relationship's
-    `performed_at` first, which put the oldest first. With the inspector's account (whether the authority made
-    it, for the 24-hour notice), and without what a list of reports never shows: their long texts and the parts
-    kept as JSON, which took more to read than the rest of the row (tests/test_page_queries.py sees a page that
-    reads one of them a report)."""
-    return (select(Inspection).where(Inspection.permit_id == bindparam("permit_id"))
-            .options(joinedload(Inspection.inspector), defer(Inspection.details), defer(Inspection.storms),
-                     defer(Inspection.schedule_in_force), defer(Inspection.weather_stations),
-                     defer(Inspection.notes), defer(Inspection.corrective_steps),
-                     defer(Inspection.certification_statement))
+    `performed_at` first, which put the oldest first. With the inspector's role (whether the authority made it,
+    for the 24-hour notice). Only the columns a list shows: loading whole reports took more than the rest of the
+    page's reads (tests/test_page_queries.py sees a page that reads a report's other columns one by one)."""
+    return (select(Inspection.id, Inspection.type, Inspection.status, Inspection.performed_at, Inspection.amends_id,
+                   Inspection.inspector_name, Inspection.evaluation, Inspection.notice_given, Inspection.blank,
+                   Inspection.trigger, Inspection.created_by_id, Inspection.inspector_id, User.role)
+            .outerjoin(User, Inspection.inspector_id == User.id)
+            .where(Inspection.permit_id == bindparam("permit_id"))
             .order_by(Inspection.performed_at.desc(), Inspection.id))
 
 
@@ -264,12 +291,12 @@ def sees_report(user, inspection: Inspection) -> bool:
     return sees(user, db.session.get(Permit, inspection.permit_id)) and _readable(user, inspection)
 
 
-def reports_seen_by(user, permit: Permit) -> list[Inspection]:
+def reports_seen_by(user, permit: Permit) -> list[ListedReport]:
     """The reports of `permit` that `user` may see (`sees_report`), newest first: the permit asked about once."""
     return [i for i in inspections_of(permit) if _readable(user, i)] if sees(user, permit) else []
 
 
-def _readable(user, inspection: Inspection) -> bool:
+def _readable(user, inspection: Inspection | ListedReport) -> bool:
     """`sees_report` of a report whose permit `user` sees: submitted, or theirs."""
     return inspection.is_submitted or inspection.author_id == user.id
 
