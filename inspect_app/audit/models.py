@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import cache
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Sequence, String, Table, bindparam, event, func, select,
-                        text, update)
+from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Select, Sequence, String, Table, Update, bindparam, event,
+                        func, select, text, update)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from inspect_app.audit import chain
@@ -129,25 +130,12 @@ def _stamp_commit_order(session: Session) -> None:
         return
     if not session.info.pop(_UNSTAMPED, False):
         return
-    table = AuditEntry.__table__
     postgresql = session.get_bind().dialect.name == "postgresql"
     if postgresql:
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _COMMIT_ORDER_LOCK})
-    # This transaction's entries (every committed one is numbered), in the order they were written, a batch
-    # at a time: a transaction of many entries (an import) is sealed in bounded memory.
-    # With them, the head of the chain, read in the same statement (begun under the lock, so no commit can
-    # come between): the last hash, this transaction's own last batch's included.
-    chained = table.alias("chained")
-    head = (select(chained.c.hash).where(chained.c.hash.is_not(None)).order_by(chained.c.commit_seq.desc())
-            .limit(1).scalar_subquery().label("chain_head"))
-    # On PostgreSQL, each row's commit number too, taken as the row is read (for the rows the LIMIT keeps
-    # only: PostgreSQL works a volatile output column out after the sort, for the rows returned).
-    extra = (head, func.nextval("audit_commit_seq").label("commit_number")) if postgresql else (head,)
+        session.execute(_TAKE_COMMIT_ORDER_LOCK, {"key": _COMMIT_ORDER_LOCK})
     last_seq = 0
     while True:
-        found = session.execute(_chain_query().add_columns(*extra)
-                                .where(table.c.commit_seq.is_(None), table.c.seq > last_seq)
-                                .order_by(table.c.seq).limit(SEAL_BATCH)).mappings().all()
+        found = session.execute(_unsealed(postgresql), {"last_seq": last_seq}).mappings().all()
         if not found:
             return
         chain_head = found[0]["chain_head"]
@@ -161,6 +149,30 @@ def _stamp_commit_order(session: Session) -> None:
         if len(rows) < SEAL_BATCH:
             return  # a batch short of full was the last: no need to ask again
         last_seq = rows[-1]["seq"]
+
+
+_TAKE_COMMIT_ORDER_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
+
+
+@cache
+def _unsealed(postgresql: bool) -> Select:
+    """`_stamp_commit_order`'s statement (built once: every commit that writes an entry runs it), after the
+    parameter `last_seq`.
+
+    This transaction's entries (every committed one is numbered), in the order they were written, a batch at a
+    time: a transaction of many entries (an import) is sealed in bounded memory. With them, the head of the
+    chain, read in the same statement (begun under the lock, so no commit can come between): the last hash,
+    this transaction's own last batch's included. On PostgreSQL, each row's commit number too, taken as the row
+    is read (for the rows the LIMIT keeps only: PostgreSQL works a volatile output column out after the sort,
+    for the rows returned)."""
+    table = AuditEntry.__table__
+    chained = table.alias("chained")
+    head = (select(chained.c.hash).where(chained.c.hash.is_not(None)).order_by(chained.c.commit_seq.desc())
+            .limit(1).scalar_subquery().label("chain_head"))
+    extra = (head, func.nextval("audit_commit_seq").label("commit_number")) if postgresql else (head,)
+    return (_chain_query().add_columns(*extra)
+            .where(table.c.commit_seq.is_(None), table.c.seq > bindparam("last_seq"))
+            .order_by(table.c.seq).limit(SEAL_BATCH))
 
 
 def _chain_query():
@@ -182,13 +194,17 @@ def _seal(session: Session, rows: list[dict[str, Any]], head: str | None) -> Non
     The rows were read from the database, given their commit numbers, so the hash covers exactly what
     `flask audit verify` reads once they are written.
     """
-    table = AuditEntry.__table__
     sealed = [{"row_seq": row["seq"], "number": row["commit_seq"], "prev_hash": prev, "hash": digest}
               for row, prev, digest in chain.link(head or chain.GENESIS, rows)]
-    session.execute(update(table).where(table.c.seq == bindparam("row_seq"))
-                    .values(commit_seq=bindparam("number"), prev_hash=bindparam("prev_hash"),
-                            hash=bindparam("hash")),
-                    sealed, execution_options={"synchronize_session": False})
+    session.execute(_sealing(), sealed, execution_options={"synchronize_session": False})
+
+
+@cache
+def _sealing() -> Update:
+    """`_seal`'s statement: each row's number, link and hash, by its `row_seq`."""
+    table = AuditEntry.__table__
+    return (update(table).where(table.c.seq == bindparam("row_seq"))
+            .values(commit_seq=bindparam("number"), prev_hash=bindparam("prev_hash"), hash=bindparam("hash")))
 
 
 def _forget_unstamped(session: Session, transaction) -> None:

@@ -23,6 +23,7 @@ from flask import has_app_context
 from sqlalchemy import Select, delete, event, insert, select
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm.attributes import PASSIVE_NO_INITIALIZE, get_history
 
 from inspect_app.audit.models import waiting_rows
 from inspect_app.extensions import db
@@ -127,7 +128,7 @@ def _note_changed_permits(session: Session, flush_context) -> None:
         if columns is None:
             continue
         state = sa_inspect(obj)
-        if obj in dirty and not any(state.attrs[key].history.has_changes() for key in columns):
+        if obj in dirty and not any(_history(obj, key).has_changes() for key in columns):
             continue
         if isinstance(obj, Inspection) and _blank_before_and_after(state):
             continue
@@ -140,7 +141,13 @@ def _note_changed_permits(session: Session, flush_context) -> None:
         # The loaded value only (a deleted row must not be read back), and the one it had if it moved.
         found.add(state.dict.get(key))
         if obj in dirty:
-            found.update(state.attrs[key].history.deleted or ())
+            found.update(_history(obj, key).deleted or ())
+
+
+def _history(obj, key: str):
+    """What this flush changes of `obj`'s attribute `key`, as `inspect(obj).attrs[key].history` tells it (unloaded:
+    nothing, never read), without making the accessors of all the object's attributes to get at one."""
+    return get_history(obj, key, PASSIVE_NO_INITIALIZE)
 
 
 def _blank_before_and_after(state) -> bool:
@@ -153,7 +160,7 @@ def _blank_before_and_after(state) -> bool:
     if values.get("status") != "draft" or values.get("blank") is not True:
         return False
     if state.persistent or state.deleted:  # loaded before: it was a blank draft then too, unless that changed
-        return not any(state.attrs[key].history.deleted for key in ("status", "blank"))
+        return not any(_history(state.obj(), key).deleted for key in ("status", "blank"))
     return True
 
 
