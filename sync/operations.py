@@ -598,12 +598,16 @@ def _only_own_changes(ctx: Context, op: Op, current: int) -> bool:
     """True if every revision after the op's base came from this same device (its own earlier ops)."""
     if op.base_revision is None or op.base_revision > current:
         return False
-    rows = db.session.scalars(select(SyncOperation).where(
-        SyncOperation.record_id == op.record_id, SyncOperation.kind == op.kind,
-        SyncOperation.status == "applied", SyncOperation.user_id == ctx.user.id,
-        SyncOperation.device_id.is_(None) if ctx.device_id is None
-        else SyncOperation.device_id == ctx.device_id,
-    ))
+    # Without a flush first: the answers are stored by statements, never in the session, so a flush would
+    # change nothing read here; it would only write the run's changes so far, one op at a time, where the
+    # run's SAVEPOINT writes them all at once (audit.DEFER_FLUSH).
+    with db.session.no_autoflush:
+        rows = db.session.scalars(select(SyncOperation).where(
+            SyncOperation.record_id == op.record_id, SyncOperation.kind == op.kind,
+            SyncOperation.status == "applied", SyncOperation.user_id == ctx.user.id,
+            SyncOperation.device_id.is_(None) if ctx.device_id is None
+            else SyncOperation.device_id == ctx.device_id,
+        )).all()
     own = {row.result.get("revision") for row in rows}
     return all(revision in own for revision in range(op.base_revision + 1, current + 1))
 
