@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 from flask import abort, g, has_app_context
 from flask_login import current_user
-from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, exists, false, or_, select
+from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, bindparam, exists, false, or_, select
 from sqlalchemy.orm import aliased, joinedload
 
 from inspect_app.accounts import records
@@ -182,12 +183,21 @@ def permit_or_404(permit_id: str, action: str = "permit.view") -> Permit:
 
     A permit you may not see does not exist for you (404); one you see but may not act on is 403.
     """
-    # With its inspectors in the same statement: `sees` and nearly every page read them.
-    permit = db.session.get(Permit, permit_id, options=[joinedload(Permit.assignments)])
+    # Read by the session if it holds it already, as `Session.get` would; else with its inspectors in the same
+    # statement (`sees` and nearly every page read them), built once: `Session.get` with that option built its
+    # statement again at each call, a quarter of its cost, on most requests.
+    permit = (db.session.identity_map.get(db.session.identity_key(Permit, permit_id))
+              or db.session.execute(_permit_with_inspectors(), {"permit_id": permit_id}).unique().scalar_one_or_none())
     if permit is None or not sees(current_user, permit):
         abort(404)
     require(action, permit)
     return permit
+
+
+@cache
+def _permit_with_inspectors() -> Select[tuple[Permit]]:
+    """`permit_or_404`'s statement: a permit by the parameter `permit_id`, with its assignments."""
+    return select(Permit).where(Permit.id == bindparam("permit_id")).options(joinedload(Permit.assignments))
 
 
 def visible_permits(user) -> Select[tuple[Permit]]:
