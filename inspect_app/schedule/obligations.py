@@ -177,7 +177,11 @@ def _permits_of(changed: _Changed) -> set[str]:
     if areas:
         ids.update(db.session.scalars(select(DisturbedArea.permit_id).where(DisturbedArea.id.in_(areas))))
     if inspections:
-        ids.update(db.session.scalars(select(Inspection.permit_id).where(Inspection.id.in_(inspections))))
+        # Only a submitted report's answers: the engine reads no draft's (`facts`, a structure's pre-bury
+        # inspection), and a report submitted in this transaction changed its own row, which counts already.
+        # A draft's Save then costs no recompute of its permit's schedule for its answers alone.
+        ids.update(db.session.scalars(select(Inspection.permit_id).where(Inspection.id.in_(inspections),
+                                                                           Inspection.status == "submitted")))
     ids.discard(None)
     return ids
 

@@ -7,10 +7,11 @@ import re
 from decimal import Decimal
 from html import unescape
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from inspect_app.pages.dashboard import services
 from inspect_app.extensions import db
+from inspect_app.inspections.models import ChecklistAnswer
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Jurisdiction, Permit
 from inspect_app.rules import obligations
@@ -19,6 +20,7 @@ from inspect_app.schedule.models import PermitObligation
 from inspect_app.schedule.obligations import refresh_permits
 from inspect_app.types import LOCAL_TZ
 from tests.dashboard.test_facts import _random_history
+from tests.inspections.report_helpers import report_form, start
 
 DAY = dt.timedelta(days=1)
 
@@ -275,3 +277,30 @@ def test_only_changes_the_engine_reads_work_a_permit_out_again(make, record, sig
     assert after.due_at.astimezone(LOCAL_TZ).date() == last.astimezone(LOCAL_TZ).date() + 14 * DAY
     [row] = rows(client.get("/dashboard/?kind=inspection&upcoming=1&days=30").text)
     assert "2 New Road" in row and "at least every 14 calendar days" in row
+
+
+def test_saving_a_drafts_answers_alone_leaves_its_permit_as_worked_out(make, record, signed_in):
+    """The engine reads a report's checklist answers only once it is submitted (a structure's pre-bury inspection,
+    `facts`): a draft saved again with new answers, its time and state unchanged, changes nothing its permit owes,
+    and the permit is not worked out again (a Save did so at every tap, for nothing)."""
+    inspector = make.user("inspector")
+    permit = started_permit(make, record, inspectors=[inspector])
+    record.inspection(permit, at=record.ago(days=2))
+    client = signed_in(inspector)
+    draft = start(client, permit, "erosion_control")
+    form, _ = report_form(client.get(f"/inspections/{draft.id}").text)
+    assert client.post(f"/inspections/{draft.id}", form | {"notes": "Begun."}).status_code == 303
+    owed = db.session.execute(select(PermitObligation.id, PermitObligation.kind, PermitObligation.due_at,
+                                     PermitObligation.computed_at).order_by(PermitObligation.id)).all()
+    assert any(kind == "report" for _, kind, _, _ in owed)  # the draft is owed as a report (CGP Part 4.7.1)
+
+    form, names = report_form(client.get(f"/inspections/{draft.id}").text)
+    answers = {name: "yes" for name in names if name.startswith("answer-") and "__id__" not in name}
+    assert client.post(f"/inspections/{draft.id}", form | answers).status_code == 303
+
+    db.session.expire_all()
+    kept = db.session.scalar(select(func.count()).select_from(ChecklistAnswer)
+                             .where(ChecklistAnswer.inspection_id == draft.id))
+    assert kept == len(answers) > 10
+    assert db.session.execute(select(PermitObligation.id, PermitObligation.kind, PermitObligation.due_at,
+                                     PermitObligation.computed_at).order_by(PermitObligation.id)).all() == owed
