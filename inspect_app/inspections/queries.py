@@ -179,7 +179,7 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
     # the areas not read twice.
     # Their columns, not the events as objects: a busy area's history is long, and only these are read.
     timelines: dict[str, list[rules.AreaEvent]] = defaultdict(list)
-    for area_id, status, changed_at in db.session.execute(_area_timelines(), {"permit_id": permit.id}):
+    for area_id, status, changed_at in db.session.execute(_area_timelines(), {"permit_id": permit.id, "at": at}):
         timelines[area_id].append(rules.AreaEvent(status, changed_at))
     for area in permit.areas:
         events = timelines[area.id]
@@ -200,10 +200,13 @@ def area_clocks(permit: Permit, profile: Profile, at: dt.datetime) -> list[AreaC
 
 @cache
 def _area_timelines() -> Select:
-    """`area_clocks`' statement."""
+    """`area_clocks`' statement: the timelines up to the parameter `at` (the clocks as of then ignore what came
+    after, `stabilization.episodes`; an old report's page need not read the area's history since)."""
     return (select(AreaStatusEvent.area_id, AreaStatusEvent.status, AreaStatusEvent.at)
             .join(DisturbedArea, AreaStatusEvent.area_id == DisturbedArea.id)
-            .where(DisturbedArea.permit_id == bindparam("permit_id")).order_by(AreaStatusEvent.at))
+            .where(DisturbedArea.permit_id == bindparam("permit_id"),
+                   AreaStatusEvent.at <= bindparam("at", type_=UTCDateTime()))
+            .order_by(AreaStatusEvent.at))
 
 
 def open_punch_items(permit: Permit) -> list[PunchListItem]:
