@@ -144,6 +144,41 @@ def report_answer_note(name: str, label, value, errors: dict) -> Markup:
     return Markup(f'<div class="answer-note{kept}">\n  {text}\n</div>')
 
 
+def report_fix(name: str, fix: dict, condition, errors: dict, open_actions) -> Markup:
+    """A condition's repair and corrective action on a draft (inspections/_cgp_checks.html, `fix`): folded away
+    unless something was kept or refused for it, so a fix typed or refused is never hidden (`fix-kept`, shown
+    whatever the answer); the repair, the day first observed, an open action to tie it to (`open_actions`) or
+    the kind and owner of a new one."""
+    kept = fix or errors.get(f"{name}-repair") or errors.get(f"{name}-first_observed") or errors.get(f"{name}-action")
+    field, chosen, kind = escape(name), fix.get("action_id"), fix.get("kind")
+    actions = "".join(
+        f'<option value="{escape(a.id)}" {"selected" if a.id == chosen else ""}>{escape(a.description)} '
+        f"(due {escape(local_time(a.due_at))})</option>" for a in open_actions)
+    kinds = "".join(f'<option value="{escape(key)}" {"selected" if key == kind else ""}>{escape(words)}</option>'
+                    for key, words in label_choices("action_kind"))
+    repair = report_text(f"{name}-repair", "Repair needed", fix.get("repair"), errors, rows=2)
+    first_observed = report_text(f"{name}-first_observed", "Date first observed", fix.get("first_observed"), errors,
+                                 type="date")
+    return Markup(
+        f'\n<details class="fix{" fix-kept" if kept else ""}" id="{field}"{" open" if kept else ""}>\n'
+        f'  <summary>If not: the repair and its corrective action <span class="muted">({escape(condition.text)}, '
+        f"{escape(condition.citation)})</span></summary>\n"
+        f"  {repair}\n  {first_observed}\n"
+        f'  <div class="field{" has-error" if errors.get(f"{name}-action") else ""}">\n'
+        f'    <label for="{field}-action">Corrective action</label>\n'
+        f'    <select id="{field}-action" name="{field}-action" form="report-form">\n'
+        f'      <option value="">— open a new one (kind and who does it, below) —</option>\n'
+        f"      {actions}\n    </select>\n    {report_error(errors, f'{name}-action')}\n  </div>\n"
+        f'  <div class="row">\n'
+        f'    <div class="field{" has-error" if errors.get(f"{name}-kind") else ""}">\n'
+        f'      <label for="{field}-kind">Kind of corrective action</label>\n'
+        f'      <select id="{field}-kind" name="{field}-kind" form="report-form">\n'
+        f'        <option value="">—</option>\n'
+        f"        {kinds}\n      </select>\n      {report_error(errors, f'{name}-kind')}\n    </div>\n"
+        f'    {report_text(f"{name}-owner_name", "Who does it", fix.get("owner_name"), errors)}\n'
+        f"  </div>\n</details>")
+
+
 _EVALUATION_WORDS = {"compliant": "In compliance", "violations": "Violations"}
 
 
@@ -325,6 +360,6 @@ def register(app: Flask, version: str) -> None:
                                 form_field=form_field, report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
                                 report_answer_note=report_answer_note, report_photo_input=report_photo_input,
-                                report_rows=report_rows)
+                                report_rows=report_rows, report_fix=report_fix)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

@@ -5,8 +5,8 @@ import datetime as dt
 from functools import cache
 from typing import Any
 
-from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Select, Sequence, String, Table, Update, bindparam, event,
-                        func, select, text, update)
+from sqlalchemy import (JSON, BigInteger, ForeignKey, Integer, Select, Sequence, String, Table, Update, bindparam,
+                        event, func, select, text, update)
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from inspect_app.audit import chain

@@ -43,10 +43,10 @@ def test_each_listed_report_shows_its_type_inspector_evaluation_notice_and_statu
 
     page = signed_in(inspector).get(f"/permits/{permit.id}").text
 
+    ann = "Ann &lt;b&gt;Lee&lt;/b&gt;"  # as typed, escaped
     assert _rows(page) == [
-        ["Jun 4, 2026 10:00 AM", "Periodic inspection", "Ann &lt;b&gt;Lee&lt;/b&gt;", "—", "Not given", "Draft"],
+        ["Jun 4, 2026 10:00 AM", "Periodic inspection", ann, "—", "Not given", "Draft"],
         ["Jun 3, 2026 10:00 AM", "Periodic inspection", agent.name, "—", "Not required", "Submitted"],
-        ["Jun 2, 2026 10:00 AM", "Periodic inspection (amendment)", "Ann &lt;b&gt;Lee&lt;/b&gt;", "Violations", "Not given",
-         "Submitted"],
-        ["Jun 1, 2026 10:00 AM", "Periodic inspection", "Ann &lt;b&gt;Lee&lt;/b&gt;", "In compliance", "Given", "Submitted"],
+        ["Jun 2, 2026 10:00 AM", "Periodic inspection (amendment)", ann, "Violations", "Not given", "Submitted"],
+        ["Jun 1, 2026 10:00 AM", "Periodic inspection", ann, "In compliance", "Given", "Submitted"],
     ]

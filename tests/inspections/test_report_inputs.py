@@ -4,7 +4,11 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from inspect_app.templating import report_answer_note, report_answers, report_photo_input, report_text
+import datetime as dt
+from types import SimpleNamespace
+
+from inspect_app.templating import (report_answer_note, report_answers, report_fix, report_photo_input,
+                                   report_text)
 
 OPTIONS = [("yes", "Yes"), ("no", "No"), ("na", "N/A")]
 
@@ -87,3 +91,37 @@ def test_a_photo_input_keeps_the_photos_a_refused_form_had_uploaded(app):
     assert file_input["form"] == "report-form" and "multiple" in file_input and file_input["class"] == "visually-hidden"
     assert kept == uploaded and "2 photo(s) already uploaded are kept." in html
     assert not [attrs for tag, attrs in fresh.tags if tag == "input" and attrs["type"] == "hidden"]
+
+
+def test_a_fix_typed_or_refused_stays_open_with_its_action_and_kind_chosen(app):
+    """A condition's fix (`report_fix`): folded away while empty; once something is typed or refused it stays open
+    (`fix-kept`), keeps what was typed, selects the action and kind chosen, and names each error it shows."""
+    condition = SimpleNamespace(text="Control <not> working", citation="CGP 2022 Part 5.1")
+    actions = [SimpleNamespace(id="act-1", description="Re-stake the east fence & trench",
+                               due_at=dt.datetime(2026, 6, 1, 15, 0, tzinfo=dt.UTC)),
+               SimpleNamespace(id="act-2", description="Seed the slope",
+                               due_at=dt.datetime(2026, 6, 8, 15, 0, tzinfo=dt.UTC))]
+    with app.test_request_context():
+        empty = _Elements(report_fix("fix-fence-a1", {}, condition, {}, actions))
+        fix = {"repair": 'Fence "down" <east>', "first_observed": "2026-05-30", "action_id": "act-2",
+               "kind": "significant_repair", "owner_name": "Site contractor"}
+        errors = {"fix-fence-a1-owner_name": "Say who does it", "fix-fence-a1-action": "Not an open action"}
+        kept = _Elements(report_fix("fix-fence-a1", fix, condition, errors, actions))
+        refused = _Elements(report_fix("fix-fence-a1", {}, condition, {"fix-fence-a1-repair": "Say what"}, actions))
+
+    details = next(attrs for tag, attrs in empty.tags if tag == "details")
+    assert details["class"] == "fix" and "open" not in details
+    assert "Control <not> working, CGP 2022 Part 5.1" in empty.text["fix-fence-a1"]
+    details = next(attrs for tag, attrs in kept.tags if tag == "details")
+    assert details["class"] == "fix fix-kept" and "open" in details
+    assert "open" in next(attrs for tag, attrs in refused.tags if tag == "details")
+    assert kept.text["fix-fence-a1-repair"] == fix["repair"]
+    inputs = {attrs["id"]: attrs for tag, attrs in kept.tags if tag in ("input", "select", "textarea")}
+    assert inputs["fix-fence-a1-first_observed"]["value"] == "2026-05-30"
+    assert inputs["fix-fence-a1-owner_name"]["value"] == "Site contractor"
+    assert inputs["fix-fence-a1-owner_name"]["aria-describedby"] == "fix-fence-a1-owner_name-error"
+    assert all(attrs["form"] == "report-form" for attrs in inputs.values())
+    options = [attrs for tag, attrs in kept.tags if tag == "option"]
+    assert [o["value"] for o in options if "selected" in o] == ["act-2", "significant_repair"]
+    assert kept.text["fix-fence-a1-action-error"] == "Error: Not an open action"
+    assert "Re-stake the east fence & trench (due Jun 1, 2026 11:00 AM)" in kept.text["fix-fence-a1-action"]
