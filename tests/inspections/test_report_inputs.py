@@ -96,7 +96,7 @@ def test_a_photo_input_keeps_the_photos_a_refused_form_had_uploaded(app):
 def test_a_fix_typed_or_refused_stays_open_with_its_action_and_kind_chosen(app):
     """A condition's fix (`report_fix`): folded away while empty; once something is typed or refused it stays open
     (`fix-kept`), keeps what was typed, selects the action and kind chosen, and names each error it shows."""
-    condition = SimpleNamespace(text="Control <not> working", citation="CGP 2022 Part 5.1")
+    condition = SimpleNamespace(text="Control <not> working", citation="Town rule 9 (a)")
     actions = [SimpleNamespace(id="act-1", description="Re-stake the east fence & trench",
                                due_at=dt.datetime(2026, 6, 1, 15, 0, tzinfo=dt.UTC)),
                SimpleNamespace(id="act-2", description="Seed the slope",
@@ -111,7 +111,7 @@ def test_a_fix_typed_or_refused_stays_open_with_its_action_and_kind_chosen(app):
 
     details = next(attrs for tag, attrs in empty.tags if tag == "details")
     assert details["class"] == "fix" and "open" not in details
-    assert "Control <not> working, CGP 2022 Part 5.1" in empty.text["fix-fence-a1"]
+    assert "Control <not> working, Town rule 9 (a)" in empty.text["fix-fence-a1"]
     details = next(attrs for tag, attrs in kept.tags if tag == "details")
     assert details["class"] == "fix fix-kept" and "open" in details
     assert "open" in next(attrs for tag, attrs in refused.tags if tag == "details")
