@@ -287,7 +287,8 @@ document.addEventListener("click", (evt) => {
 // changeable (data-filled remembers what the page put there). Another answer hides the fix again, and takes back
 // what the page filled in and nobody changed; what was typed is never hidden.
 const inspectionDay = (form) => {
-  const at = form?.querySelector("#performed_at")?.value;
+  // The inspection's time is the form's control, though outside it (form="report-form"): form.elements has it.
+  const at = form?.elements.namedItem("performed_at")?.value;
   if (at) return at.slice(0, 10);
   const zone = form?.dataset.localTz, now = new Date();
   return new Intl.DateTimeFormat("en-CA", zone ? { timeZone: zone } : {}).format(now);  // YYYY-MM-DD

@@ -5,14 +5,17 @@ place and a fix filled in with its day and the permittee), busy buttons, "Saved 
 report's PDF."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 import pytest
 from playwright.sync_api import expect
 
 from inspect_app.extensions import db
+from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits import services as permits
+from inspect_app.types import LOCAL_TZ
 from tests.inspections.report_helpers import OBSERVED_WEATHER
 from tests.offline.offline_helpers import (device_id, draw_signature, hold_permits, new_report_url,
                                            observe_weather, sign_in_controlled, submit, wait_for_form,
@@ -196,3 +199,22 @@ def test_offline_a_point_added_in_place_a_fix_filled_in_and_all_compliant_go_thr
     assert report.details["discharge_points"] == [{"id": point_id, "name": "Swale outlet at Bliss Road"}]
     fixed = report.details["fixes"][f"control_installed-{fence.id}"]
     assert (fixed["first_observed"], fixed["owner_name"]) == (today, permit.owner_name)
+
+
+def test_a_fix_on_a_draft_started_days_ago_is_first_observed_on_the_inspections_day(silt_fence, live_server, page,
+                                                                                      sign_in):
+    """A No on a draft Start made on the server fills in the day first observed with the inspection's day (CGP 2022
+    Part 5.2: the clock runs from discovery), not the tablet's today: the inspection's time is a control of the
+    form outside it, which the page did not find, so an inspection finished a day later was first observed that
+    day, and on a tablet whose clock was ahead of the town's, an evening's Save was refused as in the future."""
+    inspector, permit, fence = silt_fence
+    draft = inspections.start_inspection(inspector, permit, "erosion_control", fetch_weather=False)
+    draft.performed_at = performed = draft.performed_at - dt.timedelta(days=3)  # started, then left till today
+    draft.blank = False
+    db.session.commit()
+    sign_in(page, inspector)
+    page.goto(f"{live_server.url}/inspections/{draft.id}")
+    page.wait_for_load_state()
+    page.locator(f"label[for='answer-control_installed-{fence.id}-no']").tap()
+    day = performed.astimezone(LOCAL_TZ).date().isoformat()
+    expect(page.locator(f"#fix-control_installed-{fence.id}-first_observed")).to_have_value(day)
