@@ -101,7 +101,9 @@ def test_a_chunk_written_over_by_a_shorter_one_is_not_counted(store, other_serve
 def test_completing_bytes_with_the_wrong_hash_discards_them(store, s3_settings):
     store.begin(SHA)
     store.append(SHA, 0, DATA[:PART])
-    store.append(SHA, PART, b"\x00" + DATA[PART + 1:])  # one byte changed on the way
+    # One byte changed on the way (flipped: DATA is random, and a byte written as 0 was unchanged when it was 0,
+    # one run in 256).
+    store.append(SHA, PART, bytes([DATA[PART] ^ 0xFF]) + DATA[PART + 1:])
     with pytest.raises(HashMismatch) as refused:
         store.complete(SHA)
     assert refused.value.actual != SHA
