@@ -30,6 +30,7 @@ from functools import cache
 from flask import abort, g, has_app_context
 from flask_login import current_user
 from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, bindparam, exists, false, or_, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import aliased, joinedload
 
 from inspect_app.accounts import records
@@ -183,11 +184,12 @@ def permit_or_404(permit_id: str, action: str = "permit.view") -> Permit:
 
     A permit you may not see does not exist for you (404); one you see but may not act on is 403.
     """
-    # Read by the session if it holds it already, as `Session.get` would; else with its inspectors in the same
+    # Taken from the session if it holds it loaded, as `Session.get` does; else read with its inspectors in the same
     # statement (`sees` and nearly every page read them), built once: `Session.get` with that option built its
     # statement again at each call, a quarter of its cost, on most requests.
-    permit = (db.session.identity_map.get(db.session.identity_key(Permit, permit_id))
-              or db.session.execute(_permit_with_inspectors(), {"permit_id": permit_id}).unique().scalar_one_or_none())
+    permit = db.session.identity_map.get(db.session.identity_key(Permit, permit_id))
+    if permit is None or sa_inspect(permit).expired:
+        permit = db.session.execute(_permit_with_inspectors(), {"permit_id": permit_id}).unique().scalar_one_or_none()
     if permit is None or not sees(current_user, permit):
         abort(404)
     require(action, permit)
