@@ -60,6 +60,8 @@ DISCHARGING_LABELS = {"yes": "Discharging", "no": "Not discharging"}
 # authority's right to random inspections (§380-16 C(4)(b)[2]), or to follow up an earlier finding.
 TRIGGER_LABELS = {"routine": "Routine, on the schedule", "storm_event": "Storm event",
                   "random": "Random inspection by the authority", "follow_up": "Follow-up of an earlier inspection"}
+# A report's evaluation (§380-16 C(4)(f)[1](g)), as a list of reports says it.
+EVALUATION_LABELS = {"compliant": "In compliance", "violations": "Violations"}
 # Where a storm's total comes from (CGP 2022 Part 4.2: a representative weather station or an on-site gauge).
 STORM_SOURCE_LABELS = {"station": "Weather station", "gauge": "On-site rain gauge"}
 
@@ -68,7 +70,7 @@ LABELS: dict[str, dict[str, str]] = {
     "severity": SEVERITY_LABELS, "action_kind": ACTION_KIND_LABELS, "log_kind": LOG_KIND_LABELS,
     "party_role": PARTY_ROLE_LABELS, "certification_status": CERTIFICATION_STATUS_LABELS,
     "submission_kind": SUBMISSION_KIND_LABELS, "answer": ANSWER_LABELS, "trigger": TRIGGER_LABELS,
-    "storm_source": STORM_SOURCE_LABELS,
+    "storm_source": STORM_SOURCE_LABELS, "evaluation": EVALUATION_LABELS,
     "discharge_sign": DISCHARGE_SIGN_LABELS, "discharging": DISCHARGING_LABELS,
 }
 

@@ -179,9 +179,6 @@ def report_fix(name: str, fix: dict, condition, errors: dict, open_actions) -> M
         f"  </div>\n</details>")
 
 
-_EVALUATION_WORDS = {"compliant": "In compliance", "violations": "Violations"}
-
-
 def report_rows(reports, profile) -> Markup:
     """The rows of the permit page's list of reports (inspections/_permit_section.html), newest first as given:
     date (the report's link), type, inspector, evaluation, whether the 24-hour notice was given (§380-16 C(3),
@@ -199,7 +196,7 @@ def report_rows(reports, profile) -> Markup:
             f"{escape(local_time(report.performed_at))}</a></td>\n"
             f"        <td>{escape(profile.name_of(report.type))}{amendment}</td>\n"
             f"        <td>{escape(report.inspector_name)}</td>\n"
-            f"        <td>{escape(_EVALUATION_WORDS.get(report.evaluation, '—'))}</td>\n"
+            f"        <td>{escape(label(report.evaluation, 'evaluation'))}</td>\n"
             f"        <td>{notice}</td>\n"
             f"        <td>{'Submitted' if report.is_submitted else 'Draft'}</td>\n      </tr>\n    ")
     return Markup("".join(rows))

@@ -841,7 +841,7 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
     names = {k.key: k.name for k in profile.inspection_types}
     rows = []
     for i in record["inspections"]:
-        evaluation = {"compliant": "In compliance", "violations": "Violations"}.get(i["evaluation"] or "", "—")
+        evaluation = label(i["evaluation"], "evaluation")
         needed = profile.advance_notice.required_for(i["type"], i.get("by_authority", False))
         flags = [] if i["notice_given"] or not needed else [f"no {profile.advance_notice.hours}-hour notice"]
         if i["amends_id"]:

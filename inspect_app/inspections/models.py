@@ -16,12 +16,12 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from inspect_app import inspection_types
 from inspect_app.accounts.records import DraftPart
 from inspect_app.extensions import db
-from inspect_app.labels import ACTION_KIND_LABELS, ANSWER_LABELS, SEVERITY_LABELS, TRIGGER_LABELS
+from inspect_app.labels import ACTION_KIND_LABELS, ANSWER_LABELS, EVALUATION_LABELS, SEVERITY_LABELS, TRIGGER_LABELS
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
 INSPECTION_TYPES = inspection_types.KEYS  # declared once, in the registry
 INSPECTION_STATUSES = ("draft", "submitted")
-EVALUATIONS = ("compliant", "violations")
+EVALUATIONS = tuple(EVALUATION_LABELS)
 WEATHER_STATUSES = ("pending", "complete", "incomplete", "gauge")
 # The weather the inspector writes down on site: a line or two (conditions, temperature, wind as seen).
 OBSERVED_WEATHER_LENGTH = 300

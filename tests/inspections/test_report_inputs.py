@@ -1,10 +1,9 @@
 """The report form's own inputs (templating.report_*): what a screen reader and the form's post rely on."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 from html.parser import HTMLParser
-
-import datetime as dt
 from types import SimpleNamespace
 
 from inspect_app.templating import (report_answer_note, report_answers, report_fix, report_photo_input,
