@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from flask import current_app
 from flask_login import UserMixin
 from sqlalchemy import Boolean, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
-from werkzeug.security import check_password_hash, generate_password_hash
 
+from inspect_app.accounts import passwords
 from inspect_app.extensions import db
 from inspect_app.types import UTCDateTime, choice, new_id, utcnow
 
@@ -70,12 +69,10 @@ class User(UserMixin, db.Model):
         return "; ".join(parts) or "none recorded"
 
     def set_password(self, password: str) -> None:
-        # The method is a setting so the test suite can use a cheaper one; production keeps scrypt.
-        method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt")
-        self.password_hash = generate_password_hash(password, method=method)
+        self.password_hash = passwords.hash_password(password)
 
     def check_password(self, password: str) -> bool:
-        return check_password_hash(self.password_hash, password)
+        return passwords.matches(self.password_hash, password)
 
     def __repr__(self) -> str:
         return f"<User {self.email} {self.role}>"

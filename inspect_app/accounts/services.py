@@ -5,10 +5,9 @@ import secrets
 
 from blinker import Namespace
 from email_validator import EmailNotValidError, validate_email
-from flask import current_app
 from sqlalchemy import func, select
-from werkzeug.security import check_password_hash, generate_password_hash
 
+from inspect_app.accounts import passwords
 from inspect_app.accounts.models import ROLES, User
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
@@ -118,21 +117,24 @@ def authenticate(email: str, password: str) -> User | None:
     """The enabled user with this email and password, or None.
 
     An unknown email costs the same password hash as a known one, so the time taken does not tell
-    whether an account exists.
+    whether an account exists. A password that matches a hash of an older method is hashed again with the
+    current one (accounts/passwords.py); the caller commits it.
     """
     user = db.session.scalar(select(User).where(func.lower(User.email) == email.strip().lower()))
     if user is None:
-        check_password_hash(_dummy_hash(), password)
+        passwords.matches(_dummy_hash(), password)
         return None
     if not user.check_password(password) or not user.is_enabled:
         return None
+    if passwords.outdated(user.password_hash):
+        user.set_password(password)
     return user
 
 
 def _dummy_hash() -> str:
-    method = current_app.config.get("PASSWORD_HASH_METHOD", "scrypt")
+    method = passwords.method()
     if method not in _DUMMY_HASHES:
-        _DUMMY_HASHES[method] = generate_password_hash(secrets.token_hex(16), method=method)
+        _DUMMY_HASHES[method] = passwords.hash_password(secrets.token_hex(16))
     return _DUMMY_HASHES[method]
 
 

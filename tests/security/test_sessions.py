@@ -154,11 +154,11 @@ def test_a_new_password_or_a_disabled_account_ends_its_sessions(app, make, clien
 
 
 def test_a_sign_in_takes_as_long_for_an_unknown_email_as_for_a_known_one(app, make, client):
-    """Timed as an attacker would, over HTTP, with production's password hash (scrypt): pairs of tries
+    """Timed as an attacker would, over HTTP, with production's password hash (Argon2id): pairs of tries
     interleaved, so a busy machine slows both alike. Without the dummy hash an unknown email answered in
     about 3 % of the time of a known one."""
-    app.config.update(PASSWORD_HASH_METHOD="scrypt", SIGNIN_FAILURE_LIMIT="1000 per minute")
-    user = make.user("agent")  # hashed with scrypt
+    app.config.update(PASSWORD_HASH_METHOD="argon2id", SIGNIN_FAILURE_LIMIT="1000 per minute")
+    user = make.user("agent")  # hashed with Argon2id
     token = SignedIn(client).token
     known, unknown = [], []
     for n in range(9):
