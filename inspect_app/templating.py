@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from flask import Flask, current_app, request, url_for
+from flask_wtf.csrf import generate_csrf
 from jinja2 import FileSystemBytecodeCache
 from markupsafe import Markup, escape
 from wtforms.meta import DefaultMeta
@@ -89,6 +90,25 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
                  f"\n  {errors_html}")
     return Markup(html + "\n</div>")
 
+
+# The words shown on a status pill; any other status is shown with its first letter capitalised.
+STATUS_WORDS = {
+    "issued": "Issued", "active": "Active", "stop-work": "Stop-work", "final-submissions": "Final submissions",
+    "completed": "Completed", "lapsed": "Lapsed", "upcoming": "Upcoming", "due": "Due", "overdue": "Overdue",
+    "met": "Met", "waived": "Waived",
+}
+
+
+def pill(status) -> Markup:
+    """A status badge: "stop_work", "stop-work", "Stop work" or an Enum member all give `pill-stop-work`."""
+    key = str(getattr(status, "value", status)).lower().strip().replace("_", "-").replace(" ", "-")
+    words = STATUS_WORDS.get(key, key.replace("-", " ").capitalize())
+    return Markup(f'<span class="pill pill-{escape(key)}">{escape(words)}</span>')
+
+
+def csrf() -> Markup:
+    """The hidden CSRF input of a plain (non-WTForms) form."""
+    return Markup(f'<input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">')
 
 # The report form's own inputs (inspections/_macros.html), which it shows a few hundred of: Python rather than Jinja
 # macros, for speed, writing the macros' markup, spacing included (a macro call cost more than what it wrote).
@@ -354,7 +374,8 @@ class CompiledTemplates(FileSystemBytecodeCache):
 def register(app: Flask, version: str) -> None:
     app.jinja_env.bytecode_cache = CompiledTemplates(app.instance_path)
     app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version,
-                                form_field=form_field, report_error=report_error, report_aria=report_aria,
+                                form_field=form_field, field=form_field, pill=pill, csrf=csrf,
+                                report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
                                 report_answer_note=report_answer_note, report_photo_input=report_photo_input,
                                 report_rows=report_rows, report_fix=report_fix)

@@ -45,3 +45,20 @@ def test_the_app_keeps_its_pages_compiled_templates(app, client):
     env = app.jinja_env
     assert isinstance(env.bytecode_cache, CompiledTemplates)
     assert _kept(env, "accounts/login.html")
+
+
+def test_a_status_pill_reads_as_the_regulation_writes_the_status():
+    """`pill` (a Jinja global): the dashboard, My day and the permit page show each status as a badge."""
+    import enum
+
+    from inspect_app.templating import pill
+
+    class Status(enum.Enum):
+        FINAL = "final_submissions"
+
+    assert pill("stop_work") == '<span class="pill pill-stop-work">Stop-work</span>'
+    assert pill("Stop work") == pill("stop-work") == pill(" STOP_WORK ") == pill("stop_work")
+    assert pill(Status.FINAL) == '<span class="pill pill-final-submissions">Final submissions</span>'
+    assert pill("overdue") == '<span class="pill pill-overdue">Overdue</span>'
+    assert pill("activity_ceased") == '<span class="pill pill-activity-ceased">Activity ceased</span>'
+    assert pill('<b>"x"') == '<span class="pill pill-&lt;b&gt;&#34;x&#34;">&lt;b&gt;&#34;x&#34;</span>'
