@@ -7,8 +7,8 @@ cost about 80 ms of a core; an Argon2id check costs about 17 ms.
 A hash made before (Werkzeug's "scrypt:…" or "pbkdf2:…") still checks. At its next sign-in the password, then
 known, is hashed again with the configured method (`outdated`).
 
-PASSWORD_HASH_METHOD names the method: "argon2id" (the default) or one of Werkzeug's; the test suite uses a
-cheap PBKDF2 to save time.
+The app config's PASSWORD_HASH_METHOD names the method: "argon2id" (the default) or one of Werkzeug's; the test
+suite sets a cheap PBKDF2 to save time (it is not read from the environment).
 """
 from __future__ import annotations
 
