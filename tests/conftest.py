@@ -8,6 +8,7 @@ import contextvars
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -214,14 +215,41 @@ def signed_in(client):
     return lambda user=None: factories.SignedIn(client, user)
 
 
+class InFlight:
+    """A live server's app, counting the requests it is answering. A request's thread outlives the server's
+    shutdown, and one still writing (a browser's last autosave) once deadlocked with the next test emptying the
+    tables: a server's fixture waits for its requests to end (`wait`) before the next test begins."""
+
+    def __init__(self, app) -> None:
+        self.app, self.answering, self.closed, self.changed = app, 0, False, threading.Condition()
+
+    def __call__(self, environ, start_response):
+        with self.changed:
+            if self.closed:  # a request on a connection kept open past the end: answered by no app
+                start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+                return [b"The test's server has stopped."]
+            self.answering += 1
+        try:
+            return self.app(environ, start_response)  # (Flask ends the request's context before it returns)
+        finally:
+            with self.changed:
+                self.answering -= 1
+                self.changed.notify_all()
+
+    def wait(self, timeout: float = 10) -> None:
+        """Answer no more requests; wait for those being answered to end."""
+        with self.changed:
+            self.closed = True
+            self.changed.wait_for(lambda: self.answering == 0, timeout)
+
+
 @pytest.fixture
 def live_server(app):
     """The test's app served by a real HTTP server on 127.0.0.1 (a free port), stopped after the test."""
-    import threading
-
     from werkzeug.serving import make_server
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
+    requests = InFlight(app)
+    server = make_server("127.0.0.1", 0, requests, threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     server.url = f"http://127.0.0.1:{server.server_port}"
@@ -231,6 +259,7 @@ def live_server(app):
         server.shutdown()
         thread.join(timeout=5)
         server.server_close()
+        requests.wait()
 
 
 def _chromium() -> str:
@@ -270,17 +299,16 @@ class RestartableServer:
         self.port = 0
         self.server = None
         self.thread = None
+        self.requests = InFlight(app)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        import threading
-
         from werkzeug.serving import make_server
 
-        self.server = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.server = make_server("127.0.0.1", self.port, self.requests, threaded=True)
         self.port = self.server.server_port
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
                                        daemon=True)
@@ -303,6 +331,7 @@ def server(app):
         yield server
     finally:
         server.stop()
+        server.requests.wait()
 
 
 @pytest.fixture
