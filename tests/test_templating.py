@@ -1,11 +1,13 @@
-"""Templates compiled once and kept in the instance folder (templating.CompiledTemplates, issue 18)."""
+"""Templates compiled once and kept in the instance folder (templating.CompiledTemplates, issue 18), and the
+status pill every list shows."""
 from __future__ import annotations
 
+import enum
 import logging
 
 from jinja2 import DictLoader, Environment
 
-from inspect_app.templating import CompiledTemplates
+from inspect_app.templating import CompiledTemplates, pill
 
 
 def _environment(instance_path, templates: dict[str, str]) -> Environment:
@@ -49,10 +51,6 @@ def test_the_app_keeps_its_pages_compiled_templates(app, client):
 
 def test_a_status_pill_reads_as_the_regulation_writes_the_status():
     """`pill` (a Jinja global): the dashboard, My day and the permit page show each status as a badge."""
-    import enum
-
-    from inspect_app.templating import pill
-
     class Status(enum.Enum):
         FINAL = "final_submissions"
 
