@@ -26,12 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from werkzeug.security import generate_password_hash
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, however it is run
 
 from inspect_app import create_app  # noqa: E402
 from inspect_app.accounts.services import create_user  # noqa: E402
 from inspect_app.extensions import db  # noqa: E402
-from werkzeug.security import generate_password_hash  # noqa: E402
 
 RUNS = 15
 
@@ -56,7 +57,7 @@ def main(runs: int = RUNS) -> None:
             db.create_all()
             create_user(email="engineer@example.org", name="Engineer", role="inspector",
                         password="the right password 42")
-            older = create_user(email="agent@example.org", name="Agent", role="inspector",
+            older = create_user(email="older@example.org", name="Older Hash", role="inspector",
                                 password="the right password 42")
             older.password_hash = generate_password_hash("the right password 42", method="scrypt")
             db.session.commit()
@@ -64,10 +65,10 @@ def main(runs: int = RUNS) -> None:
         token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', client.get("/login").text).group(1)
         _timed(client, token, "nobody@example.org")  # warm up: imports, the first dummy hash
         known, unknown, older_hash = [], [], []
-        for _ in range(runs):  # interleaved, so a change in machine load touches both alike
+        for _ in range(runs):  # interleaved, so a change in machine load touches all three alike
             known.append(_timed(client, token, "engineer@example.org"))
             unknown.append(_timed(client, token, "nobody@example.org"))
-            older_hash.append(_timed(client, token, "agent@example.org"))
+            older_hash.append(_timed(client, token, "older@example.org"))
     known_ms, unknown_ms = statistics.median(known), statistics.median(unknown)
     print(f"signin_known_email_median_ms={known_ms:.1f}")
     print(f"signin_unknown_email_median_ms={unknown_ms:.1f}")

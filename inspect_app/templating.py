@@ -110,6 +110,7 @@ def csrf() -> Markup:
     """The hidden CSRF input of a plain (non-WTForms) form."""
     return Markup(f'<input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">')
 
+
 # The report form's own inputs (inspections/_macros.html), which it shows a few hundred of: Python rather than Jinja
 # macros, for speed, writing the macros' markup, spacing included (a macro call cost more than what it wrote).
 
