@@ -91,18 +91,11 @@ def form_field(f, label=None, hint=None, **attrs) -> Markup:
     return Markup(html + "\n</div>")
 
 
-# The words shown on a status pill; any other status is shown with its first letter capitalised.
-STATUS_WORDS = {
-    "issued": "Issued", "active": "Active", "stop-work": "Stop-work", "final-submissions": "Final submissions",
-    "completed": "Completed", "lapsed": "Lapsed", "upcoming": "Upcoming", "due": "Due", "overdue": "Overdue",
-    "met": "Met", "waived": "Waived",
-}
-
-
 def pill(status) -> Markup:
-    """A status badge: "stop_work", "stop-work", "Stop work" or an Enum member all give `pill-stop-work`."""
+    """A status badge in the status's words (`humanize`): "stop_work", "stop-work", "Stop work" or an Enum member
+    all give `pill-stop-work`, "Stop-work"."""
     key = str(getattr(status, "value", status)).lower().strip().replace("_", "-").replace(" ", "-")
-    words = STATUS_WORDS.get(key, key.replace("-", " ").capitalize())
+    words = humanize(key.replace("-", "_")) if key else ""
     return Markup(f'<span class="pill pill-{escape(key)}">{escape(words)}</span>')
 
 
