@@ -56,7 +56,8 @@ def login():
         taken = throttle.take(form.email.data)
         user = authenticate(form.email.data, form.password.data)
         if user is not None:
-            db.session.commit()  # a hash made again with the current method (accounts/passwords.py)
+            if user in db.session.dirty:  # its hash made again with the current method (accounts/passwords.py)
+                db.session.commit()
             throttle.give_back(taken)  # after the commit: on SQLite the counter waits for the write lock
             login_user(user, remember=form.remember.data)
             return redirect(_safe_next(request.args.get("next")), code=303)
