@@ -239,9 +239,11 @@ async function askWorker(message) {
   return new Promise((resolve) => { pipe.port1.onmessage = (event) => resolve(event.data); });
 }
 
-// Held for the person the server listed them for (`user`); a row of no one (the release before) goes.
+// Held for the person the server listed them for (`user`); a row of no one (the release before) goes. The list is
+// shown before the outcome is said: "Done" never stands beside the list as it was.
 async function holdAll() {
   say("held-status", "asking");
+  let outcome;
   try {
     const list = await getJson("/offline/pages.json", "pages"), user = list.user;
     const urls = list.permits.reduce((all, p) => all.concat(p.urls), list.common);
@@ -253,11 +255,12 @@ async function holdAll() {
     const listed = new Set(list.permits.map((p) => rowId(p.id)));
     await Promise.all((await Held.all()).filter((r) => !r.user || (r.user === user && !listed.has(r.id)))
       .map((r) => Held.del(r.id)));
-    say("held-status", missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length);
+    outcome = [missing(urls).length ? "failed" : "done", missing(urls).length || list.permits.length];
   } catch (error) {
-    say("held-status", error instanceof LoginNeeded ? "login" : "unreachable");
+    outcome = [error instanceof LoginNeeded ? "login" : "unreachable"];
   }
-  return renderHeld();
+  await renderHeld();
+  say("held-status", ...outcome);
 }
 
 async function renderHeld() {
