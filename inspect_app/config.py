@@ -68,6 +68,24 @@ def check_blob_backend(settings) -> None:
         raise SettingError("S3_ADDRESSING_STYLE must be auto, path or virtual.")
 
 
+def database_engine_options(settings) -> None:
+    """PostgreSQL sessions keep time in UTC, whatever the server's own TimeZone setting.
+
+    Every time is stored as a `timestamp with time zone` and read back as an aware UTC datetime
+    (`types.UTCDateTime`), and no statement works out a day or an hour in the session's zone: the town's local
+    days are worked out in Python (`LOCAL_TZ`, a profile's timezone). So the zone changes no answer; it changes
+    what reading a time costs. psycopg gives each time in the session's zone: in UTC as Python's own
+    `datetime.UTC`, which `UTCDateTime` and the rules' facts then keep as it is; in any other zone (a server set to
+    'Etc/UTC', the Debian default, or to America/New_York) as a `ZoneInfo` time each of them converts again.
+    A setting given in the database address (`?options=...`) is left as it is.
+    """
+    uri = str(settings.get("SQLALCHEMY_DATABASE_URI") or "")
+    if not uri.startswith("postgresql") or "options=" in uri:
+        return
+    engine = settings.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {})
+    engine.setdefault("connect_args", {}).setdefault("options", "-c TimeZone=UTC")
+
+
 def from_environment(instance_path: Path) -> dict:
     """Settings for this process: SQLite in the instance folder unless DATABASE_URL says otherwise."""
     database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{instance_path / 'inspect.sqlite3'}"
