@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, hidden_draft_parts, limited_to_token, shown, token_town,
                                          visible_permits)
-from inspect_app.accounts.services import password_changed
+from inspect_app.accounts.services import password_changed, user_by_id
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
@@ -732,7 +732,7 @@ def device_for_token(token: str) -> tuple[SyncDevice, User] | None:
     device = db.session.scalar(select(SyncDevice).where(SyncDevice.token_sha256 == token_hash(token)))
     if device is None or device.is_revoked:
         return None
-    user = db.session.get(User, device.user_id)
+    user = user_by_id(device.user_id)
     return (device, user) if user is not None and user.is_enabled else None
 
 

@@ -5,7 +5,7 @@ import secrets
 
 from blinker import Namespace
 from email_validator import EmailNotValidError, validate_email
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 
 from inspect_app.accounts import passwords
 from inspect_app.accounts.models import ROLES, User
@@ -31,6 +31,16 @@ class AccountError(ValueError):
         """Why, as a sentence to show beside the field."""
         why = str(self).partition(": ")[2]
         return why[:1].upper() + why[1:]
+
+
+def user_by_id(user_id: str) -> User | None:
+    """The user with this id, read with a statement built once: a signed-in request's first read (its session's
+    user, a tablet's token's). `Session.get` builds its statement again at each call, about a third of what the
+    read costs."""
+    return db.session.execute(_USER_BY_ID, {"user_id": user_id}).scalar_one_or_none()
+
+
+_USER_BY_ID = select(User).where(User.id == bindparam("user_id"))
 
 
 def normalize_email(email: str) -> str:

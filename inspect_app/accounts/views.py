@@ -9,7 +9,7 @@ from flask_login import current_user, login_required, login_url, login_user, log
 from inspect_app.accounts import invitations, throttle
 from inspect_app.accounts.forms import LoginForm, PasswordForm, SetPasswordForm
 from inspect_app.accounts.models import User
-from inspect_app.accounts.services import AccountError, authenticate, change_own_password, end_sessions
+from inspect_app.accounts.services import AccountError, authenticate, change_own_password, end_sessions, user_by_id
 from inspect_app.extensions import db, login_manager
 from inspect_app.idempotency import SIGNED_OUT, SignInNeeded
 
@@ -35,7 +35,7 @@ def _sign_in_first():
 def load_user(session_id: str) -> User | None:
     """The user of a session or remember cookie, unless its sessions were ended since it was made."""
     user_id, _, version = session_id.partition(":")
-    user = db.session.get(User, user_id) if version else None
+    user = user_by_id(user_id) if version else None
     if user is None or str(user.session_version) != version or not user.is_enabled:
         return None
     return user
