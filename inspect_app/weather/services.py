@@ -218,10 +218,18 @@ def unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime,
     (by any permit's chart) is not asked for again within `CHART_REFRESH`, nor ever when it was older
     than the publication lag by then: such hours are taken as never coming (as `needs_weather` does).
     """
+    return _unheld_hours(station_id, first, last, now, _last_asked(station_id))
+
+
+def _unheld_hours(station_id: str, first: dt.datetime, last: dt.datetime, now: dt.datetime,
+                  asked: dt.datetime | None) -> tuple[dt.datetime, dt.datetime] | None:
+    """`unheld_hours`, the station last asked at `asked` (read by the caller)."""
     last = min(last, now.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0))
-    if last < first:
+    start = _walk_start(first, asked, now)
+    if last < start:
+        # Every hour up to `last` is known: none worth asking for, whatever is stored (a chart opened again
+        # within the hour it last asked, the usual case, reads no hours for this).
         return None
-    asked = _last_asked(station_id)
     # Only the hours not known to be unpublished need reading (`_missing_hours_of`): after the last ask
     # when it was recent, else from the publication lag before it (a chart's 60 days are mostly older).
     recent = asked is not None and now - asked < CHART_REFRESH
@@ -249,19 +257,16 @@ def _held_hours(after_only: bool) -> Select:
 
 def _last_asked(station_id: str) -> dt.datetime | None:
     """When meteostat was last asked for the station's recent hours (by a permit's rainfall chart)."""
-    return db.session.scalar(_LAST_ASKED, {"station_id": station_id})
+    return db.session.scalar(_LAST_ASKED_AT, {"station_id": station_id})
 
 
-_LAST_ASKED = (select(func.max(PermitStation.rainfall_fetched_at))
-               .where(PermitStation.station_id == bindparam("station_id")))
+_ASKED = PermitStation.__table__.alias("asked")
+_LAST_ASKED = select(func.max(_ASKED.c.rainfall_fetched_at))  # by any permit's chart at the station (a `where` names it)
+_LAST_ASKED_AT = _LAST_ASKED.where(_ASKED.c.station_id == bindparam("station_id"))
 
 
-def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
-                      asked: dt.datetime | None, now: dt.datetime) -> list[dt.datetime]:
-    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`).
-
-    The hours known to be unpublished come first: those up to the last ask when it was recent, else those older
-    than the publication lag before it. The walk starts after them (a chart's 60 days are 1,440 hours)."""
+def _walk_start(first: dt.datetime, asked: dt.datetime | None, now: dt.datetime) -> dt.datetime:
+    """The first hourly label from `first` on not known to be unpublished (see `_missing_hours_of`)."""
     hour = first
     if asked is not None:
         recent = now - asked < CHART_REFRESH
@@ -270,6 +275,16 @@ def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datet
             hour = first + (known_until - first) // HOUR * HOUR  # the last hourly label not after it
             if recent or hour < known_until:
                 hour += HOUR
+    return hour
+
+
+def _missing_hours_of(held: set[dt.datetime], first: dt.datetime, last: dt.datetime,
+                      asked: dt.datetime | None, now: dt.datetime) -> list[dt.datetime]:
+    """The hourly labels from `first` to `last` neither held nor known to be unpublished (see `unheld_hours`).
+
+    The hours known to be unpublished come first: those up to the last ask when it was recent, else those older
+    than the publication lag before it. The walk starts after them (a chart's 60 days are 1,440 hours)."""
+    hour = _walk_start(first, asked, now)
     missing = []
     while hour <= last:
         if hour not in held:
@@ -583,7 +598,9 @@ class Rainfall:
 
 # A chart's statements, built once (building one cost about what running it did); values are their parameters.
 _PERMIT_STATION = (select(PermitStation.station_id, PermitStation.station_name, PermitStation.distance_m,
-                          PermitStation.found_at).where(PermitStation.permit_id == bindparam("permit_id")))
+                          PermitStation.found_at, _LAST_ASKED.where(_ASKED.c.station_id == PermitStation.station_id)
+                          .scalar_subquery().label("asked"))
+                   .where(PermitStation.permit_id == bindparam("permit_id")))
 _CHART_STORMS = (select(StormEvent).where(StormEvent.permit_id == bindparam("permit_id"),
                                           StormEvent.day >= bindparam("first"), StormEvent.day <= bindparam("last"))
                  .order_by(StormEvent.day, StormEvent.reached_at))
@@ -615,7 +632,7 @@ def permit_rainfall(permit: Permit, *, days: int = CHART_DAYS, now: dt.datetime 
             status, reason = series.status, series.reason
     else:
         # The station is known: only the hours we do not hold yet are asked for, once an hour at most.
-        span = unheld_hours(station.id, first_label, last_label, now)
+        span = _unheld_hours(station.id, first_label, last_label, now, known.asked)
         if span is not None:
             fetched, why = source.station_hours(station.id, *span, deadline_s=deadline_s())
             if fetched is None:

@@ -90,10 +90,21 @@ def test_the_chart_uses_stored_hours_and_asks_meteostat_at_most_hourly(
     agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
     asked = len(app_meteostat.requests)
 
-    again = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
+    statements: list[str] = []
+    seen = lambda conn, cursor, statement, *_: statements.append(" ".join(statement.split()))  # noqa: E731
+    sa.event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        again = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
+    finally:
+        sa.event.remove(db.engine, "before_cursor_execute", seen)
 
     assert again.status_code == 200 and again.text.count('class="rain-bar') == 60
     assert len(app_meteostat.requests) == asked
+    # Within the hour it asked, the chart knows every hour up to now without reading which it holds: the user,
+    # the permit, its station (with when the station was last asked), the stored rain, the storms and the
+    # inspections that answered them.
+    assert len(statements) <= 6, "\n".join(s[:100] for s in statements)
+    assert not [s for s in statements if s.startswith("SELECT weather_observations.hour ")]
 
 
 def test_the_permit_page_loads_the_chart_lazily_and_never_waits_on_meteostat(
