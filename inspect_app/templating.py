@@ -104,6 +104,26 @@ def csrf() -> Markup:
     return Markup(f'<input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">')
 
 
+def start_form(permit, start_type: str, start_label: str) -> Markup:
+    """The one form that starts an inspection of `start_type` on `permit` (with the device's location when
+    allowed); its button says `start_label`. On the permit page (its Inspections section and "What to do now",
+    up to about ten of them) and on My day: Python rather than an included template, which cost more to include
+    than what it wrote."""
+    new_report = url_for("inspections.new", permit_id=permit.id, inspection_type=start_type)
+    return Markup(
+        f'<form class="inline" method="post" action="{escape(url_for("inspections.start", permit_id=permit.id))}"'
+        ' hx-boost="false" data-geolocate>\n'
+        f'  <input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">\n'
+        f'  <input type="hidden" name="type" value="{escape(start_type)}">\n'
+        # Where the service worker sends this form when the server cannot be reached: the held new report.
+        f'  <input type="hidden" name="offline_page" value="{escape(new_report)}">\n'
+        '  <input type="hidden" name="latitude" value="" data-latitude>\n'
+        '  <input type="hidden" name="longitude" value="" data-longitude>\n'
+        f'  <button class="btn" type="submit" data-start="{escape(start_type)}" data-busy="Starting…">'
+        f"{escape(start_label)}</button>\n"
+        "</form>")
+
+
 # The report form's own inputs (inspections/_macros.html), which it shows a few hundred of: Python rather than Jinja
 # macros, for speed, writing the macros' markup, spacing included (a macro call cost more than what it wrote).
 
@@ -368,7 +388,7 @@ class CompiledTemplates(FileSystemBytecodeCache):
 def register(app: Flask, version: str) -> None:
     app.jinja_env.bytecode_cache = CompiledTemplates(app.instance_path)
     app.jinja_env.globals.update(has_endpoint=has_endpoint, label_choices=label_choices, app_version=version,
-                                form_field=form_field, field=form_field, pill=pill, csrf=csrf,
+                                form_field=form_field, field=form_field, pill=pill, csrf=csrf, start_form=start_form,
                                 report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
                                 report_answer_note=report_answer_note, report_photo_input=report_photo_input,

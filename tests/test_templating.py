@@ -1,5 +1,5 @@
-"""Templates compiled once and kept in the instance folder (templating.CompiledTemplates, issue 18), and the
-status pill every list shows."""
+"""Templates compiled once and kept in the instance folder (templating.CompiledTemplates, issue 18), the
+status pill every list shows and the form that starts an inspection."""
 from __future__ import annotations
 
 import enum
@@ -60,3 +60,20 @@ def test_a_status_pill_reads_as_the_regulation_writes_the_status():
     assert pill("overdue") == '<span class="pill pill-overdue">Overdue</span>'
     assert pill("activity_ceased") == '<span class="pill pill-activity-ceased">Activity ceased</span>'
     assert pill('<b>"x"') == '<span class="pill pill-&lt;b&gt;&#34;x&#34;">&lt;b&gt;&#34;x&#34;</span>'
+
+
+def test_a_start_form_starts_that_inspection_and_says_where_it_goes_offline(app, make):
+    """`start_form` (a Jinja global): the permit page's and My day's Start buttons."""
+    from flask import url_for
+
+    from inspect_app.templating import start_form
+
+    permit = make.permit()
+    with app.test_request_context(f"/permits/{permit.id}"):
+        html = str(start_form(permit, "pre_bury", 'Start: Pre-bury <"IS-1">'))
+        assert f'action="{url_for("inspections.start", permit_id=permit.id)}"' in html
+        offline = url_for("inspections.new", permit_id=permit.id, inspection_type="pre_bury")
+        assert f'name="offline_page" value="{offline}"' in html
+    assert '<input type="hidden" name="type" value="pre_bury">' in html
+    assert 'data-start="pre_bury"' in html and ">Start: Pre-bury &lt;&#34;IS-1&#34;&gt;</button>" in html
+    assert 'name="csrf_token" value="' in html and "data-geolocate" in html and "data-latitude" in html
