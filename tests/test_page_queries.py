@@ -113,9 +113,10 @@ def count_statements(app):
 # At most this many statements a page, by viewer: what the pages take today, so one that grows is seen.
 # The permit page reads the frozen-conditions periods, the snowmelt discharges, the waivers and the 24-hour notices
 # (one each); the report pages read the photos taken on checklist items, and the submitted one its other photos
-# (issue 31). The tables a page finds empty in one statement (held_rows) it does not read.
-MOST = {("inspector", "permit page"): 14, ("inspector", "submitted report"): 12, ("inspector", "draft report"): 12,
-        ("agent", "permit page"): 16, ("agent", "submitted report"): 12}
+# (issue 31), and the report with its permit and the permit's inspectors in one statement. The tables a page finds
+# empty in one statement (held_rows) it does not read.
+MOST = {("inspector", "permit page"): 14, ("inspector", "submitted report"): 11, ("inspector", "draft report"): 11,
+        ("agent", "permit page"): 16, ("agent", "submitted report"): 11}
 
 
 @pytest.mark.parametrize("role", ["inspector", "agent"])
