@@ -118,9 +118,10 @@ _drafts_hidden_from = kept_per_user(
     lambda hidden: hidden["inspections"].where(Inspection.permit_id == bindparam("permit_id")))
 
 
-def section(permit: Permit, user, now: dt.datetime) -> list[NowItem]:
-    """The permit's open obligations as of `now`, overdue first, then due, then upcoming, for `user`."""
-    rows, profile = permit_open(permit.id, now), profile_of(permit)
+def section(permit: Permit, user, now: dt.datetime, rows: list[Row] | None = None) -> list[NowItem]:
+    """The permit's open obligations as of `now`, overdue first, then due, then upcoming, for `user`. `rows`: the
+    permit's `permit_open` rows as of `now`, when the page read them already."""
+    rows, profile = permit_open(permit.id, now) if rows is None else rows, profile_of(permit)
     not_theirs = _others_drafts(permit, user, rows)
     items = []
     for each in owed(rows):

@@ -1,6 +1,7 @@
 """Permit pages: the list, one permit, and in-page edits of its inspectors, areas and structures."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
@@ -16,6 +17,7 @@ from inspect_app.certifications import views as certifications
 from inspect_app.completion import views as completion
 from inspect_app.conditions import views as conditions
 from inspect_app.pages.dashboard import maps
+from inspect_app.pages.dashboard.services import permit_open
 from inspect_app.documents import views as documents
 from inspect_app.enforcement import views as enforcement
 from inspect_app.certifications.models import Easement, NoticeToCorrect, OMCertification
@@ -137,7 +139,7 @@ _MOSTLY_EMPTY = tuple(model.permit_id for model in (
     SuretyRelease, CertificateOfCompletion, FrozenPeriod, SnowmeltDischarge, Waiver, FrozenDocument))
 
 
-def _sections(permit: Permit) -> dict:
+def _sections(permit: Permit, known_at: dt.datetime, open_rows: list) -> dict:
     """The permit page's sections from the other domains, each its own `section(permit)`, in page order."""
     with held_rows.asked(permit.id, _MOSTLY_EMPTY):
         found = {"enforcement": enforcement.section(permit), "inspections": inspections.section(permit),
@@ -148,7 +150,7 @@ def _sections(permit: Permit) -> dict:
         found["documents"] = documents.section(permit, found["inspections"]["inspections"],
                                                found["enforcement"]["record"].orders,
                                                found["completion"]["record"].certificate)
-    return found | {"site_map": maps.site_section(permit, utcnow())}
+    return found | {"site_map": maps.site_section(permit, known_at, open_rows)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +188,11 @@ def _folds(permit: Permit) -> list[Fold]:
 def _detail(permit: Permit, status_code: int = 200, **forms):
     context = _detail_forms(permit) | forms
     known_at = utcnow()
-    page = render_template("permits/detail.html", permit=permit, sections=_sections(permit), folds=_folds(permit),
-                           now_items=now.section(permit, current_user, known_at), known_at=known_at, **context)
+    # The permit's open obligations, read once for "What to do now" and the site map's stabilization clocks.
+    open_rows = permit_open(permit.id, known_at)
+    page = render_template("permits/detail.html", permit=permit, sections=_sections(permit, known_at, open_rows),
+                           folds=_folds(permit), now_items=now.section(permit, current_user, known_at, open_rows),
+                           known_at=known_at, **context)
     return page, status_code
 
 

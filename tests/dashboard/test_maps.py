@@ -135,6 +135,25 @@ def test_an_areas_marker_shows_its_stabilization_clock_from_the_schedule(make, r
     assert "No point on the map yet." in text_of(page, f"point-area-{working.id}")
 
 
+def test_the_permit_pages_clocks_are_the_schedules_own(make, record):
+    """The permit page takes its site map's clocks from the open obligations it read for "What to do now"
+    (`clocks_of`): the same as the schedule's stored clocks of the permit (`permit_clocks`)."""
+    from inspect_app.pages.dashboard.services import clocks_of, permit_clocks, permit_open
+    from inspect_app.types import utcnow
+
+    permit = started_permit(make, record, areas=[])
+    record.area(permit, "Lot 1", record.ago(days=12), ("activity_ceased", record.ago(days=10)))
+    record.area(permit, "Lot 2", record.ago(days=12), ("activity_ceased", record.ago(days=2)))
+    record.area(permit, "Lot 3", record.ago(days=12), ("activity_ceased", record.ago(days=9)),
+                ("stabilization_initiated", record.ago(days=5)))
+    record.area(permit, "Lot 4", record.ago(days=3))
+    now = utcnow()
+
+    clocks = permit_clocks(permit.id, now)
+    assert len(clocks) == 3  # Lot 4 is still worked: no clock
+    assert clocks_of(permit_open(permit.id, now)) == clocks
+
+
 def test_the_permits_map_colours_each_by_its_worst_status_under_the_dashboards_filters(make, record, signed_in):
     late = started_permit(make, record, number="LM-MAP-1")
     record.corrective_action(late, found=record.ago(days=10))

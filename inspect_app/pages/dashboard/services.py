@@ -455,6 +455,17 @@ def _permit_clocks() -> Select:
     return _clocks_query(_Ob.permit_id == bindparam("permit_id"), bindparam("now", type_=UTCDateTime()))
 
 
+def clocks_of(rows: list[Row]) -> dict[str, Obligation]:
+    """`permit_clocks` from a permit's `permit_open` rows, read already for its page: no statement of its own."""
+    stabilization = sorted((row.obligation for row in rows if row.obligation.kind in STABILIZATION_KINDS),
+                           key=lambda ob: (ob.due_at is None, ob.due_at or dt.datetime.max.replace(tzinfo=dt.UTC),
+                                           ob.kind))
+    clocks: dict[str, Obligation] = {}
+    for ob in stabilization:
+        clocks.setdefault(ob.subject.removeprefix("area:"), ob)
+    return clocks
+
+
 def _clocks_query(of_permits: ColumnElement[bool], now: dt.datetime | BindParameter) -> Select:
     return (select(_Ob.permit_id, _Ob.kind, _Ob.subject, _Ob.opens_at, _Ob.due_at, _Ob.status_at(now), _Ob.reason,
                    _Ob.citation)
