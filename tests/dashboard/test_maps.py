@@ -137,8 +137,9 @@ def test_an_areas_marker_shows_its_stabilization_clock_from_the_schedule(make, r
 
 def test_the_permit_pages_clocks_are_the_schedules_own(make, record):
     """The permit page takes its site map's clocks from the open obligations it read for "What to do now"
-    (`clocks_of`): the same as the schedule's stored clocks of the permit (`permit_clocks`)."""
-    from inspect_app.pages.dashboard.services import clocks_of, permit_clocks, permit_open
+    (`clocks_of`): the same as the schedule's stored clocks the dashboard's map reads (`stabilization_clocks`)."""
+    from inspect_app.pages.dashboard.services import clocks_of, permit_open, stabilization_clocks
+    from inspect_app.permits.models import Permit
     from inspect_app.types import utcnow
 
     permit = started_permit(make, record, areas=[])
@@ -149,7 +150,7 @@ def test_the_permit_pages_clocks_are_the_schedules_own(make, record):
     record.area(permit, "Lot 4", record.ago(days=3))
     now = utcnow()
 
-    clocks = permit_clocks(permit.id, now)
+    clocks = stabilization_clocks(select(Permit.id).where(Permit.id == permit.id), now)
     assert len(clocks) == 3  # Lot 4 is still worked: no clock
     assert clocks_of(permit_open(permit.id, now)) == clocks
 

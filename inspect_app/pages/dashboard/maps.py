@@ -32,11 +32,11 @@ def tiles() -> Tiles:
     return Tiles(current_app.config.get("MAP_TILE_URL") or "", current_app.config.get("MAP_TILE_ATTRIBUTION") or "")
 
 
-def site_section(permit: Permit, now: dt.datetime, open_rows: list[services.Row] | None = None) -> dict:
+def site_section(permit: Permit, now: dt.datetime, open_rows: list[services.Row]) -> dict:
     """What the permit page's site map shows (permits/_site_map.html): each area's stabilization clock as
     the schedule engine stored it (§380-11 C(3)(a)), and the tiles. `open_rows`: the permit's `permit_open`
-    rows as of `now`, when the page read them already."""
-    clocks = services.permit_clocks(permit.id, now) if open_rows is None else services.clocks_of(open_rows)
+    rows as of `now`, which the page read for What to do now."""
+    clocks = services.clocks_of(open_rows)
     return {"tiles": tiles(), "clocks": clocks, "now": now, "kinds": OBLIGATION_KIND_LABELS,
             "describe_late": services.describe_late}
 

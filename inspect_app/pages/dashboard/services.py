@@ -442,28 +442,18 @@ STABILIZATION_KINDS = ("stabilization", "stabilization_complete")
 def stabilization_clocks(permit_ids: Select, now: dt.datetime) -> dict[str, Obligation]:
     """The next open stabilization deadline of each disturbed area of `permit_ids`, by area id, as the
     schedule engine stored it (CGP 2022 Part 2.2.14.a; §380-11 C(3)(a)): initiate, then complete."""
-    return _clocks(db.session.execute(_clocks_query(_Ob.permit_id.in_(permit_ids), now)))
-
-
-def permit_clocks(permit_id: str, now: dt.datetime) -> dict[str, Obligation]:
-    """`stabilization_clocks` of one permit (its site map), with a statement built once per process."""
-    return _clocks(db.session.execute(_permit_clocks(), {"permit_id": permit_id, "now": now}))
-
-
-@cache
-def _permit_clocks() -> Select:
-    return _clocks_query(_Ob.permit_id == bindparam("permit_id"), bindparam("now", type_=UTCDateTime()))
+    rows = db.session.execute(_clocks_query(_Ob.permit_id.in_(permit_ids), now))
+    return _first_of_each_area(Obligation(pid, kind, subject, opens_at, due_at, status, None, reason, citation)
+                               for pid, kind, subject, opens_at, due_at, status, reason, citation in rows)
 
 
 def clocks_of(rows: list[Row]) -> dict[str, Obligation]:
-    """`permit_clocks` from a permit's `permit_open` rows, read already for its page: no statement of its own."""
-    stabilization = sorted((row.obligation for row in rows if row.obligation.kind in STABILIZATION_KINDS),
-                           key=lambda ob: (ob.due_at is None, ob.due_at or dt.datetime.max.replace(tzinfo=dt.UTC),
-                                           ob.kind))
-    clocks: dict[str, Obligation] = {}
-    for ob in stabilization:
-        clocks.setdefault(ob.subject.removeprefix("area:"), ob)
-    return clocks
+    """`stabilization_clocks` of one permit from its `permit_open` rows, read already for its page (its site map):
+    no statement of its own."""
+    latest = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return _first_of_each_area(sorted(
+        (row.obligation for row in rows if row.obligation.kind in STABILIZATION_KINDS),
+        key=lambda ob: (ob.due_at is None, ob.due_at or latest, ob.kind)))  # as `_clocks_query` orders them
 
 
 def _clocks_query(of_permits: ColumnElement[bool], now: dt.datetime | BindParameter) -> Select:
@@ -473,11 +463,11 @@ def _clocks_query(of_permits: ColumnElement[bool], now: dt.datetime | BindParame
             .order_by(_Ob.due_at, _Ob.kind))
 
 
-def _clocks(rows) -> dict[str, Obligation]:
+def _first_of_each_area(obligations) -> dict[str, Obligation]:
+    """The first of `obligations` (soonest deadline first) of each area, by area id."""
     clocks: dict[str, Obligation] = {}
-    for pid, kind, subject, opens_at, due_at, status, reason, citation in rows:
-        clocks.setdefault(subject.removeprefix("area:"),
-                          Obligation(pid, kind, subject, opens_at, due_at, status, None, reason, citation))
+    for ob in obligations:
+        clocks.setdefault(ob.subject.removeprefix("area:"), ob)
     return clocks
 
 
