@@ -113,7 +113,7 @@ def start_form(permit, start_type: str, start_label: str) -> Markup:
     return Markup(
         f'<form class="inline" method="post" action="{escape(url_for("inspections.start", permit_id=permit.id))}"'
         ' hx-boost="false" data-geolocate>\n'
-        f'  <input type="hidden" name="csrf_token" value="{escape(generate_csrf())}">\n'
+        f"  {csrf()}\n"
         f'  <input type="hidden" name="type" value="{escape(start_type)}">\n'
         # Where the service worker sends this form when the server cannot be reached: the held new report.
         f'  <input type="hidden" name="offline_page" value="{escape(new_report)}">\n'
