@@ -1,9 +1,13 @@
-"""Databases for the tests: each pytest-xdist worker has its own."""
+"""Databases for the tests: each pytest-xdist worker has its own; and the statements a block runs."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
+
+from inspect_app.extensions import db
 
 
 def worker_database(name: str) -> str | None:
@@ -23,3 +27,18 @@ def worker_database(name: str) -> str | None:
     engine.dispose()
     base, _, query = url.partition("?")
     return base.rsplit("/", 1)[0] + f"/{name}" + (f"?{query}" if query else "")
+
+
+@contextmanager
+def recorded_statements() -> Iterator[list[str]]:
+    """The SQL statements the app's engine runs inside the block, in order, each on one line."""
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, parameters, context, executemany):
+        statements.append(" ".join(statement.split()))
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        yield statements
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)

@@ -7,7 +7,6 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import event
 
 from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
 from inspect_app.extensions import db
@@ -20,6 +19,7 @@ from inspect_app.blobs.models import Blob
 from inspect_app.photos.models import Photo
 from inspect_app.types import utcnow
 from inspect_app.waivers.models import Waiver
+from databases import recorded_statements
 
 SHA = "ab" * 32
 
@@ -94,16 +94,8 @@ def count_statements(app):
     """`count_statements(client, path)`: the SQL statements a GET of `path` runs (it must answer 200)."""
 
     def count(client, path: str) -> int:
-        statements: list[str] = []
-
-        def seen(conn, cursor, statement, parameters, context, executemany):
-            statements.append(statement)
-
-        event.listen(db.engine, "before_cursor_execute", seen)
-        try:
+        with recorded_statements() as statements:
             answer = client.get(path)
-        finally:
-            event.remove(db.engine, "before_cursor_execute", seen)
         assert answer.status_code == 200, (path, answer.status_code)
         return len(statements)
 

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from inspect_app.extensions import db
 from inspect_app.weather import services
 from inspect_app.weather.models import PermitStation, WeatherObservation
+from databases import recorded_statements
 from weather_fake import Hour, hours
 
 UTC = dt.UTC
@@ -90,13 +91,8 @@ def test_the_chart_uses_stored_hours_and_asks_meteostat_at_most_hourly(
     agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
     asked = len(app_meteostat.requests)
 
-    statements: list[str] = []
-    seen = lambda conn, cursor, statement, *_: statements.append(" ".join(statement.split()))  # noqa: E731
-    sa.event.listen(db.engine, "before_cursor_execute", seen)
-    try:
+    with recorded_statements() as statements:
         again = agent.get(f"/permits/{permit.id}/rainfall", htmx="rainfall")
-    finally:
-        sa.event.remove(db.engine, "before_cursor_execute", seen)
 
     assert again.status_code == 200 and again.text.count('class="rain-bar') == 60
     assert len(app_meteostat.requests) == asked
