@@ -19,7 +19,7 @@ from inspect_app.blobs.models import Blob
 from inspect_app.photos.models import Photo
 from inspect_app.types import utcnow
 from inspect_app.waivers.models import Waiver
-from databases import recorded_statements
+from tests.databases import recorded_statements
 
 SHA = "ab" * 32
 

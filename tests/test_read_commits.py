@@ -13,7 +13,7 @@ from inspect_app.accounts.models import User
 from inspect_app.audit.models import AuditEntry, add_after_flush
 from inspect_app.extensions import db
 from sync.services import create_device
-from databases import recorded_statements
+from tests.databases import recorded_statements
 
 
 def _test_routes(app) -> None:

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from inspect_app.extensions import db
 from inspect_app.weather import services
 from inspect_app.weather.models import PermitStation, WeatherObservation
-from databases import recorded_statements
+from tests.databases import recorded_statements
 from weather_fake import Hour, hours
 
 UTC = dt.UTC
