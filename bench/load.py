@@ -44,6 +44,12 @@ Prints `name=value` lines:
   load_app_cpu_ms_per_request_alone   those, weighted by the run's count of each kind: what the pages
                                 themselves cost; the rest of load_app_cpu_ms_per_request is the HTTP server,
                                 sign-in and requests sharing the cores
+  host_reference_ms_before, host_reference_ms_after   the host's speed just before and after the load: the
+                                CPU time of a fixed piece of Python work with no app in it (a Jinja table,
+                                JSON, a sort), median of 101 rounds. The app's CPU figures scale with it: compare
+                                them across hosts, or runs hours apart, with it beside them
+  load_cpu_steal_pct            of the machine's CPU time during the load, the part its host ran something
+                                else while this machine's cores were ready (a virtual machine's noisy neighbours)
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
 With --soak (10 minutes instead of 1):
   soak_seconds, soak_errors (target 0), soak_p95_first_minute_ms, soak_p95_last_minute_ms,
@@ -401,6 +407,42 @@ def tree_cpu_s(root_pid: int, depth: int = 0) -> float:
     return sum(seconds for pid, seconds in cpu.items() if under(pid))
 
 
+# A fixed piece of Python work with no part of the app in it, shaped like a page's: a Jinja table with
+# autoescaping, JSON both ways, a sort and string formatting. Its CPU time is the host's speed at that moment
+# (its clock, what shares its cores and caches), so runs on different hosts, or an hour apart on one, can be told
+# apart from changes to the app: an app's CPU per request that moved with it moved with the host.
+_REFERENCE_ROWS = [{"name": f"Area <{i}> & north slope", "when": f"2026-{i % 12 + 1:02d}-{i % 28 + 1:02d}", "n": i,
+                    "status": ("disturbed", "activity ceased", "stabilized")[i % 3]} for i in range(300)]
+
+
+def host_reference_ms(rounds: int = 101) -> float:
+    """The median CPU time (ms, this thread's) of one round of the fixed reference work."""
+    from jinja2 import Environment
+
+    template = Environment(autoescape=True).from_string(
+        "<table>{% for row in rows %}<tr><td>{{ row.name }}</td><td>{{ row.when }}</td>"
+        "<td>{{ row.status|title }}</td><td>{{ '%05d'|format(row.n) }}</td></tr>{% endfor %}</table>")
+    times = []
+    for _ in range(rounds):
+        began = time.thread_time()
+        html = template.render(rows=_REFERENCE_ROWS)
+        rows = json.loads(json.dumps(_REFERENCE_ROWS))
+        rows.sort(key=lambda row: (row["status"], row["when"], -row["n"]))
+        summary = Counter(row["status"] for row in rows)
+        text = ";".join(f"{row['name']}={row['n']:x}" for row in rows) + repr(summary) + html[:10]
+        if len(text) < 10:  # never: keeps the work from being skipped by a later optimizer
+            raise AssertionError
+        times.append(time.thread_time() - began)
+    return sorted(times)[len(times) // 2] * 1000
+
+
+def cpu_steal_ticks() -> tuple[int, int]:
+    """(stolen, all) CPU ticks of this machine so far, from /proc/stat: time a virtual machine's cores were
+    ready to run but its host ran something else."""
+    fields = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
 def children_cpu_s() -> float:
     """CPU time (user + system, seconds) of this process's children that have ended and been waited for:
     across `run_locust`, the load generator's alone (the servers end later)."""
@@ -699,6 +741,7 @@ def main() -> None:
 
         if args.statements:
             reset_statements(url)
+        reference_before = host_reference_ms()
         base, master = stack.enter_context(gunicorn(env, args.workers, args.threads))
         samples: dict[str, list[float]] = {}
         postmaster = int((folder / "pg" / "data" / "postmaster.pid").read_text().split()[0])
@@ -708,8 +751,11 @@ def main() -> None:
         marks += [(float(at), lambda: cpu_marks.append((time.time(), tree_cpu_s(master.pid), tree_cpu_s(postmaster))))
                   for at in range(5, seconds, 5)]
         cpu_before = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s(), tree_cpu_s(master.pid, 2)
+        steal_before = cpu_steal_ticks()
         records = run_locust(base, town_file, folder / "record.json", args.users, seconds, marks)
         cpu_after = tree_cpu_s(master.pid), tree_cpu_s(postmaster), children_cpu_s(), tree_cpu_s(master.pid, 2)
+        steal_after = cpu_steal_ticks()
+        reference_after = host_reference_ms()
         samples["end"] = worker_rss_mb(master)
         if args.statements:
             top_statements(url, args.statements)
@@ -723,6 +769,10 @@ def main() -> None:
         print(f"load_weather_fetcher_cpu_ms_per_request={(cpu_after[3] - cpu_before[3]) * 1000 / answered:.1f}")
         print(f"load_generator_cpu_ms_per_request={(cpu_after[2] - cpu_before[2]) * 1000 / answered:.1f}")
         signed_in_cpu(records, cpu_marks, cpu_after)
+        print(f"host_reference_ms_before={reference_before:.2f}")
+        print(f"host_reference_ms_after={reference_after:.2f}")
+        stolen, ticks = (after - before for after, before in zip(steal_after, steal_before, strict=True))
+        print(f"load_cpu_steal_pct={stolen * 100 / max(ticks, 1):.1f}")
         if args.soak:
             first_minute = min(r[0] for r in records) + 60
             last_minute = max(r[0] for r in records) - 60
