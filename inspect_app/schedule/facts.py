@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 
 from flask import current_app
-from sqlalchemy import BindParameter, Select, and_, bindparam, case, func, or_, select
+from sqlalchemy import BindParameter, CompoundSelect, Select, and_, bindparam, case, exists, func, literal, or_, select
+from sqlalchemy import union_all
 from sqlalchemy.orm import aliased
 
 from inspect_app import inspection_types
@@ -178,6 +179,10 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
 
     By `permit_ids` (the schedule's refresh before every commit that changes a record), the queries are
     built once per process and only their parameters change: building them took as long as running them.
+
+    Most permits have no row in a dozen of the tables read (stop-work orders, waivers, frozen periods, storms...):
+    one statement first asks which of them hold a row for these permits, and the others are not read
+    (`_mostly_empty`). A permit with none of them is read in 6 statements instead of 17.
     """
     profiles = profiles if profiles is not None else current_app.extensions["profiles"]
     if permit_ids is not None:
@@ -193,7 +198,14 @@ def load_records(scope: Select | None = None, *, permit_ids: Collection[str] | N
     # The rest on the same connection without the ORM's part: they select columns, not objects.
     connection = db.session.connection()
 
+    # Which of the tables a permit most often has no row in hold one for these permits, in one statement: the
+    # queries of the others would return nothing (each reads only rows its table holds for these permits).
+    held = (frozenset(connection.execute(queries[_HELD], parameters).scalars()) if _HELD in queries
+            else frozenset(_MOSTLY_EMPTY))
+
     def run(name: str):
+        if name in _MOSTLY_EMPTY and name not in held:
+            return []
         # All rows at once: the cursor holds them all already, and fetching them one by one cost a tenth
         # of the load when a permit's areas have long histories.
         return connection.execute(queries[name], parameters).all()
@@ -414,6 +426,7 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
                            or_(InspectionRow.status != "draft", InspectionRow.blank.is_(False))))
     if open_at is not None:
         report_query = report_query.where(or_(InspectionRow.status == "draft", submitted_at > open_at))
+    queries[_HELD] = _held_question(ids)
     queries |= {
         "reports": report_query, "storms": storm_query, "gauges": gauge_query, "actions": action_query,
         "notices": notice_query,
@@ -439,6 +452,40 @@ def _queries(ids: Select, open_at: dt.datetime | BindParameter | None, schedule_
         ),
     }
     return queries
+
+
+# The queries of `_queries` that read a table most permits have no row in, each with a condition every row it
+# reads meets: where no row of these permits meets it, the query is not run (`load_records`).
+_HELD = "held"
+
+
+def _mostly_empty(ids: Select) -> dict[str, object]:
+    return {
+        "frozen": FrozenPeriodRow.permit_id.in_(ids),
+        "snowmelts": SnowmeltRow.permit_id.in_(ids),
+        "waivers": WaiverRow.permit_id.in_(ids),
+        "structures": and_(StormwaterStructure.permit_id.in_(ids), StormwaterStructure.is_underground.is_(True)),
+        "inspections_after_completion": and_(InspectionRow.permit_id.in_(ids),
+                                             InspectionRow.type.in_(_AFTER_COMPLETION)),
+        "findings": and_(FindingRow.permit_id.in_(ids), FindingRow.is_violation.is_(True)),
+        "storms": StormEvent.permit_id.in_(ids),
+        "gauges": and_(InspectionRow.permit_id.in_(ids), InspectionRow.gauge_precip_mm > 0),
+        "actions": CorrectiveActionRow.permit_id.in_(ids),
+        "notices": NoticeToCorrectRow.permit_id.in_(ids),
+        "orders": StopWorkOrderRow.permit_id.in_(ids),
+        "certifications": OMCertification.permit_id.in_(ids),
+    }
+
+
+_MOSTLY_EMPTY = frozenset(_mostly_empty(select(Permit.id)))
+
+
+def _held_question(ids: Select) -> CompoundSelect:
+    """The names of `_mostly_empty`'s queries with a row to read for the permits `ids` selects (named once, in a
+    WITH: a list of ids is sent once, not once a table)."""
+    named = ids.cte("held_permits")
+    return union_all(*(select(literal(name)).where(exists().where(condition))
+                       for name, condition in _mostly_empty(select(named.c.id)).items()))
 
 
 def _submitted(ids: Select):

@@ -183,3 +183,69 @@ def test_reading_by_permit_ids_gives_what_reading_by_a_scope_gives(app, make, re
         by_ids = load_records(permit_ids=ids, open_at=at)
         assert {r.permit.id for r in by_ids} == set(ids)
         assert by_ids == by_scope
+
+
+def _every_kind_of_row(permit: Permit, agent, record) -> None:
+    """A row in each table most permits have none in, each of a kind the facts read."""
+    from inspect_app.conditions.models import FrozenPeriod, SnowmeltDischarge
+    from inspect_app.waivers.models import Waiver
+
+    day, now = dt.timedelta(days=1), record.now
+    found_in = Inspection(permit_id=permit.id, type="erosion_control", status="submitted", performed_at=now - 20 * day,
+                          inspector_name="Inspector", inspector_credentials="PE", gauge_precip_mm=30.0)
+    after = Inspection(permit_id=permit.id, type="om_facility", status="submitted", performed_at=now - 2 * day,
+                       inspector_name="Inspector", inspector_credentials="PE")
+    db.session.add_all([found_in, after])
+    db.session.flush()
+    finding = Finding(inspection_id=found_in.id, permit_id=permit.id, description="Sediment in the street",
+                      is_violation=True)
+    db.session.add(finding)
+    db.session.flush()
+    db.session.add_all([
+        FrozenPeriod(permit_id=permit.id, suspended=True, starts_at=now - 90 * day, ends_at=now - 60 * day,
+                     note="Frozen ground", recorded_by_id=agent.id),
+        SnowmeltDischarge(permit_id=permit.id, discharge_at=now - 70 * day, snow_mm=40.0, seen_on_site=True),
+        Waiver(permit_id=permit.id, requirement="pre_bury", reason="Seen on site", granted_on=record.local_day(30),
+               granted_by_id=agent.id),
+        CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="significant_repair", description="Sweep",
+                         owner_name="Contractor", discovered_at=now - 20 * day, due_at=now - 13 * day),
+        StormEvent(permit_id=permit.id, day=record.local_day(10), depth_mm=20.0),
+        StopWorkOrder(permit_id=permit.id, reason="Violations", issued_by_id=agent.id, issued_at=now - 19 * day),
+        NoticeToCorrect(permit_id=permit.id, text="Clean the basin", issued_by_id=agent.id, issued_at=now - 9 * day,
+                        cure_due_at=now + day),
+        OMCertification(permit_id=permit.id, period_start=record.local_day(400), period_end=record.local_day(35),
+                        signer_name="Owner", statement="Certified", submitted_at=now - 30 * day),
+    ])
+    db.session.commit()
+
+
+def test_tables_a_permit_has_no_row_in_are_not_read_and_every_row_of_the_others_is(app, make, record, count_queries):
+    """Most permits have no stop-work order, waiver, frozen period, storm...: one statement asks which of those
+    tables hold a row for the permits read, and only those are read. A permit with a row in each has each in its
+    facts, read beside a permit with none; the bare one is read in a third of the statements."""
+    agent = make.user("agent")
+    full = make.permit(number="FULL-1", issued_on=record.local_day(900), construction_started_on=record.local_day(400),
+                       structures=["Pipe A"])
+    _every_kind_of_row(full, agent, record)
+    bare = make.permit(number="BARE-1", issued_on=record.local_day(900), construction_started_on=record.local_day(40))
+    make.inspection(bare, performed_at=record.ago(days=3))
+
+    for at in (None, record.now):
+        records = {r.permit.number: r.facts for r in load_records(permit_ids=[full.id, bare.id], open_at=at)}
+        facts = records["FULL-1"]
+        assert facts.structures and facts.frozen_periods and facts.snowmelts and facts.waivers
+        assert facts.violation_findings and facts.corrective_actions and facts.notices_to_correct
+        assert facts.stop_work_orders and facts.om_certifications
+        assert any(i.kind == "om_facility" for i in facts.inspections)
+        assert len(facts.storms) == 2  # the storm and the gauge's reading (Longmeadow owes storm inspections)
+        empty = records["BARE-1"]
+        assert not (empty.structures or empty.frozen_periods or empty.snowmelts or empty.waivers or empty.storms
+                    or empty.violation_findings or empty.corrective_actions or empty.notices_to_correct
+                    or empty.stop_work_orders or empty.om_certifications)
+        # Alone, each reads as it did beside the other.
+        assert load_records(permit_ids=[full.id], open_at=at)[0].facts == facts
+        with count_queries() as statements:
+            alone = load_records(permit_ids=[bare.id], open_at=at)[0].facts
+        assert alone == empty
+        # The permit, which tables hold a row, its areas, inspectors, inspections and reports: 6 of 17.
+        assert len(statements) == 6, statements
