@@ -878,9 +878,16 @@ def discard_draft(actor, inspection: Inspection) -> None:
 
 
 def amend(actor, original: Inspection) -> Inspection:
-    """Open a correction of a submitted report: a new draft copying it, pointing at it."""
+    """Open a correction of a submitted report: a new draft copying it, pointing at it; or the one `actor` has open
+    already (Amend tapped again after Back, or in a second tab, goes on with it: one report is not corrected by two
+    drafts of the same person)."""
     if not original.is_submitted:
         raise InspectionError("amends_id", "Only a submitted report can be amended; edit the draft instead.")
+    open_already = db.session.scalars(
+        select(Inspection).where(Inspection.amends_id == original.id, Inspection.status == "draft",
+                                 Inspection.created_by_id == actor.id).order_by(Inspection.id).limit(1)).first()
+    if open_already is not None:
+        return open_already
     copied = {name: getattr(original, name) for name in (
         "permit_id", "type", "performed_at", "latitude", "longitude", "location_source", "inspector_id",
         "inspector_name", "inspector_credentials", "last_inspection_at", "weather_status", "temperature_c",

@@ -135,3 +135,21 @@ def test_a_pe_type_amended_by_an_account_without_a_pe_number_is_refused_and_noth
     kept = db.session.get(Inspection, amendment.id)
     assert (kept.status, kept.notes, kept.signed_at) == ("draft", None, None)
     assert _report_documents(amendment.id) == [] and _report_documents(original.id) == before
+
+
+def test_amend_tapped_again_after_back_goes_on_with_the_same_draft(app, make):
+    """Amend, Back to the report, Amend again: a second draft correcting the same report was made, and both could
+    be signed and submitted. Now the second tap opens the first draft; another person's Amend makes their own."""
+    permit, dana_browser, dana, casey_browser, _ = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original).status_code == 303
+    first = _amend(dana_browser, original)
+    dana_browser.get(f"/inspections/{original.id}")  # Back
+    assert _amend(dana_browser, original).id == first.id
+    assert _amend(casey_browser, original).id != first.id
+    db.session.expire_all()
+    drafts = db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id)).all()
+    assert sorted(d.created_by_id == dana.id for d in drafts) == [False, True]
+    # Once submitted, Amend opens a new correction.
+    assert submit(dana_browser, first, notes="Corrected").status_code == 303
+    assert _amend(dana_browser, original).id not in {first.id, *(d.id for d in drafts)}
