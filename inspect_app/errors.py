@@ -17,7 +17,7 @@ from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from inspect_app.extensions import db, htmx, limiter
-from inspect_app.idempotency import author_not_signed_in
+from inspect_app.idempotency import author_of_stale_page
 from inspect_app.inputs import NulRefused
 
 TEMPLATES = {400: "errors/400.html", 401: "errors/401.html", 403: "errors/403.html", 404: "errors/404.html",
@@ -51,8 +51,9 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(CSRFError)
     def csrf_error(error):
-        # The token is stale because the session it belonged to ended (expired, or another sign-in since).
-        refused = author_not_signed_in()
+        # The token is stale because the session it belonged to ended, or another person signed in since: a post
+        # naming its author is a 401 that its device keeps for them; any other, a 400.
+        refused = author_of_stale_page()
         if refused:
             return _page(401, refused, error)
         return _page(400, getattr(error, "description", None), error)

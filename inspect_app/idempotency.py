@@ -49,6 +49,8 @@ POSTED_BY = "posted_by"
 SIGNED_OUT = "Your sign-in has expired, so the server did not take this: nothing was changed."
 SOMEONE_ELSE = ("This form was opened while someone else was signed in on this device, so it is never taken as "
                 "yours: nothing was changed.")
+STALE_PAGE = ("This page was opened before your latest sign-in on this device, so the server did not take this: "
+              "nothing was changed.")
 # How long a second delivery waits for the first one's answer before it says "try again".
 WAIT_S = 5.0
 POLL_S = 0.05
@@ -96,6 +98,21 @@ def author_not_signed_in() -> str | None:
     if not current_user.is_authenticated:
         return SIGNED_OUT
     return SOMEONE_ELSE if posted_by != current_user.id else None
+
+
+def author_of_stale_page() -> str | None:
+    """Why a post refused for its stale CSRF token is a 401 its device keeps for its author (see
+    `author_not_signed_in`), or None for the 400 of a stale token (a post that names no author).
+
+    Its author signed in is no exception: their page was made before their latest sign-in here (the browser
+    restarted, or someone else signed in between, which gives the next person a new token), so its token is
+    stale but the post is theirs. Their device keeps it and its outbox sends it again with a token of now.
+    """
+    refused = author_not_signed_in()
+    if refused is None and request.method not in SAFE and request.mimetype in FORM_TYPES and request.form.get(POSTED_BY):
+        g.own_stale_page = True  # for the page's words (errors/_401.html)
+        return STALE_PAGE
+    return refused
 
 
 def forget_old_pages(now: dt.datetime, retention: dt.timedelta) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, flash, g, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required, login_url, login_user, logout_user
 
 from inspect_app.accounts import invitations, throttle
@@ -59,11 +59,35 @@ def login():
             if user in db.session.dirty:  # its hash made again with the current method (accounts/passwords.py)
                 db.session.commit()
             throttle.give_back(taken)  # after the commit: on SQLite the counter waits for the write lock
-            login_user(user, remember=form.remember.data)
+            _sign_in(user, remember=form.remember.data)
             return redirect(_safe_next(request.args.get("next")), code=303)
         form.password.errors.append("Email or password is not right.")
     status = 422 if form.errors else 200
     return render_template("accounts/login.html", form=form), status
+
+
+# In the session: whom its CSRF token was last given to at a sign-in (a user id).
+TOKEN_OF = "_token_of"
+
+
+def _sign_in(user: User, remember: bool) -> None:
+    """Sign `user` in on this browser, as the one person it now works for.
+
+    - Someone else signing in gets a new CSRF token: a page left open from another person's sign-in (or from a
+      sign-in before theirs) posts a stale token, and nothing it sends is taken as theirs (a form naming its
+      author is answered 401, errors.py; any other, 400). The same person signing in again keeps theirs, so the
+      pages they left open still send as they did.
+    - A remember-me cookie left by an earlier sign-in is dropped unless this person asks for one: once their own
+      sign-in ends, it would sign the browser in again as the one who left it.
+    """
+    if session.get(TOKEN_OF) != user.id:
+        field = current_app.config["WTF_CSRF_FIELD_NAME"]
+        session.pop(field, None)
+        g.pop(field, None)  # Flask-WTF's copy for this request
+        session[TOKEN_OF] = user.id
+    if not remember and _remembered():
+        session["_remember"] = "clear"  # Flask-Login removes the cookie with this answer
+    login_user(user, remember=remember)
 
 
 @bp.route("/account/password", methods=["GET", "POST"])

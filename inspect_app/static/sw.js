@@ -8,7 +8,8 @@
 // - A form post that cannot reach the server is kept on the device (static/formstore.js: its fields, files
 //   and idempotency key) for the outbox, and answered with the server's "Saved on this device" page. So is a
 //   post the server answers 401 (its author is not signed in: the sign-in expired, or someone else's is on):
-//   the outbox sends it once its author is signed in again, and the server's page says it is kept.
+//   the outbox sends it once its author is signed in again, and the server's page says it is kept. Only a
+//   post from the app's own pages is kept (another site's form sent here is not this device's to send again).
 // - /outbox/correct/<id> shows the server's answer to a refused post: the form, errors beside fields.
 // - /sync is never touched: the outbox (static/outbox.js) talks to the server itself.
 "use strict";
@@ -30,6 +31,12 @@ const ROUTED = SHELL.filter((path) => path.startsWith("/static/")).concat("/offl
 const NETWORK_TIMEOUT_MS = 4000;  // a server slower than this is gone (served: OFFLINE_SERVER_TIMEOUT_MS if set)
 const CORRECTION = /^\/outbox\/correct\/([\w-]+)$/;
 const NOT_KEPT = /^\/(login|logout)/;
+// Only the app's own pages post forms the device keeps: a form another site sends here (a navigation, which this
+// worker sees whoever started it) goes to the server as it is, and its refusal is not kept for the outbox to send
+// again with a token of its own. The app's pages say where they are (Referrer-Policy: same-origin).
+const postedHere = (request) => {
+  try { return new URL(request.referrer).origin === self.location.origin; } catch { return false; }
+};
 
 self.addEventListener("install", (event) => {
   // Where the engine routes by itself (Static Routing API), the shell's files and the saved page come
@@ -215,9 +222,11 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (url.origin !== self.location.origin || url.pathname.startsWith("/sync/")) return;
-  if (request.method === "POST" && url.pathname === "/logout") return event.respondWith(signOut(request));
+  if (request.method === "POST" && url.pathname === "/logout" && postedHere(request)) {
+    return event.respondWith(signOut(request));
+  }
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
-      && !NOT_KEPT.test(url.pathname)) {
+      && !NOT_KEPT.test(url.pathname) && postedHere(request)) {
     return event.respondWith(formPost(request));
   }
   const fix = CORRECTION.exec(url.pathname);

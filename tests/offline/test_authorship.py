@@ -3,6 +3,7 @@ that person alone), and a post whose author (`posted_by`) is not who is signed i
 a 401 that says so and changes nothing (the device keeps it for its author)."""
 from __future__ import annotations
 
+import re
 import uuid
 
 from sqlalchemy import func, select
@@ -10,7 +11,8 @@ from sqlalchemy import func, select
 from inspect_app.extensions import db
 from inspect_app.idempotency import IdempotentRequest
 from inspect_app.inspections.models import Inspection
-from tests.inspections.report_helpers import filled
+from factories import SignedIn
+from tests.inspections.report_helpers import filled, start, submit
 
 
 def _reports() -> int:
@@ -78,3 +80,73 @@ def test_a_page_asked_for_signed_out_still_goes_to_the_sign_in_form(client, site
     _inspector, permit = site
     answer = client.get(f"/permits/{permit.id}")
     assert answer.status_code == 302 and answer.location.startswith("/login?next=")
+
+
+_TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def test_a_page_left_open_from_someone_elses_sign_in_sends_nothing_under_the_next_person(site, app, make):
+    """Dana's submitted report stays open in a tab, showing her name; she signs out and Casey signs in on the same
+    browser. Amend, on Dana's page, was taken as Casey's: an amendment made and signed by Casey, who never opened
+    it. Another person's sign-in now gives the browser a new token: Dana's page sends nothing as Casey."""
+    dana, permit = site
+    casey = make.user("inspector", name="Casey Cole")
+    own = make.permit(inspectors=[casey])  # Casey has work of their own in the town
+    tablet = app.test_client()
+    as_dana = SignedIn(tablet, dana)
+    original = start(as_dana, permit, "erosion_control")
+    assert submit(as_dana, original).status_code == 303
+    page = as_dana.get(f"/inspections/{original.id}").text
+    left_open = _TOKEN.findall(page)[-1]  # the Amend form's
+    as_dana.post("/logout")
+
+    as_casey = SignedIn(tablet, casey)
+    assert as_casey.token != left_open
+    amend = tablet.post(f"/inspections/{original.id}/amend", data={"csrf_token": left_open})
+    assert amend.status_code == 400 and "The form could not be accepted" in amend.text
+    # A form of Dana's that names her: a 401 that says it is someone else's; her device keeps it for her.
+    named = tablet.post(f"/permits/{permit.id}/areas", data={"csrf_token": left_open, "posted_by": dana.id,
+                                                              "area-name": "Lot 9", "area-acres": "1"})
+    assert named.status_code == 401 and "opened while someone else was signed in" in named.text
+    db.session.expire_all()
+    assert _reports() == 1 and [a.name for a in permit.areas] == ["Lot 1 pad"]
+    # Casey's own pages work as ever.
+    assert start(as_casey, own, "erosion_control").created_by_id == casey.id
+
+
+def test_the_same_person_signing_in_again_keeps_the_pages_they_left_open(site, app):
+    """Signing out and in again (or a sign-in that expired) is the same person: their open pages still send."""
+    dana, permit = site
+    tablet = app.test_client()
+    as_dana = SignedIn(tablet, dana)
+    page_token = as_dana.token
+    as_dana.post("/logout")
+    again = SignedIn(tablet, dana)
+    assert again.token == page_token
+    added = tablet.post(f"/permits/{permit.id}/areas", data={"csrf_token": page_token, "posted_by": dana.id,
+                                                              "area-name": "Lot 9", "area-acres": "1"})
+    assert added.status_code in (200, 303)
+    db.session.expire_all()
+    assert "Lot 9" in [a.name for a in permit.areas]
+
+
+def test_a_post_of_its_author_with_the_token_of_an_earlier_sign_in_is_kept_for_them_not_refused(site, app, make):
+    """Dana's page was made before Casey signed in between, and Dana again: its token is stale, but the post is
+    hers. It is a 401 her device keeps (its outbox sends it again with a token of now), never the 400 that would
+    drop it; nothing is changed by it."""
+    dana, permit = site
+    casey = make.user("inspector")
+    tablet = app.test_client()
+    as_dana = SignedIn(tablet, dana)
+    form = _new_report(as_dana, permit)
+    made = str(uuid.uuid4())
+    as_dana.post("/logout")
+    SignedIn(tablet, casey).post("/logout")
+    SignedIn(tablet, dana)
+
+    kept = tablet.post(f"/inspections/{made}/submit", data=form)  # the page's own, stale, token
+    assert kept.status_code == 401
+    words = " ".join(kept.text.split())
+    assert "opened before your latest sign-in" in words and "older than your sign-in" in words
+    assert "sent by itself, once, in a moment" in words  # the note the device shows when it kept it
+    assert _reports() == 0

@@ -349,3 +349,73 @@ def test_a_report_made_offline_takes_the_devices_gps(site, server, page, context
     [report] = _reports()
     assert report.id == made
     assert (report.location_source, report.latitude, report.longitude) == ("device", 42.061234, -72.513456)
+
+
+def test_a_report_page_older_than_its_authors_latest_sign_in_is_kept_and_sent_by_itself(
+        site, server, page, context, make):
+    """The inspector fills a report in; in another tab they log out, a colleague logs in and out, and they log in
+    again. The colleague's sign-in gave the tablet a new token, so the report page's own is stale: *Sign and submit*
+    is not refused (a 400 that keeps nothing) but kept on the device, and sent by itself at once, as theirs."""
+    inspector, permit = site
+    colleague = make.user("inspector")
+    sign_in_controlled(page, server, inspector)
+    report_id = _online_draft(page, server, permit)
+
+    second = context.new_page()
+    second.goto(f"{server.url}/permits/")
+    for who in (colleague, inspector):
+        second.click("header button:has-text('Log out')")
+        second.wait_for_url(lambda url: "/login" in url)
+        _sign_in_through_the_form(second, who)
+
+    page.click("#submit-report")
+    expect(page.locator("#sign-in-needed h1")).to_contain_text("the page is older than your sign-in")
+    expect(page.locator("[data-kept-note]")).to_be_visible()
+    wait_for_outbox(page, lambda items: not items)
+    [report] = _reports()
+    assert (report.id, report.status, report.inspector_id) == (report_id, "submitted", inspector.id)
+    assert report.notes == "North gate locked; walked in from Williams Street"
+
+
+def test_a_form_another_site_sends_here_is_never_kept_to_be_sent_again(site, server, page, context):
+    """Another site's page posts a report form to the app, naming the signed-in inspector and a made-up token. The
+    service worker sees that navigation too; had it kept the post, as it keeps one refused with a 401, its outbox
+    would send it again with the inspector's own token. It goes to the server as it is, and nothing is kept."""
+    import http.server
+    import threading
+
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    report_id = _online_draft(page, server, permit)
+    forged = (f'<form method="post" action="{server.url}/inspections/{report_id}/submit">'
+              f'<input name="csrf_token" value="made-up"><input name="posted_by" value="{inspector.id}">'
+              f'<input name="idempotency_key" value="forged-0001"><input name="notes" value="Forged">'
+              f'<button id="go">Win a prize</button></form>').encode()
+
+    class Elsewhere(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(forged)
+
+        def log_message(self, *args):
+            pass
+
+    other_site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    threading.Thread(target=other_site.serve_forever, daemon=True).start()
+    try:
+        attack = context.new_page()
+        attack.goto(f"http://127.0.0.1:{other_site.server_address[1]}/")
+        attack.click("#go")
+        attack.wait_for_url(lambda url: url.startswith(server.url))
+        expect(attack.locator("#refusal")).to_contain_text("opened before your latest sign-in")
+        expect(attack.locator("[data-kept-note]")).to_be_hidden()
+    finally:
+        other_site.shutdown()
+        other_site.server_close()
+    page.goto(f"{server.url}/outbox")
+    page.evaluate("Outbox.syncNow()")
+    assert outbox(page) == []
+    [report] = _reports()
+    assert report.status == "draft" and report.notes != "Forged"

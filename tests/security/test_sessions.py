@@ -46,8 +46,8 @@ def test_failed_sign_ins_are_throttled_per_address(app, make, client):
     assert "Too many failed sign-ins from here. Try again in 15 minutes." in refused.text, \
         refused.text[refused.text.find("<main"):][:1500]
     # Someone else, elsewhere, signs in as usual; successful sign-ins never count.
-    for _ in range(5):
-        assert _login(client, token, user.email, PASSWORD, "10.9.9.9").status_code == 303
+    for _ in range(5):  # each from a sign-in page of its own (the first sign-in gave the browser a new token)
+        assert _login(client, SignedIn(client).token, user.email, PASSWORD, "10.9.9.9").status_code == 303
 
 
 def test_the_outbox_asking_who_is_signed_in_never_voids_the_sign_in_form(app, make, client):
@@ -257,3 +257,24 @@ def test_behind_the_documented_proxy_on_another_host_cookies_are_secure(app, mak
     cookies = _cookies(answer)
     assert "Secure" in cookies["session"] and "Secure" in cookies["remember_token"]
     db.session.remove()
+
+
+def test_the_next_person_signing_in_drops_the_keep_me_signed_in_cookie_of_the_one_before(app, make, client):
+    """Dana ticked "Keep me signed in" on the tablet; Casey signs in after her without ticking it. Her cookie stayed:
+    once Casey's sign-in idled out, the tablet signed itself in again as Dana, and what Casey did next was hers."""
+    app.config["SESSION_IDLE_TIMEOUT"] = dt.timedelta(seconds=2)
+    dana, casey = make.user("inspector", name="Dana Whitfield"), make.user("inspector", name="Casey Cole")
+    SignedIn(client, dana, remember=True)
+    assert client.get_cookie("remember_token") is not None
+    token = SignedIn(client).token
+    cookies = _cookies(client.post("/login", data={"csrf_token": token, "email": casey.email, "password": PASSWORD}))
+    assert "remember_token=;" in cookies["remember_token"]  # removed with Casey's sign-in
+    assert client.get_cookie("remember_token") is None
+    assert client.get("/permits/").headers["Signed-In-As"] == casey.id
+    time.sleep(2.3)
+    idle = client.get("/permits/")
+    assert idle.status_code == 302 and idle.headers["Signed-In-As"] == ""  # signed out, not signed in as Dana
+    # Casey ticking it gets Casey's own.
+    SignedIn(client, casey, remember=True)
+    time.sleep(2.3)
+    assert client.get("/permits/").headers["Signed-In-As"] == casey.id
