@@ -46,8 +46,8 @@ Prints `name=value` lines:
                                 sign-in and requests sharing the cores
   host_reference_ms_before, host_reference_ms_after   the host's speed just before and after the load: the
                                 CPU time of a fixed piece of Python work with no app in it (a Jinja table,
-                                JSON, a sort), median of 101 rounds. The app's CPU figures scale with it: compare
-                                them across hosts, or runs hours apart, with it beside them
+                                JSON, a sort), median of 101 rounds: compare the app's CPU figures across
+                                hosts, or runs hours apart, with it beside them
   load_cpu_steal_pct            of the machine's CPU time during the load, the part its host ran something
                                 else while this machine's cores were ready (a virtual machine's noisy neighbours)
   load_average_1min             the machine's load when done (the load generator runs on this machine too)
