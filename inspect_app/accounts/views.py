@@ -4,7 +4,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from flask import Blueprint, current_app, flash, g, redirect, render_template, request, session, url_for
-from flask_login import current_user, login_required, login_url, login_user, logout_user
+from flask_login import current_user, login_required, login_url, login_user, logout_user, user_loaded_from_cookie
 
 from inspect_app.accounts import invitations, throttle
 from inspect_app.accounts.forms import LoginForm, PasswordForm, SetPasswordForm
@@ -66,28 +66,53 @@ def login():
     return render_template("accounts/login.html", form=form), status
 
 
-# In the session: whom its CSRF token was last given to at a sign-in (a user id).
-TOKEN_OF = "_token_of"
+# In the session: whom its CSRF token was last given to at a sign-in (a user id), and the tokens of the others who
+# signed in on this browser before, by user id (a few: a shared tablet's crew).
+TOKEN_OF, OTHERS_TOKENS, KEPT_TOKENS = "_token_of", "_tokens", 8
 
 
 def _sign_in(user: User, remember: bool) -> None:
-    """Sign `user` in on this browser, as the one person it now works for.
+    """Sign `user` in on this browser, as the one person it now works for (`_token_for`).
 
-    - Someone else signing in gets a new CSRF token: a page left open from another person's sign-in (or from a
-      sign-in before theirs) posts a stale token, and nothing it sends is taken as theirs (a form naming its
-      author is answered 401, errors.py; any other, 400). The same person signing in again keeps theirs, so the
-      pages they left open still send as they did.
-    - A remember-me cookie left by an earlier sign-in is dropped unless this person asks for one: once their own
-      sign-in ends, it would sign the browser in again as the one who left it.
+    A remember-me cookie left by an earlier sign-in is dropped unless this person asks for one: once their own
+    sign-in ends, it would sign the browser in again as the one who left it.
     """
-    if session.get(TOKEN_OF) != user.id:
-        field = current_app.config["WTF_CSRF_FIELD_NAME"]
-        session.pop(field, None)
-        g.pop(field, None)  # Flask-WTF's copy for this request
-        session[TOKEN_OF] = user.id
+    _token_for(user)
     if not remember and _remembered():
         session["_remember"] = "clear"  # Flask-Login removes the cookie with this answer
     login_user(user, remember=remember)
+
+
+def _token_for(user: User) -> None:
+    """Give the browser `user`'s CSRF token: the one they had when they last signed in here, or a new one.
+
+    Pages a person opened keep working for them, also after others signed in and out meanwhile on the tablet. A
+    page left open from someone else's sign-in posts a token that is not this person's, and nothing it sends is
+    taken as theirs (a form naming its author is answered 401, errors.py; any other, 400).
+    """
+    owner = session.get(TOKEN_OF)
+    if owner == user.id:
+        return
+    field = current_app.config["WTF_CSRF_FIELD_NAME"]
+    others = dict(session.get(OTHERS_TOKENS) or {})
+    current = session.pop(field, None)
+    if owner and current:  # (a token given before anyone signed in is no one's: not kept)
+        others[owner] = current
+    mine = others.pop(user.id, None)
+    if mine:
+        session[field] = mine
+    g.pop(field, None)  # Flask-WTF's signed copy for this request
+    if others:
+        session[OTHERS_TOKENS] = dict(list(others.items())[-KEPT_TOKENS:])
+    else:
+        session.pop(OTHERS_TOKENS, None)
+    session[TOKEN_OF] = user.id
+
+
+@user_loaded_from_cookie.connect
+def _remembered_sign_in(_app, user: User) -> None:
+    """Signed in again by their remember-me cookie (their session had ended): the browser's token is theirs."""
+    _token_for(user)
 
 
 @bp.route("/account/password", methods=["GET", "POST"])

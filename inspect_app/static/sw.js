@@ -204,7 +204,8 @@ async function keep(url, form) {
 async function signOut(request) {
   const user = await whoIsSignedIn(), response = await fetch(request);
   await learn(response);
-  if (user) {
+  // Signed out: the server's redirect to the sign-in page. A refusal (a stale page's token) signed no one out.
+  if (user && (response.type === "opaqueredirect" || response.redirected || response.ok)) {
     const held = DeviceStore("held"), theirs = (await held.all()).filter((row) => row.user === user);
     await Promise.all([caches.delete(pagesOf(user)), ...theirs.map((row) => held.del(row.id))]);
   }

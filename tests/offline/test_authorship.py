@@ -114,37 +114,60 @@ def test_a_page_left_open_from_someone_elses_sign_in_sends_nothing_under_the_nex
     assert start(as_casey, own, "erosion_control").created_by_id == casey.id
 
 
-def test_the_same_person_signing_in_again_keeps_the_pages_they_left_open(site, app):
-    """Signing out and in again (or a sign-in that expired) is the same person: their open pages still send."""
+def test_the_same_person_signing_in_again_keeps_the_pages_they_left_open(site, app, make):
+    """Signing out and in again, also after a colleague signed in and out meanwhile on the tablet, is the same
+    person: the pages they left open still send (a form, an autosave, Log out)."""
     dana, permit = site
+    casey = make.user("inspector")
     tablet = app.test_client()
     as_dana = SignedIn(tablet, dana)
+    draft = start(as_dana, permit, "erosion_control")
     page_token = as_dana.token
-    as_dana.post("/logout")
+    for who in (dana, casey):
+        SignedIn(tablet, who).post("/logout")
     again = SignedIn(tablet, dana)
     assert again.token == page_token
     added = tablet.post(f"/permits/{permit.id}/areas", data={"csrf_token": page_token, "posted_by": dana.id,
                                                               "area-name": "Lot 9", "area-acres": "1"})
     assert added.status_code in (200, 303)
+    autosaved = tablet.post(f"/inspections/{draft.id}", headers={"X-Autosave": "1"},
+                            data={"csrf_token": page_token, "posted_by": dana.id, "notes": "Gate locked"})
+    assert autosaved.status_code == 204
     db.session.expire_all()
-    assert "Lot 9" in [a.name for a in permit.areas]
+    assert "Lot 9" in [a.name for a in permit.areas] and db.session.get(Inspection, draft.id).notes == "Gate locked"
+    assert tablet.post("/logout", data={"csrf_token": page_token}).status_code == 303
+    assert tablet.get("/permits/").headers["Signed-In-As"] == ""
 
 
-def test_a_post_of_its_author_with_the_token_of_an_earlier_sign_in_is_kept_for_them_not_refused(site, app, make):
-    """Dana's page was made before Casey signed in between, and Dana again: its token is stale, but the post is
-    hers. It is a 401 her device keeps (its outbox sends it again with a token of now), never the 400 that would
-    drop it; nothing is changed by it."""
+def test_a_browser_signed_in_again_by_its_remember_me_cookie_keeps_that_sign_ins_token(site, app):
+    """The session ended (the browser restarted) and the remember-me cookie signed Dana in again: the pages she
+    opens then keep working after she signs out and in."""
     dana, permit = site
-    casey = make.user("inspector")
     tablet = app.test_client()
-    as_dana = SignedIn(tablet, dana)
+    SignedIn(tablet, dana, remember=True)
+    tablet.delete_cookie("session")
+    page = tablet.get(f"/permits/{permit.id}")
+    assert page.headers["Signed-In-As"] == dana.id
+    token = _TOKEN.findall(page.text)[-1]
+    tablet.post("/logout", data={"csrf_token": token})
+    SignedIn(tablet, dana)
+    added = tablet.post(f"/permits/{permit.id}/areas", data={"csrf_token": token, "area-name": "Lot 9",
+                                                              "area-acres": "1"})
+    assert added.status_code in (200, 303)
+
+
+def test_a_post_of_its_author_with_the_token_of_an_earlier_session_is_kept_for_them_not_refused(site, app):
+    """Dana's page was made before the browser restarted (its session, and its token, gone); she signs in again.
+    The page's token is stale, but the post is hers: a 401 her device keeps (its outbox sends it again with a token
+    of now), never the 400 that would drop it; nothing is changed by it."""
+    dana, permit = site
+    as_dana = SignedIn(app.test_client(), dana)
     form = _new_report(as_dana, permit)
     made = str(uuid.uuid4())
-    as_dana.post("/logout")
-    SignedIn(tablet, casey).post("/logout")
-    SignedIn(tablet, dana)
+    restarted = app.test_client()
+    SignedIn(restarted, dana)
 
-    kept = tablet.post(f"/inspections/{made}/submit", data=form)  # the page's own, stale, token
+    kept = restarted.post(f"/inspections/{made}/submit", data=form)  # the page's own, stale, token
     assert kept.status_code == 401
     words = " ".join(kept.text.split())
     assert "opened before your latest sign-in" in words and "older than your sign-in" in words

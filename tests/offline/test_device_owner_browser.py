@@ -351,11 +351,10 @@ def test_a_report_made_offline_takes_the_devices_gps(site, server, page, context
     assert (report.location_source, report.latitude, report.longitude) == ("device", 42.061234, -72.513456)
 
 
-def test_a_report_page_older_than_its_authors_latest_sign_in_is_kept_and_sent_by_itself(
+def test_a_report_page_left_open_while_a_colleague_used_the_tablet_still_sends_as_its_author(
         site, server, page, context, make):
     """The inspector fills a report in; in another tab they log out, a colleague logs in and out, and they log in
-    again. The colleague's sign-in gave the tablet a new token, so the report page's own is stale: *Sign and submit*
-    is not refused (a 400 that keeps nothing) but kept on the device, and sent by itself at once, as theirs."""
+    again. *Sign and submit* on the report page goes through at once, as theirs."""
     inspector, permit = site
     colleague = make.user("inspector")
     sign_in_controlled(page, server, inspector)
@@ -367,6 +366,26 @@ def test_a_report_page_older_than_its_authors_latest_sign_in_is_kept_and_sent_by
         second.click("header button:has-text('Log out')")
         second.wait_for_url(lambda url: "/login" in url)
         _sign_in_through_the_form(second, who)
+
+    page.click("#submit-report")
+    expect(page.locator("#submit-report")).to_have_count(0)  # the submitted report, read-only
+    expect(page.locator("#sign-in-needed")).to_have_count(0)
+    [report] = _reports()
+    assert (report.id, report.status, report.inspector_id) == (report_id, "submitted", inspector.id)
+    assert outbox(page) == []
+
+
+def test_a_report_page_older_than_its_authors_sign_in_is_kept_and_sent_by_itself(site, server, page, context):
+    """The browser restarted (its session, and the report page's token, gone) and the inspector signed in again in
+    another tab. *Sign and submit* on the old page is not refused (a 400 that keeps nothing) but kept on the device,
+    and sent by itself at once, as theirs."""
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    report_id = _online_draft(page, server, permit)
+
+    context.clear_cookies()
+    second = context.new_page()
+    sign_in_controlled(second, server, inspector)
 
     page.click("#submit-report")
     expect(page.locator("#sign-in-needed h1")).to_contain_text("the page is older than your sign-in")
@@ -419,3 +438,4 @@ def test_a_form_another_site_sends_here_is_never_kept_to_be_sent_again(site, ser
     assert outbox(page) == []
     [report] = _reports()
     assert report.status == "draft" and report.notes != "Forged"
+

@@ -55,6 +55,7 @@ def test_a_backfill_recorded_through_the_app_makes_a_missed_pre_bury_inspection_
     assert db.session.scalar(select(AuditEntry.action).where(AuditEntry.entity_id == pipe.id)
                              .order_by(AuditEntry.seq.desc()).limit(1)) == "structure.backfill"
     # Once only; the permittee cannot record it; a time in the future is refused.
+    browser = signed_in(engineer)  # (the agent signed in on this test's one browser since)
     again = browser.post(url, {f"backfill-{pipe.id}-at": _local(backfilled)}, htmx="structures")
     assert again.status_code == 422 and "already recorded as backfilled" in again.text
     owner = signed_in(make.user("permittee"))
