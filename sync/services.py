@@ -558,12 +558,19 @@ def changes(user, cursor: int, limit: int) -> dict[str, Any]:
 
     Entries about someone else's draft report (or its findings, actions, photos ...) are left out: a
     draft is its author's alone. Once submitted, the submission's own entries bring its permit back,
-    and a device then takes the permit's snapshot, which holds what the report made.
+    and a device then takes the permit's snapshot, which holds what the report made. So are the entries of a
+    draft's part that is gone (a draft discarded, a finding taken off one: only a draft's parts are ever
+    removed), to all but whoever made them: what was typed in it stays its author's.
     """
     visible = visible_permits(user).with_only_columns(Permit.id).scalar_subquery()
-    drafts = or_(*(and_(AuditEntry.entity == table, AuditEntry.entity_id.in_(ids))
-                   for table, ids in hidden_draft_parts(user, shared=True).items()))
-    query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible), ~drafts)
+    hidden = hidden_draft_parts(user, shared=True)
+    drafts = or_(*(and_(AuditEntry.entity == table, AuditEntry.entity_id.in_(ids)) for table, ids in hidden.items()))
+    tables = db.Model.metadata.tables
+    removed = or_(*(and_(AuditEntry.entity == table, ~select(tables[table].c.id)
+                         .where(tables[table].c.id == AuditEntry.entity_id).exists()) for table in hidden))
+    theirs = AuditEntry.actor_id == user.id if getattr(user, "is_authenticated", False) else False
+    query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible), ~drafts,
+                                      or_(theirs, ~removed))
              .order_by(AuditEntry.commit_seq).limit(limit + 1))
     rows = list(db.session.scalars(query))
     page = rows[:limit]

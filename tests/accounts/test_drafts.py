@@ -103,3 +103,28 @@ def test_once_submitted_the_report_is_everyones_who_sees_the_permit(draft_site, 
     snapshot = owner.get(f"/sync/permits/{permit.id}/snapshot").json
     assert ids["finding"] in {f["id"] for f in snapshot["findings"]}
     assert ids["action"] in {a["id"] for a in snapshot["corrective_actions"]}
+
+
+def test_what_was_typed_in_a_draft_stays_its_authors_once_a_part_of_it_or_the_draft_is_removed(make, client,
+                                                                                             signed_in):
+    """A finding taken off a draft, then the draft discarded: their entries were no longer those of a draft part
+    (the rows were gone), and /sync/changes gave everyone who sees the permit what had been typed in them."""
+    author, owner = make.user("inspector"), make.user("permittee")
+    permit = make.permit(owner=owner, inspectors=[author])
+    draft = inspections.start_inspection(author, permit, "erosion_control", fetch_weather=False)
+    inspections.save_draft(author, draft, inspections.ReportInput(notes=f"{MARKS[0]} foreman on site"))
+    finding = findings.add_finding(author, draft, f"{MARKS[1]} dumping behind lot 4")
+    db.session.commit()
+    findings.remove_finding(author, finding)
+    db.session.commit()
+    feed = lambda browser: " ".join(str(c) for c in browser.get("/sync/changes").json["changes"])  # noqa: E731
+    assert _leaks(feed(signed_in(owner)), {}) == []
+    draft_id = draft.id
+    discard = signed_in(author).post(f"/inspections/{draft_id}/discard", {"confirm": "yes"})
+    db.session.expire_all()
+    assert discard.status_code in (200, 303) and db.session.get(type(draft), draft_id) is None
+    for who in (owner, make.user("agent"), make.user("inspector")):
+        assert _leaks(feed(signed_in(who)), {"draft": draft_id}) == [], who.role
+    # Its author's devices still learn all of it, the removal too.
+    mine = signed_in(author).get("/sync/changes").json["changes"]
+    assert {"finding.create", "finding.delete", "inspection.delete"} <= {c["action"] for c in mine}
