@@ -33,7 +33,7 @@ from inspect_app.blobs.uploads import UPLOAD_TYPES, UploadRefused, upload_type
 from inspect_app import inputs
 from inspect_app.extensions import db
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar
-from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PunchListItem
+from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, InspectionNotice, PunchListItem
 from inspect_app.inspections import weather
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
@@ -572,6 +572,8 @@ def changes(user, cursor: int, limit: int) -> dict[str, Any]:
     query = (select(AuditEntry).where(AuditEntry.commit_seq > cursor, AuditEntry.permit_id.in_(visible), ~drafts,
                                       or_(theirs, ~removed))
              .order_by(AuditEntry.commit_seq).limit(limit + 1))
+    if not allowed(user, "inspection.notice.view"):  # a 24-hour notice is the inspectors' and the town's (§380-16 C(3))
+        query = query.where(AuditEntry.entity != InspectionNotice.__tablename__)
     rows = list(db.session.scalars(query))
     page = rows[:limit]
     return {

@@ -24,6 +24,7 @@ from inspect_app.permits.services import profile_of
 from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, new_op
+from sync.services import create_device
 from sync.models import SyncConflict, SyncOperation
 from tests.builders import jpeg, signature_png
 
@@ -305,3 +306,25 @@ def test_an_annual_om_certification_signed_on_a_device(make, central, device_tok
     answer = tablet.push([late])[0]
     assert answer["status"] == "rejected" and "payload.period_start" in answer["reasons"]
     assert count(OMCertification) == 1
+
+
+def test_a_notice_given_from_a_tablet_reaches_the_town_not_the_permit_holder(site, make, client):
+    """§380-16 C(3): the 24-hour notice tells the town when the engineer will inspect. The permit page shows it to
+    inspectors and agents alone; the change feed gave it, with its note, to the permit holder's devices too."""
+    inspector, permit, tablet = site
+    owner, agent = make.user("permittee"), make.user("agent")
+    permit.owner_id = owner.id
+    db.session.commit()
+    op = new_op("notice.give", new_id(), {"permit_id": permit.id, "inspection_type": "erosion_control",
+                                          "planned_for": (utcnow() + dt.timedelta(hours=30)).isoformat(),
+                                          "note": "Tuesday 7 am, unannounced to the contractor"})
+    assert tablet.push([op])[0]["status"] == "applied"
+
+    def feed(user) -> list[str]:
+        token = create_device(None, user, "tablet")[1]
+        db.session.commit()
+        answer = client.get("/sync/changes", headers={"Authorization": f"Bearer {token}"})
+        return [c["entity_id"] for c in answer.json["changes"] if c["entity"] == "inspection_notices"]
+
+    assert feed(owner) == [] and feed(agent) == [op["record_id"]]
+    assert feed(inspector) == [op["record_id"]]  # the engineer's other devices
