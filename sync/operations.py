@@ -116,6 +116,10 @@ class Context:
     # Records locked (FOR UPDATE) in the open transaction, by (table, id): read once, then reused. Held
     # here, since the session keeps unchanged records only as long as something else refers to them.
     locked: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False)
+    # Revisions of a record that this device's operations made in the run being applied, by (kind, record id):
+    # their answers are stored only once the run is (sync/services.py `_apply_run`), and a later operation of the
+    # run on the same record counts them as its own (`_only_own_changes`).
+    made: dict[tuple[str, str], set[int]] = field(default_factory=dict, compare=False)
 
     def server_time(self, device_clock_time: dt.datetime) -> dt.datetime:
         """A time read off the device clock, on the server's clock when the device's is far off."""
@@ -608,7 +612,7 @@ def _only_own_changes(ctx: Context, op: Op, current: int) -> bool:
             SyncOperation.device_id.is_(None) if ctx.device_id is None
             else SyncOperation.device_id == ctx.device_id,
         )).all()
-    own = {row.result.get("revision") for row in rows}
+    own = {row.result.get("revision") for row in rows} | ctx.made.get((op.kind, op.record_id), set())
     return all(revision in own for revision in range(op.base_revision + 1, current + 1))
 
 

@@ -317,7 +317,10 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
         for op in run:
             # Kinds whose appliers allow it let their changes wait for this SAVEPOINT's flush.
             session.info[audit.DEFER_FLUSH] = KINDS[op.kind].defer_flush
-            settled.append(_answer(op.op_id, op.record_id, *_run(ctx, op)))
+            status, result = _run(ctx, op)
+            if status == "applied" and isinstance(result.get("revision"), int):
+                ctx.made.setdefault((op.kind, op.record_id), set()).add(result["revision"])
+            settled.append(_answer(op.op_id, op.record_id, status, result))
         session.info.pop(audit.DEFER_FLUSH, None)
         _store_answers([row for _, row in settled])  # the run's answers in one statement
         work.commit()  # flushes what waited; an IntegrityError from it is caught below like any other
@@ -329,6 +332,7 @@ def _apply_run(ctx: Context, run: list[Op]) -> list[dict[str, Any]]:
         # as if stored: expired, it is read again, and a retried operation finds it gone and makes it anew.
         session.expire_all()
         ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
+        ctx.made.clear()  # and the revisions made in it
     finally:
         session.info.pop(audit.DEFER_FLUSH, None)
     half = len(run) // 2
@@ -385,6 +389,7 @@ def _attempt_op(ctx: Context, op: Op) -> tuple[str, dict[str, Any]]:
     except (Rejected, Waiting, Duplicate) as outcome:
         work.rollback()
         ctx.locked.clear()  # a lock taken inside a savepoint goes with it on PostgreSQL
+        ctx.made.clear()  # and the revisions made in it
         return _outcome(outcome)
     except IntegrityError:
         if work.is_active:

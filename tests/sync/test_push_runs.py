@@ -137,3 +137,26 @@ def test_areas_a_push_stops_show_the_event_in_their_timeline_and_their_deadline_
     page = signed_in(make.user("agent")).get("/dashboard/").text
     for name in areas:
         assert f"Work on {name} stopped on" in page, page
+
+
+def test_two_changes_of_one_area_made_offline_since_the_last_pull_are_both_applied_in_one_push(
+        client, make, device_token):
+    """A tablet offline all morning changes one area twice, each change based on the revision it last pulled (1).
+    Pushed one by one, the second counts the first (this device's own) and is applied. In one push, the first's
+    answer was not stored yet when the second was checked: a conflict, flagged for a person, the change not made."""
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    db.session.commit()
+    area_id, token, since = area.id, device_token(inspector), area.status_since
+    ops = [new_op("area.status", area_id, {"status": status, "at": (since + dt.timedelta(minutes=n)).isoformat()}, 1)
+           for n, status in ((1, "activity_ceased"), (2, "stabilization_initiated"))]
+
+    assert [r["status"] for r in push(client, token, ops)] == ["applied", "applied"]
+    db.session.expire_all()
+    area = db.session.get(DisturbedArea, area_id)
+    assert (area.revision, area.status, area.has_conflict) == (3, "stabilization_initiated", False)
+    assert count(SyncConflict) == 0
+    # Another device's change based on the same revision is still a conflict.
+    other = new_op("area.status", area_id, {"status": "stabilized", "at": (since + dt.timedelta(minutes=3)).isoformat()},
+                   1)
+    assert [r["status"] for r in push(client, device_token(inspector, "second tablet"), [other])] == ["conflict"]
