@@ -117,7 +117,7 @@ def stored_report(photos: list[bytes]):
         db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="significant_repair",
                                         description="Re-trench and backfill the silt fence; sweep the road.",
                                         owner_name="Site contractor", discovered_at=performed,
-                                        due_at=performed + dt.timedelta(days=7)))
+                                        due_at=performed + dt.timedelta(days=7), created_at=performed))
         findings.append(finding)
     for n, jpeg in enumerate(photos):
         store_photo(None, permit, io.BytesIO(jpeg), caption=f"Silt fence at station {n}+50, looking north",

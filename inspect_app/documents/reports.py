@@ -530,8 +530,7 @@ def _findings_blocks(inspection: Inspection, findings: list[Finding], photos: li
             ("Recorded by", "The app (a deadline had passed)" if finding.is_automatic else author),
         ))]
         # Only what the report said: actions opened after it was submitted are follow-up, not the report.
-        actions = sorted((a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff),
-                         key=lambda a: (a.due_at, a.id))
+        actions = sorted((a for a in finding.actions if canonical.in_report(a, cutoff)), key=lambda a: (a.due_at, a.id))
         if actions:
             blocks.append(Table(("Corrective action", "Kind", "Owner", "Discovered", "Deadline"), tuple(
                 (a.description, label(a.kind, "action_kind"), a.owner_name, _when(a.discovered_at, tz),

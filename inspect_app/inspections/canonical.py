@@ -119,8 +119,17 @@ def report_record(inspection: Inspection) -> dict[str, Any]:
     }
 
 
+def in_report(action, submitted_at: dt.datetime | None) -> bool:
+    """Whether a corrective action is part of its finding's report as signed: opened before the report was
+    submitted (a draft's are all). One opened on the finding later is follow-up: its discovery still dates from the
+    inspection (the deadline counts from it, CGP 2022 Part 5.2), so that time cannot tell. An action kept from before
+    creation times were recorded is told by its discovery, as it was."""
+    opened = action.created_at or action.discovered_at
+    return submitted_at is None or opened <= submitted_at
+
+
 def _finding_record(finding: Finding, cutoff: dt.datetime | None) -> dict[str, Any]:
-    actions = [a for a in finding.actions if cutoff is None or a.discovered_at <= cutoff]
+    actions = [a for a in finding.actions if in_report(a, cutoff)]
     return {
         "id": finding.id, "description": finding.description, "location": finding.location,
         "severity": finding.severity, "is_violation": finding.is_violation, "citation": finding.citation,

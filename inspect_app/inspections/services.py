@@ -706,6 +706,9 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     if problems:
         raise ReportIncomplete(problems)
     _store_signatures(inspection, data)
+    # Everything the report made so far is written first: its corrective actions' creation times then come before
+    # its submission (`canonical.in_report`: what was opened after it is follow-up, not the report).
+    db.session.flush()
     profile, now = profile_of(inspection.permit), utcnow()
     declared = inspection_types.spec(inspection.type)
     if declared.finds_overdue_stabilization:

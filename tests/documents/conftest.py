@@ -84,7 +84,7 @@ def report(site, make, app):
     db.session.add(CorrectiveAction(
         finding_id=finding.id, permit_id=permit.id, kind="significant_repair",
         description="Re-trench and backfill the silt fence", owner_name="Site contractor",
-        discovered_at=PERFORMED_AT, due_at=dt.datetime(2026, 6, 18, 3, 59, tzinfo=UTC)))
+        discovered_at=PERFORMED_AT, due_at=dt.datetime(2026, 6, 18, 3, 59, tzinfo=UTC), created_at=PERFORMED_AT))
     db.session.commit()
     make.photo(permit, inspection=inspection, finding=finding, caption="Undermined silt fence, looking north",
                taken_at="2026:06:10 10:21:00")

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
+from pypdf import PdfReader
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
@@ -173,3 +175,27 @@ def test_a_finding_must_name_the_permits_own_area(site, signed_in, make):
     [field] = set(re.findall(r'name="(finding-new-[0-9a-f-]{36}-area_id)"', response.text))  # the part posted
     assert response.status_code == 422 and "Not a valid choice" in error_beside(response.text, field)
     assert db.session.scalar(select(func.count()).select_from(Finding)) == 0
+
+
+def test_an_action_opened_on_a_submitted_reports_finding_is_follow_up_not_the_signed_report(site, signed_in):
+    """Its discovery dates from the inspection (the deadline counts from it), which came before the submission: the
+    signed record and the report's PDF took it for the report's own, and a reseal (its weather filled in later)
+    signed it into a new version under the inspector's name."""
+    client, inspection, finding, own = _submitted_with_action(site, signed_in)
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    sealed = report.record_sha256
+    assert canonical.record_hash(report) == sealed  # the report's own action, opened on its draft, is in it
+    agent = signed_in(site.agent)
+    later_words = {f"action-{finding.id}-description": "Sweep Williams Street daily"}
+    assert _open_action(agent, finding, kind="significant_repair", **later_words).status_code == 200
+    db.session.expire_all()
+    report = db.session.get(Inspection, inspection.id)
+    later = db.session.scalar(select(CorrectiveAction).where(CorrectiveAction.id != own.id))
+    assert later.discovered_at <= report.submitted_at  # as the clause counts it
+    assert canonical.record_hash(report) == sealed
+    actions = [a["id"] for f in canonical.report_record(report)["findings"] for a in f["actions"]]
+    assert actions == [own.id]
+    pdf = agent.get(f"/documents/inspections/{report.id}.pdf")
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.data)).pages)
+    assert "Re-trench and re-stake" in text and "Sweep Williams Street" not in text
