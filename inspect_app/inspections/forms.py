@@ -18,7 +18,7 @@ from wtforms.validators import DataRequired, Length, NumberRange, Optional
 from inspect_app import inspection_types, units
 from inspect_app.accounts.policy import usable_blob
 from inspect_app.extensions import db
-from inspect_app.fields import DateTimeLocalField, FloatField, local_datetime
+from inspect_app.fields import DateTimeLocalField, FloatField, in_calendar, local_datetime
 from inspect_app.inspections.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, OBSERVED_WEATHER_LENGTH, TRIGGERS, Inspection
@@ -75,7 +75,9 @@ def _number(form: MultiDict, name: str, errors: dict[str, str], low: float, high
     return value
 
 
-def _date(form: MultiDict, name: str, errors: dict[str, str], key: str | None = None) -> dt.date | None:
+def _date(form: MultiDict, name: str, errors: dict[str, str], key: str | None = None,
+          earliest: dt.date | None = None, before: str = "") -> dt.date | None:
+    """A date typed in the report form, no later than today (and not before `earliest`, which `before` names)."""
     raw = (form.get(name) or "").strip()
     if not raw:
         return None
@@ -84,8 +86,16 @@ def _date(form: MultiDict, name: str, errors: dict[str, str], key: str | None = 
     except ValueError:
         errors[key or name] = "Enter a date as YYYY-MM-DD."
         return None
+    try:
+        in_calendar(value)
+    except ValueError as error:
+        errors[key or name] = str(error)
+        return None
     if value > utcnow().astimezone(LOCAL_TZ).date():
         errors[key or name] = "The date cannot be in the future."
+        return None
+    if earliest is not None and value < earliest:
+        errors[key or name] = f"The date cannot be before {before} ({earliest:%b %-d, %Y})."
         return None
     return value
 
@@ -206,7 +216,9 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
     fixes = {}
     for key in keys:
         name = f"fix-{key}"
-        observed = _date(form, f"{name}-first_observed", errors)
+        # A condition of this site seen on an inspection of it: not before its permit was issued.
+        observed = _date(form, f"{name}-first_observed", errors, earliest=inspection.permit.issued_on,
+                         before="the permit was issued")
         fix = {"repair": _text(form, f"{name}-repair", errors, 2000),
                "first_observed": observed.isoformat() if observed else None,
                "action_id": _text(form, f"{name}-action", errors, 36),

@@ -150,6 +150,16 @@ def test_a_control_answered_no_cannot_be_submitted_without_its_fix(site, signed_
     assert "say what repair is needed" in error_beside(refused.text, f"{key}-repair")
     assert "first observed" in error_beside(refused.text, f"{key}-first_observed")
 
+    # A slip of the keyboard is no date of this site: a year out of any record, or a day before the permit was issued
+    # (the deadline would count from it, and the signed report keep it), is refused beside the field.
+    fixing = {f"{key}-repair": "Re-trench the silt fence", f"{key}-kind": "routine_maintenance",
+              f"{key}-owner_name": "Site contractor"}
+    for typed, words in (("0001-01-01", "between 1900 and 2199"),
+                         ((site.permit.issued_on - dt.timedelta(days=1)).isoformat(), "before the permit was issued")):
+        refused = submit(client, inspection, **_discharge(site), **no, **fixing, **{f"{key}-first_observed": typed})
+        assert refused.status_code == 422 and words in error_beside(refused.text, f"{key}-first_observed"), typed
+    assert db.session.query(CorrectiveAction).count() == 0
+
     # Seen first two days ago: the corrective-action clock runs from then (CGP 2022 Part 5.2).
     first = utcnow().astimezone(LOCAL_TZ).date() - dt.timedelta(days=2)
     fix = {f"{key}-repair": "Re-trench the silt fence", f"{key}-first_observed": first.isoformat(),
