@@ -90,8 +90,20 @@ def current_document(kind: str, subject_id: str) -> FrozenDocument | None:
 
 
 def amendment_of(document: FrozenDocument) -> FrozenDocument | None:
-    """The version that amends `document`, if there is one."""
-    return db.session.scalar(select(FrozenDocument).where(FrozenDocument.amends_id == document.id).limit(1))
+    """The version that amends `document`, if there is one (the first made, where an earlier release let two)."""
+    return db.session.scalar(select(FrozenDocument).where(FrozenDocument.amends_id == document.id)
+                             .order_by(FrozenDocument.frozen_at, FrozenDocument.id).limit(1))
+
+
+def _latest_in_chain(kind: str, document: FrozenDocument) -> FrozenDocument:
+    """The latest version of a report's document, following the versions that amend it, whichever report's they
+    are: a report corrected twice is corrected by its second amendment's document after its first's, in one line,
+    so each version's check page (/verify) names the one made after it."""
+    seen = {document.id}
+    while (later := amendment_of(document)) is not None and later.id not in seen:
+        document = current_document(kind, later.subject_id) or later
+        seen.add(document.id)
+    return document
 
 
 class AlteredDocument(Exception):
@@ -161,6 +173,8 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None,
     declared = KINDS[kind]
     if current is None and declared.follows_amendments and subject.amends_id:
         current = current_document(kind, subject.amends_id)  # an amended report amends the original's document
+        if current is not None:
+            current = _latest_in_chain(kind, current)  # as its latest version, when amended before
     document_id = new_id()
     pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id),
                                      generated_text=note))

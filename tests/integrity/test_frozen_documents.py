@@ -242,3 +242,23 @@ def test_who_made_each_document_and_whose_record_keeps_it(app, make, signed_in, 
             assert "Issued by" not in _text(pdf)
             assert f"This is a genuine document, made by {maker} and kept in the record of the {record}." in page
             assert "issued by" not in page.lower()
+
+
+def test_a_report_corrected_twice_is_one_line_of_versions_each_naming_the_next(app, make, signed_in):
+    """The same report amended a second time: the second amendment's document amended the original's again, so the
+    check page of the first amendment said it was never amended, and the original's named only the first."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 2))
+    browser = signed_in(inspector)
+    original = start(browser, permit, "erosion_control")
+    assert submit(browser, original, notes="First version").status_code == 303
+    for notes in ("Corrected once", "Corrected twice"):
+        response = browser.post(f"/inspections/{original.id}/amend")
+        amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+        assert submit(browser, amendment, notes=notes).status_code == 303
+    first, second, third = _documents("inspection_report")
+    assert (second.amends_id, third.amends_id) == (first.id, second.id)
+    assert f"/documents/frozen/{second.id}.pdf" in browser.get(f"/verify/{first.id}").text
+    assert f"/documents/frozen/{third.id}.pdf" in browser.get(f"/verify/{second.id}").text
+    assert "Yes: a later version" in _verify_page(app.test_client(), second.id).text
+    assert "Yes: a later version" not in _verify_page(app.test_client(), third.id).text
