@@ -96,9 +96,11 @@ def amendment_of(document: FrozenDocument) -> FrozenDocument | None:
 
 
 def _latest_in_chain(kind: str, document: FrozenDocument) -> FrozenDocument:
-    """The latest version of a report's document, following the versions that amend it, whichever report's they
-    are: a report corrected twice is corrected by its second amendment's document after its first's, in one line,
-    so each version's check page (/verify) names the one made after it."""
+    """The latest version of a report's document, following from `document` the version that first amended each,
+    whichever report's it is: a report corrected twice is corrected by its second amendment's document after its
+    first's, in one line, so each version's check page (/verify) names the one made after it. (An original whose
+    weather is filled in after it was amended gets a version of its own beside that line, not at its end: the
+    corrections stay the report's latest word.)"""
     seen = {document.id}
     while (later := amendment_of(document)) is not None and later.id not in seen:
         document = current_document(kind, later.subject_id) or later
@@ -172,9 +174,11 @@ def freeze(kind: str, subject, occasion: str, note: str | None = None,
         return current
     declared = KINDS[kind]
     if current is None and declared.follows_amendments and subject.amends_id:
-        current = current_document(kind, subject.amends_id)  # an amended report amends the original's document
-        if current is not None:
-            current = _latest_in_chain(kind, current)  # as its latest version, when amended before
+        # An amended report amends the original's document: the latest version of its line, from the first.
+        first = db.session.scalar(select(FrozenDocument).where(
+            FrozenDocument.kind == kind, FrozenDocument.subject_id == subject.amends_id)
+            .order_by(FrozenDocument.frozen_at, FrozenDocument.id).limit(1))
+        current = _latest_in_chain(kind, first) if first is not None else None
     document_id = new_id()
     pdf = render(dataclasses.replace(layout, document_id=document_id, verify_url=verify_url(document_id),
                                      generated_text=note))

@@ -216,8 +216,12 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
     fixes = {}
     for key in keys:
         name = f"fix-{key}"
-        # A condition of this site seen on an inspection of it: not before its permit was issued.
-        observed = _date(form, f"{name}-first_observed", errors, earliest=inspection.permit.issued_on,
+        # A condition of this site seen on an inspection of it: not before its permit was issued. A day kept already (an
+        # amendment's, copied from the report it corrects) stays as it was signed, if the issue date moved since.
+        kept_day = ((inspection.details or {}).get("fixes", {}).get(key) or {}).get("first_observed")
+        typed = (form.get(f"{name}-first_observed") or "").strip()
+        observed = _date(form, f"{name}-first_observed", errors,
+                         earliest=None if typed and typed == kept_day else inspection.permit.issued_on,
                          before="the permit was issued")
         fix = {"repair": _text(form, f"{name}-repair", errors, 2000),
                "first_observed": observed.isoformat() if observed else None,

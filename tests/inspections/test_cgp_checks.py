@@ -364,3 +364,28 @@ def test_a_corrected_inspection_time_moves_the_discovery_of_its_corrective_actio
     printed = pdf_text(db.session.get(Inspection, inspection.id))
     shown = corrected.astimezone(LOCAL_TZ).strftime("%b %-d, %Y %-I:%M %p %Z")
     assert f"Rebuild the entrance Significant repair (within 7 calendar days) Site contractor {shown}" in printed
+
+
+def test_an_amendment_keeps_the_first_observed_day_it_copied_when_the_permits_issue_date_moved_since(
+        site, signed_in):
+    """The report's fix was first observed two days ago; the permit's issue date was then corrected to yesterday. Its
+    amendment copies the day as signed: refusing it (before the permit was issued) left the correction impossible
+    to submit unless the inspector changed a date of the record. A day typed anew is still held to the bound."""
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "erosion_control")
+    no = {f"answer-control_installed-{site.fence.id}": "no"}
+    key = f"fix-control_installed-{site.fence.id}"
+    today = utcnow().astimezone(LOCAL_TZ).date()
+    fix = {f"{key}-repair": "Re-trench the silt fence", f"{key}-first_observed": (today - dt.timedelta(days=2)).isoformat(),
+           f"{key}-kind": "routine_maintenance", f"{key}-owner_name": "Site contractor"}
+    assert submit(client, inspection, **_discharge(site), **no, **fix).status_code == 303
+    site.permit.issued_on = today - dt.timedelta(days=1)
+    db.session.commit()
+
+    response = client.post(f"/inspections/{inspection.id}/amend")
+    amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+    earlier = {f"{key}-first_observed": (today - dt.timedelta(days=3)).isoformat()}
+    refused = submit(client, amendment, **_discharge(site), notes="Corrected", **earlier)
+    assert refused.status_code == 422 and "before the permit was issued" in error_beside(refused.text,
+                                                                                        f"{key}-first_observed")
+    assert submit(client, amendment, **_discharge(site), notes="Corrected").status_code == 303

@@ -262,3 +262,34 @@ def test_a_report_corrected_twice_is_one_line_of_versions_each_naming_the_next(a
     assert f"/documents/frozen/{third.id}.pdf" in browser.get(f"/verify/{second.id}").text
     assert "Yes: a later version" in _verify_page(app.test_client(), second.id).text
     assert "Yes: a later version" not in _verify_page(app.test_client(), third.id).text
+
+
+def test_an_original_whose_weather_is_filled_in_after_it_was_amended_leaves_the_line_of_corrections_whole(
+        app, make, signed_in):
+    """The original's weather filled in after its first amendment made a version of the original that a second
+    amendment then amended: two versions each said no later one was made. The corrections stay one line, and the
+    original's weather version stands beside it (the corrections remain the report's latest word)."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 2))
+    browser = signed_in(inspector)
+    original = start(browser, permit, "erosion_control")
+    assert submit(browser, original, notes="First version").status_code == 303
+
+    def amend(notes: str) -> Inspection:
+        response = browser.post(f"/inspections/{original.id}/amend")
+        amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+        assert submit(browser, amendment, notes=notes).status_code == 303
+        return amendment
+
+    once = amend("Corrected once")
+    report = db.session.get(Inspection, original.id)
+    db.session.refresh(report)
+    report.weather_status, report.temperature_c, report.precip_24h_mm, report.precip_hours = "complete", 18.5, 3.3, 24
+    reseal_record(None, report)  # what the weather backfill does
+    db.session.commit()
+    twice = amend("Corrected twice")
+    signed, first_fix, weather, second_fix = _documents("inspection_report")
+    assert (first_fix.subject_id, weather.subject_id, second_fix.subject_id) == (once.id, original.id, twice.id)
+    assert (first_fix.amends_id, weather.amends_id, second_fix.amends_id) == (signed.id, signed.id, first_fix.id)
+    assert f"/documents/frozen/{first_fix.id}.pdf" in browser.get(f"/verify/{signed.id}").text
+    assert f"/documents/frozen/{second_fix.id}.pdf" in browser.get(f"/verify/{first_fix.id}").text
