@@ -12,6 +12,25 @@ document.addEventListener("htmx:beforeSwap", (evt) => {
   }
 });
 
+// A refusal htmx does not swap in (a page older than the sign-in now on the tablet: 400; not allowed: 403; gone: 404; a
+// server error) is said beside what was tapped, in the server's page's own words: a tap must never seem to do
+// nothing. (A photo picker says its own.)
+document.addEventListener("htmx:responseError", (evt) => {
+  const d = evt.detail, status = d.xhr ? d.xhr.status : 0;
+  if (d.boosted || status === 401 || status === 422 || d.elt?.matches?.("[data-photo-upload]")) return;
+  const page = new DOMParser().parseFromString(d.xhr?.responseText || "", "text/html");
+  const words = [...page.querySelectorAll("main h1, main .card > p")].slice(0, 2).map((e) => e.textContent.trim());
+  const anchor = d.elt.closest("form") || d.elt;
+  let note = anchor.nextElementSibling;
+  if (!note?.matches("[data-refused-note]")) {
+    note = Object.assign(document.createElement("p"), { className: "flash flash-error" });
+    note.setAttribute("role", "alert");
+    note.dataset.refusedNote = "";
+    anchor.after(note);
+  }
+  note.textContent = words.join(": ") || `Not done: the server answered ${status}. Nothing was changed.`;
+});
+
 // A boosted GET that cannot reach anything: let the browser navigate for real,
 // so the service worker can answer with a saved page or the offline page.
 document.addEventListener("htmx:sendError", (evt) => {

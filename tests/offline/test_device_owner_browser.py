@@ -439,3 +439,26 @@ def test_a_form_another_site_sends_here_is_never_kept_to_be_sent_again(site, ser
     [report] = _reports()
     assert report.status == "draft" and report.notes != "Forged"
 
+
+
+def test_a_button_of_a_page_left_open_from_someone_elses_sign_in_says_why_it_did_nothing(
+        site, server, page, context, make):
+    """The engineer's permit page stays open; a colleague signs in on the tablet. *Add area* on the engineer's page
+    (a form sent in place) is refused, and said so beside it: before, htmx swapped nothing and the tap seemed lost."""
+    inspector, permit = site
+    colleague = make.user("inspector")
+    sign_in_controlled(page, server, inspector)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    second = context.new_page()
+    second.goto(f"{server.url}/permits/")
+    second.click("header button:has-text('Log out')")
+    second.wait_for_url(lambda url: "/login" in url)
+    _sign_in_through_the_form(second, colleague)
+
+    form = page.locator(f"form[action='/permits/{permit.id}/areas']")
+    form.locator("input[name='area-name']").fill("Lot 9")
+    form.locator("input[name='area-acres']").fill("1")
+    form.locator("button:has-text('Add area')").click()
+    expect(page.locator("[data-refused-note]")).to_contain_text("The form could not be accepted")
+    db.session.expire_all()
+    assert [a.name for a in permit.areas] == ["Lot 1 pad"]
