@@ -213,15 +213,16 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
             if item.corrective_condition for subject in found]
     if checks.discharges_asked(inspection):
         keys += [checks.discharge_fix_key(p.id) for p in checks.discharge_points(inspection.permit, details)]
-    fixes = {}
+    fixes, stored = {}, (inspection.details or {}).get("fixes", {})
     for key in keys:
         name = f"fix-{key}"
+        stored_fix = stored.get(key) or {}
         # A condition of this site seen on an inspection of it: not before its permit was issued. A day kept already (an
         # amendment's, copied from the report it corrects) stays as it was signed, if the issue date moved since.
-        kept_day = ((inspection.details or {}).get("fixes", {}).get(key) or {}).get("first_observed")
         typed = (form.get(f"{name}-first_observed") or "").strip()
+        signed_day = typed and typed == stored_fix.get("first_observed")
         observed = _date(form, f"{name}-first_observed", errors,
-                         earliest=None if typed and typed == kept_day else inspection.permit.issued_on,
+                         earliest=None if signed_day else inspection.permit.issued_on,
                          before="the permit was issued")
         fix = {"repair": _text(form, f"{name}-repair", errors, 2000),
                "first_observed": observed.isoformat() if observed else None,
@@ -229,7 +230,7 @@ def _fixes(inspection: Inspection, form: MultiDict, errors: dict[str, str],
                "kind": form.get(f"{name}-kind") or None, "owner_name": _text(form, f"{name}-owner_name", errors, 200)}
         if fix["kind"] not in (None, *ACTION_KINDS):
             errors[f"{name}-kind"], fix["kind"] = "Choose the kind of corrective action.", None
-        kept = ((inspection.details or {}).get("fixes", {}).get(key) or {}).get("action_id")
+        kept = stored_fix.get("action_id")
         if not fix["action_id"] and checks.opened_here(inspection, kept):
             # The action this fix opened stays its own: a page not loaded again since (the background save as the
             # inspector goes, a second tab) still offers "open a new one", and must not open a second.
