@@ -44,6 +44,18 @@ def _sign_in_through_the_form(page, user) -> None:
     page.wait_for_url(lambda url: "/login" not in url)
 
 
+def _others_in_another_tab(context, server, *people):
+    """A second tab of the same browser, in which each of `people` in turn logs in after whoever was signed in logs
+    out; the last stays signed in."""
+    second = context.new_page()
+    second.goto(f"{server.url}/permits/")
+    for who in people:
+        second.click("header button:has-text('Log out')")
+        second.wait_for_url(lambda url: "/login" in url)
+        _sign_in_through_the_form(second, who)
+    return second
+
+
 def _online_draft(page, server, permit) -> str:
     """Start an erosion-control report online (a draft on the server) and fill it in up to the signature; its id."""
     page.goto(f"{server.url}/permits/{permit.id}")
@@ -360,12 +372,7 @@ def test_a_report_page_left_open_while_a_colleague_used_the_tablet_still_sends_a
     sign_in_controlled(page, server, inspector)
     report_id = _online_draft(page, server, permit)
 
-    second = context.new_page()
-    second.goto(f"{server.url}/permits/")
-    for who in (colleague, inspector):
-        second.click("header button:has-text('Log out')")
-        second.wait_for_url(lambda url: "/login" in url)
-        _sign_in_through_the_form(second, who)
+    _others_in_another_tab(context, server, colleague, inspector)
 
     page.click("#submit-report")
     expect(page.locator("#submit-report")).to_have_count(0)  # the submitted report, read-only
@@ -449,11 +456,7 @@ def test_a_button_of_a_page_left_open_from_someone_elses_sign_in_says_why_it_did
     colleague = make.user("inspector")
     sign_in_controlled(page, server, inspector)
     page.goto(f"{server.url}/permits/{permit.id}")
-    second = context.new_page()
-    second.goto(f"{server.url}/permits/")
-    second.click("header button:has-text('Log out')")
-    second.wait_for_url(lambda url: "/login" in url)
-    _sign_in_through_the_form(second, colleague)
+    _others_in_another_tab(context, server, colleague)
 
     form = page.locator(f"form[action='/permits/{permit.id}/areas']")
     form.locator("input[name='area-name']").fill("Lot 9")
