@@ -220,9 +220,11 @@ def _push_transaction(ctx: Context, chunk: list[Op], stored: dict[str, Any], fir
             answers.append({"op_id": op.op_id, "status": "rejected", "record_id": op.record_id,
                             "reasons": op.refused})  # not stored: it can hold no NUL
         elif row is None:
-            answers.append(_answer_stored(op.op_id))  # stored since we looked: a replay racing us
+            answers.append(_answer_stored(op, ctx.user.id))  # stored since we looked: a replay racing us
+        elif row.user_id != ctx.user.id:
+            answers.append(_taken(op))
         elif row.status == "waiting":
-            answers.append(_retry_one(op.op_id) or _answer_stored(op.op_id))
+            answers.append(_retry_one(op.op_id) or _answer_stored(op, ctx.user.id))
         else:
             answers.append(_duplicate(op.op_id, row.result))
     answers.extend(_apply_run(ctx, run))
@@ -288,7 +290,7 @@ _OP_IDS = cast(bindparam("op_ids", type_=postgresql.ARRAY(String)), postgresql.A
 def _stored_ops(op_ids: list[str]) -> dict[str, Any]:
     """The stored rows of those of `op_ids` already here, by id: a replay is answered from them."""
     found: dict[str, Any] = {}
-    columns = select(SyncOperation.op_id, SyncOperation.status, SyncOperation.result)
+    columns = select(SyncOperation.op_id, SyncOperation.status, SyncOperation.result, SyncOperation.user_id)
     if db.session.get_bind().dialect.name == "postgresql":  # one array, one prepared statement
         rows = db.session.execute(columns.where(SyncOperation.op_id == any_(_OP_IDS)), {"op_ids": op_ids})
         return {row.op_id: row for row in rows}
@@ -449,12 +451,21 @@ def _store_answers(rows: list[dict[str, Any]]) -> None:
         db.session.connection().execute(_SETTLE, rows)
 
 
-def _answer_stored(op_id: str) -> dict[str, Any]:
-    row = db.session.execute(select(SyncOperation.status, SyncOperation.result)
-                             .where(SyncOperation.op_id == op_id)).one()
+def _answer_stored(op: Op, user_id: str) -> dict[str, Any]:
+    row = db.session.execute(select(SyncOperation.status, SyncOperation.result, SyncOperation.user_id)
+                             .where(SyncOperation.op_id == op.op_id)).one()
+    if row.user_id != user_id:
+        return _taken(op)
     if row.status == "waiting":
-        return {"op_id": op_id, **row.result}
-    return _duplicate(op_id, row.result)
+        return {"op_id": op.op_id, **row.result}
+    return _duplicate(op.op_id, row.result)
+
+
+def _taken(op: Op) -> dict[str, Any]:
+    """The answer to an op_id another account's operation already has: refused, and nothing of theirs said (an
+    op_id is the device's own UUID; one shown elsewhere, on /sync/conflicts, must not read back their answer)."""
+    return {"op_id": op.op_id, "status": "rejected", "record_id": op.record_id,
+            "reasons": {"op_id": "Another account's operation has this op_id: make a new one."}}
 
 
 def _duplicate(op_id: str, original: dict[str, Any]) -> dict[str, Any]:

@@ -133,3 +133,24 @@ def test_every_sync_endpoint_answers_401_json_never_the_login_page(app, client):
             assert "Location" not in answer.headers
             checked += 1
     assert checked >= 14  # push, ops, changes, permits, snapshot, blobs (3), devices (3), conflicts (2), session
+
+
+def test_an_op_id_another_account_used_reads_back_nothing_of_theirs(client, make, device_token):
+    """An op_id is the device's own UUID, but /sync/conflicts shows those of a permit's conflicts: another
+    account sending one again is refused, and is not given the first account's stored answer."""
+    first, second = make.user("inspector"), make.user("inspector")
+    area = make.permit(inspectors=[first, second], areas=["Pad"]).areas[0]
+    op = area_op(area, note="first inspector's note")
+    applied = client.post("/sync/push", json={"ops": [op]}, headers=bearer(device_token(first))).json["results"][0]
+    assert applied["status"] == "applied"
+
+    again = {**op, "payload": {**op["payload"], "status": "stabilization_initiated"}, "base_revision": 2}
+    answer = client.post("/sync/push", json={"ops": [again]}, headers=bearer(device_token(second))).json["results"][0]
+    assert answer["status"] == "rejected" and "op_id" in answer["reasons"] and "original" not in answer
+    assert set(answer) == {"op_id", "status", "record_id", "reasons"}
+    db.session.expire_all()
+    assert db.session.get(DisturbedArea, area.id).revision == 2
+    assert db.session.scalar(select(func.count()).select_from(SyncOperation)) == 1
+    # The first account's own resend is still answered from its stored result.
+    replay = client.post("/sync/push", json={"ops": [op]}, headers=bearer(device_token(first))).json["results"][0]
+    assert replay["status"] == "duplicate" and replay["original"]["status"] == "applied"
