@@ -42,6 +42,19 @@ def in_calendar(value):
     return value
 
 
+def _check_local_moment(value: dt.datetime | None) -> None:
+    """A time typed in the town's time (naive) that its clocks skipped, the hour they go forward in March, is
+    refused: 2:30 AM that night names no moment, and Python would move it by an hour without a word."""
+    _check_year(value)
+    if value is None or value.tzinfo is not None:
+        return
+    moment = value.replace(tzinfo=LOCAL_TZ)
+    if moment.astimezone(dt.UTC).astimezone(LOCAL_TZ).replace(tzinfo=None) != value:
+        gap_ends = value.replace(minute=0) + dt.timedelta(hours=1)
+        raise ValueError(f"There was no {value:%-I:%M %p} on {value:%b %-d, %Y}: the clocks went forward at "
+                         f"{value:%-I}:00 AM. Enter a time before then, or from {gap_ends:%-I:%M %p}.")
+
+
 def local_datetime(text: str, unreadable: str = "Enter a date and time.") -> dt.datetime:
     """A `datetime-local` value typed in the town's time, as aware UTC: what DateTimeLocalField reads, for a
     form parsed by hand (the report). ValueError with the words to show beside the field: `unreadable`, or
@@ -50,7 +63,7 @@ def local_datetime(text: str, unreadable: str = "Enter a date and time.") -> dt.
         value = dt.datetime.strptime(text.strip(), DATETIME_LOCAL)
     except ValueError:
         raise ValueError(unreadable) from None
-    _check_year(value)
+    _check_local_moment(value)
     return value.replace(tzinfo=LOCAL_TZ).astimezone(dt.UTC)
 
 
@@ -101,7 +114,7 @@ class DateField(_Bounded, fields.DateField):
 
 
 class DateTimeLocalField(_Bounded, fields.DateTimeLocalField):
-    check = staticmethod(_check_year)
+    check = staticmethod(_check_local_moment)
 
 
 class Email(validators.Email):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from wtforms import BooleanField, SelectChoice, SelectField, StringField, TextAreaField
-from wtforms.validators import DataRequired, Length, Optional
+from wtforms.validators import DataRequired, InputRequired, Length, Optional
 
 from inspect_app.fields import DateTimeLocalField, label_choices
 from inspect_app.inspections.models import CITATION_LENGTH
@@ -53,7 +53,7 @@ def action_form(permit: Permit, finding_id: str, **kwargs) -> ActionForm:
 
 class CloseOutForm(FlaskForm):
     completed_at = DateTimeLocalField("Done on", format="%Y-%m-%dT%H:%M",
-                                      validators=[DataRequired(message="Give the date and time it was done.")])
+                                      validators=[InputRequired(message="Give the date and time it was done.")])
     note = TextAreaField("What was done", validators=[Optional(), Length(max=5000)])
     # CGP 2022 Part 5.4: a photo of the corrected work documents the corrective action.
     evidence_photo = FileField("Evidence photo", description="Take a photo of the corrected work, or choose one "

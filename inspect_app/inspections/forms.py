@@ -13,7 +13,7 @@ from typing import Any
 from flask_wtf import FlaskForm
 from werkzeug.datastructures import MultiDict
 from wtforms import HiddenField, SelectChoice, SelectField, TextAreaField
-from wtforms.validators import DataRequired, Length, NumberRange, Optional
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional
 
 from inspect_app import inspection_types, units
 from inspect_app.accounts.policy import usable_blob
@@ -41,7 +41,7 @@ class StartForm(FlaskForm):
 class NoticeForm(FlaskForm):
     inspection_type = SelectField("Inspection", validators=[DataRequired(message="Choose the inspection.")])
     planned_for = DateTimeLocalField("Planned for", format="%Y-%m-%dT%H:%M",
-                                     validators=[DataRequired(message="Give the planned date and time.")],
+                                     validators=[InputRequired(message="Give the planned date and time.")],
                                      description="At least 24 hours from now (§380-16 C(3)).")
     note = TextAreaField("Note to the authority", validators=[Optional(), Length(max=2000)])
 

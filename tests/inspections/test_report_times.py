@@ -3,13 +3,14 @@
 allowed, beside the field, and nothing is changed; the sync API takes the same years."""
 from __future__ import annotations
 
+import datetime as dt
 import uuid
 
 import pytest
 from sqlalchemy import func, select
 
 from inspect_app.extensions import db
-from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.models import ChecklistAnswer, Inspection, InspectionNotice
 from inspect_app.types import utcnow
 from sync.client import new_op
 from sync.services import create_device
@@ -55,3 +56,37 @@ def test_a_sync_push_with_a_time_past_the_calendar_is_refused_and_changes_nothin
     db.session.expire_all()
     assert permit.areas[0].revision == 1
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 0
+
+
+SPRING_FORWARD = "There was no 2:30 AM on Mar 8, 2026: the clocks went forward at 2:00 AM. Enter a time before then, or from 3:00 AM."
+
+
+def test_a_time_the_clocks_skipped_is_refused_not_moved(make, signed_in):
+    """2:30 AM on the night Massachusetts' clocks go forward names no moment: it was stored, silently, as 3:30
+    EDT. Now the report says so beside the field and keeps its time; 1:30 AM of the night they go back (twice
+    that night) is taken as the first of the two."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Pad"], issued_on=dt.date(2026, 1, 5))
+    client = signed_in(inspector)
+    inspection = start(client, permit, "erosion_control")
+    before = db.session.get(Inspection, inspection.id).performed_at
+    page = client.get(f"/inspections/{inspection.id}").text
+    answer = client.post(f"/inspections/{inspection.id}", report_form(page)[0] | {"performed_at": "2026-03-08T02:30"})
+    assert answer.status_code == 422 and error_beside(answer.text, "performed_at") == SPRING_FORWARD
+    db.session.expire_all()
+    assert db.session.get(Inspection, inspection.id).performed_at == before
+
+    kept = client.post(f"/inspections/{inspection.id}", report_form(page)[0] | {"performed_at": "2026-11-01T01:30"})
+    assert kept.status_code in (200, 303), kept.status_code
+    db.session.expire_all()
+    assert db.session.get(Inspection, inspection.id).performed_at == dt.datetime(2026, 11, 1, 5, 30, tzinfo=dt.UTC)
+
+
+def test_a_notice_planned_in_the_skipped_hour_is_refused_beside_its_field(make, signed_in):
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    answer = signed_in(inspector).post(f"/permits/{permit.id}/inspection-notices", {
+        "notice-inspection_type": "final", "notice-planned_for": "2027-03-14T02:15"}, htmx="inspections")
+    assert answer.status_code == 422
+    assert "There was no 2:15 AM on Mar 14, 2027: the clocks went forward at 2:00 AM." in answer.text
+    assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
