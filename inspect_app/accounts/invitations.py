@@ -86,11 +86,12 @@ def set_password_url(user: User) -> str:
 def invite(user: User, actor=None) -> None:
     """Mail `user` the link to set their password (stored, and sent where SMTP is set up), and record it."""
     town = f" for {user.jurisdiction.name}" if user.jurisdiction else ""
+    link = set_password_url(user)
     mail.send([user.email], "Set your password for stormwater inspections",
               f"Hello {user.name},\n\nAn account ({user.role}) has been made for you in the stormwater inspection "
-              f"record{town}. Set your password here within {LINK_DAYS} days:\n\n{set_password_url(user)}\n\n"
+              f"record{town}. Set your password here within {LINK_DAYS} days:\n\n{link}\n\n"
               "The link works once. If it has expired, ask your town's administrator for a new one. If you did not "
-              "expect this message, you can ignore it.\n")
+              "expect this message, you can ignore it.\n", secrets=(link,))
     audit.record(actor, "user.invite", user)
 
 

@@ -2,6 +2,10 @@
 
 With no SMTP host (the embedded default) messages stay on the *sent mail* page for admins.
 A failed send is kept with its error, never lost, and never fails the change that caused it.
+
+A secret in a message (a set-password link: whoever follows it chooses the account's password) is kept only
+while the page is how the message reaches its reader, with no SMTP host. Where a mail server is set, the stored
+copy says the link went by mail: an admin reading the page cannot take over the account under its owner's name.
 """
 from __future__ import annotations
 
@@ -23,14 +27,22 @@ class Attachment:
     mimetype: str = "application/pdf"
 
 
+SECRET_NOT_KEPT = "[sent by mail only: not kept here]"
+
+
 def send(to: list[str], subject: str, body: str, attachments: list[Attachment] = (),
-         permit_id: str | None = None) -> OutboundEmail:
-    """Store a message and, when SMTP is configured, send it now."""
+         permit_id: str | None = None, secrets: tuple[str, ...] = ()) -> OutboundEmail:
+    """Store a message and, when SMTP is configured, send it now; `secrets` (texts of `body`) are then left out
+    of the stored copy (see the module's docstring). A send that fails keeps no secret either: its sender
+    sends a new one (a new link), as for a message lost on its way."""
     recipients = sorted({address.strip() for address in to if address and address.strip()})
-    message = OutboundEmail(to=recipients, subject=subject, body=body, permit_id=permit_id,
+    host = current_app.config.get("SMTP_HOST")
+    kept = body
+    for secret in secrets if host else ():
+        kept = kept.replace(secret, SECRET_NOT_KEPT)
+    message = OutboundEmail(to=recipients, subject=subject, body=kept, permit_id=permit_id,
                             attachment_names=[a.filename for a in attachments])
     db.session.add(message)
-    host = current_app.config.get("SMTP_HOST")
     if host and recipients:
         try:
             _deliver(host, current_app.config["SMTP_PORT"], recipients, subject, body, attachments)

@@ -135,3 +135,25 @@ def test_a_towns_admin_sends_a_new_link_to_someone_its_staff_invited_who_works_n
     db.session.commit()
     assert ours.post(f"/transfer/people/{pat.id}/link").status_code == 404
     assert theirs.post(f"/transfer/people/{pat.id}/link").status_code == 303
+
+
+def test_an_admin_reading_the_sent_mail_cannot_follow_a_link_the_mail_server_delivered(app, make, smtp_server):
+    """The sent-mail page showed each set-password link in full: an admin could follow it, choose the person's
+    password and sign in as them, with the audit log saying they set it themselves. Where a mail server is set,
+    the stored copy keeps no link; with none, the page is how the link reaches the person, and it shows it."""
+    app.config["PUBLIC_URL"] = PUBLIC
+    admin = make.user("admin", town=None)
+    pat = make.user("inspector", email="pat@example.org")
+    invitations.invite(pat, admin)
+    db.session.commit()
+    link = _link(smtp_server[0])
+    page = factories.SignedIn(app.test_client(), admin).get("/mail/").text
+    assert "Set your password for stormwater inspections" in page and "sent by mail only: not kept here" in page
+    assert "/set-password/" not in page and link.rsplit("/", 1)[1] not in page
+    assert app.test_client().get(link).status_code == 200  # the person's own copy works
+
+    app.config["SMTP_HOST"] = None
+    invitations.send_new_link(admin, pat)
+    db.session.commit()
+    stored = factories.SignedIn(app.test_client(), admin).get("/mail/").text
+    assert re.search(rf"{re.escape(PUBLIC)}/set-password/\S+", stored)
