@@ -177,7 +177,7 @@ def _completed_permit(town, engineer: User, owner: User, agent: User, today: dt.
     db.session.add(plan)
     audit.record(agent, "om_plan.update", plan)
     permits.change_status(agent, permit, "final_submissions")
-    permits.change_status(agent, permit, "completed")
+    permits.change_status(agent, permit, "completed", by_its_act=True)  # its certificate follows
     before = audit.snapshot(permit)
     permit.completed_on = completed
     audit.record(agent, "permit.complete", permit, before)

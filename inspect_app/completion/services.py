@@ -320,7 +320,7 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
     late = [m.as_record() for m in missed.missed_inspections(permit, utcnow())
             if m.key not in {w["key"] for w in waived}]
     try:
-        permits.change_status(actor, permit, "completed")
+        permits.change_status(actor, permit, "completed", by_its_act=True)
     except permits.PermitError as error:
         raise CompletionError("note", str(error)) from None
     before = audit.snapshot(permit)

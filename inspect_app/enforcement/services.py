@@ -14,6 +14,7 @@ from inspect_app import held_rows
 from inspect_app.accounts.policy import shown
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
+from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection
@@ -155,7 +156,7 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
         raise EnforcementError("notice_text", "Write the notice of violation: what is wrong and what "
                                               "must be corrected.")
     try:
-        permits.change_status(actor, permit, "stop_work")
+        permits.change_status(actor, permit, "stop_work", by_its_act=True)
     except permits.PermitError as error:
         raise EnforcementError("reason", str(error)) from None
     order = StopWorkOrder(permit_id=permit.id, permit=permit, reason=reason, issued_by_id=actor.id,
@@ -223,6 +224,14 @@ LIFT_INSPECTION_NOTE = ("An inspection found compliant after the order was issue
 
 
 @implements("§380-16 C(4)(e)[5]")
+def _status_before(order: StopWorkOrder) -> str:
+    """Where a lifted order leaves its permit: in its final submissions when some are filed and not rejected
+    (§380-18: the certificate follows their approval; back at "active" none could be filed again), else active."""
+    filed = db.session.scalar(select(FinalSubmission.id).where(FinalSubmission.permit_id == order.permit_id,
+                                                               FinalSubmission.status != "rejected").limit(1))
+    return "final_submissions" if filed is not None else "active"
+
+
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
     """Lift a standing order once every violation of the permit is corrected AND the work is approved.
@@ -256,7 +265,8 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason
     order.approval_inspection_id = approval_inspection.id if approval_inspection else None
-    permits.change_status(actor, order.permit, "active")
+    # Back to where the order found it: a permit whose final submissions were filed stays in them (§380-18).
+    permits.change_status(actor, order.permit, _status_before(order), by_its_act=True)
     audit.record(actor, "stop_work.lift", order, before)
     permit = order.permit
     mail.send(_recipients(permit), f"Stop-work order lifted: permit {permit.number}",

@@ -91,7 +91,10 @@ def _detail_forms(permit: Permit) -> dict:
                   if allowed(current_user, "permit.assign", permit) else ())
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
     status = StatusForm(prefix="status")
-    status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES if permit.can_become(s)]
+    status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES
+                             if permit.can_become(s) and s not in services.BY_THEIR_OWN_ACT]
+    if permit.status in services.BY_THEIR_OWN_ACT:
+        status.status.choices = []
     return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
             "structure_form": StructureForm(prefix="structure"), "status_form": status,
             "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit),
@@ -272,6 +275,11 @@ def change_status(permit_id: str):
     """Move the permit to its next status."""
     permit = permit_or_404(permit_id, "permit.edit")
     form = _detail_forms(permit)["status_form"]
+    wanted = request.form.get(form.status.name, "")
+    if wanted in services.BY_THEIR_OWN_ACT or permit.status in services.BY_THEIR_OWN_ACT:
+        # Not a choice of the form (a page from before an order, or a hand-made post): said, not "not valid".
+        form.status.errors = [services.BY_THEIR_OWN_ACT.get(wanted) or services.BY_THEIR_OWN_ACT[permit.status]]
+        return _detail(permit, 422, status_form=form)
     if form.validate_on_submit():
         try:
             services.change_status(current_user, permit, form.status.data)

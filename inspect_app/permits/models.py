@@ -19,7 +19,7 @@ PERMIT_STATUSES = ("issued", "active", "stop_work", "final_submissions", "comple
 PERMIT_TRANSITIONS = {
     "issued": {"active", "lapsed"},
     "active": {"stop_work", "final_submissions"},
-    "stop_work": {"active"},
+    "stop_work": {"active", "final_submissions"},  # lifted: back to where the order found it
     "final_submissions": {"completed", "active", "stop_work"},
     "completed": set(),
     "lapsed": set(),

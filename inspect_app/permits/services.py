@@ -143,8 +143,19 @@ def lapse_due_permits(actor, now: dt.datetime | None = None) -> list[Permit]:
     return [permit for permit in issued if lapse_if_due(actor, permit, now)]
 
 
-def change_status(actor, permit: Permit, status: str) -> Permit:
-    """Move a permit along issued → active → stop-work ↔ active → final submissions → completed."""
+# Statuses only their own act sets or ends: a stop-work order is issued and lifted on its page (§380-16 C(4)(e)[5]:
+# it stands until the violations are corrected and the work approved), and a permit is completed by its
+# certificate of completion (§380-18). The status form moves none of them.
+BY_THEIR_OWN_ACT = {"stop_work": "A stop-work order is issued and lifted on its own page: the permit's status follows "
+                                 "the order.",
+                    "completed": "A permit is completed by issuing its certificate of completion (§380-18)."}
+
+
+def change_status(actor, permit: Permit, status: str, *, by_its_act: bool = False) -> Permit:
+    """Move a permit along issued → active → stop-work ↔ active → final submissions → completed. Into or out of
+    a status of `BY_THEIR_OWN_ACT` only `by_its_act` (the order's issue and lift, the certificate)."""
+    if not by_its_act and (status in BY_THEIR_OWN_ACT or permit.status in BY_THEIR_OWN_ACT):
+        raise PermitError("status", BY_THEIR_OWN_ACT.get(status) or BY_THEIR_OWN_ACT[permit.status])
     if permit.status == "lapsed" and status == "active":
         # §9.7: a lapsed permit comes back only on an extension granted by the Commission.
         deadline = lapses_at(permit)

@@ -11,7 +11,7 @@ VIEWS = [
     ("GET", "/permits/new", None, {"agent", "admin"}),
     ("GET", "/permits/{permit}", None, {"inspector", "agent", "permittee", "admin"}),
     ("GET", "/permits/{permit}/edit", None, {"agent", "admin"}),
-    ("POST", "/permits/{permit}/status", {"status-status": "stop_work"}, {"agent", "admin"}),
+    ("POST", "/permits/{permit}/status", {"status-status": "final_submissions"}, {"agent", "admin"}),
     ("POST", "/permits/{permit}/assignments", {"assign-user_id": "{inspector}",
                                                "assign-capacity": "erosion_control_inspector"},
      {"agent", "admin"}),

@@ -11,6 +11,7 @@ from pypdf import PdfReader
 from sqlalchemy import func, select
 
 from inspect_app.audit.models import AuditEntry
+from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement import services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -484,3 +485,47 @@ def test_verifying_on_the_lift_form_keeps_the_lift_checks(site, make, signed_in)
     db.session.expire_all()
     assert [a.status for a in db.session.scalars(select(CorrectiveAction))] == ["open", "open"]
     assert _order(permit).is_standing
+
+
+def test_the_status_form_neither_lifts_an_order_nor_stops_work_nor_completes_a_permit(site, signed_in):
+    """The permit's status form moved a permit out of stop-work while its order stood, its violations open
+    (§380-16 C(4)(e)[5]: the order stands until they are corrected and the work approved), into stop-work with
+    no order, and to completed with no certificate (§380-18). Each of those is its own act now."""
+    agent = signed_in(site["agent"])
+    permit_url = f"/permits/{site['permit'].id}"
+    page = agent.get(permit_url).text
+    assert 'value="stop_work"' not in page and 'value="final_submissions"' in page
+    refused = agent.post(f"{permit_url}/status", {"status-status": "stop_work"})
+    assert refused.status_code == 422 and db.session.get(type(site["permit"]), site["permit"].id).status == "active"
+
+    _issue(agent, site)
+    lifted = agent.post(f"{permit_url}/status", {"status-status": "active"})
+    assert lifted.status_code == 422
+    assert "A stop-work order is issued and lifted on its own page" in lifted.text
+    assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
+    assert 'name="status-status"' not in agent.get(permit_url).text  # nothing the form may do here
+
+    with pytest.raises(permits.PermitError, match="certificate of completion"):
+        permits.change_status(site["agent"], site["permit"], "completed")
+
+
+def test_an_order_lifted_during_the_final_submissions_leaves_the_permit_in_them(site, signed_in):
+    """Lifting always made the permit active again: one whose final submissions were all accepted could then
+    never be certified complete (its submissions cannot be filed again, and a certificate needs the permit in
+    them, §380-18). It goes back to where the order found it."""
+    agent = signed_in(site["agent"])
+    permits.change_status(site["agent"], site["permit"], "final_submissions")
+    for kind in ("as_built", "om_plan"):
+        db.session.add(FinalSubmission(permit_id=site["permit"].id, kind=kind, status="accepted"))
+    db.session.commit()
+    _issue(agent, site)
+    assert _order(site["permit"]).is_standing and site["permit"].status == "stop_work"
+    for finding in (site["silt"], site["inlet"]):
+        db.session.get(type(finding), finding.id).status = "corrected"
+    db.session.commit()
+    order = _order(site["permit"])
+    lifted = agent.post(f"/permits/{site['permit'].id}/stop-work/{order.id}/lift",
+                        {"reason": "Corrected and seen on site.", "approves_work": "y"})
+    assert lifted.status_code == 303
+    db.session.expire_all()
+    assert site["permit"].status == "final_submissions" and not _order(site["permit"]).is_standing

@@ -259,7 +259,7 @@ def test_an_agent_may_start_only_periodic_inspections(site, signed_in):
 
 
 def test_stop_work_status_is_recorded_on_the_report(site, signed_in):
-    permits.change_status(None, site.permit, "stop_work")
+    permits.change_status(None, site.permit, "stop_work", by_its_act=True)  # as an order does
     db.session.commit()
     client = signed_in(site.inspector)
     inspection = start(client, site.permit, "periodic")

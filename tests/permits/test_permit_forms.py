@@ -109,9 +109,12 @@ def test_edit_keeps_a_history(agent_browser, make):
 def test_impossible_status_change_is_refused(agent_browser, make):
     browser, _ = agent_browser
     permit = make.permit()
-    response = browser.post(f"/permits/{permit.id}/status", {"status-status": "completed"})
+    response = browser.post(f"/permits/{permit.id}/status", {"status-status": "final_submissions"})
     assert response.status_code == 422
     assert "Not a valid choice" in response.text
+    completed = browser.post(f"/permits/{permit.id}/status", {"status-status": "completed"})
+    assert completed.status_code == 422
+    assert "A permit is completed by issuing its certificate of completion (§380-18)." in completed.text
     db.session.expire_all()
     assert db.session.get(Permit, permit.id).status == "issued"
 

@@ -240,7 +240,7 @@ def permit_at(make):
         permit = make.permit(latitude=latitude, longitude=longitude, **fields)
         for step in path[status]:
             if permit.status != step:  # a permit made with a construction start is active already
-                permits.change_status(None, permit, step)
+                permits.change_status(None, permit, step, by_its_act=True)  # a stop-work as its order does
         db.session.commit()
         return permit
 
