@@ -653,11 +653,14 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
                    Paragraphs(notice["text"])]
     blocks += [
         Heading("How to have the order lifted"),
-        Paragraphs(f"The order stands until every violation above is corrected and all work previously completed "
-                   f"has been approved by the {authority}{_paren(profile.cite(rests_on))}. Correct each finding, "
-                   f"record the corrective actions, and ask the {authority} for a re-inspection. The order is lifted "
-                   f"in writing once the corrections are verified or a compliant inspection approves the work; until "
-                   f"then any further work on the site is a violation{_paren(profile.cite('violation'))}."),
+        # Both the corrections and the approval (enforcement/services.lift_stop_work), of every open violation of the
+        # permit, cited above or not (`uncorrected`); cited as the clause the order rests on.
+        Paragraphs(f"The order stands until every violation on the permit (those above, and any other still open) "
+                   f"is corrected and all work previously completed has been approved by the {authority}"
+                   f"{_paren(profile.cite(rests_on))}. Correct each finding, record the corrective actions, "
+                   f"and ask the {authority} for a re-inspection. The order is lifted in writing once the corrections "
+                   f"are verified and the work is approved; until then any further work on the site is a violation"
+                   f"{_paren(profile.cite('violation'))}."),
         SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under the {profile.regulation}.",
                        signed_at_text=_when(record["issued_at"], tz)),

@@ -221,7 +221,10 @@ def test_notice_of_violation_and_stop_work_order(site, make):
         "Oct 5, 2026 Infiltration system IS-1 ponds 48 hours after the storm Basin 1 Critical §380-16 C(4)(e)[4]",
         "Notice of violation Issued by Town Agent, for the DPW Director Issued at Oct 6, 2026 9:00 AM EDT",
         "Rebuild the infiltration bed to the approved plan.",
-        "How to have the order lifted The order stands until every violation above is corrected",
+        "How to have the order lifted The order stands until every violation on the permit (those above, and any "
+        "other still open) is corrected and all work previously completed has been approved by the DPW Director "
+        "(§380-16 C(4)(e)[5])",
+        "The order is lifted in writing once the corrections are verified and the work is approved;",
     ):
         assert expected in text, expected
     assert_furniture(pdf, "SWP-2026-014", "Town of Longmeadow", records.sha256_of(records.stop_work_record(order)))
