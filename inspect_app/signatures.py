@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import struct
 
 from PIL import Image, UnidentifiedImageError
 
@@ -50,7 +51,12 @@ def checked(png: bytes) -> bytes:
                 raise SignatureRefused("The signature must be a PNG image from the pad.")
             image.load()
             ink = _ink_pixels(image)
-    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError):
+    except SignatureRefused:
+        raise
+    # What Pillow raises on a damaged or hostile PNG: a text or colour-profile chunk that inflates past its
+    # limit is a ValueError ("Decompressed data too large"), a cut-off one EOFError or struct.error.
+    except (UnidentifiedImageError, OSError, SyntaxError, EOFError, ValueError, struct.error,
+            Image.DecompressionBombError):
         raise SignatureRefused(UNREADABLE) from None
     if ink < MIN_INK_PIXELS:
         raise SignatureRefused(EMPTY)

@@ -5,6 +5,8 @@ import base64
 import datetime as dt
 import io
 import re
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
@@ -285,3 +287,24 @@ def test_the_certification_page_links_its_pdf(make, signed_in, owner, completed_
     assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
     words = " ".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.data)).pages)
     assert permit.number in words and cert.signer_name in words
+
+
+def _with_chunk(png: bytes, kind: bytes, data: bytes) -> bytes:
+    """`png` with one more chunk before its image data, its CRC right: a file any decoder reads as sound."""
+    chunk = struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    at = png.index(b"IDAT") - 4
+    return png[:at] + chunk + png[at:]
+
+
+def test_a_signature_whose_text_chunk_inflates_to_megabytes_is_refused_not_a_server_error(app, signed_in, owner,
+                                                                                           completed_permit):
+    """A 9 KB PNG whose zTXt chunk inflates to 8 MiB made Pillow raise ValueError, which the signature check
+    did not catch: a 500. It is a signature that cannot be read, said beside the pad; nothing is kept."""
+    permit = completed_permit(owner)
+    bomb = _with_chunk(signature_png(), b"zTXt", b"Comment\x00\x00" + zlib.compress(b"\x00" * (8 << 20), 9))
+    assert len(bomb) < 20_000
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    posted = "data:image/png;base64," + base64.b64encode(bomb).decode()
+    answer = _sign(signed_in(owner), permit, **{"cert-signature": posted})
+    assert answer.status_code == 422 and "could not be read" in answer.text
+    assert db.session.scalars(select(OMCertification)).all() == []
