@@ -23,6 +23,7 @@ from werkzeug.datastructures import MultiDict
 from inspect_app import inspection_types
 from inspect_app.accounts.policy import allowed, sees_part, usable_blob, visible
 from inspect_app.audit import services as audit
+from inspect_app.blobs.models import Blob
 from inspect_app.blobs.store import BlobStore
 from inspect_app.certifications import services as certifications
 from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
@@ -362,7 +363,7 @@ def _report_input(ctx: Context, inspection: Inspection, payload: InspectionSubmi
     data.performed_at = performed_at
     if payload.signature_sha256:
         try:
-            data.signature_png = inspections.signature_from_blob(payload.signature_sha256)
+            data.signature_png = _own_signature(ctx, payload.signature_sha256)
         except inspections.InspectionError as error:
             errors["signature"] = str(error)
     if errors:
@@ -487,6 +488,11 @@ def apply_om_certify(ctx: Context, op: Op, payload: OMCertify) -> tuple[str, dic
     _made_before(op, OMCertification, permit, "certification")
     if payload.signature_sha256 and not _blob_here(ctx, payload.signature_sha256):
         raise Waiting(blob=payload.signature_sha256)
+    if payload.signature_sha256:
+        try:
+            _own_signature(ctx, payload.signature_sha256)
+        except inspections.InspectionError as error:
+            raise Rejected({"payload.signature_sha256": str(error)}) from None
     try:
         # A retired kind, answered as before: the previous release's form, which made it, asked no confirmation
         # for a period with no log entry, and its signer cannot be asked now.
@@ -660,6 +666,16 @@ def _visible_permit(user, permit_id: str, action: str) -> Permit:
         raise Rejected({"payload.permit_id": "No such permit, or you may not see it."})
     _require(user, action, permit, "payload.permit_id")
     return permit
+
+
+def _own_signature(ctx: Context, sha: str) -> bytes:
+    """The PNG of a signature the user uploaded themselves, checked as one from the pad is (InspectionError if
+    not). A stored file they may use is not enough: a site photo, or the engineer's signature on a report they
+    see, would sign a certification or a report as theirs."""
+    if db.session.scalar(select(Blob.uploaded_by_id).where(Blob.sha256 == sha)) != ctx.user.id:
+        raise inspections.InspectionError("signature", "The signature must be one drawn on this account's device "
+                                                       "and uploaded with it.")
+    return inspections.signature_from_blob(sha)
 
 
 def _blob_here(ctx: Context, sha: str) -> bool:

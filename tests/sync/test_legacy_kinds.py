@@ -2,15 +2,21 @@
 a device still arrives through /sync/push and is answered as before, through the report form's own service."""
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from sqlalchemy import select
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
+from inspect_app.certifications.models import OMCertification
 from inspect_app.mail.models import OutboundEmail
-from sync.client import SyncClient
-from tests.sync.test_field_work import blobs, submission, upload  # noqa: F401 (blobs: a fixture)
+from inspect_app.permits.models import PermitAssignment
+from tests.certifications.om_helpers import local_today
+from inspect_app.types import new_id
+from sync.client import SyncClient, new_op
+from tests.sync.test_field_work import blobs, sha, submission, upload  # noqa: F401 (blobs: a fixture)
 
 RETIRED = ("inspection.submit", "action.close", "om.log", "om.certify")
 
@@ -74,6 +80,39 @@ def test_a_refused_part_of_a_queued_report_is_answered_beside_its_field(site, bl
     assert answer["reasons"] == {"payload.findings.0.description": "Describe what was found."}
     db.session.expire_all()
     assert db.session.get(Inspection, op["record_id"]) is None
+
+
+def test_a_queued_report_or_certification_is_signed_only_with_a_signature_its_sender_uploaded(
+        site, make, central, device_token, blobs):
+    """A signature named by its hash was taken from any stored file the sender may use: a colleague's signature
+    on a report they both see signed a report as theirs, and a site photo signed an O&M certification. Only a
+    pad's drawing the sender uploaded signs, each as the pad's is checked."""
+    inspector, permit, tablet = site
+    colleague = make.user("inspector")
+    permit.assignments.append(PermitAssignment(user=colleague, capacity="erosion_control_inspector"))
+    db.session.commit()
+    upload(tablet, blobs, "signature", "east", "entrance")  # the first inspector's own drawing, signing a report
+    assert tablet.push([submission(permit, inspector, blobs)])[0]["status"] == "applied"
+    theirs = SyncClient(central.url, device_token(colleague))
+    op = submission(permit, colleague, blobs)  # the colleague sees that report, and names its signature
+    answer = theirs.push([op])[0]
+    assert answer["status"] == "rejected", answer
+    assert "drawn on this account's device" in answer["reasons"]["payload.signature_sha256"]
+    db.session.expire_all()
+    assert db.session.get(Inspection, op["record_id"]) is None
+
+    owner = make.user("permittee")
+    permit.owner_id, permit.status, permit.completed_on = owner.id, "completed", local_today() - dt.timedelta(days=400)
+    db.session.commit()
+    device = SyncClient(central.url, device_token(owner))
+    device.upload_blob(blobs["east"], "image/jpeg")  # a photo, uploaded by the owner, is still no signature
+    for signature in (blobs["east"], blobs["signature"]):
+        certify = new_op("om.certify", new_id(), {"permit_id": permit.id, "signature_sha256": sha(signature),
+                                                  "period_start": permit.completed_on.isoformat()})
+        refused = device.push([certify])[0]
+        assert refused["status"] == "rejected", refused
+        assert "drawn on this account's device" in refused["reasons"]["payload.signature_sha256"]
+    assert db.session.scalars(select(OMCertification)).all() == []
 
 
 def test_the_retired_kinds_are_marked_deprecated_for_new_clients(client):
