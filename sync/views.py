@@ -213,7 +213,9 @@ def devices():
 def create_device():
     """Make a device token for a user this admin manages; the token is in this answer only (admins)."""
     _require_session("users.manage")
-    data = request.get_json(silent=True) or {}
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):  # a list, a string or a number is JSON too
+        return _error(422, "Send a JSON object with the email of an existing user and a name for the device.")
     user = db.session.scalar(select(User).where(User.email == str(data.get("email", "")).strip().lower()))
     # Someone another town manages gets the same answer as nobody: an admin learns no other town's people.
     if user is None or not manages(current_user, user) or not str(data.get("name", "")).strip():

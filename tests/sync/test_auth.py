@@ -9,7 +9,7 @@ from inspect_app.extensions import db
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import new_id, utcnow
 from sync.client import new_op
-from sync.models import SyncOperation
+from sync.models import SyncDevice, SyncOperation
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -154,3 +154,13 @@ def test_an_op_id_another_account_used_reads_back_nothing_of_theirs(client, make
     # The first account's own resend is still answered from its stored result.
     replay = client.post("/sync/push", json={"ops": [op]}, headers=bearer(device_token(first))).json["results"][0]
     assert replay["status"] == "duplicate" and replay["original"]["status"] == "applied"
+
+
+def test_a_device_request_that_is_not_a_json_object_is_refused_in_words(app, signed_in, make):
+    """A JSON list, string or number posted to make a device token was a 500 ("send it again")."""
+    admin = signed_in(make.user("admin", town=None))
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    for body in ([1], "x", 5, None):
+        answer = admin.client.post("/sync/devices", json=body, headers={"X-CSRFToken": admin.token})
+        assert answer.status_code == 422 and "JSON object" in answer.json["error"], (body, answer.status_code)
+    assert db.session.scalar(select(func.count()).select_from(SyncDevice)) == 0
