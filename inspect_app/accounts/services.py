@@ -95,10 +95,13 @@ def end_sessions(user: User) -> None:
 
 def change_password(actor, user: User, password: str) -> User:
     """A new password; every session and device token of the user ends (whoever held an old cookie or
-    token must sign in again, or be given a new token)."""
+    token must sign in again, or be given a new token), and their calendar link with them: a link is a
+    password to the feed of their sites and due dates, and one that leaked with the old password must not
+    outlive it."""
     check_password(password)
     user.set_password(password)
     user.end_sessions()
+    user.calendar_key = None
     audit.record(actor, "user.password_change", user)
     password_changed.send(user, actor=actor)
     return user

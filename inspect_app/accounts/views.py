@@ -17,7 +17,8 @@ bp = Blueprint("accounts", __name__)
 login_manager.login_view = "accounts.login"
 login_manager.login_message = "Please log in to continue."
 PASSWORD_CHANGED = ("Your password is changed. Every other sign-in of your account has ended, and your devices' "
-                    "sync tokens no longer work: ask your administrator for new ones.")
+                    "sync tokens no longer work: ask your administrator for new ones. A calendar link you made stops "
+                    "working too: make a new one on My day.")
 
 
 @login_manager.unauthorized_handler

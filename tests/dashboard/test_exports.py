@@ -173,6 +173,16 @@ def test_a_calendar_app_reads_the_inspectors_feed_through_the_secret_link(make, 
     new_link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
     new_path = new_link.split("://", 1)[1].split("/", 1)[1]
     assert client.get(f"/{new_path}").status_code == 200
+    # A new password ends the link, as it ends every other way into the account.
+    changed = browser.post("/account/password", {"current_password": "correct horse battery",
+                                                 "new_password": "a brand new secret", "confirm": "a brand new secret"})
+    assert changed.status_code == 303, changed.status_code
+    assert "A calendar link you made stops working too" in browser.get(changed.location).text
+    assert client.get(f"/{new_path}").status_code == 404
+    assert browser.post("/dashboard/my-day/calendar-link").status_code == 303
+    new_link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
+    new_path = new_link.split("://", 1)[1].split("/", 1)[1]
+    assert client.get(f"/{new_path}").status_code == 200
     inspector.is_enabled = False
     db.session.commit()
     assert client.get(f"/{new_path}").status_code == 404
