@@ -20,10 +20,12 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
+import hashlib
 import io
 import json
 import re
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -157,9 +159,10 @@ def write_archive(target: BinaryIO, scope: Scope) -> dict[str, int]:
             archive.csv(f"tables/{table.name}.csv", [c.name for c in columns], _table_rows(scope, table, columns))
         archive.lines("sites.geojson", _geojson(_site_features(scope)))
         archive.lines("structures.geojson", _geojson(_structure_features(scope)))
-        archive.counts["documents"] = _documents(archive, scope)
+        archive.counts["documents"], left_out = _documents(archive, scope)
         archive.lines("audit/audit_chain.jsonl", _audit_lines(scope))
-        archive.text("audit/verification.txt", _verification(scope, archive.counts["audit/audit_chain.jsonl"]))
+        archive.text("audit/verification.txt",
+                     _verification(scope, archive.counts["audit/audit_chain.jsonl"], left_out))
         archive.text("README.md", readme(scope, tables, archive.counts))
     finally:
         archive.zip.close()
@@ -282,19 +285,37 @@ def _file_part(value: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", value).strip("._") or "permit"
 
 
-def _documents(archive: _Archive, scope: Scope) -> int:
-    """Every frozen PDF of the scope's permits, byte for byte."""
+def _documents(archive: _Archive, scope: Scope) -> tuple[int, list[str]]:
+    """Every frozen PDF of the scope's permits, byte for byte as frozen; and the documents left out, each with
+    why: a stored file gone, or changed since (it no longer hashes to the SHA-256 the document was frozen with),
+    is not the signed PDF, and the archive must not pass it off as one (`documents.services.pdf_bytes` refuses
+    to serve it too). Each is copied once, hashed on the way, and written only when it matches."""
     query = (select(FrozenDocument.id, FrozenDocument.kind, FrozenDocument.pdf_sha256, Permit.number)
              .join(Permit, Permit.id == FrozenDocument.permit_id).where(Permit.id.in_(scope.permits()))
              .order_by(Permit.number, FrozenDocument.frozen_at, FrozenDocument.id))
     store = files.blob_store()
-    count = 0
+    count, left_out = 0, []
     for row in _streamed(query):
         name = f"documents/{_file_part(row.number)}/{row.id}-{row.kind}.pdf"
-        with store.open(row.pdf_sha256) as source, archive.zip.open(name, "w", force_zip64=True) as target:
-            shutil.copyfileobj(source, target)
+        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as held:
+            digest = hashlib.sha256()
+            try:
+                with store.open(row.pdf_sha256) as source:
+                    for chunk in iter(lambda: source.read(1 << 20), b""):
+                        digest.update(chunk)
+                        held.write(chunk)
+            except FileNotFoundError:
+                left_out.append(f"{name}: its stored file is missing")
+                continue
+            if digest.hexdigest() != row.pdf_sha256:
+                left_out.append(f"{name}: its stored file hashes to {digest.hexdigest()}, not the SHA-256 "
+                                f"{row.pdf_sha256} it was frozen with")
+                continue
+            held.seek(0)
+            with archive.zip.open(name, "w", force_zip64=True) as target:
+                shutil.copyfileobj(held, target)
         count += 1
-    return count
+    return count, left_out
 
 
 def _audit_lines(scope: Scope) -> Iterator[str]:
@@ -321,7 +342,7 @@ def _about_drafts(entries):
     return or_(*about)
 
 
-def _verification(scope: Scope, exported: int) -> str:
+def _verification(scope: Scope, exported: int, left_out: list[str]) -> str:
     walk = audit.verify_chain()
     records = audit.verify_records()
     lines = [f"Verified at {utcnow().isoformat()} by walking the whole audit chain (every town), as "
@@ -336,6 +357,10 @@ def _verification(scope: Scope, exported: int) -> str:
     else:
         lines.append(f"Records: {len(records.problems)} of {records.checked} do NOT hold their latest chained state:")
         lines.extend(f"- {problem}" for problem in records.problems)
+    if left_out:
+        lines.append(f"Documents: {len(left_out)} frozen PDF(s) left out of this archive, their stored file not the "
+                     "one frozen (altered or lost outside the app):")
+        lines.extend(f"- {problem}" for problem in left_out)
     if scope.town_id is None:
         lines.append(f"This archive holds the whole chain ({exported} entries): each entry's link is the hash of the "
                      "one before it, so it can be checked end to end (README.md says how).")
@@ -388,7 +413,9 @@ def readme(scope: Scope, tables, counts: dict[str, int]) -> str:
         f"| `structures.geojson` | each structure placed on its site map, as a point | "
         f"{counts.get('structures.geojson', 2) - 2} |",
         f"| `documents/<permit>/<id>-<kind>.pdf` | every frozen document (reports, orders, certificates, O&M "
-        f"certifications), byte for byte as signed or issued; `tables/documents.csv` says what each is | "
+        f"certifications), byte for byte as signed or issued (each checked against its SHA-256; one whose stored "
+        f"file no longer matches is left out, and `audit/verification.txt` names it); `tables/documents.csv` says "
+        f"what each is | "
         f"{counts.get('documents', 0)} |",
         f"| `audit/audit_chain.jsonl` | the audit log, an entry a line, in commit order | "
         f"{counts.get('audit/audit_chain.jsonl', 0)} |",

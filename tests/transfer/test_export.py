@@ -17,6 +17,7 @@ from inspect_app.accounts.models import User
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.inspections import services as inspections
+from inspect_app.blobs.store import DiskStore
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.rate_limits import RateLimitCounter
@@ -213,3 +214,25 @@ def test_a_towns_archive_leaves_out_the_audit_entries_of_drafts(app, runner, tmp
         assert "DRAFT-WORDS" not in chain and draft.id not in chain
     with _archive(runner, tmp_path) as archive:
         assert "DRAFT-WORDS" in archive.read("audit/audit_chain.jsonl").decode()
+
+
+def test_a_frozen_pdf_altered_or_lost_on_disk_is_left_out_and_said_so(app, runner, tmp_path, make, town_record):
+    """The export copied each frozen PDF without hashing it: a file changed on disk went into the archive as the
+    signed document, beside a verification file saying all was well. Now it is left out, and said so."""
+    engineer = town_record.design_engineer
+    altered, lost, intact = (documents.freeze("inspection_report", make.inspection(town_record, inspector=engineer),
+                                              "signed and submitted") for _ in range(3))
+    db.session.commit()
+    store = DiskStore(app.config["BLOB_ROOT"])
+    path = store.path(altered.pdf_sha256)
+    path.chmod(0o644)
+    path.write_bytes(b"%PDF-1.4 forged")
+    store.path(lost.pdf_sha256).unlink()
+    with _archive(runner, tmp_path) as archive:
+        pdfs = [n for n in archive.namelist() if n.endswith(".pdf")]
+        assert pdfs == [f"documents/LM-SWM-2024-017/{intact.id}-inspection_report.pdf"]
+        assert archive.read(pdfs[0]) == documents.pdf_bytes(intact)
+        verification = archive.read("audit/verification.txt").decode()
+        assert "Documents: 2 frozen PDF(s) left out of this archive" in verification
+        assert f"{altered.id}-inspection_report.pdf: its stored file hashes to " in verification
+        assert f"{lost.id}-inspection_report.pdf: its stored file is missing" in verification
