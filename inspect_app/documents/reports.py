@@ -20,7 +20,8 @@ from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
 )
-from inspect_app.enforcement.models import citation_purpose
+from inspect_app.accounts.models import User
+from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder, citation_purpose
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
@@ -619,13 +620,23 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     lifted = record["lifted_at"] is not None
     status = (f"Lifted {_when(record['lifted_at'], tz)} by {record['lifted_by'] or '—'}: {record['lift_reason'] or ''}"
               if lifted else "In effect")
+    order = db.session.get(StopWorkOrder, record["id"])
+    # Who issued it for the authority: an agent (or admin) of the town. The order a failed final inspection
+    # issues at once (reporting/submission.py) is issued by whoever made that inspection, often the applicant's
+    # engineer: the document says it follows from their inspection, never that they signed for the authority.
+    by_authority = order is not None and _of_the_town(order.issued_by_id, permit)
+    issued_by = (f"{record['issued_by'] or '—'}, for the {authority}" if by_authority else
+                 f"{record['issued_by'] or '—'}, on the final inspection that found the system not complying"
+                 f"{_paren(profile.cite(rests_on))}")
+    notice_issuers = {n.id: n.issued_by_id for n in db.session.scalars(
+        select(NoticeOfViolation).where(NoticeOfViolation.stop_work_order_id == record["id"]))}
     blocks: list = [
         Fields((
             ("Permit", record["permit"]["number"]),
             ("Site", record["permit"]["site_address"]),
             ("Owner (permittee)", record["permit"]["owner_name"]),
             ("Applicant", record["permit"]["applicant_name"]),
-            ("Issued by", f"{record['issued_by'] or '—'}, for the {authority}"),
+            ("Issued by", issued_by),
             ("Issued at", _when(record["issued_at"], tz)),
             ("Inspection", _inspection_line(record["inspection_id"], profile, tz)),
             ("Status of the order", status),
@@ -647,7 +658,9 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     ]
     for n, notice in enumerate(record["notices"], 1):
         blocks += [Heading(f"Notice of violation {n}" if len(record["notices"]) > 1 else "Notice of violation"),
-                   Fields((("Issued by", f"{notice['issued_by'] or '—'}, for the {authority}"),
+                   Fields((("Issued by", f"{notice['issued_by'] or '—'}"
+                                         + (f", for the {authority}" if _of_the_town(notice_issuers.get(notice["id"]),
+                                                                                      permit) else "")),
                            ("Issued at", _when(notice["issued_at"], tz)),
                            ("Inspection", _inspection_line(notice["inspection_id"], profile, tz)))),
                    Paragraphs(notice["text"])]
@@ -663,9 +676,19 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
                    f"{_paren(profile.cite('violation'))}."),
         SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",
                        statement=f"Issued by the {authority} under the {profile.regulation}.",
+                       signed_at_text=_when(record["issued_at"], tz)) if by_authority else
+        SignatureBlock(name=record["issued_by"] or "—", credentials="Who made the final inspection",
+                       statement=f"Issued on the final inspection's finding, as the {profile.regulation} requires"
+                                 f"{_paren(profile.cite(rests_on))}; the {authority} lifts it.",
                        signed_at_text=_when(record["issued_at"], tz)),
     ]
     return _document("Notice of Violation and Stop-Work Order", record["permit"], profile, sha, blocks)
+
+
+def _of_the_town(user_id: str | None, permit: Permit) -> bool:
+    """Whether the account is an agent (or admin) of the permit's town: one who acts for its authority."""
+    user = db.session.get(User, user_id) if user_id else None
+    return user is not None and user.role in ("agent", "admin") and user.jurisdiction_id == permit.jurisdiction_id
 
 
 def _inspection_line(inspection_id: str | None, profile: Profile, tz: ZoneInfo) -> str:

@@ -184,8 +184,8 @@ def test_forty_photos_paginate_with_every_caption(site, make, seal):
 
 # -- 2. notice of violation and stop-work order ------------------------------------------------------------
 
-def make_stop_work_order(site, make) -> StopWorkOrder:
-    agent = make.user("agent", name="Town Agent")
+def make_stop_work_order(site, make, issuer=None) -> StopWorkOrder:
+    agent = issuer or make.user("agent", name="Town Agent")
     permit = site.permit
     failed = inspection(permit, "final", dt.datetime(2026, 10, 5, 14, 0, tzinfo=UTC), evaluation="violations")
     finding = Finding(inspection_id=failed.id, permit_id=permit.id, is_violation=True, severity="critical",
@@ -234,6 +234,17 @@ def test_notice_of_violation_and_stop_work_order(site, make):
     db.session.commit()
     assert ("Status of the order Lifted Oct 20, 2026 2:00 PM EDT by Town Agent: Re-inspection found the work compliant."
             in read(services.stop_work_order_pdf(order)))
+
+
+def test_an_order_the_engineers_failed_final_inspection_issued_is_not_signed_for_the_authority(site, make):
+    """A failed final inspection issues its order at once, by whoever made it: often the applicant's engineer.
+    The PDF said "Issued by Erin Engineer, for the DPW Director" and signed it "For the DPW Director": an
+    engineer signing for the town. It says the order follows from their inspection, and who lifts it."""
+    engineer = make.user("inspector", name="Erin Engineer")
+    text = read(services.stop_work_order_pdf(make_stop_work_order(site, make, issuer=engineer)))
+    assert "Issued by Erin Engineer, on the final inspection that found the system not complying (§380-16 C(4)(e)[5])" in text
+    assert "Issued on the final inspection's finding" in text and "the DPW Director lifts it" in text
+    assert "for the DPW Director" not in text and "For the DPW Director" not in text
 
 
 # -- 3. certificate of completion ----------------------------------------------------------------------
