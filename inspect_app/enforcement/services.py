@@ -223,7 +223,6 @@ LIFT_INSPECTION_NOTE = ("An inspection found compliant after the order was issue
                         "rests on. It is optional, and it never replaces the corrections.")
 
 
-@implements("§380-16 C(4)(e)[5]")
 def _status_before(order: StopWorkOrder) -> str:
     """Where a lifted order leaves its permit: in its final submissions when some are filed and not rejected
     (§380-18: the certificate follows their approval; back at "active" none could be filed again), else active."""
@@ -232,6 +231,7 @@ def _status_before(order: StopWorkOrder) -> str:
     return "final_submissions" if filed is not None else "active"
 
 
+@implements("§380-16 C(4)(e)[5]")
 def lift_stop_work(actor, order: StopWorkOrder, reason: str,
                    approval_inspection: Inspection | None = None) -> StopWorkOrder:
     """Lift a standing order once every violation of the permit is corrected AND the work is approved.
