@@ -14,6 +14,7 @@ from inspect_app import held_rows
 from inspect_app.accounts.policy import shown
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
+from inspect_app.audit.models import AuditEntry
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -224,8 +225,20 @@ LIFT_INSPECTION_NOTE = ("An inspection found compliant after the order was issue
 
 
 def _status_before(order: StopWorkOrder) -> str:
-    """Where a lifted order leaves its permit: in its final submissions when some are filed and not rejected
-    (§380-18: the certificate follows their approval; back at "active" none could be filed again), else active."""
+    """Where a lifted order leaves its permit: the status the order found it in, as the audit log's entry of
+    the permit's move into stop-work keeps it (active, or its final submissions: §380-18, its certificate follows
+    their approval). An order the log says nothing of (none is issued without an entry) goes by the permit's final
+    submissions: in them when some are filed and not rejected, else active."""
+    moves = db.session.scalars(select(AuditEntry).where(AuditEntry.entity == "permits",
+                                                        AuditEntry.entity_id == order.permit_id,
+                                                        AuditEntry.action == "permit.status")
+                               .order_by(AuditEntry.seq.desc()))
+    for move in moves:
+        if (move.after or {}).get("status") == "stop_work":
+            found = (move.before or {}).get("status")
+            if found in ("active", "final_submissions"):
+                return found
+            break
     filed = db.session.scalar(select(FinalSubmission.id).where(FinalSubmission.permit_id == order.permit_id,
                                                                FinalSubmission.status != "rejected").limit(1))
     return "final_submissions" if filed is not None else "active"

@@ -510,9 +510,9 @@ def test_the_status_form_neither_lifts_an_order_nor_stops_work_nor_completes_a_p
 
 
 def test_an_order_lifted_during_the_final_submissions_leaves_the_permit_in_them(site, signed_in):
-    """Lifting always made the permit active again: one whose final submissions were all accepted could then
-    never be certified complete (its submissions cannot be filed again, and a certificate needs the permit in
-    them, §380-18). It goes back to where the order found it."""
+    """Lifting always made the permit active again: one whose final submissions were all accepted was left out of
+    them (its submissions cannot be filed again, and a certificate needs the permit in them, §380-18), until
+    someone moved it back by hand. It goes back to where the order found it."""
     agent = signed_in(site["agent"])
     permits.change_status(site["agent"], site["permit"], "final_submissions")
     for kind in ("as_built", "om_plan"):
@@ -529,3 +529,18 @@ def test_an_order_lifted_during_the_final_submissions_leaves_the_permit_in_them(
     assert lifted.status_code == 303
     db.session.expire_all()
     assert site["permit"].status == "final_submissions" and not _order(site["permit"]).is_standing
+
+    # Moved back to active by hand (a submission still pending), then stopped and lifted: active again, as found.
+    db.session.add(FinalSubmission(permit_id=site["permit"].id, kind="final_report", status="pending"))
+    db.session.commit()
+    assert agent.post(f"/permits/{site['permit'].id}/status", {"status-status": "active"}).status_code == 303
+    site["inlet"].status = "open"
+    db.session.commit()
+    _issue(agent, site, finding_ids=[site["inlet"].id])
+    site["inlet"].status = "corrected"
+    db.session.commit()
+    second = db.session.scalar(select(StopWorkOrder).where(StopWorkOrder.lifted_at.is_(None)))
+    assert agent.post(f"/permits/{site['permit'].id}/stop-work/{second.id}/lift",
+                      {"reason": "Corrected again.", "approves_work": "y"}).status_code == 303
+    db.session.expire_all()
+    assert site["permit"].status == "active"
