@@ -22,6 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.accounts.models import User
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder, citation_purpose
+from inspect_app.enforcement.services import is_town_agent
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
@@ -621,14 +622,11 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     status = (f"Lifted {_when(record['lifted_at'], tz)} by {record['lifted_by'] or '—'}: {record['lift_reason'] or ''}"
               if lifted else "In effect")
     order = db.session.get(StopWorkOrder, record["id"])
-    # Who issued it for the authority: an agent (or admin) of the town. The order a failed final inspection
-    # issues at once (reporting/submission.py) is issued by whoever made that inspection, often the applicant's
-    # engineer: the document says it follows from their inspection, never that they signed for the authority.
-    by_authority = order is not None and _of_the_town(order.issued_by_id, permit)
+    by_authority = order is None or _for_the_authority(order.issued_by_id, found_by, permit)
     issued_by = (f"{record['issued_by'] or '—'}, for the {authority}" if by_authority else
                  f"{record['issued_by'] or '—'}, on the final inspection that found the system not complying"
                  f"{_paren(profile.cite(rests_on))}")
-    notice_issuers = {n.id: n.issued_by_id for n in db.session.scalars(
+    notices = {n.id: n for n in db.session.scalars(
         select(NoticeOfViolation).where(NoticeOfViolation.stop_work_order_id == record["id"]))}
     blocks: list = [
         Fields((
@@ -658,9 +656,10 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     ]
     for n, notice in enumerate(record["notices"], 1):
         blocks += [Heading(f"Notice of violation {n}" if len(record["notices"]) > 1 else "Notice of violation"),
-                   Fields((("Issued by", f"{notice['issued_by'] or '—'}"
-                                         + (f", for the {authority}" if _of_the_town(notice_issuers.get(notice["id"]),
-                                                                                      permit) else "")),
+                   Fields((("Issued by", f"{notice['issued_by'] or '—'}" + (
+                       f", for the {authority}" if notice["id"] not in notices or _for_the_authority(
+                           notices[notice["id"]].issued_by_id, _inspection_of(notices[notice["id"]]), permit)
+                       else "")),
                            ("Issued at", _when(notice["issued_at"], tz)),
                            ("Inspection", _inspection_line(notice["inspection_id"], profile, tz)))),
                    Paragraphs(notice["text"])]
@@ -685,10 +684,19 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     return _document("Notice of Violation and Stop-Work Order", record["permit"], profile, sha, blocks)
 
 
-def _of_the_town(user_id: str | None, permit: Permit) -> bool:
-    """Whether the account is an agent (or admin) of the permit's town: one who acts for its authority."""
-    user = db.session.get(User, user_id) if user_id else None
-    return user is not None and user.role in ("agent", "admin") and user.jurisdiction_id == permit.jurisdiction_id
+def _inspection_of(notice: NoticeOfViolation) -> Inspection | None:
+    return db.session.get(Inspection, notice.inspection_id) if notice.inspection_id else None
+
+
+def _for_the_authority(issuer_id: str | None, inspection: Inspection | None, permit: Permit) -> bool:
+    """Whether an order (or notice) was issued for the authority, as its document says. Every one is, but the one a
+    failed final inspection issues at once (reporting/submission.py) by whoever made that inspection, often the
+    applicant's engineer: its document says it follows from their inspection, never that they signed for the
+    authority (unless they are an agent of the town). Told by the order's own facts: its inspection is the final,
+    and its issuer that inspection's author."""
+    if inspection is None or citation_purpose(inspection.type) != "stop_work_final" or issuer_id != inspection.author_id:
+        return True
+    return is_town_agent(db.session.get(User, issuer_id) if issuer_id else None, permit)
 
 
 def _inspection_line(inspection_id: str | None, profile: Profile, tz: ZoneInfo) -> str:

@@ -12,6 +12,7 @@ from inspect_app.certifications.models import MaintenanceLogEntry, OMCertificati
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.documents import records, services
 from inspect_app.documents.models import FrozenDocument
+from inspect_app.accounts.models import User
 from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
@@ -187,7 +188,8 @@ def test_forty_photos_paginate_with_every_caption(site, make, seal):
 def make_stop_work_order(site, make, issuer=None) -> StopWorkOrder:
     agent = issuer or make.user("agent", name="Town Agent")
     permit = site.permit
-    failed = inspection(permit, "final", dt.datetime(2026, 10, 5, 14, 0, tzinfo=UTC), evaluation="violations")
+    failed = inspection(permit, "final", dt.datetime(2026, 10, 5, 14, 0, tzinfo=UTC), evaluation="violations",
+                        created_by_id=issuer.id if issuer else None)  # the order its own failed final issued
     finding = Finding(inspection_id=failed.id, permit_id=permit.id, is_violation=True, severity="critical",
                       description="Infiltration system IS-1 ponds 48 hours after the storm",
                       location="Basin 1", citation="§380-16 C(4)(e)[4]",
@@ -245,6 +247,16 @@ def test_an_order_the_engineers_failed_final_inspection_issued_is_not_signed_for
     assert "Issued by Erin Engineer, on the final inspection that found the system not complying (§380-16 C(4)(e)[5])" in text
     assert "Issued on the final inspection's finding" in text and "the DPW Director lifts it" in text
     assert "for the DPW Director" not in text and "For the DPW Director" not in text
+
+
+def test_an_agents_order_stays_issued_for_the_authority_whatever_becomes_of_the_agents_account(site, make):
+    """Told from the order's own facts (its inspection and who made it), not from the issuer's account as it is
+    when the PDF is drawn again (at the acknowledgment, the lift, each notice)."""
+    order = make_stop_work_order(site, make)
+    db.session.get(User, order.issued_by_id).role = "inspector"
+    db.session.commit()
+    text = read(services.stop_work_order_pdf(order))
+    assert "Issued by Town Agent, for the DPW Director" in text and "on the final inspection that found" not in text
 
 
 # -- 3. certificate of completion ----------------------------------------------------------------------
