@@ -42,7 +42,7 @@ def in_calendar(value):
     return value
 
 
-def _check_local_moment(value: dt.datetime | None) -> None:
+def check_local_moment(value: dt.datetime | None) -> None:
     """A time typed in the town's time (naive) that its clocks skipped, the hour they go forward in March, is
     refused: 2:30 AM that night names no moment, and Python would move it by an hour without a word."""
     _check_year(value)
@@ -63,7 +63,7 @@ def local_datetime(text: str, unreadable: str = "Enter a date and time.") -> dt.
         value = dt.datetime.strptime(text.strip(), DATETIME_LOCAL)
     except ValueError:
         raise ValueError(unreadable) from None
-    _check_local_moment(value)
+    check_local_moment(value)
     return value.replace(tzinfo=LOCAL_TZ).astimezone(dt.UTC)
 
 
@@ -114,7 +114,7 @@ class DateField(_Bounded, fields.DateField):
 
 
 class DateTimeLocalField(_Bounded, fields.DateTimeLocalField):
-    check = staticmethod(_check_local_moment)
+    check = staticmethod(check_local_moment)
 
 
 class Email(validators.Email):

@@ -1,6 +1,8 @@
 """Forms for permits, their inspectors, disturbed areas and stormwater structures."""
 from __future__ import annotations
 
+import datetime as dt
+
 from flask_wtf import FlaskForm
 from wtforms import SelectChoice
 from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField, TimeField
@@ -8,7 +10,8 @@ from wtforms.validators import (
     DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError,
 )
 
-from inspect_app.fields import DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField
+from inspect_app.fields import (DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField,
+                                 check_local_moment)
 from inspect_app.geo import LATITUDE_RANGE, LONGITUDE_RANGE
 from inspect_app.permits.models import STRUCTURE_KINDS
 from inspect_app.stabilization.models import AREA_STATUSES
@@ -76,6 +79,11 @@ class PermitForm(FlaskForm):
     def validate_construction_started_time(self, field) -> None:
         if field.data and not self.construction_started_on.data:
             raise ValidationError("Give the day construction started first.")
+        if field.data:
+            try:  # the hour the clocks skip in March names no moment (fields.check_local_moment)
+                check_local_moment(dt.datetime.combine(self.construction_started_on.data, field.data))
+            except ValueError as error:
+                raise ValidationError(str(error)) from None
 
     def validate_extension_requested_on(self, field) -> None:
         if field.data and self.issued_on.data and field.data < self.issued_on.data:

@@ -109,6 +109,14 @@ def test_construction_start_is_kept_with_its_time(make, signed_in):
     assert browser.post(f"/permits/{permit.id}/edit", form).status_code == 303
     db.session.expire_all()
     assert permit.construction_started_at is None and permit.construction_started_on == start.date()
+    # A time the clocks skipped (2:30 AM, the night they go forward) names no moment: refused beside the field.
+    skipped = browser.post(f"/permits/{permit.id}/edit", form | {"issued_on": "2026-01-05",
+                                                                "construction_started_on": "2026-03-08",
+                                                                "construction_started_time": "02:30"})
+    assert skipped.status_code == 422
+    assert "There was no 2:30 AM on Mar 8, 2026: the clocks went forward at 2:00 AM." in skipped.text
+    db.session.expire_all()
+    assert permit.construction_started_on == start.date()
 
 
 def test_a_storm_after_the_start_on_the_start_day_creates_a_duty_and_one_before_it_none(make):
