@@ -73,6 +73,7 @@ def test_a_time_the_clocks_skipped_is_refused_not_moved(make, signed_in):
     page = client.get(f"/inspections/{inspection.id}").text
     answer = client.post(f"/inspections/{inspection.id}", report_form(page)[0] | {"performed_at": "2026-03-08T02:30"})
     assert answer.status_code == 422 and error_beside(answer.text, "performed_at") == SPRING_FORWARD
+    assert 'value="2026-03-08T02:30"' in answer.text  # what was typed stays in the field, to be corrected
     db.session.expire_all()
     assert db.session.get(Inspection, inspection.id).performed_at == before
 
