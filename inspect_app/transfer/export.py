@@ -20,12 +20,10 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import decimal
-import hashlib
 import io
 import json
 import re
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -41,6 +39,7 @@ from inspect_app.audit import chain
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.documents.models import FrozenDocument
+from inspect_app.documents.services import AlteredDocument
 from inspect_app.extensions import db
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.transfer.columns import EXPORT_ONLY, PERMIT_COLUMNS, STRUCTURE_COLUMNS, USER_COLUMNS, Column
@@ -289,7 +288,7 @@ def _documents(archive: _Archive, scope: Scope) -> tuple[int, list[str]]:
     """Every frozen PDF of the scope's permits, byte for byte as frozen; and the documents left out, each with
     why: a stored file gone, or changed since (it no longer hashes to the SHA-256 the document was frozen with),
     is not the signed PDF, and the archive must not pass it off as one (`documents.services.pdf_bytes` refuses
-    to serve it too). Each is copied once, hashed on the way, and written only when it matches."""
+    to serve it too). Each file is hashed before it is copied (blob files are never rewritten in place)."""
     query = (select(FrozenDocument.id, FrozenDocument.kind, FrozenDocument.pdf_sha256, Permit.number)
              .join(Permit, Permit.id == FrozenDocument.permit_id).where(Permit.id.in_(scope.permits()))
              .order_by(Permit.number, FrozenDocument.frozen_at, FrozenDocument.id))
@@ -297,23 +296,12 @@ def _documents(archive: _Archive, scope: Scope) -> tuple[int, list[str]]:
     count, left_out = 0, []
     for row in _streamed(query):
         name = f"documents/{_file_part(row.number)}/{row.id}-{row.kind}.pdf"
-        with tempfile.SpooledTemporaryFile(max_size=8 << 20) as held:
-            digest = hashlib.sha256()
-            try:
-                with store.open(row.pdf_sha256) as source:
-                    for chunk in iter(lambda: source.read(1 << 20), b""):
-                        digest.update(chunk)
-                        held.write(chunk)
-            except FileNotFoundError:
-                left_out.append(f"{name}: its stored file is missing")
-                continue
-            if digest.hexdigest() != row.pdf_sha256:
-                left_out.append(f"{name}: its stored file hashes to {digest.hexdigest()}, not the SHA-256 "
-                                f"{row.pdf_sha256} it was frozen with")
-                continue
-            held.seek(0)
-            with archive.zip.open(name, "w", force_zip64=True) as target:
-                shutil.copyfileobj(held, target)
+        found = store.stored_sha256(row.pdf_sha256)
+        if found != row.pdf_sha256:
+            left_out.append(f"{name}: {AlteredDocument(row, found)}")
+            continue
+        with store.open(row.pdf_sha256) as source, archive.zip.open(name, "w", force_zip64=True) as target:
+            shutil.copyfileobj(source, target)
         count += 1
     return count, left_out
 

@@ -234,5 +234,7 @@ def test_a_frozen_pdf_altered_or_lost_on_disk_is_left_out_and_said_so(app, runne
         assert archive.read(pdfs[0]) == documents.pdf_bytes(intact)
         verification = archive.read("audit/verification.txt").decode()
         assert "Documents: 2 frozen PDF(s) left out of this archive" in verification
-        assert f"{altered.id}-inspection_report.pdf: its stored file hashes to " in verification
-        assert f"{lost.id}-inspection_report.pdf: its stored file is missing" in verification
+        assert (f"{altered.id}-inspection_report.pdf: its PDF file does not match the SHA-256 {altered.pdf_sha256} "
+                "it was frozen with (the file hashes to ") in verification
+        assert f"{lost.id}-inspection_report.pdf: its PDF file does not match" in verification
+        assert "(the file is missing)" in verification
