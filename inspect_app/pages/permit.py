@@ -275,10 +275,9 @@ def change_status(permit_id: str):
     """Move the permit to its next status."""
     permit = permit_or_404(permit_id, "permit.edit")
     form = _detail_forms(permit)["status_form"]
-    wanted = request.form.get(form.status.name, "")
-    if wanted in services.BY_THEIR_OWN_ACT or permit.status in services.BY_THEIR_OWN_ACT:
-        # Not a choice of the form (a page from before an order, or a hand-made post): said, not "not valid".
-        form.status.errors = [services.BY_THEIR_OWN_ACT.get(wanted) or services.BY_THEIR_OWN_ACT[permit.status]]
+    refusal = services.own_act_refusal(permit, request.form.get(form.status.name, ""))
+    if refusal:  # not a choice of the form (a page from before an order, a hand-made post): said, not "not valid"
+        form.status.errors = [refusal]
         return _detail(permit, 422, status_form=form)
     if form.validate_on_submit():
         try:

@@ -151,11 +151,18 @@ BY_THEIR_OWN_ACT = {"stop_work": "A stop-work order is issued and lifted on its 
                     "completed": "A permit is completed by issuing its certificate of completion (§380-18)."}
 
 
+def own_act_refusal(permit: Permit, status: str) -> str | None:
+    """Why the status form may not move `permit` to `status` (into or out of a status of `BY_THEIR_OWN_ACT`);
+    None if it may."""
+    return BY_THEIR_OWN_ACT.get(status) or BY_THEIR_OWN_ACT.get(permit.status)
+
+
 def change_status(actor, permit: Permit, status: str, *, by_its_act: bool = False) -> Permit:
     """Move a permit along issued → active → stop-work ↔ active → final submissions → completed. Into or out of
     a status of `BY_THEIR_OWN_ACT` only `by_its_act` (the order's issue and lift, the certificate)."""
-    if not by_its_act and (status in BY_THEIR_OWN_ACT or permit.status in BY_THEIR_OWN_ACT):
-        raise PermitError("status", BY_THEIR_OWN_ACT.get(status) or BY_THEIR_OWN_ACT[permit.status])
+    refusal = None if by_its_act else own_act_refusal(permit, status)
+    if refusal:
+        raise PermitError("status", refusal)
     if permit.status == "lapsed" and status == "active":
         # §9.7: a lapsed permit comes back only on an extension granted by the Commission.
         deadline = lapses_at(permit)
