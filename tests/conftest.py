@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextvars
 import os
 import socket
+import struct
 import sys
 import threading
 from pathlib import Path
@@ -299,7 +300,20 @@ class RestartableServer:
         self.port = 0
         self.server = None
         self.thread = None
-        self.requests = InFlight(app)
+        self.running = False
+        self.requests = InFlight(self._serve)
+
+    def _serve(self, environ, start_response):
+        """The app; once stopped, a request on a connection the browser kept open (keep-alive outlives the
+        listening socket's close) finds the server gone: the connection is reset, as a server that is down does.
+        Else a browser "offline" could still be answered by the app, depending on its connection reuse."""
+        if not self.running:
+            connection = environ["werkzeug.socket"]
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connection.shutdown(socket.SHUT_RDWR)
+            start_response("503 Service Unavailable", [])
+            return []
+        return self.app(environ, start_response)
 
     @property
     def url(self) -> str:
@@ -312,9 +326,11 @@ class RestartableServer:
         self.port = self.server.server_port
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
                                        daemon=True)
+        self.running = True
         self.thread.start()
 
     def stop(self) -> None:
+        self.running = False
         if self.server is not None:
             self.server.shutdown()
             self.thread.join(timeout=5)
