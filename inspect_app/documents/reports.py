@@ -694,7 +694,9 @@ def _for_the_authority(issuer_id: str | None, inspection: Inspection | None, per
     applicant's engineer: its document says it follows from their inspection, never that they signed for the
     authority (unless they are an agent of the town). Told by the order's own facts: its inspection is the final,
     and its issuer that inspection's author."""
-    if inspection is None or citation_purpose(inspection.type) != "stop_work_final" or issuer_id != inspection.author_id:
+    automatic = (inspection is not None and citation_purpose(inspection.type) == "stop_work_final"
+                 and issuer_id == inspection.author_id)
+    if not automatic:
         return True
     return is_town_agent(db.session.get(User, issuer_id) if issuer_id else None, permit)
 

@@ -158,8 +158,8 @@ def own_act_refusal(permit: Permit, status: str) -> str | None:
 
 
 def change_status(actor, permit: Permit, status: str, *, by_its_act: bool = False) -> Permit:
-    """Move a permit along issued → active → stop-work ↔ active → final submissions → completed. Into or out of
-    a status of `BY_THEIR_OWN_ACT` only `by_its_act` (the order's issue and lift, the certificate)."""
+    """Move a permit along issued → active → stop-work ↔ active → final submissions → completed. Into or out
+    of a status of `BY_THEIR_OWN_ACT` only `by_its_act` (the order's issue and lift, the certificate)."""
     refusal = None if by_its_act else own_act_refusal(permit, status)
     if refusal:
         raise PermitError("status", refusal)

@@ -244,7 +244,8 @@ def test_an_order_the_engineers_failed_final_inspection_issued_is_not_signed_for
     engineer signing for the town. It says the order follows from their inspection, and who lifts it."""
     engineer = make.user("inspector", name="Erin Engineer")
     text = read(services.stop_work_order_pdf(make_stop_work_order(site, make, issuer=engineer)))
-    assert "Issued by Erin Engineer, on the final inspection that found the system not complying (§380-16 C(4)(e)[5])" in text
+    assert ("Issued by Erin Engineer, on the final inspection that found the system not complying "
+            "(§380-16 C(4)(e)[5])") in text
     assert "Issued on the final inspection's finding" in text and "the DPW Director lifts it" in text
     assert "for the DPW Director" not in text and "For the DPW Director" not in text
 

@@ -58,7 +58,8 @@ def test_a_sync_push_with_a_time_past_the_calendar_is_refused_and_changes_nothin
     assert db.session.scalar(select(func.count()).select_from(Inspection)) == 0
 
 
-SPRING_FORWARD = "There was no 2:30 AM on Mar 8, 2026: the clocks went forward at 2:00 AM. Enter a time before then, or from 3:00 AM."
+SPRING_FORWARD = ("There was no 2:30 AM on Mar 8, 2026: the clocks went forward at 2:00 AM. Enter a time before "
+                  "then, or from 3:00 AM.")
 
 
 def test_a_time_the_clocks_skipped_is_refused_not_moved(make, signed_in):
