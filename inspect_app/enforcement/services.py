@@ -278,7 +278,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     before = audit.snapshot(order)
     order.lifted_at, order.lifted_by_id, order.lift_reason = utcnow(), actor.id, reason
     order.approval_inspection_id = approval_inspection.id if approval_inspection else None
-    # Back to where the order found it: a permit whose final submissions were filed stays in them (§380-18).
+    # Back to the status the order found it in: a permit in its final submissions stays in them (§380-18).
     permits.change_status(actor, order.permit, _status_before(order), by_its_act=True)
     audit.record(actor, "stop_work.lift", order, before)
     permit = order.permit
