@@ -21,7 +21,7 @@ from inspect_app.photos.models import Photo
 from inspect_app.photos.markup import Shape, as_json
 from inspect_app.labels import shorten
 from inspect_app.photos.processing import (
-    MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
+    CONTENT_TYPES, MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
 )
 from inspect_app.templating import humanize, local_date
 from inspect_app.types import LOCAL_TZ, local, new_id
@@ -251,10 +251,31 @@ def rendition_sha(photo: Photo, kind: str) -> str:
 
 
 def rendition(photo: Photo, kind: str) -> tuple[str, str]:
-    """(sha, content type) of one of the photo's RENDITIONS (the file: `files.send_blob`)."""
+    """(sha, content type) of one of the photo's RENDITIONS (the file: `files.send_blob`). A photo's file is an
+    image the upload checked, so it is served as one: a file row is shared by every upload of the same bytes, and
+    keeps the type the first one gave, which another upload (an import's, as its browser declared it) may have
+    given as text/html. Such a type is not served; the image's own is, read from its first bytes."""
     sha = rendition_sha(photo, kind)
     blob = db.session.get(Blob, sha)
-    return sha, blob.content_type if blob else "application/octet-stream"
+    if blob is not None and blob.content_type in CONTENT_TYPES.values():
+        return sha, blob.content_type
+    return sha, _image_type(sha)
+
+
+def _image_type(sha: str) -> str:
+    """The image type of a stored file by its signature (JPEG, PNG, WebP), else a download of bytes."""
+    try:
+        with files.blob_store().open(sha) as stored:
+            head = stored.read(12)
+    except FileNotFoundError:
+        return "application/octet-stream"
+    if head.startswith(b"\xff\xd8\xff"):
+        return CONTENT_TYPES["JPEG"]
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return CONTENT_TYPES["PNG"]
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return CONTENT_TYPES["WEBP"]
+    return "application/octet-stream"
 
 
 def _check_target(permit: Permit, inspection, finding, corrective_action, log_entry, structure) -> None:

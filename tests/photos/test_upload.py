@@ -345,3 +345,20 @@ def test_a_png_with_transparency_or_a_palette_is_stored_with_its_renditions(site
     original = fetch(inspector, f"/photos/{photo.id}/original")
     assert original.data == out.getvalue() and original.content_type == "image/png"
     assert image(fetch(inspector, f"/photos/{photo.id}/display")).size == (64, 48)
+
+
+def test_a_photo_is_served_as_an_image_whatever_type_an_earlier_upload_of_its_bytes_declared(site, login, make):
+    """A stored file's row keeps the type of the first upload of its bytes. A town's admin uploading a photo's
+    bytes as a permits file declared `text/html`; the same photo uploaded later was then served as an HTML page
+    on the app's origin. A photo's file is served as the image it is."""
+    data = make_jpeg((640, 480))
+    admin = login(make.user("admin"))
+    admin.post("/transfer/import/permits", {"permits-file": (io.BytesIO(data), "permits.csv", "text/html")})
+    assert db.session.get(Blob, hashlib.sha256(data).hexdigest()).content_type == "text/html"
+    inspector = login(site["inspector"])
+    assert upload(inspector, site["permit"], data, inspection_id=site["inspection"].id).status_code == 200
+    photo = db.session.scalars(select(Photo)).one()
+    original = fetch(inspector, f"/photos/{photo.id}/original")
+    assert original.status_code == 200 and original.content_type == "image/jpeg"
+    assert original.headers["Content-Disposition"].endswith(".jpg")
+    assert original.data == data
