@@ -198,7 +198,8 @@ def file(photo_id: str, kind: str):
     if kind not in services.RENDITIONS:
         abort(404)
     sha, content_type = services.rendition(photo, kind)
-    extension = content_type.removeprefix("image/").replace("jpeg", "jpg") if content_type.startswith("image/") else "bin"
+    image = content_type.startswith("image/")
+    extension = content_type.removeprefix("image/").replace("jpeg", "jpg") if image else "bin"
     try:
         response = files.send_blob(sha, mimetype=content_type, etag=sha, max_age=CACHE_SECONDS,
                                    download_name=f"photo-{photo.id}-{kind}.{extension}")
