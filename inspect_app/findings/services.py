@@ -228,6 +228,11 @@ def open_fixes(actor, inspection: Inspection, data: ReportInput) -> list[Correct
     return opened
 
 
+NOT_SIGNED_YET = "Submit the report first: an action is closed out once the report that recorded it is signed."
+CORRECTED = ("This finding is corrected: every action on it is verified. Open a new action on it if more must "
+             "be done.")
+
+
 def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: str | None = None,
               evidence_photo_id: str | None = None, evidence_photo: PhotoData | None = None) -> CorrectiveAction:
     """Record that the corrective action was done: when, how, and the photo that shows it.
@@ -237,11 +242,19 @@ def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: 
     """
     if action.status == "verified":
         raise FindingError("completed_at", "This action is already verified.")
+    inspection = action.finding.inspection
+    if not inspection.is_submitted:
+        # Its report is not signed yet: nothing of it is the record, and the schedule must not count it done.
+        raise FindingError("completed_at", NOT_SIGNED_YET)
     if completed_at > utcnow() + dt.timedelta(minutes=5):
         raise FindingError("completed_at", "The completion time cannot be in the future.")
-    # Times are entered to the minute; the discovery time is kept to the second.
+    # Times are entered to the minute; the discovery time and the inspection's are kept to the second. A problem
+    # first observed days before (`discovered_at` then) was still there at the inspection that recorded it.
     if completed_at < action.discovered_at.replace(second=0, microsecond=0):
         raise FindingError("completed_at", "The action cannot be done before the problem was found.")
+    if completed_at < inspection.performed_at.replace(second=0, microsecond=0):
+        raise FindingError("completed_at", "The action cannot be done before the inspection that found the "
+                                           "problem still there.")
     photo_id = (evidence_photo_id or "").strip() or None
     if photo_id and evidence_photo is not None:
         raise FindingError("evidence_photo", "Take or choose a photo, or give the id of one already uploaded: "
@@ -284,6 +297,10 @@ def return_to_field(actor, finding: Finding, comment: str) -> Finding:
     """An agent sends a finding back to the field with a comment; unverified close-outs reopen."""
     if not (comment or "").strip():
         raise FindingError("comment", "Say what must still be done.")
+    if finding.status == "corrected":
+        # Every action is verified, and a verified one is never reopened: sent back, it would stay "returned"
+        # with nothing to do. More work on it is a new action.
+        raise FindingError("comment", CORRECTED)
     before = audit.snapshot(finding)
     finding.status, finding.agent_comment = "returned", comment.strip()
     audit.record(actor, "finding.return", finding, before)

@@ -90,6 +90,8 @@ def close_out(action_id: str):
     action = _action(action_id)
     inspection = action.finding.inspection
     require("action.close", inspection.permit)
+    if not inspection.is_submitted:  # (its page shows no close-out form: said in words, not beside a field)
+        abort(409, description=services.NOT_SIGNED_YET)
     form = forms.CloseOutForm(prefix=f"close-{action.id}")
     if form.validate_on_submit():
         photo = form.evidence_photo.data  # None when no file was chosen
@@ -129,11 +131,17 @@ def send_back(finding_id: str):
     finding = _finding(finding_id)
     inspection = finding.inspection
     require("finding.review", inspection.permit)
+    if finding.status == "corrected":  # (its page shows no form to send it back: said in words)
+        abort(409, description=services.CORRECTED)
     form = forms.ReturnForm(prefix=f"return-{finding.id}")
     if form.validate_on_submit():
-        services.return_to_field(current_user, finding, form.comment.data)
-        db.session.commit()
-        return _answer(inspection)
+        try:
+            services.return_to_field(current_user, finding, form.comment.data)
+        except services.FindingError as error:
+            getattr(form, error.field).errors.append(str(error))
+        else:
+            db.session.commit()
+            return _answer(inspection)
     return _answer(inspection, status=422, forms_for={f"return-{finding.id}": form})
 
 

@@ -199,3 +199,49 @@ def test_an_action_opened_on_a_submitted_reports_finding_is_follow_up_not_the_si
     pdf = agent.get(f"/documents/inspections/{report.id}.pdf")
     text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf.data)).pages)
     assert "Re-trench and re-stake" in text and "Sweep Williams Street" not in text
+
+
+def test_an_action_is_closed_out_only_once_its_report_is_signed_and_not_before_that_inspection(site, signed_in):
+    """An action on a draft could be closed out (by form or device): the schedule counted it done before anyone
+    signed the report. A close-out could also be dated before the inspection that found the problem still there,
+    when the problem was first observed days earlier (its clock then runs from that day)."""
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "periodic")
+    finding = _finding(client, inspection, **{"finding-is_violation": "y"})
+    # First observed three days before the inspection (the report's "first observed" day for a fix).
+    action = services.open_action(site.inspector, finding, "significant_repair", "Re-trench", owner_name="Contractor",
+                                  first_observed=(utcnow() - dt.timedelta(days=3)).astimezone(LOCAL_TZ).date())
+    db.session.commit()
+    done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    draft = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done}, htmx="findings")
+    assert draft.status_code == 409 and "Submit the report first" in draft.text
+    with pytest.raises(services.FindingError, match="Submit the report first"):  # as a device's close-out is
+        services.close_out(site.inspector, action, utcnow())
+    db.session.rollback()
+    assert db.session.get(CorrectiveAction, action.id).status == "open"
+
+    assert submit(client, inspection, evaluation="violations", corrective_steps="Repair the fence").status_code == 303
+    db.session.expire_all()
+    performed = db.session.get(Inspection, inspection.id).performed_at
+    action = db.session.get(CorrectiveAction, action.id)
+    assert action.discovered_at < performed - dt.timedelta(days=1)  # first observed three days before
+    before = (performed - dt.timedelta(days=1)).astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    early = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": before}, htmx="findings")
+    assert early.status_code == 422
+    assert "cannot be done before the inspection that found the problem still there" in early.text
+    assert client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done},
+                       htmx="findings").status_code == 200
+
+
+def test_a_corrected_finding_is_not_sent_back(site, signed_in):
+    """Sent back once every action was verified, a finding stayed "returned" with nothing open to do."""
+    client, inspection, finding, action = _submitted_with_action(site, signed_in)
+    done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done}, htmx="findings")
+    agent = signed_in(site.agent)
+    assert agent.post(f"/actions/{action.id}/verify", htmx="findings").status_code == 200
+    refused = agent.post(f"/findings/{finding.id}/return", {f"return-{finding.id}-comment": "Look again"},
+                         htmx="findings")
+    assert refused.status_code == 409 and "This finding is corrected" in refused.text
+    db.session.expire_all()
+    assert db.session.get(Finding, finding.id).status == "corrected"
