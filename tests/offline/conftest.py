@@ -25,11 +25,13 @@ def site(make):
 def open_action(site, make):
     """A submitted report of the site with a finding and its open corrective action."""
     inspector, permit = site
-    report = make.inspection(permit, evaluation="violations", inspector=inspector, latitude=42.05, longitude=-72.58)
+    found = utcnow() - dt.timedelta(hours=3)  # the action's clock runs from the inspection that found it
+    report = make.inspection(permit, evaluation="violations", inspector=inspector, latitude=42.05, longitude=-72.58,
+                             performed_at=found)
     finding = make.finding(permit, report)
     action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
                               description="Reset the silt fence", owner_name="Site contractor",
-                              discovered_at=utcnow() - dt.timedelta(hours=3), due_at=utcnow() + dt.timedelta(days=1))
+                              discovered_at=found, due_at=utcnow() + dt.timedelta(days=1))
     db.session.add(action)
     db.session.commit()
     return action
