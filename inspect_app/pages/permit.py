@@ -92,9 +92,7 @@ def _detail_forms(permit: Permit) -> dict:
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
     status = StatusForm(prefix="status")
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES
-                             if permit.can_become(s) and s not in services.BY_THEIR_OWN_ACT]
-    if permit.status in services.BY_THEIR_OWN_ACT:
-        status.status.choices = []
+                             if permit.can_become(s) and not services.own_act_refusal(permit, s)]
     return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
             "structure_form": StructureForm(prefix="structure"), "status_form": status,
             "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit),
