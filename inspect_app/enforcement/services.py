@@ -229,16 +229,13 @@ def _status_before(order: StopWorkOrder) -> str:
     the permit's move into stop-work keeps it (active, or its final submissions: §380-18, its certificate follows
     their approval). An order the log says nothing of (none is issued without an entry) goes by the permit's final
     submissions: in them when some are filed and not rejected, else active."""
-    moves = db.session.scalars(select(AuditEntry).where(AuditEntry.entity == "permits",
-                                                        AuditEntry.entity_id == order.permit_id,
-                                                        AuditEntry.action == "permit.status")
-                               .order_by(AuditEntry.seq.desc()))
-    for move in moves:
-        if (move.after or {}).get("status") == "stop_work":
-            found = (move.before or {}).get("status")
-            if found in ("active", "final_submissions"):
-                return found
-            break
+    moves = db.session.execute(select(AuditEntry.before, AuditEntry.after).where(
+        AuditEntry.entity == "permits", AuditEntry.entity_id == order.permit_id, AuditEntry.action == "permit.status")
+        .order_by(AuditEntry.seq.desc())).all()  # the permit's few status moves, newest first
+    found = next(((before or {}).get("status") for before, after in moves
+                  if (after or {}).get("status") == "stop_work"), None)
+    if found in ("active", "final_submissions"):
+        return found
     filed = db.session.scalar(select(FinalSubmission.id).where(FinalSubmission.permit_id == order.permit_id,
                                                                FinalSubmission.status != "rejected").limit(1))
     return "final_submissions" if filed is not None else "active"
