@@ -614,7 +614,7 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     profile = profile_of(permit)
     tz = ZoneInfo(profile.timezone)
     authority = profile.authority_title
-    found_by = db.session.get(Inspection, record["inspection_id"]) if record["inspection_id"] else None
+    found_by = _inspection(record["inspection_id"])
     # The order rests on the town's clause for it: after the final inspection §380-16 C(4)(e)[5], after any
     # other (or none) §380-16 C(4)(f)[2] (Southborough §6.0).
     rests_on = citation_purpose(found_by.type if found_by is not None else None)
@@ -626,8 +626,8 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     issued_by = (f"{record['issued_by'] or '—'}, for the {authority}" if by_authority else
                  f"{record['issued_by'] or '—'}, on the final inspection that found the system not complying"
                  f"{_paren(profile.cite(rests_on))}")
-    notices = {n.id: n for n in db.session.scalars(
-        select(NoticeOfViolation).where(NoticeOfViolation.stop_work_order_id == record["id"]))}
+    issuers = dict(db.session.execute(select(NoticeOfViolation.id, NoticeOfViolation.issued_by_id)
+                                      .where(NoticeOfViolation.stop_work_order_id == record["id"])).all())
     blocks: list = [
         Fields((
             ("Permit", record["permit"]["number"]),
@@ -657,9 +657,8 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     for n, notice in enumerate(record["notices"], 1):
         blocks += [Heading(f"Notice of violation {n}" if len(record["notices"]) > 1 else "Notice of violation"),
                    Fields((("Issued by", f"{notice['issued_by'] or '—'}" + (
-                       f", for the {authority}" if notice["id"] not in notices or _for_the_authority(
-                           notices[notice["id"]].issued_by_id, _inspection_of(notices[notice["id"]]), permit)
-                       else "")),
+                       f", for the {authority}" if _for_the_authority(
+                           issuers.get(notice["id"]), _inspection(notice["inspection_id"]), permit) else "")),
                            ("Issued at", _when(notice["issued_at"], tz)),
                            ("Inspection", _inspection_line(notice["inspection_id"], profile, tz)))),
                    Paragraphs(notice["text"])]
@@ -684,8 +683,8 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     return _document("Notice of Violation and Stop-Work Order", record["permit"], profile, sha, blocks)
 
 
-def _inspection_of(notice: NoticeOfViolation) -> Inspection | None:
-    return db.session.get(Inspection, notice.inspection_id) if notice.inspection_id else None
+def _inspection(inspection_id: str | None) -> Inspection | None:
+    return db.session.get(Inspection, inspection_id) if inspection_id else None
 
 
 def _for_the_authority(issuer_id: str | None, inspection: Inspection | None, permit: Permit) -> bool:
@@ -695,7 +694,7 @@ def _for_the_authority(issuer_id: str | None, inspection: Inspection | None, per
     authority (unless they are an agent of the town). Told by the order's own facts: its inspection is the final,
     and its issuer that inspection's author."""
     automatic = (inspection is not None and citation_purpose(inspection.type) == "stop_work_final"
-                 and issuer_id == inspection.author_id)
+                 and issuer_id is not None and issuer_id == inspection.author_id)
     if not automatic:
         return True
     return is_town_agent(db.session.get(User, issuer_id) if issuer_id else None, permit)
