@@ -56,6 +56,15 @@ def _others_in_another_tab(context, server, *people):
     return second
 
 
+def _expired_then_signed_in_in_another_tab(context, server, who):
+    """The first tab's sign-in is gone (it expired, or the browser restarted) and `who` signs in on a second tab
+    of the same browser, which it returns."""
+    context.clear_cookies()
+    second = context.new_page()
+    sign_in_controlled(second, server, who)
+    return second
+
+
 def _online_draft(page, server, permit) -> str:
     """Start an erosion-control report online (a draft on the server) and fill it in up to the signature; its id."""
     page.goto(f"{server.url}/permits/{permit.id}")
@@ -134,9 +143,7 @@ def test_a_form_opened_under_one_sign_in_and_sent_under_anothers_is_refused_and_
     sign_in_controlled(page, server, inspector)
     report_id = _online_draft(page, server, permit)
 
-    context.clear_cookies()
-    second = context.new_page()
-    sign_in_controlled(second, server, other)
+    second = _expired_then_signed_in_in_another_tab(context, server, other)
     page.click("#submit-report")
     expect(page.locator("#refusal")).to_contain_text("someone else was signed in")
     expect(page.locator("[data-kept-note]")).to_be_visible()
@@ -390,9 +397,7 @@ def test_a_report_page_older_than_its_authors_sign_in_is_kept_and_sent_by_itself
     sign_in_controlled(page, server, inspector)
     report_id = _online_draft(page, server, permit)
 
-    context.clear_cookies()
-    second = context.new_page()
-    sign_in_controlled(second, server, inspector)
+    _expired_then_signed_in_in_another_tab(context, server, inspector)
 
     page.click("#submit-report")
     expect(page.locator("#sign-in-needed h1")).to_contain_text("the page is older than your sign-in")
