@@ -28,7 +28,7 @@ from inspect_app.rules.trace import implements
 from inspect_app.schedule.facts import load_records
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
-from inspect_app.templating import humanize
+from inspect_app.templating import humanize, local_time
 from inspect_app.types import UTCDateTime
 from inspect_app.weather.models import StormEvent
 
@@ -286,6 +286,29 @@ def amendments_of(inspection: Inspection) -> list[Inspection]:
         return []
     query = select(Inspection).where(Inspection.amends_id == inspection.id)
     return list(db.session.scalars(query.order_by(Inspection.created_at)))
+
+
+def amendments_seen_by(user, inspection: Inspection) -> list[Inspection]:
+    """The amendments of `inspection` that `user` may see (`sees_report`: submitted, or their own draft), oldest
+    first: another person's draft correction is theirs alone until it is signed."""
+    return [a for a in amendments_of(inspection) if _readable(user, a)]
+
+
+def correction_of(inspection: Inspection) -> Inspection | None:
+    """The submitted report that corrects `inspection`, or None while `inspection` is the latest version: a report is
+    corrected along one line (docs/record-integrity.md: "a new version amends the one before"), so at most one
+    submitted amendment stands for each report (one of a line forked before that rule: the newest)."""
+    if held_rows.none_of(Inspection.amends_id, inspection.id):
+        return None
+    return db.session.scalars(select(Inspection).where(
+        Inspection.amends_id == inspection.id, Inspection.status == "submitted").order_by(
+        Inspection.submitted_at.desc(), Inspection.id).limit(1)).first()
+
+
+def correction_words(correction: Inspection) -> str:
+    """Why a report that has been corrected is not corrected again: who corrected it, when, and what to do."""
+    return (f"{correction.signer_name or 'Someone'} submitted a correction of this report on "
+            f"{local_time(correction.submitted_at)}: amend the latest version, not this one.")
 
 
 def sees_report(user, inspection: Inspection) -> bool:

@@ -128,7 +128,7 @@ def _render_page(inspection: Inspection, values: services.ReportInput | None, er
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
         "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],
-        "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_of(inspection),
+        "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_seen_by(current_user, inspection),
         "amended_by_another": queries.amended_by_another(inspection),
         "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
         "storm_choices": [(s.id, wording.storm_words(queries.storm_record(s), zone)) for s in storms],
@@ -338,7 +338,12 @@ def amend(inspection_id: str):
     try:
         amendment = services.amend(current_user, original)
     except services.InspectionError as error:
-        return locked(original, str(error))
+        correction = queries.correction_of(original)
+        if correction is None:
+            return locked(original, str(error))
+        # Corrected already (by someone else, or on another device): the way on is its latest version.
+        return render_template("inspections/locked.html", inspection=original, message=str(error),
+                               correction=correction), 409
     location = url_for("inspections.detail", inspection_id=amendment.id)
     db.session.commit()
     return redirect(location, code=303)

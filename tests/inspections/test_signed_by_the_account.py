@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import threading
 
 import pypdf
 import pytest
@@ -16,7 +17,7 @@ from factories import SignedIn
 from inspect_app.documents.models import FrozenDocument
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
-from tests.inspections.report_helpers import error_beside, start, submit
+from tests.inspections.report_helpers import error_beside, filled, start, submit
 
 DANA = {"name": "Dana Whitfield", "pe_number": "41177", "certification": "CPESC No. 3310"}
 CASEY = {"name": "Casey Cole", "pe_number": "42290", "certification": "CPESC No. 5120"}
@@ -150,6 +151,81 @@ def test_amend_tapped_again_after_back_goes_on_with_the_same_draft(app, make):
     db.session.expire_all()
     drafts = db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id)).all()
     assert sorted(d.created_by_id == dana.id for d in drafts) == [False, True]
-    # Once submitted, Amend opens a new correction.
+    # Once submitted, Amend on it opens a new correction (of it: the original has been corrected).
     assert submit(dana_browser, first, notes="Corrected").status_code == 303
-    assert _amend(dana_browser, original).id not in {first.id, *(d.id for d in drafts)}
+    assert dana_browser.post(f"/inspections/{original.id}/amend").status_code == 409
+    again = _amend(dana_browser, first)
+    assert again.amends_id == first.id and again.id not in {d.id for d in drafts}
+
+
+def test_a_report_is_corrected_along_one_line_the_second_correction_begun_meanwhile_is_refused_at_signing(app, make):
+    """docs/record-integrity.md: "a new version amends the one before". Dana and Casey each opened a correction of
+    the same report; both could be signed, and the report had two versions, each claiming to correct it, signed
+    by different people. Now the first signed stands; the other is refused at signing and stays a draft, and the
+    report that has been corrected can no longer be amended: its latest version is."""
+    permit, dana_browser, dana, casey_browser, casey = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original).status_code == 303
+    danas, caseys = _amend(dana_browser, original), _amend(casey_browser, original)
+    # While both are drafts, neither sees the other's on the report.
+    page = _plain(dana_browser.get(f"/inspections/{original.id}").text)
+    assert "(draft)" in page and page.count("amendment") == 1
+    assert submit(casey_browser, caseys, notes="Silt fence repaired on the east side").status_code == 303
+
+    refused = submit(dana_browser, danas, notes="Dana's correction")
+    assert refused.status_code == 422
+    words = _plain(refused.text)
+    assert "Casey Cole submitted a correction of this report" in words
+    assert "amend the latest version" in words
+    db.session.expire_all()
+    assert db.session.get(Inspection, danas.id).status == "draft"
+    submitted = db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id,
+                                                            Inspection.status == "submitted")).all()
+    assert [s.id for s in submitted] == [caseys.id]
+
+    # The corrected report offers no Amend; it names its latest version, which is the one to amend.
+    page = dana_browser.get(f"/inspections/{original.id}")
+    assert "Amend this report" not in page.text
+    assert f'href="/inspections/{caseys.id}"' in page.text
+    refused = dana_browser.post(f"/inspections/{original.id}/amend")
+    assert refused.status_code == 409
+    assert "Casey Cole submitted a correction of this report" in _plain(refused.text)
+    assert f'href="/inspections/{caseys.id}"' in refused.text
+    db.session.expire_all()
+    assert db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id)).all() == [
+        db.session.get(Inspection, i) for i in sorted((danas.id, caseys.id),
+                                                      key=lambda i: db.session.get(Inspection, i).created_at)]
+    latest = _amend(dana_browser, db.session.get(Inspection, caseys.id))
+    assert latest.amends_id == caseys.id and latest.notes == "Silt fence repaired on the east side"
+    assert submit(dana_browser, latest, notes="Silt fence and inlet protection repaired").status_code == 303
+
+
+def test_two_corrections_of_one_report_signed_at_the_same_moment_leave_one_standing(app, make):
+    """Dana and Casey press Sign and submit on their corrections of one report at the same moment: each check
+    "corrected since?" could see none before the other's was written. The report is locked while one is signed,
+    so one stands and the other is refused as corrected meanwhile."""
+    permit, dana_browser, _, casey_browser, _ = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original).status_code == 303
+    drafts = [(dana_browser, _amend(dana_browser, original)), (casey_browser, _amend(casey_browser, original))]
+    posts = [(browser, f"/inspections/{draft.id}/submit",
+              filled(browser.get(f"/inspections/{draft.id}").text, notes="Corrected"))
+             for browser, draft in drafts]
+    db.session.remove()  # the test's own session holds no read on the reports while the two sign
+    gate, answers = threading.Barrier(2), [None, None]
+
+    def sign(i: int) -> None:
+        browser, url, form = posts[i]
+        gate.wait()
+        answers[i] = browser.post(url, form)
+
+    threads = [threading.Thread(target=sign, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(a.status_code for a in answers) == [303, 422]
+    refused = next(a for a in answers if a.status_code == 422)
+    assert "submitted a correction of this report" in _plain(refused.text)
+    assert len(db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id,
+                                                           Inspection.status == "submitted")).all()) == 1

@@ -252,10 +252,11 @@ def test_a_report_corrected_twice_is_one_line_of_versions_each_naming_the_next(a
     browser = signed_in(inspector)
     original = start(browser, permit, "erosion_control")
     assert submit(browser, original, notes="First version").status_code == 303
-    for notes in ("Corrected once", "Corrected twice"):
-        response = browser.post(f"/inspections/{original.id}/amend")
-        amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
-        assert submit(browser, amendment, notes=notes).status_code == 303
+    latest = original
+    for notes in ("Corrected once", "Corrected twice"):  # each correction amends the latest version
+        response = browser.post(f"/inspections/{latest.id}/amend")
+        latest = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+        assert submit(browser, latest, notes=notes).status_code == 303
     first, second, third = _documents("inspection_report")
     assert (second.amends_id, third.amends_id) == (first.id, second.id)
     assert f"/documents/frozen/{second.id}.pdf" in browser.get(f"/verify/{first.id}").text
@@ -275,8 +276,8 @@ def test_an_original_whose_weather_is_filled_in_after_it_was_amended_leaves_the_
     original = start(browser, permit, "erosion_control")
     assert submit(browser, original, notes="First version").status_code == 303
 
-    def amend(notes: str) -> Inspection:
-        response = browser.post(f"/inspections/{original.id}/amend")
+    def amend(notes: str, of: Inspection = original) -> Inspection:
+        response = browser.post(f"/inspections/{of.id}/amend")
         amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
         assert submit(browser, amendment, notes=notes).status_code == 303
         return amendment
@@ -287,7 +288,7 @@ def test_an_original_whose_weather_is_filled_in_after_it_was_amended_leaves_the_
     report.weather_status, report.temperature_c, report.precip_24h_mm, report.precip_hours = "complete", 18.5, 3.3, 24
     reseal_record(None, report)  # what the weather backfill does
     db.session.commit()
-    twice = amend("Corrected twice")
+    twice = amend("Corrected twice", of=once)  # a correction amends the latest version
     signed, first_fix, weather, second_fix = _documents("inspection_report")
     assert (first_fix.subject_id, weather.subject_id, second_fix.subject_id) == (once.id, original.id, twice.id)
     assert (first_fix.amends_id, weather.amends_id, second_fix.amends_id) == (signed.id, signed.id, first_fix.id)
