@@ -304,3 +304,55 @@ def test_every_page_of_each_sort_is_the_whole_list_sorted_then_cut(make, app):
                     break
                 shown += [(row.permit.number, row.obligation.subject) for row in board.rows]
             assert shown == [(number[r["permit_id"]], r["subject"]) for r in want], sort
+
+
+def test_the_inspector_filter_names_only_inspectors_who_work_in_the_agents_town(make, record, signed_in):
+    """The filter listed every inspector of the state: a Longmeadow agent read the names of people who work only
+    in Southborough (the permit list's filter never offered them: policy.people_to_choose)."""
+    here, elsewhere = make.user("inspector", name="Lena Longmeadow"), make.user("inspector", name="Sam Southborough")
+    started_permit(make, record, number="LM-1", inspectors=[here])
+    started_permit(make, record, town="southborough", number="SB-1", inspectors=[elsewhere])
+    client = signed_in(make.user("agent"))  # Longmeadow's
+    for page in ("/dashboard/", "/dashboard/map"):
+        text = client.get(page).text
+        assert "Lena Longmeadow" in text and "Sam Southborough" not in text, page
+    assert "Sam Southborough" in signed_in(make.user("admin", town=None)).get("/dashboard/").text
+
+
+def test_the_counts_above_the_list_follow_its_type_and_upcoming_window(make, record, signed_in):
+    """With a type chosen the list showed one overdue corrective action under a line saying "3 overdue", and
+    "upcoming" counted every later obligation whatever window was asked."""
+    permit = started_permit(make, record, number="LM-COUNT")
+    record.inspection(permit, at=record.ago(days=12))  # the weekly inspection: overdue
+    record.corrective_action(permit, found=record.ago(days=10))  # overdue
+    record.area(permit, "East", record.ago(days=40), ("activity_ceased", record.ago(days=9)))  # overdue
+    client = signed_in(make.user("agent"))
+
+    def said(query: str) -> str:
+        return re.search(r"Across \d+ permits?: [^.]+\.", _text(client.get(f"/dashboard/{query}").text)).group(0)
+
+    everything = said("")
+    assert re.search(r"(\d+) overdue", everything).group(1) != "1"
+    assert said("?kind=corrective_action").startswith("Across 1 permit: 1 overdue , 0 due,")
+    assert said("?kind=corrective_action").endswith("(Corrective action only).")
+    assert "upcoming within 1 days" in said("?upcoming=1&days=1")
+
+
+def test_query_keys_of_url_for_itself_are_filters_no_one_asked_for_not_a_crash(make, record, signed_in, app):
+    """The page and the map passed their query string whole to the links between them: `?endpoint=x` or
+    `?_method=POST` was a 500 for any agent following such a link."""
+    app.config["PROPAGATE_EXCEPTIONS"] = False  # as in production: a crash is a 500 page
+    permit = started_permit(make, record, number="LM-1")
+    record.corrective_action(permit, found=record.ago(days=10))
+    client = signed_in(make.user("agent"))
+    for page in ("/dashboard/", "/dashboard/map"):
+        for query in ("endpoint=x", "_method=POST", "_anchor=x&_external=1", "kind=corrective_action&endpoint=x"):
+            response = client.get(f"{page}?{query}")
+            assert response.status_code == 200, (page, query)
+            assert "_method" not in response.text and "endpoint=" not in response.text
+    page = client.get("/dashboard/?kind=corrective_action&upcoming=1&days=3").text
+    assert 'href="/dashboard/map?kind=corrective_action&amp;sort=late&amp;days=3&amp;upcoming=1"' in page
+
+
+def _text(page: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", page)).split())

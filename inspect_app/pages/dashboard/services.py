@@ -84,6 +84,13 @@ class Filters:
     sort: str = "late"
     page: int = 1
 
+    def query(self) -> dict[str, str | int]:
+        """The filters as a link's query string gives them (the page aside): what links between the list, its
+        pages and the map carry, never the raw query string, whose keys could be `url_for`'s own."""
+        values = {"town": self.town, "kind": self.kind, "inspector": self.inspector, "sort": self.sort,
+                  "days": self.days} | ({"upcoming": "1"} if self.upcoming else {})
+        return {key: value for key, value in values.items() if value != ""}
+
 
 def late_by(obligation: Obligation, now: dt.datetime) -> dt.timedelta | None:
     """How far past its deadline an open obligation is; negative while there is still time."""
@@ -275,17 +282,20 @@ def town_board(scope: Select, filters: Filters, now: dt.datetime, per_page: int 
     """The town dashboard: due and overdue obligations (and upcoming ones within `days`) of `scope`."""
     scope = scoped(scope, town=filters.town, inspector=filters.inspector)
     obligations_in_scope = _in_scope(_Ob.permit_id, scope)
-    shown = _Ob.due_or_overdue_at(now)
-    if filters.upcoming:
-        shown = shown | _upcoming_by(now + dt.timedelta(days=filters.days))
+    # The counts above the list follow its filters: the type shown, and the upcoming window when one is asked.
     if filters.kind:
-        shown = shown & (_Ob.kind == filters.kind)
-    overdue, due, total, matching = db.session.execute(
+        obligations_in_scope = obligations_in_scope & (_Ob.kind == filters.kind)
+    shown = _Ob.due_or_overdue_at(now)
+    upcoming = true()
+    if filters.upcoming:
+        upcoming = _upcoming_by(now + dt.timedelta(days=filters.days))
+        shown = shown | upcoming
+    overdue, due, later, matching = db.session.execute(
         select(func.count().filter(_Ob.overdue_at(now)), func.count().filter(_Ob.due_at_time(now)),
-               func.count(), func.count().filter(shown))
+               func.count().filter((_Ob.status_at(now) == "upcoming") & upcoming), func.count().filter(shown))
         .where(obligations_in_scope)
     ).one()
-    counts = Counter(overdue=overdue, due=due, upcoming=total - overdue - due)
+    counts = Counter(overdue=overdue, due=due, upcoming=later)
     pages = max(1, math.ceil(matching / per_page))
     page = min(max(1, filters.page), pages)
     shown = shown & _deadline_cutoff(obligations_in_scope & shown, filters.sort, page * per_page)

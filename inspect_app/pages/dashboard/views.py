@@ -7,7 +7,7 @@ from jinja2_fragments.flask import render_block
 from sqlalchemy import select
 
 from inspect_app.accounts.models import User
-from inspect_app.accounts.policy import allowed, permit_or_404, require, visible_permits
+from inspect_app.accounts.policy import allowed, people_to_choose, permit_or_404, require, visible_permits
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.pages.dashboard import exports, maps, services
 from inspect_app.pages.now import answer_for
@@ -81,7 +81,9 @@ def _towns() -> list[Jurisdiction]:
 
 
 def _inspectors() -> list[User]:
-    return list(db.session.scalars(select(User).where(User.role == "inspector").order_by(User.name)))
+    """The inspectors the filter offers: those the user may choose among (never those who work only in another
+    town: their names are not this town's to read)."""
+    return list(db.session.scalars(people_to_choose(current_user, "inspector")))
 
 
 @bp.get("/dashboard/my-day")
