@@ -117,11 +117,13 @@ def change_own_password(user: User, current: str, new: str) -> User:
 
 
 def set_enabled(actor, user: User, enabled: bool) -> User:
-    """Enable or disable an account; disabling ends every session and remember-me cookie at once."""
+    """Enable or disable an account; disabling ends every session and remember-me cookie at once, and the
+    calendar link (enabled again, the account's old link stays closed: the person makes a new one)."""
     before = audit.snapshot(user)
     user.is_enabled = enabled
     if not enabled:
         user.end_sessions()
+        user.calendar_key = None
     audit.record(actor, "user.enable" if enabled else "user.disable", user, before)
     return user
 

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
+from inspect_app.accounts.services import set_enabled
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 
@@ -183,7 +184,12 @@ def test_a_calendar_app_reads_the_inspectors_feed_through_the_secret_link(make, 
     new_link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
     new_path = new_link.split("://", 1)[1].split("/", 1)[1]
     assert client.get(f"/{new_path}").status_code == 200
-    inspector.is_enabled = False
+    admin = make.user("admin")
+    set_enabled(admin, inspector, False)
+    db.session.commit()
+    assert client.get(f"/{new_path}").status_code == 404
+    # Enabled again, the account's old link stays closed: a link someone kept while it was disabled opens nothing.
+    set_enabled(admin, inspector, True)
     db.session.commit()
     assert client.get(f"/{new_path}").status_code == 404
     assert client.get("/calendar/not-a-key.ics").status_code == 404
