@@ -54,7 +54,7 @@ OPENAPI: dict[str, Any] = {
                     "kind": {"type": "string", "enum": sorted(KINDS)},
                     "record_id": {"type": "string", "maxLength": 36},
                     "base_revision": {"type": ["integer", "null"], "minimum": 1},
-                    "device_time": {"type": "string", "format": "date-time"},
+                    "device_time": {"type": "string", "format": "date-time", "maxLength": 40},
                     "payload": {"oneOf": [_ref(f"payload:{kind}") for kind in sorted(KINDS)]},
                 },
             },

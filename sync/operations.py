@@ -122,11 +122,17 @@ class Context:
     # run on the same record counts them as its own (`_only_own_changes`).
     made: dict[tuple[str, str], set[int]] = field(default_factory=dict, compare=False)
 
-    def server_time(self, device_clock_time: dt.datetime) -> dt.datetime:
-        """A time read off the device clock, on the server's clock when the device's is far off."""
-        if abs(self.clock_offset) > CLOCK_TOLERANCE:
-            return device_clock_time + self.clock_offset
-        return device_clock_time
+    def server_time(self, device_clock_time: dt.datetime, field: str) -> dt.datetime:
+        """A time read off the device clock (the payload's `field`), on the server's clock when the device's is far
+        off; Rejected when the time so moved is not one the app takes (a sent time and a clock both far off)."""
+        if abs(self.clock_offset) <= CLOCK_TOLERANCE:
+            return device_clock_time
+        moved = device_clock_time + self.clock_offset
+        try:
+            return in_calendar(moved)
+        except ValueError as error:
+            raise Rejected({field: f"Moved by the device clock's error ({self.clock_offset}), this time is "
+                                   f"{moved.isoformat()}: {error} Set the device's date and time."}) from None
 
 
 class Payload(BaseModel):
@@ -186,7 +192,7 @@ def apply_area_status(ctx: Context, op: Op, payload: AreaStatus) -> tuple[str, d
     if op.base_revision != area.revision and not _only_own_changes(ctx, op, area.revision):
         return _conflict(ctx, op, area)
     try:
-        permits.change_area_status(ctx.user, area, payload.status, ctx.server_time(payload.at),
+        permits.change_area_status(ctx.user, area, payload.status, ctx.server_time(payload.at, "payload.at"),
                                    payload.note, payload.inspection_id, batched=True)
     except permits.PermitError as error:
         raise Rejected({f"payload.{error.field}": str(error)}) from None
@@ -266,7 +272,7 @@ def apply_inspection_submit(ctx: Context, op: Op, payload: InspectionSubmit) -> 
     for sha in [payload.signature_sha256] + [p.sha256 for p in payload.photos]:
         if sha and not _blob_here(ctx, sha):
             raise Waiting(blob=sha)
-    performed_at = ctx.server_time(payload.performed_at)
+    performed_at = ctx.server_time(payload.performed_at, "payload.performed_at")
     if inspection is None:
         inspection = inspections.start_inspection(ctx.user, permit, payload.type, payload.latitude,
                                                   payload.longitude, now=performed_at,
@@ -421,8 +427,9 @@ def apply_action_close(ctx: Context, op: Op, payload: ActionClose) -> tuple[str,
                                                     photo_id=evidence.id, corrective_action=action).id
         except (PhotoRejected, photos.PhotoRefused) as error:
             raise Rejected({"payload.evidence_photo.sha256": str(error)}) from None
+    completed_at = ctx.server_time(payload.completed_at, "payload.completed_at")
     try:
-        findings.close_out(ctx.user, action, ctx.server_time(payload.completed_at), payload.note, photo_id)
+        findings.close_out(ctx.user, action, completed_at, payload.note, photo_id)
     except findings.FindingError as error:
         name = "evidence_photo" if error.field == "evidence_photo_id" else error.field
         raise Rejected({f"payload.{name}": str(error)}) from None
@@ -521,7 +528,7 @@ def apply_notice_give(ctx: Context, op: Op, payload: NoticeGive) -> tuple[str, d
     # server's clock on arrival (the service's default), not the time it was written down offline.
     try:
         notice = inspections.give_notice(ctx.user, permit, payload.inspection_type,
-                                         ctx.server_time(payload.planned_for), payload.note,
+                                         ctx.server_time(payload.planned_for, "payload.planned_for"), payload.note,
                                          notice_id=op.record_id)
     except inspections.InspectionError as error:
         raise Rejected({f"payload.{error.field}": str(error)}) from None

@@ -57,6 +57,9 @@ CONFLICT_ENTITIES: dict[str, tuple[type, str]] = {
     "disturbed_areas": (DisturbedArea, "area.edit"),
     "corrective_actions": (CorrectiveAction, "action.close"),
 }
+# What the operations' rows hold: the device's time as sent (String(40)), its clock's offset in seconds (Integer).
+DEVICE_TIME_LENGTH = 40
+MAX_CLOCK_OFFSET_S = 2**31 - 1
 _OP_FIELDS = {"op_id", "kind", "record_id", "base_revision", "device_time", "payload"}
 # The years a time sent may be in (inspect_app.fields), in words.
 YEARS = f"between {FIRST_YEAR} and {LAST_YEAR}"
@@ -102,6 +105,9 @@ def parse_batch(body: bytes, now: dt.datetime) -> tuple[list[Op], dt.timedelta]:
         if sent_at is None:
             raise BatchError(400, f'"sent_at" must be an ISO 8601 time with its UTC offset, {YEARS}.')
         offset = now - sent_at
+        if abs(offset.total_seconds()) > MAX_CLOCK_OFFSET_S:  # stored as a 32-bit number of seconds
+            raise BatchError(400, '"sent_at" is more than 68 years from the server\'s clock: set the device\'s '
+                                  'date and time, then send again.')
     ops, problems, seen = [], [], set()
     for index, raw in enumerate(batch["ops"]):
         op, reasons = _parse_op(raw)
@@ -140,8 +146,10 @@ def _parse_op(raw: Any) -> tuple[Op | None, dict[str, str]]:
     base = raw.get("base_revision")
     if base is not None and (type(base) is not int or not 1 <= base <= MAX_REVISION):
         reasons["base_revision"] = f"Must be a whole number from 1 to {MAX_REVISION}, or null."
-    if "device_time" in raw and _aware_time(raw["device_time"]) is None:
-        reasons["device_time"] = f"Must be an ISO 8601 time with its UTC offset, {YEARS}."
+    if "device_time" in raw and (_aware_time(raw["device_time"]) is None
+                                 or len(raw["device_time"]) > DEVICE_TIME_LENGTH):
+        reasons["device_time"] = (f"Must be an ISO 8601 time with its UTC offset, {YEARS}, in at most "
+                                  f"{DEVICE_TIME_LENGTH} characters.")
     payload, model = raw.get("payload"), None
     if "payload" in raw and not isinstance(payload, dict):
         reasons["payload"] = "Must be a JSON object."

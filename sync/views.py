@@ -11,7 +11,7 @@ from typing import Any
 from flask import Blueprint, abort, current_app, g, jsonify, request, session as cookie_session
 from flask_login import current_user
 from flask_wtf.csrf import CSRFError, generate_csrf
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from werkzeug.exceptions import HTTPException
 
 from inspect_app.accounts.models import User
@@ -23,7 +23,7 @@ from inspect_app.blobs.uploads import UploadRefused
 from inspect_app.extensions import csrf, db
 from inspect_app.inputs import query_int
 from inspect_app.permits.models import Permit
-from inspect_app.types import utcnow
+from inspect_app.types import canonical_uuid, utcnow
 
 from sync import cli, services
 from sync.models import SyncConflict, SyncDevice, SyncOperation
@@ -112,7 +112,10 @@ def session():
 @bp.get("/ops/<op_id>")
 def operation(op_id: str):
     """The stored answer for one operation this user pushed."""
-    row = db.session.get(SyncOperation, op_id)
+    try:  # ids are compared in lower case (docs/sync.md), as a push compares them
+        row = db.session.get(SyncOperation, canonical_uuid(op_id))
+    except ValueError:
+        row = None
     if row is None or row.user_id != current_user.id:
         return _error(404, "No operation with that id from you.")
     return jsonify({"op_id": row.op_id, **row.result, "device_time": row.device_time,
@@ -203,10 +206,18 @@ def blob_complete(sha: str):
 def devices():
     """Device tokens and whose they are, of the users this admin manages (a town's admin: its own)."""
     _require_session("users.manage")
-    managed = managed_users(current_user).with_only_columns(User.id)
-    rows = db.session.scalars(select(SyncDevice).where(SyncDevice.user_id.in_(managed))
-                              .order_by(SyncDevice.created_at))
+    rows = db.session.scalars(select(SyncDevice).where(_stoppable_by(current_user)).order_by(SyncDevice.created_at))
     return jsonify({"devices": [_device(d) for d in rows]})
+
+
+def _stoppable_by(admin):
+    """SQL: the device tokens `admin` may list and revoke: those of the users it manages, and those that reach
+    only its town (docs/sync.md: a town admin's token), whoever holds them. An engineer put on another
+    town's permit since is no longer this town's to manage, but a lost tablet whose token still works here
+    must be stoppable here."""
+    managed = SyncDevice.user_id.in_(managed_users(admin).with_only_columns(User.id))
+    town = admin.jurisdiction_id
+    return or_(managed, SyncDevice.jurisdiction_id == town) if town else managed
 
 
 @bp.post("/devices")
@@ -229,8 +240,8 @@ def create_device():
 def revoke_device(device_id: str):
     """Stop a device token from working (admins, of the users they manage)."""
     _require_session("users.manage")
-    device = db.get_or_404(SyncDevice, device_id)
-    if not manages(current_user, db.session.get(User, device.user_id)):
+    device = db.session.scalar(select(SyncDevice).where(SyncDevice.id == device_id, _stoppable_by(current_user)))
+    if device is None:
         abort(404)
     services.revoke_device(current_user, device)
     db.session.commit()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 from sqlalchemy import func, select
 
@@ -164,3 +165,63 @@ def test_a_device_request_that_is_not_a_json_object_is_refused_in_words(app, sig
         answer = admin.client.post("/sync/devices", json=body, headers={"X-CSRFToken": admin.token})
         assert answer.status_code == 422 and "JSON object" in answer.json["error"], (body, answer.status_code)
     assert db.session.scalar(select(func.count()).select_from(SyncDevice)) == 0
+
+
+def test_a_town_admin_stops_a_token_it_made_after_its_engineer_also_works_in_another_town(client, signed_in, make):
+    """The tablet is lost. Its token reaches only Longmeadow's permits (the town admin made it), but its
+    engineer was put on a Southborough permit since, so Longmeadow's admin no longer manages the account: the
+    token was not listed, revoking it was a 404, and it went on reading and writing Longmeadow's permits."""
+    engineer = make.user("inspector")
+    area = make.permit("longmeadow", inspectors=[engineer], areas=["Pad"]).areas[0]
+    admin = signed_in(make.user("admin", town="longmeadow"))
+    made = admin.client.post("/sync/devices", json={"email": engineer.email, "name": "tablet 3"},
+                             headers={"X-CSRFToken": admin.token})
+    token, device_id = made.json["token"], made.json["id"]
+    make.permit("southborough", inspectors=[engineer])
+    assert device_id in {d["id"] for d in admin.get("/sync/devices").json["devices"]}
+    revoked = admin.client.post(f"/sync/devices/{device_id}/revoke", headers={"X-CSRFToken": admin.token})
+    assert revoked.status_code == 200 and revoked.json["revoked_at"] is not None
+    assert client.post("/sync/push", json={"ops": [area_op(area)]}, headers=bearer(token)).status_code == 401
+    # Southborough's admin neither sees nor stops a token that reaches only Longmeadow.
+    other = signed_in(make.user("admin", town="southborough"))
+    assert device_id not in {d["id"] for d in other.get("/sync/devices").json["devices"]}
+    assert other.client.post(f"/sync/devices/{device_id}/revoke",
+                             headers={"X-CSRFToken": other.token}).status_code == 404
+
+
+def test_an_operation_sent_with_its_id_in_upper_case_is_found_by_it(client, make, device_token):
+    """docs/sync.md: ids are compared in lower case. A push did (its resend is a duplicate); asking for the
+    operation's answer with the id as sent was "No operation with that id from you"."""
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    token = device_token(inspector)
+    op = area_op(area) | {"op_id": str(uuid.uuid4()).upper()}
+    assert client.post("/sync/push", json={"ops": [op]}, headers=bearer(token)).json["results"][0]["status"] == \
+        "applied"
+    asked = client.get(f"/sync/ops/{op['op_id']}", headers=bearer(token))
+    assert asked.status_code == 200 and asked.json["status"] == "applied"
+    assert client.get("/sync/ops/not-an-id", headers=bearer(token)).status_code == 404
+
+
+def test_a_device_clock_far_off_is_answered_in_words_and_changes_nothing(client, make, device_token):
+    """Three pushes were 500s on PostgreSQL, each sent again for ever by the device: a device time of 42
+    characters (an offset with seconds: the column holds 40); a clock more than 68 years off (its offset in
+    seconds is a 32-bit number); and a time that, moved by the clock's error, fell outside the years the app
+    takes (a report submitted as made in 1868)."""
+    inspector = make.user("inspector")
+    area = make.permit(inspectors=[inspector], areas=["Pad"]).areas[0]
+    token = device_token(inspector)
+    long_time = area_op(area) | {"device_time": "2026-06-03T13:58:00.123456+00:00:00.123456"}
+    answer = client.post("/sync/push", json={"ops": [long_time]}, headers=bearer(token))
+    assert answer.status_code == 422 and "at most 40 characters" in answer.json["problems"][0]["reasons"]["device_time"]
+    answer = client.post("/sync/push", json={"sent_at": "2100-01-01T00:00:00+00:00", "ops": [area_op(area)]},
+                         headers=bearer(token))
+    assert answer.status_code == 400 and "more than 68 years" in answer.json["error"]
+    moved = new_op("area.status", area.id, {"status": "activity_ceased", "at": "1901-01-02T00:00:00+00:00"}, 1)
+    answer = client.post("/sync/push", json={"sent_at": "2060-01-01T00:00:00+00:00", "ops": [moved]},
+                         headers=bearer(token))
+    assert answer.status_code == 200
+    result = answer.json["results"][0]
+    assert result["status"] == "rejected" and "Set the device's date and time" in result["reasons"]["payload.at"]
+    db.session.expire_all()
+    assert db.session.get(DisturbedArea, area.id).revision == 1
