@@ -43,3 +43,17 @@ def _sqlite_foreign_keys(dbapi_connection, connection_record) -> None:
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=10000")
         cursor.close()
+
+
+def begin_write() -> None:
+    """Open the write transaction now; on SQLite with its write lock taken up front (BEGIN IMMEDIATE).
+
+    pysqlite opens a transaction lazily, at the first INSERT: a SAVEPOINT before that would open (and
+    its RELEASE commit) a transaction of its own, and a check read before it sees the database without another
+    writer's change that is about to commit. Taking the lock at once also means a transaction never has to
+    upgrade a read snapshot that another writer has moved past (which SQLite refuses, busy timeout or not).
+    Already writing, it holds the lock. PostgreSQL: nothing (its row locks are taken where they are needed).
+    """
+    connection = db.session.connection()
+    if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -31,7 +31,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.blobs.store import BlobStore
 from inspect_app.blobs.uploads import UPLOAD_TYPES, UploadRefused, upload_type
 from inspect_app import inputs
-from inspect_app.extensions import db
+from inspect_app.extensions import begin_write, db
 from inspect_app.fields import FIRST_YEAR, LAST_YEAR, in_calendar
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, InspectionNotice, PunchListItem
 from inspect_app.inspections import weather
@@ -209,7 +209,7 @@ def push(user, device_id: str | None, ops: list[Op], clock_offset: dt.timedelta)
 def _push_transaction(ctx: Context, chunk: list[Op], stored: dict[str, Any], first: bool,
                       last: bool) -> list[dict[str, Any]]:
     """The answers to one transaction's operations, applied in order (the caller commits)."""
-    _begin_write()
+    begin_write()
     ctx.locked.clear()  # a new transaction: nothing is locked yet
     if first:
         _retry_waiting(user_id=ctx.user.id)  # what they waited for may have come since
@@ -247,18 +247,6 @@ def _prefetch(ctx: Context, ops: list[Op]) -> None:
         mine = [op for op in ops if op.kind == name]
         if mine and kind.prefetch is not None:
             kind.prefetch(ctx, mine)
-
-
-def _begin_write() -> None:
-    """Open the write transaction now; on SQLite with its write lock taken up front (BEGIN IMMEDIATE).
-
-    pysqlite opens a transaction lazily, at the first INSERT: a SAVEPOINT before that would open (and
-    its RELEASE commit) a transaction of its own. Taking the lock at once also means a batch never has to
-    upgrade a read snapshot that another writer has moved past (which SQLite refuses, busy timeout or not).
-    """
-    connection = db.session.connection()
-    if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 # Built once: the statements run for every operation pushed, so they are compiled once (cached) too.
@@ -532,7 +520,7 @@ def _retry_waiting(user_id: str | None = None, blob: str | None = None) -> int:
 
 def retry_waiting(user_id: str | None = None, blob: str | None = None) -> int:
     """Retry waiting operations (one user's, or those waiting for a blob) in one transaction."""
-    _begin_write()
+    begin_write()
     try:
         settled = _retry_waiting(user_id=user_id, blob=blob)
         db.session.commit()

@@ -305,10 +305,23 @@ def correction_of(inspection: Inspection) -> Inspection | None:
         Inspection.submitted_at.desc(), Inspection.id).limit(1)).first()
 
 
-def correction_words(correction: Inspection) -> str:
-    """Why a report that has been corrected is not corrected again: who corrected it, when, and what to do."""
-    return (f"{correction.signer_name or 'Someone'} submitted a correction of this report on "
-            f"{local_time(correction.submitted_at)}: amend the latest version, not this one.")
+def latest_version(inspection: Inspection) -> Inspection:
+    """The end of `inspection`'s line of corrections: itself while no correction of it is signed."""
+    seen = {inspection.id}
+    while (correction := correction_of(inspection)) is not None and correction.id not in seen:
+        inspection = correction
+        seen.add(inspection.id)
+    return inspection
+
+
+def correction_words(correction: Inspection, latest: Inspection) -> str:
+    """Who corrected a report and when, and when the latest version of its line was signed if that is a later
+    one: the first words of why a corrected report is not corrected again (`latest_version`)."""
+    since = "" if latest.id == correction.id else (
+        f" (corrected again since: the latest version was signed on {local_time(latest.submitted_at)} by "
+        f"{latest.signer_name or 'someone'})")
+    return (f"{correction.signer_name or 'Someone'} submitted a correction of the report on "
+            f"{local_time(correction.submitted_at)}{since}")
 
 
 def sees_report(user, inspection: Inspection) -> bool:

@@ -19,7 +19,7 @@ from sqlalchemy import or_, select
 from inspect_app import inspection_types
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.extensions import db
+from inspect_app.extensions import begin_write, db
 from inspect_app.inspections.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
@@ -28,8 +28,8 @@ from inspect_app.inspections import checks, weather
 from inspect_app.inspections.canonical import certification_statement, record_hash
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before, correction_of,
-    correction_words, matching_notice, not_offered, open_punch_items, pipe_runs, schedule_in_force, storm_to_answer,
-    storms_of, type_of, underground_structures, videos_of, weather_pending,
+    correction_words, latest_version, matching_notice, not_offered, open_punch_items, pipe_runs, schedule_in_force,
+    storm_to_answer, storms_of, type_of, underground_structures, videos_of, weather_pending,
 )
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Permit
@@ -690,7 +690,6 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     ReportIncomplete (with every missing field) if anything required is missing; the caller rolls back.
     """
     ensure_draft(inspection)
-    _lock_the_corrected(inspection)
     looked_up = _look_up_weather(inspection) if fetch_weather else None  # before anything is written
     before = audit.snapshot(inspection)
     _retime_actions(actor, inspection, data)
@@ -734,28 +733,24 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
 
 
 
-def _lock_the_corrected(amendment: Inspection) -> None:
-    """Before an amendment is signed, and before anything is written: lock the report it corrects until the
-    transaction ends, so that of two corrections of it signed at once the second waits, then sees the first
-    (`_corrected_meanwhile`). FOR NO KEY UPDATE: the rows that refer to the report (read-only locks of their
-    foreign keys) do not wait for it, nor it for them. SQLite writes one transaction at a time anyway."""
-    if amendment.amends_id is not None:
-        db.session.execute(select(Inspection.id).where(Inspection.id == amendment.amends_id)
-                           .with_for_update(key_share=True))
-
-
 def _corrected_meanwhile(amendment: Inspection) -> str | None:
-    """Why `amendment` cannot be signed: the report it corrects was corrected by someone else since it was begun
+    """Why `amendment` cannot be signed: the report it corrects was corrected by someone else meanwhile
     (docs/record-integrity.md: "a new version amends the one before"; two corrections of one report, each
-    signed, would be two versions of it)."""
+    signed, would be two versions of it).
+
+    The check holds until the transaction ends: the report it corrects is locked first (PostgreSQL: FOR NO KEY
+    UPDATE, which the rows referring to it do not wait for; SQLite: the database's write lock), so of two
+    corrections signed at once the second waits, then sees the first."""
     if amendment.amends_id is None:
         return None
+    begin_write()
+    db.session.execute(select(Inspection.id).where(Inspection.id == amendment.amends_id)
+                       .with_for_update(key_share=True))
     correction = correction_of(db.session.get(Inspection, amendment.amends_id))
     if correction is None or correction.id == amendment.id:
         return None
-    return (f"{correction.signer_name or 'Someone'} submitted a correction of this report on "
-            f"{local_time(correction.submitted_at)}, after this one was begun. This draft stays as it is: discard "
-            "it, then amend the latest version.")
+    return (f"{correction_words(correction, latest_version(correction))}. This draft stays as it is: discard it, "
+            "then amend the latest version.")
 
 
 def _stabilization_findings(actor, inspection: Inspection, profile: Profile) -> list[Finding]:
@@ -916,7 +911,8 @@ def amend(actor, original: Inspection) -> Inspection:
         raise InspectionError("amends_id", "Only a submitted report can be amended; edit the draft instead.")
     correction = correction_of(original)
     if correction is not None:
-        raise InspectionError("amends_id", correction_words(correction))
+        words = correction_words(correction, latest_version(correction))
+        raise InspectionError("amends_id", f"{words}: amend the latest version, not this one.")
     open_already = db.session.scalars(
         select(Inspection).where(Inspection.amends_id == original.id, Inspection.status == "draft",
                                  Inspection.created_by_id == actor.id).order_by(Inspection.id).limit(1)).first()

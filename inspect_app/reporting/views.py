@@ -130,6 +130,11 @@ def _render_page(inspection: Inspection, values: services.ReportInput | None, er
         "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],
         "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_seen_by(current_user, inspection),
         "amended_by_another": queries.amended_by_another(inspection),
+        # A corrected report is amended through the latest version of its line of corrections, never again.
+        "latest": queries.latest_version(inspection) if inspection.is_submitted else inspection,
+        # A draft correction of a report someone else corrected meanwhile cannot be signed: said before it is filled.
+        "corrected_meanwhile": (queries.correction_of(inspection.amends) if inspection.amends_id
+                                and not inspection.is_submitted else None),
         "statement": inspection.certification_statement or canonical.certification_statement(profile, kind),
         "storm_choices": [(s.id, wording.storm_words(queries.storm_record(s), zone)) for s in storms],
         "new_record": new_record, "local_tz": LOCAL_TZ.key, "wording": wording, "zone": zone,
@@ -341,9 +346,9 @@ def amend(inspection_id: str):
         correction = queries.correction_of(original)
         if correction is None:
             return locked(original, str(error))
-        # Corrected already (by someone else, or on another device): the way on is its latest version.
+        # Corrected already (by someone else, or on another device): the way on is the line's latest version.
         return render_template("inspections/locked.html", inspection=original, message=str(error),
-                               correction=correction), 409
+                               latest=queries.latest_version(correction)), 409
     location = url_for("inspections.detail", inspection_id=amendment.id)
     db.session.commit()
     return redirect(location, code=303)

@@ -175,7 +175,7 @@ def test_a_report_is_corrected_along_one_line_the_second_correction_begun_meanwh
     refused = submit(dana_browser, danas, notes="Dana's correction")
     assert refused.status_code == 422
     words = _plain(refused.text)
-    assert "Casey Cole submitted a correction of this report" in words
+    assert "Casey Cole submitted a correction of the report" in words
     assert "amend the latest version" in words
     db.session.expire_all()
     assert db.session.get(Inspection, danas.id).status == "draft"
@@ -189,12 +189,14 @@ def test_a_report_is_corrected_along_one_line_the_second_correction_begun_meanwh
     assert f'href="/inspections/{caseys.id}"' in page.text
     refused = dana_browser.post(f"/inspections/{original.id}/amend")
     assert refused.status_code == 409
-    assert "Casey Cole submitted a correction of this report" in _plain(refused.text)
+    assert "Casey Cole submitted a correction of the report" in _plain(refused.text)
     assert f'href="/inspections/{caseys.id}"' in refused.text
     db.session.expire_all()
-    assert db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id)).all() == [
-        db.session.get(Inspection, i) for i in sorted((danas.id, caseys.id),
-                                                      key=lambda i: db.session.get(Inspection, i).created_at)]
+    assert {i.id for i in db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id))} == {
+        danas.id, caseys.id}  # the refusal made nothing
+    # Dana's draft says, before she fills anything more in, that it cannot be signed.
+    warned = _plain(dana_browser.get(f"/inspections/{danas.id}").text)
+    assert "This draft cannot be signed: Casey Cole submitted a correction of that report" in warned
     latest = _amend(dana_browser, db.session.get(Inspection, caseys.id))
     assert latest.amends_id == caseys.id and latest.notes == "Silt fence repaired on the east side"
     assert submit(dana_browser, latest, notes="Silt fence and inlet protection repaired").status_code == 303
@@ -211,6 +213,9 @@ def test_two_corrections_of_one_report_signed_at_the_same_moment_leave_one_stand
     posts = [(browser, f"/inspections/{draft.id}/submit",
               filled(browser.get(f"/inspections/{draft.id}").text, notes="Corrected"))
              for browser, draft in drafts]
+    # Each draft saved as it will be signed (autosave did): Sign then writes nothing before its check.
+    for browser, url, form in posts:
+        assert browser.post(url.removesuffix("/submit"), form).status_code == 303
     db.session.remove()  # the test's own session holds no read on the reports while the two sign
     gate, answers = threading.Barrier(2), [None, None]
 
@@ -226,6 +231,23 @@ def test_two_corrections_of_one_report_signed_at_the_same_moment_leave_one_stand
         thread.join(timeout=60)
     assert sorted(a.status_code for a in answers) == [303, 422]
     refused = next(a for a in answers if a.status_code == 422)
-    assert "submitted a correction of this report" in _plain(refused.text)
+    assert "submitted a correction of the report" in _plain(refused.text)
     assert len(db.session.scalars(select(Inspection).where(Inspection.amends_id == original.id,
                                                            Inspection.status == "submitted")).all()) == 1
+
+
+def test_a_report_corrected_twice_sends_whoever_would_amend_it_to_the_latest_version(app, make):
+    """A → B → C: A's page and its refusal linked to B, itself corrected, whose Amend is refused too."""
+    permit, dana_browser, _, casey_browser, _ = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original).status_code == 303
+    once = _amend(casey_browser, original)
+    assert submit(casey_browser, once, notes="Corrected once").status_code == 303
+    twice = _amend(dana_browser, once)
+    assert submit(dana_browser, twice, notes="Corrected twice").status_code == 303
+    page = dana_browser.get(f"/inspections/{original.id}").text
+    assert re.search(rf'id="corrected">This report has been corrected: <a href="/inspections/{twice.id}">', page)
+    refused = casey_browser.post(f"/inspections/{original.id}/amend")
+    assert refused.status_code == 409 and f'id="latest-version" href="/inspections/{twice.id}"' in refused.text
+    assert "corrected again since: the latest version was signed on" in _plain(refused.text)
+    assert _amend(casey_browser, db.session.get(Inspection, twice.id)).amends_id == twice.id
