@@ -60,10 +60,13 @@ class TypeSpec:
     # §380-14 E: a violation found on its submitted report is a failure to maintain; the town's agent may issue
     # the notice to correct it (certifications), citing the report's findings, and the cure period runs.
     feeds_notice_to_correct: bool = False
+    # §380-16 C(4)(a): "Initial Site Inspection: prior to approval of any plan": made before its permit is issued.
+    # Every other type is made under the permit, so a report of it dated before the issue date is refused.
+    before_approval: bool = False
 
 
 TYPES: dict[str, TypeSpec] = {spec.key: spec for spec in (
-    TypeSpec("initial", part="site_conditions"),
+    TypeSpec("initial", part="site_conditions", before_approval=True),
     TypeSpec("erosion_control", part="controls", lists_other_controls=True, finds_overdue_stabilization=True,
              finds_missed_pre_bury=True, answers_storms=True,
              meets=("pre_construction", "inspection", "storm_inspection")),

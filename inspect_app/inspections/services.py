@@ -499,6 +499,10 @@ def submission_problems(inspection: Inspection, data: ReportInput, *, observed_w
     profile = profile_of(inspection.permit)
     if inspection.performed_at > utcnow() + dt.timedelta(minutes=5):
         problems["performed_at"] = "The inspection date and time cannot be in the future."
+    elif _before_the_permit(inspection):
+        problems["performed_at"] = (
+            f"The inspection cannot be before the permit was issued ({inspection.permit.issued_on:%b %-d, %Y}): "
+            "check the date, and the device's clock.")
     if inspection.evaluation not in EVALUATIONS:
         problems["evaluation"] = "(g) Evaluation is required: in compliance, or violations."
     elif inspection.evaluation == "violations" and not (inspection.corrective_steps or "").strip():
@@ -521,6 +525,19 @@ def submission_problems(inspection: Inspection, data: ReportInput, *, observed_w
     if type_of(inspection).permittee_signs:
         problems |= _permittee_signature_problems(inspection, data)
     return problems
+
+
+@implements("§380-16 C(4)(a)")
+def _before_the_permit(inspection: Inspection) -> bool:
+    """Whether the report is dated before its permit was issued, on the town's calendar: no inspection under a
+    permit is made before it exists (a tablet whose clock went back to 1970 dated its reports so), but the
+    initial site inspection, which §380-16 C(4)(a) puts "prior to approval of any plan" (`before_approval`)."""
+    issued = inspection.permit.issued_on
+    if issued is None or inspection_types.spec(inspection.type).before_approval:
+        return False
+    if inspection.amends is not None and inspection.amends.performed_at == inspection.performed_at:
+        return False  # a correction keeps the time of the report it corrects, whatever was taken then
+    return calendar.local_date(inspection.performed_at, calendar.zone(profile_of(inspection.permit).timezone)) < issued
 
 
 def _permittee_signature_problems(inspection: Inspection, data: ReportInput) -> dict[str, str]:

@@ -55,7 +55,7 @@ def test_the_new_report_form_is_the_report_form_and_keeps_nothing(make, signed_i
 def test_a_device_id_creates_and_submits_the_report(make, signed_in):
     permit, client, page, made = started_on_a_device(make, signed_in)
 
-    answer = client.post(f"/inspections/{made}/submit", filled(page, performed_at="2026-03-02T09:30"))
+    answer = client.post(f"/inspections/{made}/submit", filled(page, performed_at="2026-06-02T09:30"))
 
     assert answer.status_code == 303, answer.text
     db.session.expire_all()
@@ -118,7 +118,7 @@ def test_findings_photos_and_controls_typed_as_parts_of_the_form_come_with_the_r
     page, _ = new_form(client, permit)
     made, finding, control = str(uuid.uuid4()), str(uuid.uuid4()), str(uuid.uuid4())
     site_photo, finding_photo = jpeg(1), jpeg(2)
-    form = filled(page, evaluation="violations", corrective_steps="Reset it", performed_at="2026-03-02T09:30")
+    form = filled(page, evaluation="violations", corrective_steps="Reset it", performed_at="2026-06-02T09:30")
     form |= {f"finding-new-{finding}-description": "Silt fence down", f"finding-new-{finding}-severity": "major",
              f"finding-new-{finding}-is_violation": "y", f"action-new-{finding}-kind": "routine_maintenance",
              f"action-new-{finding}-description": "Reset the fence", f"action-new-{finding}-owner_name": "Contractor",

@@ -52,7 +52,8 @@ def station(app, station_server, tmp_path) -> Iterator[FakeMeteostat]:
 def draft(make, signed_in, station):
     """A started erosion-control draft of a permit at SITE, and the inspector's client."""
     inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], latitude=SITE[0], longitude=SITE[1])
+    # Issued before the inspection of the station's recorded day (PERFORMED_LOCAL), as a permit is.
+    permit = make.permit(inspectors=[inspector], latitude=SITE[0], longitude=SITE[1], issued_on=dt.date(2024, 6, 3))
     client = signed_in(inspector)
     inspection = start(client, permit, "erosion_control")
     return SimpleNamespace(client=client, inspection=inspection, permit=permit)

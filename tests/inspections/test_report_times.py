@@ -92,3 +92,28 @@ def test_a_notice_planned_in_the_skipped_hour_is_refused_beside_its_field(make, 
     assert answer.status_code == 422
     assert "There was no 2:15 AM on Mar 14, 2027: the clocks went forward at 2:00 AM." in answer.text
     assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 0
+
+
+def test_a_report_dated_before_its_permit_was_issued_is_refused_but_the_initial_site_inspection(make, signed_in):
+    """A tablet whose clock fell back to 1970 while offline dated its reports so, and they were signed as the
+    record: an inspection under a permit dated before the permit was issued. The initial site inspection alone
+    comes first: §380-16 C(4)(a) "Initial Site Inspection: prior to approval of any plan"."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Pad"], issued_on=dt.date(2026, 6, 1))
+    client = signed_in(inspector)
+    report = start(client, permit, "erosion_control")
+    page = client.get(f"/inspections/{report.id}").text
+    for when in ("1970-01-01T09:30", "2026-05-31T16:00"):
+        refused = client.post(f"/inspections/{report.id}/submit", filled(page, performed_at=when))
+        assert refused.status_code == 422
+        assert error_beside(refused.text, "performed_at") == (
+            "The inspection cannot be before the permit was issued (Jun 1, 2026): check the date, and the "
+            "device's clock.")
+    db.session.expire_all()
+    assert db.session.get(Inspection, report.id).status == "draft"
+    signed = client.post(f"/inspections/{report.id}/submit", filled(page, performed_at="2026-06-01T08:00"))
+    assert signed.status_code == 303
+    initial = start(client, permit, "initial")
+    page = client.get(f"/inspections/{initial.id}").text
+    assert client.post(f"/inspections/{initial.id}/submit", filled(page, performed_at="2026-05-20T10:00")
+                       ).status_code == 303

@@ -69,7 +69,7 @@ def test_a_photo_taken_on_an_item_is_shown_under_that_item_on_the_report_and_in_
     on_item, of_site = jpeg(11), jpeg(12)
     made = str(uuid.uuid4())
     answer = browser.post(f"/inspections/{made}/submit", {
-        **filled(page, performed_at="2026-03-02T09:30"),
+        **filled(page, performed_at="2026-06-02T09:30"),
         field: (io.BytesIO(on_item), "fence.jpg"), "photos": (io.BytesIO(of_site), "site.jpg"),
         "photos_caption": json.dumps({sha256(on_item): "Silt fence sagging at the NE corner",
                                       sha256(of_site): "Stockpile by the gate"})},
@@ -134,7 +134,7 @@ def test_a_caption_too_long_or_unreadable_is_refused_with_its_reason_and_nothing
     captions = json.dumps({sha256(photo): caption}) if caption.startswith("x") else caption
     made = str(uuid.uuid4())
     answer = browser.post(f"/inspections/{made}/submit", {
-        **filled(page, performed_at="2026-03-02T09:30"), field: (io.BytesIO(photo), "fence.jpg"),
+        **filled(page, performed_at="2026-06-02T09:30"), field: (io.BytesIO(photo), "fence.jpg"),
         "photos_caption": captions}, content_type="multipart/form-data")
     assert answer.status_code == 422
     message = error_beside(answer.text, "new-parts")
@@ -150,7 +150,7 @@ def test_a_refused_report_keeps_the_item_photos_already_uploaded_and_their_capti
     captions = json.dumps({digest: "Inlet protection torn"})
     made = str(uuid.uuid4())
     refused = browser.post(f"/inspections/{made}/submit", {
-        **filled(page, performed_at="2026-03-02T09:30", evaluation=None, signature=None),
+        **filled(page, performed_at="2026-06-02T09:30", evaluation=None, signature=None),
         f"{field}_sha256": digest, "photos_caption": captions})
     assert refused.status_code == 422
     assert _photos(permit) == []
@@ -158,7 +158,7 @@ def test_a_refused_report_keeps_the_item_photos_already_uploaded_and_their_capti
     again = report_form(refused.text)[0]
     assert again[f"{field}_sha256"] == digest and json.loads(again["photos_caption"]) == json.loads(captions)
     answer = browser.post(f"/inspections/{made}/submit", {
-        **filled(refused.text, performed_at="2026-03-02T09:30")})
+        **filled(refused.text, performed_at="2026-06-02T09:30")})
     assert answer.status_code == 303, answer.text
     [stored] = _photos(permit)
     assert (stored.original_sha256, stored.caption) == (digest, "Inlet protection torn")

@@ -31,7 +31,7 @@ def _new_report(make, signed_in):
     permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
     browser = signed_in(inspector)
     page = browser.client.get(f"/permits/{permit.id}/inspections/new/erosion_control").text
-    form = filled(page, evaluation="compliant", performed_at="2026-03-02T09:30")
+    form = filled(page, evaluation="compliant", performed_at="2026-06-02T09:30")
     return browser, permit, form
 
 
