@@ -35,8 +35,11 @@ CitationPurpose = Literal[
 
 @lru_cache(maxsize=256)
 def short_citation(text: str) -> str:
-    """The section a profile's citation names, without its explanation ("§380-10 K: the project...")."""
-    return text.split(": ", 1)[0].strip()
+    """The section a profile's citation names, without its explanation ("§380-10 K: the project..."). An
+    explanation that begins inside parentheses ("§7.5 (Entry: the Commission may enter...)") leaves them closed:
+    "§7.5 (Entry)", not "§7.5 (Entry"."""
+    short = text.split(": ", 1)[0].strip()
+    return short + ")" * max(short.count("(") - short.count(")"), 0)
 
 
 class Strict(BaseModel):
@@ -407,6 +410,11 @@ class Profile(Strict):
     surety: SuretyRule | None = None
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()
+    # Whether a final inspection that finds the system not complying issues, by itself, the written notice of
+    # violation and a stop-work order (Longmeadow §380-16 C(4)(e)[5]: "A stop-work order shall be issued").
+    # False where the town's text says no such thing (Southborough, the CGP): the report, sent to the authority,
+    # records the violations, and the authority's agent decides what order to issue.
+    failed_final_stops_work: bool = False
     # What the signer certifies the inspection was performed under, in the report's statement.
     inspection_program: str = Field(default="the town's stormwater rules and regulations", min_length=1)
     # The town's clause for wording the documents use, by purpose ("report_contents", "final_storm",

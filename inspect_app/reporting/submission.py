@@ -108,7 +108,8 @@ def submit_report(actor, inspection: Inspection, data: ReportInput, parts: Repor
     record_parts(actor, inspection, parts, data)
     inspections.submit(actor, inspection, data, fetch_weather=fetch_weather,
                        observed_weather_asked=observed_weather_asked)
-    if inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations":
+    if (inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations"
+            and profile_of(inspection.permit).failed_final_stops_work):
         _enforce_failed_final(actor, inspection)
     notification.send_report(inspection)
     return inspection

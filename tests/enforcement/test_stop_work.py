@@ -15,7 +15,7 @@ from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement import services
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.inspections.models import CorrectiveAction
+from inspect_app.inspections.models import CorrectiveAction, Inspection
 from inspect_app.mail.models import OutboundEmail
 from inspect_app.permits import services as permits
 from inspect_app.types import LOCAL_TZ, utcnow
@@ -381,9 +381,13 @@ def test_an_order_after_the_final_inspection_rests_on_380_16_c4e5(site, make, si
     assert "C(4)(f)[2]" not in text
 
 
-def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(make, signed_in):
+def test_a_southborough_failed_final_leaves_the_order_to_the_commission_which_cites_its_enforcement_section(
+        make, signed_in):
     """Southborough §6.0: "The Conservation Commission shall administer, implement and enforce these
-    Regulations"; §5.0 only defines a stop work order. A failed final through the app: the notice and the order."""
+    Regulations"; §5.0 only defines a stop work order, and no clause issues one on a failed final by itself
+    (Longmeadow's §380-16 C(4)(e)[5] does). A failed final made the applicant's engineer issue a stop-work order
+    there, "as the Town of Southborough ... Regulations requires (§6.0)". Now the report records the violation
+    and goes to the Commission; the order its agent issues on it cites §6.0."""
     engineer, agent = make.user("inspector"), make.user("agent", town="southborough")
     permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
     client = signed_in(engineer)
@@ -392,12 +396,14 @@ def test_a_southborough_order_cites_its_enforcement_section_not_its_definitions(
                              is_violation="y").status_code == 303
     assert submit(client, final, evaluation="violations",
                   corrective_steps="Rebuild the rain garden to the approved grades.").status_code == 303
-    order = _order(permit)
-    assert order is not None and order.inspection_id == final.id
-    assert "(§6.0)" in order.notices[0].text and "§380" not in order.notices[0].text
+    assert _order(permit) is None
+    assert db.session.scalar(select(func.count()).select_from(NoticeOfViolation)) == 0
+    order = services.issue_stop_work(agent, permit, "Rain garden RG-1 not as approved.",
+                                     inspection=db.session.get(Inspection, final.id))
+    db.session.commit()
     text = _pdf_text(signed_in(agent), order)
-    assert "Under §6.0 of the Town of Southborough" in text
-    assert "§5.0" not in text and "§380" not in text
+    assert "Under §6.0 of the Town of Southborough" in text and "Issued by" in text
+    assert "§5.0" not in text and "§380" not in text and "on the final inspection that found" not in text
 
 
 def test_the_lift_form_says_what_the_server_holds_the_order_to(site, make, signed_in):

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from inspect_app.profiles import INSPECTION_TYPE_KEYS, load_profiles
+from inspect_app.profiles.schema import short_citation
 from inspect_app.rules.calendar import holidays_of, is_business_day
 
 
@@ -171,3 +172,18 @@ def test_stabilization_numbers_are_the_cgp_with_longmeadow_stricter(profiles):
     # Southborough's text is silent: no town limit, and no Longmeadow section in its citation.
     assert profiles["southborough"].stabilization.days is None
     assert "380" not in profiles["southborough"].stabilization.citation
+
+
+def test_southborough_citations_shortened_for_pages_and_mail_keep_their_parentheses_closed(profiles):
+    """Pages, mail and obligations print a rule's short citation. Southborough's explain their section inside
+    parentheses ("§7.5 (Entry: the Commission or its agent may enter...)"), and the short form was cut there:
+    "§7.5 (Entry, town policy" in the certificate's email and on the permit page."""
+    town = profiles["southborough"]
+    assert town.cure_period.cited(short_citation(town.cure_period.citation)) == (
+        "Town text silent on a cure period (§6.3), town policy")
+    assert short_citation(town.inspection_type("periodic").citation) == "§5.0 (Environmental Site Monitor)"
+    assert short_citation(town.om_certification.citation) == "Town text silent on an interval (§7.6 d)(6)"
+    for profile in profiles.values():
+        for kind in profile.inspection_types:
+            short = short_citation(kind.citation)
+            assert short.count("(") <= short.count(")"), (profile.key, kind.key, short)
