@@ -98,10 +98,26 @@ class S3Store(BlobStore):
             sha = digest.hexdigest()
             if expected_sha is not None and sha != expected_sha:
                 raise HashMismatch(expected_sha, sha)
-            if not self.exists(sha):  # content-addressed: the same name is the same bytes
+            if self.exists(sha):  # content-addressed: the same name is the same bytes
+                self._touch(sha)
+            else:
                 spool.seek(0)
                 self.client.upload_fileobj(spool, self.bucket, self.key(sha))
         return sha
+
+    def _touch(self, sha: str) -> None:
+        """Make a stored object new again, as storing its bytes again makes a file on disk: `flask blobs gc`
+        removes an object no row names only once it is older than its grace period, and the bytes stored again
+        are about to get their row (a photo sent again after its first request failed past storing it). Copied
+        onto itself, it keeps its bytes and gets a new LastModified."""
+        key = self.key(sha)
+        try:
+            self.client.copy_object(Bucket=self.bucket, Key=key, CopySource={"Bucket": self.bucket, "Key": key},
+                                    MetadataDirective="REPLACE")
+        except ClientError as error:
+            if not _is_missing(error):
+                raise
+            # removed meanwhile (by gc): store it again from scratch is the caller's next try
 
     def received(self, sha: str) -> int:
         if self.exists(sha):
@@ -131,6 +147,7 @@ class S3Store(BlobStore):
     def complete(self, sha: str) -> None:
         _received, run, keys = self._upload(sha)
         if self.exists(sha):  # a replayed complete, or the same bytes stored another way
+            self._touch(sha)
             self._delete(keys)
             return
         if not keys:
@@ -138,7 +155,19 @@ class S3Store(BlobStore):
         with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
             digest = hashlib.sha256()
             for key in run:
-                with self.client.get_object(Bucket=self.bucket, Key=key)["Body"] as body:
+                try:
+                    body = self.client.get_object(Bucket=self.bucket, Key=key)["Body"]
+                except ClientError as error:
+                    # Another complete of the same upload (a device's retry, on another app server) stored the
+                    # blob and deleted its chunks meanwhile: done, as the disk store, whose lock makes the
+                    # second wait, answers.
+                    if not _is_missing(error):
+                        raise
+                    if self.exists(sha):
+                        return
+                    raise BlobError(f"The upload of {sha} changed while it was completed: ask how much of it "
+                                    "is stored, and send the rest again.") from None
+                with body:
                     while chunk := body.read(CHUNK_SIZE):
                         digest.update(chunk)
                         spool.write(chunk)
@@ -178,6 +207,14 @@ class S3Store(BlobStore):
             parts = item["Key"].split("/")
             if len(parts) == 3 and SHA256_HEX.fullmatch(parts[2]) and parts[2].startswith(parts[0] + parts[1]):
                 yield parts[2], item["LastModified"].timestamp()
+
+    def stored_at(self, sha: str) -> float | None:
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=self.key(sha))["LastModified"].timestamp()
+        except ClientError as error:
+            if _is_missing(error):
+                return None
+            raise
 
     def remove_abandoned(self, before: float) -> int:
         """Delete every upload none of whose chunks was sent since ``before`` (an upload still going on is

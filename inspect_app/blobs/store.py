@@ -106,6 +106,10 @@ class BlobStore(abc.ABC):
         """Each stored blob's SHA-256 and the time it was stored (a timestamp)."""
 
     @abc.abstractmethod
+    def stored_at(self, sha: str) -> float | None:
+        """When the blob ``sha`` was stored, or stored again (a timestamp); None if it is not stored."""
+
+    @abc.abstractmethod
     def remove_abandoned(self, before: float) -> int:
         """Delete unfinished uploads (and temporary files) untouched since ``before`` (a timestamp)."""
 
@@ -296,6 +300,12 @@ class DiskStore(BlobStore):
         for path in self.root.glob("[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*"):
             if SHA256_HEX.fullmatch(path.name) and path.is_file():
                 yield path.name, path.stat().st_mtime
+
+    def stored_at(self, sha: str) -> float | None:
+        try:
+            return self.path(sha).stat().st_mtime
+        except FileNotFoundError:
+            return None
 
     def remove_abandoned(self, before: float) -> int:
         """Delete unfinished uploads and temporary files untouched since ``before`` (a timestamp)."""

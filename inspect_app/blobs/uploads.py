@@ -95,6 +95,10 @@ def collect_garbage(grace: dt.timedelta = GC_GRACE, now: dt.datetime | None = No
     rows = set(db.session.scalars(select(Blob.sha256)))
     for sha, stored_at in list(store.stored()):
         if sha not in rows and sha not in referenced and stored_at < cutoff.timestamp():
+            # Asked again just before: the same bytes stored again since the list was made (a photo sent again)
+            # have their row now, or are new again (`put_file` makes them so), and are kept.
+            if db.session.get(Blob, sha) is not None or (store.stored_at(sha) or 0.0) >= cutoff.timestamp():
+                continue
             counts["files"] += store.remove(sha)
     counts["uploads"] = store.remove_abandoned(cutoff.timestamp())
     return counts

@@ -3,6 +3,7 @@ that resume after a chunk was lost and refuse bytes with the wrong hash, and the
 The answers are the disk store's (tests/test_blobstore.py), so no caller asks which store it has."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import os
@@ -149,3 +150,37 @@ def test_large_files_are_stored_whole(store):
     big = os.urandom(3 * CHUNK_SIZE + 17)
     sha = store.put_bytes(big)
     assert store.stored_sha256(sha) == hashlib.sha256(big).hexdigest() == sha
+
+
+def _stored_days_ago(store: S3Store, sha: str, days: int) -> None:
+    """The S3 server's clock for one object: stored `days` ago (the server dates every object it keeps)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import s3_backends
+    then = dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(days=days)
+    s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets[store.bucket].keys[store.key(sha)].last_modified = then
+
+
+def test_bytes_stored_again_are_new_again_so_the_clean_up_keeps_them_for_their_record(s3_app, make):
+    """A photo's bytes were stored, then its request failed: no row names them. Days later the photo is sent
+    again. On disk its file is written again and is new; in the bucket the object was kept as it was, three days
+    old, so `flask blobs gc` running meanwhile removed it, and the record written a moment later named a photo
+    that was gone. Now the object is made new again, and gc asks again just before it removes anything."""
+    from inspect_app.blobs import files
+    from inspect_app.blobs.models import Blob
+    from inspect_app.blobs.uploads import collect_garbage
+    from inspect_app.extensions import db
+
+    store = files.blob_store()
+    sha = store.put_bytes(DATA)
+    _stored_days_ago(store, sha, 3)
+    assert store.stored_at(sha) < time.time() - 2 * 86400
+    assert store.put_bytes(DATA) == sha  # sent again: its bytes stored now, its row written in a moment
+    assert store.stored_at(sha) > time.time() - 60
+    assert collect_garbage()["files"] == 0  # gc ran in between
+    assert files.store_file(DATA, "image/jpeg") == sha
+    db.session.commit()
+    assert db.session.get(Blob, sha) is not None and store.open(sha).read() == DATA
+    # An orphan no one sent again is still removed once old.
+    other = store.put_bytes(b"\xff\xd8\xff\xe0 an orphan" + os.urandom(64))
+    _stored_days_ago(store, other, 3)
+    assert collect_garbage()["files"] == 1 and store.stored_at(other) is None
