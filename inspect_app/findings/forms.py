@@ -18,7 +18,7 @@ class FindingForm(FlaskForm):
                            default="minor", validators=[DataRequired()])
     is_violation = BooleanField("This is a violation of the permit or the approved plan")
     citation = StringField("Citation", validators=[Optional(), Length(max=CITATION_LENGTH)],
-                           description="The rule it breaks, e.g. §380-11 C(3)(d)")
+                           description="The rule it breaks: its section in the town's regulation or the CGP")
     area_id = SelectField("Disturbed area", validators=[Optional()])
     structure_id = SelectField("Structure", validators=[Optional()])
 

@@ -47,8 +47,15 @@ from inspect_app import signatures, units
 
 DEFAULT_ENGINEER_CERTIFICATION = (
     "I find the stormwater management system properly installed and functioning, and my engineering "
-    "stamp is on the final as-built drawing(s) (§380-16 C(4)(e)[3])."
+    "stamp is on the final as-built drawing(s)"
 )
+
+
+def engineer_certification(profile: Profile) -> str:
+    """The final inspection's certification as the form first offers it, with the town's own clause for it
+    (Longmeadow §380-16 C(4)(e)[3]; Southborough §9.6), never another town's."""
+    clause = profile.cite("final_certification")
+    return f"{DEFAULT_ENGINEER_CERTIFICATION}{f' ({clause})' if clause else ''}."
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -347,7 +354,7 @@ def _initial_details(permit: Permit, inspection_type: str, discharge_points: lis
         done = _structures_with_submitted_pre_bury(permit)
         return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
     if part == "system_acceptance":
-        return {"certification": {"certified": False, "text": DEFAULT_ENGINEER_CERTIFICATION}}
+        return {"certification": {"certified": False, "text": engineer_certification(profile_of(permit))}}
     return {}
 
 
@@ -656,8 +663,9 @@ def _acceptance_problems(inspection: Inspection) -> dict[str, str]:
     for structure in pipe_runs(inspection.permit):
         video = stored.get(structure.id)
         if video is None or not (video.reference or video.blob_sha256):
+            clause = profile_of(inspection.permit).cite("pipe_video")
             problems[f"video-{structure.id}"] = (f"Give the date and the video (reference or uploaded file) "
-                                                 f"of {structure.name} (§380-16 C(4)(e)[1]).")
+                                                 f"of {structure.name}{f' ({clause})' if clause else ''}.")
     storm = details.get("storm") or {}
     if not storm.get("date"):
         problems["storm_date"] = "Give the date of the storm in which the system was seen to work."

@@ -193,6 +193,24 @@ def test_a_final_needs_a_video_of_every_pipe_and_the_storm(site, signed_in):
     assert "No uploaded file has that SHA-256" in error_beside(unknown.text, f"video-{pipe.id}")
 
 
+def test_a_southborough_final_cites_southboroughs_clauses_not_longmeadows(make, signed_in):
+    """The certification the final offers, and its refusal of a missing pipe video, cited Longmeadow's
+    §380-16 C(4)(e)[3] and C(4)(e)[1] on Southborough's reports (whose as-built certification is §9.6)."""
+    engineer = make.user("inspector")
+    permit = make.permit("southborough", inspectors=[engineer], structures=["8-inch PVC run P-2"])
+    client = signed_in(engineer)
+    final = start(client, permit, "final")
+    page = client.get(f"/inspections/{final.id}").text
+    assert "my engineering stamp is on the final as-built drawing(s) (§9.6)." in page and "§380" not in page
+    pipe = permit.structures[0]
+    refused = client.post(f"/inspections/{final.id}/submit", filled(page, **{f"video-{pipe.id}-reference": ""}))
+    assert error_beside(refused.text, f"video-{pipe.id}") == (
+        "Give the date and the video (reference or uploaded file) of 8-inch PVC run P-2.")
+    longmeadow = make.permit(inspectors=[engineer])
+    page = client.get(f"/inspections/{start(client, longmeadow, 'final').id}").text
+    assert "drawing(s) (§380-16 C(4)(e)[3])." in page
+
+
 def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site, signed_in):
     client = signed_in(site.inspector)
     final = start(client, site.permit, "final")
