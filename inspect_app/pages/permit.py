@@ -241,6 +241,7 @@ def _save(form: PermitForm, permit: Permit | None):
             else:
                 services.update_permit(current_user, permit, **_permit_fields(form))
         except services.PermitError as error:
+            db.session.rollback()  # a refusal changes nothing, whatever was set before it was found
             getattr(form, error.field).errors.append(str(error))
         else:
             db.session.commit()

@@ -13,7 +13,7 @@ from inspect_app.audit.models import add_after_flush
 from inspect_app.extensions import db
 from inspect_app.geo import SitePoint
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
-from inspect_app.profiles.schema import Profile
+from inspect_app.profiles.schema import Profile, short_citation
 from inspect_app.rules import lapse_deadline
 from inspect_app.rules.calendar import zone
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
@@ -70,6 +70,7 @@ def create_permit(actor, **fields: Any) -> Permit:
         raise PermitError("number", "This town already has a permit with that number.")
     time = fields.pop("construction_started_time", None)
     permit = Permit(status="issued", **fields)
+    _check_extension(permit)
     _start_moment(permit, time)
     settle_status(permit)
     db.session.add(permit)
@@ -85,8 +86,11 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
     before = audit.snapshot(permit)
     timed = "construction_started_time" in fields
     time = fields.pop("construction_started_time", None)
+    extension_before = (permit.extension_requested_on, permit.extension_granted_on)
     for name, value in fields.items():
         setattr(permit, name, value)
+    if (permit.extension_requested_on, permit.extension_granted_on) != extension_before:
+        _check_extension(permit)
     started = permit.construction_started_at
     if timed or (started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on):
         _start_moment(permit, time)  # (a day changed without its time keeps no stale time)
@@ -110,6 +114,33 @@ def settle_status(permit: Permit) -> None:
 
 def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:
     return None if day is None else dt.datetime.combine(day, dt.time.min, tzinfo=zone(profile.timezone))
+
+
+@implements("§9.7")
+def _check_extension(permit: Permit) -> None:
+    """§9.7: "may be granted a one-year extension by applying to the Commission, in writing at least 30 days prior
+    to the date when the SMP is due to lapse". PermitError for an application recorded later than that, or a grant
+    recorded after the lapse: neither extends the permit, and the lapse would have moved a year all the same."""
+    if permit.extension_requested_on is None and permit.extension_granted_on is None:
+        return
+    # A permit being made is in no session yet: its town is read by its id.
+    profile = profiles()[db.session.get(Jurisdiction, permit.jurisdiction_id).profile_key]
+    clock = profile.permit_clock
+    if clock is None or clock.kind != "lapse_after" or clock.extension_request_days_before is None:
+        return
+    lapse = lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
+                           _start_of_day(permit.decision_filed_on, profile))
+    lapse_day = lapse.astimezone(zone(profile.timezone)).date()
+    apply_by = lapse_day - dt.timedelta(days=clock.extension_request_days_before)
+    section = short_citation(clock.citation)
+    if permit.extension_requested_on is not None and permit.extension_requested_on > apply_by:
+        raise PermitError("extension_requested_on", (
+            f"An extension is applied for in writing at least {clock.extension_request_days_before} days before "
+            f"the permit lapses on {lapse_day:%b %-d, %Y}: by {apply_by:%b %-d, %Y} ({section}). An application "
+            "received later does not extend it."))
+    if permit.extension_granted_on is not None and permit.extension_granted_on >= lapse_day:
+        raise PermitError("extension_granted_on", (
+            f"The permit lapsed on {lapse_day:%b %-d, %Y} ({section}): an extension is granted before then."))
 
 
 @implements("§9.7")
