@@ -609,8 +609,9 @@ def issue_notice(actor, permit: Permit, text: str, certification: OMCertificatio
     audit.record(actor, "notice_to_correct.issue", notice)
     body = (f"Notice to correct: permit {permit.number}, {permit.site_address}\n\n{notice.text}\n\n"
             f"Satisfactory corrections must be made within {profile.cure_period.days} days, by "
-            f"{cure_due_at.astimezone(zone(profile.timezone)):%B %-d, %Y}. If they are not, the town may seek a "
-            f"court order or other relief ({profile.cure_period.cited(profile.cure_period.citation)})."
+            f"{cure_due_at.astimezone(zone(profile.timezone)):%B %-d, %Y} "
+            f"({profile.cure_period.cited(short_citation(profile.cure_period.citation))})."
+            f"{f' If they are not, {profile.cure_period.remedy}.' if profile.cure_period.remedy else ''}"
             f"\n\n{profile.authority_title}\n")
     mail.send(recipients(permit), f"Notice to correct maintenance: permit {permit.number}", body,
               permit_id=permit.id)

@@ -75,7 +75,11 @@ class TownChoice(Strict):
 
 
 class CureRule(TownChoice, DaysRule):
-    """§380-14 E: corrections within `days` after the authority's notice to correct a maintenance violation."""
+    """§380-14 E: corrections within `days` after the authority's notice to correct a maintenance violation;
+    `remedy`, what the town's text lets it do when they are not made, as the notice says it (none: the notice
+    names no remedy)."""
+
+    remedy: str = Field(default="", max_length=CITATION_MAX)
 
 
 class ProgramRule(TownChoice):

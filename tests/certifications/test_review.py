@@ -73,6 +73,9 @@ def test_deficient_issues_a_notice_with_the_cure_clock(make, signed_in, owner, a
     email = db.session.scalars(select(OutboundEmail).where(OutboundEmail.subject.like("Notice to correct%"))).one()
     assert email.to == [owner.email] and email.permit_id == permit.id
     assert "Basin B-1 outlet is clogged" in email.body and f"{last_day:%B %-d, %Y}" in email.body
+    # §380-14 E, in its own words: the clause and what the Town may do if the corrections are not made.
+    assert (f"{last_day:%B %-d, %Y} (§380-14 E). If they are not, the Town may seek a court order or obtain other "
+            "relief in order to inspect the property and ensure compliance (§380-14 E).") in " ".join(email.body.split())
 
     # The cure clock shows on the permit, for the owner too, until the agent marks it corrected.
     # (one test client: signing someone in signs the previous person out)
