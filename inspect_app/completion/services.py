@@ -62,6 +62,7 @@ class CompletionRecord:
     certificate: CertificateOfCompletion | None
     releases: list[SuretyRelease]
     released: decimal.Decimal
+    kinds: tuple[str, ...] = SUBMISSION_KINDS  # those the town asks for (its profile's completion.submissions)
 
     def latest(self, kind: str) -> FinalSubmission | None:
         found = self.submissions[kind]
@@ -70,7 +71,7 @@ class CompletionRecord:
     @property
     def missing(self) -> list[str]:
         """The kinds that have no accepted submission yet."""
-        return [k for k in SUBMISSION_KINDS if not any(s.status == "accepted" for s in self.submissions[k])]
+        return [k for k in self.kinds if not any(s.status == "accepted" for s in self.submissions[k])]
 
 
 def completion_record(permit: Permit) -> CompletionRecord:
@@ -84,7 +85,8 @@ def completion_record(permit: Permit) -> CompletionRecord:
     if not held_rows.none_of(SuretyRelease.permit_id, permit.id):
         query = select(SuretyRelease).where(SuretyRelease.permit_id == permit.id)
         releases = list(db.session.scalars(query.order_by(SuretyRelease.released_at)))
-    return CompletionRecord(by_kind, certificate_of(permit), releases, _cents(sum(r.amount for r in releases)))
+    return CompletionRecord(by_kind, certificate_of(permit), releases, _cents(sum(r.amount for r in releases)),
+                            permits.profile_of(permit).completion.submissions)
 
 
 def certificate_of(permit: Permit) -> CertificateOfCompletion | None:
@@ -136,6 +138,10 @@ def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
     """File one of the §380-18 final submissions; the first one moves the permit to final submissions."""
     if kind not in SUBMISSION_KINDS:
         raise CompletionError("kind", "Unknown kind of final submission.")
+    profile = permits.profile_of(permit)
+    if kind not in profile.completion.submissions:
+        raise CompletionError("kind", f"{profile.town}'s regulation asks for no {SUBMISSION_KIND_LABELS[kind].lower()} "
+                                      f"before the certificate of completion ({short_citation(profile.completion.citation)}).")
     if permit.status not in OPEN_FOR_SUBMISSIONS:
         raise CompletionError("kind", f"A permit that is {permit.status.replace('_', '-')} takes no final "
                                       "submissions; it must be active or in final submissions.")
@@ -298,18 +304,20 @@ def _waived(permit: Permit, waivers: dict[str, str]) -> list[dict[str, str | Non
 @implements("§380-18", "§380-10 L", "§380-18 A", "§380-18 B", "§380-18 C", "§380-14 A(1)")
 def issue_certificate(actor, permit: Permit, note: str | None = None,
                       waivers: dict[str, str] | None = None) -> CertificateOfCompletion:
-    """Issue the certificate of completion once all three final submissions are accepted (§380-18 A-C: the
-    final O&M plan, which every system must have (§380-14 A(1)), the as-built drawings and the final inspection
-    report), no gate of the town's profile is open, and every required inspection was made or is waived in
+    """Issue the certificate of completion once the final submissions the town asks for are accepted
+    (Longmeadow §380-18 A-C: the final O&M plan, which every system must have (§380-14 A(1)), the as-built
+    drawings and the final inspection report; Southborough §9.6: the as-built drawings and the final report), no gate of the town's profile is open, and every required inspection was made or is waived in
     `waivers` (the inspection's key: the reason). The certificate keeps the waivers and the inspections missed."""
     record = completion_record(permit)
     if record.certificate is not None:
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
         listed = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in record.missing)
-        rule = short_citation(permits.profile_of(permit).completion.citation)
-        raise CompletionError("gates", f"Not yet accepted: {listed}. {rule} requires all three final "
-                                       "submissions before the certificate of completion.")
+        completion = permits.profile_of(permit).completion
+        every = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in completion.submissions)
+        raise CompletionError("gates", f"Not yet accepted: {listed}. {short_citation(completion.citation)} "
+                                       f"requires each final submission ({every}) before the certificate of "
+                                       "completion.")
     gates = open_gates(permit)
     if gates:
         rule = short_citation(permits.profile_of(permit).completion.citation)

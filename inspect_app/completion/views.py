@@ -61,12 +61,12 @@ def _submit_form(permit: Permit, kind: str):
 
 def _page(permit: Permit, status_code: int = 200, **forms):
     """The completion page; a form passed in (with its errors) replaces the blank one."""
-    context = {f"{kind}_form": _submit_form(permit, kind) for kind in SUBMISSION_KINDS}
+    profile = profile_of(permit)
+    context = {f"{kind}_form": _submit_form(permit, kind) for kind in profile.completion.submissions}
     context |= {"review_forms": {}, "review_form": lambda s: ReviewForm(prefix=f"review-{s.id}", formdata=None),
                 "certificate_form": CertificateForm(prefix="certificate"),
                 "surety_form": SuretyReleaseForm(prefix="surety"), "waivers": {}}
     context |= forms
-    profile = profile_of(permit)
     record = services.completion_record(permit)
     try:  # the required inspections never made, to waive with their reasons (none once issued)
         context["not_made"] = [] if record.certificate else services.inspections_not_made(permit)
@@ -77,7 +77,7 @@ def _page(permit: Permit, status_code: int = 200, **forms):
         (gate, url_for(GATE_PLACES[gate.key][0], permit_id=permit.id, _anchor=GATE_PLACES[gate.key][1]))
         for gate in services.gates_open(permit)]
     return render_template("completion/page.html", permit=permit, record=record,
-                           registry=profile.registry_of_deeds, kinds=SUBMISSION_KINDS, profile=profile,
+                           registry=profile.registry_of_deeds, kinds=profile.completion.submissions, profile=profile,
                            names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
                            **context), status_code
 
@@ -109,8 +109,8 @@ def _submitted(form, kind: str) -> dict:
 def submit(permit_id: str, kind: str):
     """File the final O&M plan, the as-built drawings or the final inspection report (§380-18)."""
     permit = permit_or_404(permit_id, "completion.submit")
-    if kind not in SUBMIT_FORMS:
-        abort(404)
+    if kind not in SUBMIT_FORMS or kind not in profile_of(permit).completion.submissions:
+        abort(404)  # a submission the town's regulation does not ask for has no form (nor place) here
     form = _submit_form(permit, kind)
     if form.validate_on_submit():
         try:

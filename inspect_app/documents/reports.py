@@ -717,7 +717,7 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     p = record["permit"]
     rows = []
     for s in record["submissions"]:
-        rows.append((label(s["kind"], "submission_kind"), profile.cite(f"{s['kind']}_submission") or "—", _submission_detail(s, record, tz), _day(s["submitted_at"], tz),
+        rows.append((label(s["kind"], "submission_kind"), profile.cite(f"{s['kind']}_submission") or "—", _submission_detail(s, record, tz, profile), _day(s["submitted_at"], tz),
                      _day(s["reviewed_at"], tz)))
     blocks: list = [
         Paragraphs(f"{_day(record['issued_at'], tz)}\n\n{p['owner_name']}\n{p['site_address']}\n\n"
@@ -792,7 +792,7 @@ def _point(point: list[float] | None) -> str | None:
     return f"({point[0]:.6f}, {point[1]:.6f})" if point else None
 
 
-def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo) -> str:
+def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: ZoneInfo, profile: Profile) -> str:
     if submission["kind"] == "om_plan":
         # The recording every document reads (certifications.plan_recording), not the submission's own copy.
         reference = (record["om_plan"] or {}).get("registry_reference")
@@ -801,8 +801,7 @@ def _submission_detail(submission: dict[str, Any], record: dict[str, Any], tz: Z
                 else f"Registry reference at the {record['registry_of_deeds']} not given")
         return text + (f", on {_day(recorded)}" if recorded else "")
     if submission["kind"] == "as_built":
-        return ("Certified by the project design engineer, a Massachusetts registered professional engineer"
-                if submission["pe_certified"] else "Not marked PE-certified")
+        return profile.completion.as_built_certification if submission["pe_certified"] else "Not marked PE-certified"
     final = submission["inspection"]
     if final is None:
         return "Final inspection report (uploaded file)"

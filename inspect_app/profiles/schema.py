@@ -182,6 +182,14 @@ class CompletionRule(Rule):
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
     required_inspections: tuple[Literal["initial", "pre_construction", "pre_bury", "walk_through", "final"], ...] = (
         REQUIRED_INSPECTIONS)
+    # The final submissions the town's text asks for before the certificate (Longmeadow §380-18 A-C: the final O&M
+    # plan recorded at the registry (§380-14 B), the as-built drawings, the final inspection report), and what the
+    # certificate says of the as-built drawings' certification (§380-15).
+    submissions: tuple[Literal["om_plan", "as_built", "final_report"], ...] = Field(
+        default=("om_plan", "as_built", "final_report"), min_length=1)
+    as_built_certification: str = Field(
+        default="Certified by the project design engineer, a Massachusetts registered professional engineer",
+        min_length=1, max_length=CITATION_MAX)
 
 
 class SuretyRule(Rule):

@@ -412,3 +412,35 @@ def test_the_certificate_waits_for_each_final_submission(clause, left_out, refus
     refused = agent.post(_url(site, "certificate"), {"certificate-note": ""})
     assert refused.status_code == 422 and refusal in refused.text
     assert _count(CertificateOfCompletion) == 0
+
+
+def test_southborough_asks_for_the_as_built_drawings_and_the_final_report_not_a_recorded_om_plan(make, signed_in):
+    """Southborough §9.6 asks at completion for as-built drawings "certified by a Registered Professional Engineer"
+    and the NPDES notice of termination; its O&M plan "is required at the time of application ... shall remain on
+    file with the Commission" (§7.6), and only the easements are recorded at the registry (§7.6 h)). The app asked
+    for Longmeadow's final O&M plan recorded at the registry (§380-14 B), and refused the certificate without it."""
+    engineer = make.user("inspector")
+    permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    site = {"permit": permit, "engineer": engineer}
+    _required_inspections_made(site, make)
+    final = make.inspection(permit, "final", inspector=engineer)
+    db.session.add(ChecklistAnswer(inspection_id=final.id, item_key="npdes_notice_of_termination", answer="yes"))
+    db.session.commit()
+    browser = signed_in(engineer)
+    page = browser.get(_url(site)).text
+    assert 'name="as_built-pdf"' in page and 'name="final_report-inspection_id"' in page
+    assert "om_plan-registry_reference" not in page and "Registry of Deeds" not in page.split("Easements")[0]
+    assert _om_plan(browser, site).status_code == 404
+    assert _count(FinalSubmission) == 0
+    assert _as_built(browser, site).status_code == 303
+    assert _final_report(browser, site, final).status_code == 303
+    agent = signed_in(make.user("agent", town="southborough"))
+    early = agent.post(_url(site, "certificate"), {"certificate-note": ""})
+    assert early.status_code == 422
+    assert ("Not yet accepted: as-built drawings, final inspection report. §9.6 requires each final submission "
+            "(as-built drawings, final inspection report) before the certificate of completion.") in early.text
+    for kind in ("as_built", "final_report"):
+        assert _review(agent, site, _submission(site, kind)).status_code == 303
+    issued = agent.post(_url(site, "certificate"), {"certificate-note": ""})
+    assert issued.status_code == 303, issued.text
+    assert _count(CertificateOfCompletion) == 1

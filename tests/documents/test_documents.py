@@ -268,11 +268,13 @@ def complete(permit, make, seal) -> CertificateOfCompletion:
     seal(final, dt.datetime(2026, 10, 5, 15, 0, tzinfo=UTC))
     accepted = {"status": "accepted", "reviewed_by_id": agent.id, "submitted_at": dt.datetime(2026, 10, 7, 14, 0, tzinfo=UTC),
                 "reviewed_at": dt.datetime(2026, 10, 9, 14, 0, tzinfo=UTC)}
-    db.session.add_all([
+    submitted = [
         FinalSubmission(permit_id=permit.id, kind="om_plan", registry_reference="Book 25170, Page 88", **accepted),
         FinalSubmission(permit_id=permit.id, kind="as_built", pe_certified=True, **accepted),
         FinalSubmission(permit_id=permit.id, kind="final_report", inspection_id=final.id, **accepted),
-    ])
+    ]
+    asked = permits.profile_of(permit).completion.submissions  # those the town's regulation asks for
+    db.session.add_all([s for s in submitted if s.kind in asked])
     if db.session.scalar(db.select(OMPlan).where(OMPlan.permit_id == permit.id)) is None:
         db.session.add(OMPlan(permit_id=permit.id, registry_reference="Book 25170, Page 88",
                               recorded_on=dt.date(2026, 10, 8)))
@@ -298,11 +300,9 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
         "The Conservation Commission certifies that all work of permit SMP-2026-07 at 21 Highland Street, "
         "Southborough, MA has been satisfactorily completed in conformance with the Town of Southborough "
         "Conservation Commission Stormwater and Erosion Control Regulations",
-        # Southborough's own clause (§9.6: as-built drawings) where it has one, none where it is silent.
-        "Final operation and maintenance plan — Recorded at the Worcester County Registry of "
-        "Deeds, Book 25170, Page 88, on Oct 8, 2026 Oct 7, 2026 Oct 9, 2026",
-        "As-built drawings §9.6 Certified by the project design engineer, a Massachusetts "
-        "registered professional engineer",
+        # Southborough's own clause (§9.6: as-built drawings "certified by a Registered Professional Engineer")
+        # where it has one, none where it is silent; no final O&M plan (§7.6: filed with the application).
+        "As-built drawings §9.6 Certified by a Registered Professional Engineer",
         "Final inspection report — Final inspection of Oct 5, 2026 10:00 AM EDT; "
         "record SHA-256",
         "Issued by the Conservation Commission under §9.6 of the Town of Southborough",
@@ -310,6 +310,7 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
         "Commission Agent Oct 12, 2026 11:00 AM EDT For the Conservation Commission, Town of Southborough",
     ):
         assert expected in text, expected
+    assert "Final operation and maintenance plan" not in text and "project design engineer" not in text
     assert final.record_sha256 in text.replace(" ", "")  # a long hash wraps inside its cell
     assert_furniture(pdf, "SMP-2026-07", "Town of Southborough",
                      records.sha256_of(records.certificate_record(certificate)))
