@@ -187,3 +187,15 @@ def test_southborough_citations_shortened_for_pages_and_mail_keep_their_parenthe
         for kind in profile.inspection_types:
             short = short_citation(kind.citation)
             assert short.count("(") <= short.count(")"), (profile.key, kind.key, short)
+
+
+def test_a_type_said_to_be_made_by_the_authoritys_agent_can_be_signed_by_one(profiles):
+    """Southborough's erosion-control inspection said it was also made "at random by the Commission or its agents",
+    but only the applicant's inspector may sign one: an agent doing what the page said met a 403. Whatever a type
+    says is made by the authority's agent, an agent may sign."""
+    from inspect_app.accounts.policy import ACTIONS
+    from inspect_app.inspection_types import spec
+    for profile in profiles.values():
+        for kind in profile.inspection_types:
+            if re.search(r"by the (Commission|DPW Director)[^.;]* agents?\b", kind.when):
+                assert "agent" in ACTIONS[spec(kind.key).action], (profile.key, kind.key, kind.when)
