@@ -17,7 +17,7 @@ from inspect_app.mail.models import OutboundEmail  # noqa: F401
 from inspect_app.permits.models import (  # noqa: F401
     Jurisdiction, Permit, PermitAssignment, StormwaterStructure,
 )
-from inspect_app.blobs.models import Blob  # noqa: F401
+from inspect_app.blobs.models import Blob, BlobUpload  # noqa: F401
 from inspect_app.photos.models import Photo  # noqa: F401
 from inspect_app.schedule.models import PermitObligation, PermitScheduleProblem  # noqa: F401
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea  # noqa: F401

@@ -17,7 +17,7 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import JSON, BigInteger, Integer, String, and_, any_, bindparam, cast, func, null, or_, select, update
+from sqlalchemy import JSON, BigInteger, Integer, String, and_, any_, bindparam, cast, delete, func, null, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 
@@ -37,7 +37,7 @@ from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.inspections import weather
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
-from inspect_app.blobs.models import Blob
+from inspect_app.blobs.models import Blob, BlobUpload
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import canonical_uuid, utcnow
 
@@ -659,20 +659,38 @@ def may_upload(user) -> bool:
 
 
 def check_quota(user, sha: str, adding: int) -> None:
-    """UploadRefused (413) if this upload would take the user past `SYNC_BLOB_QUOTA_BYTES`."""
+    """UploadRefused (413) if this upload would take the user past `SYNC_BLOB_QUOTA_BYTES`: their completed
+    uploads, their other unfinished ones (`BlobUpload`: each counts the bytes it holds), and this one."""
     quota = int(setting("SYNC_BLOB_QUOTA_BYTES", BLOB_QUOTA_BYTES))
     used = db.session.scalar(select(func.coalesce(func.sum(Blob.size), 0))
                              .where(Blob.uploaded_by_id == user.id)) or 0
-    if used + blob_store().received(sha) + adding > quota:
-        raise UploadRefused(413, f"Your uploads would pass your quota of {quota // 1024**2} MiB; "
+    unfinished = db.session.scalar(select(func.coalesce(func.sum(BlobUpload.received), 0)).where(
+        BlobUpload.user_id == user.id, BlobUpload.sha256 != sha)) or 0
+    if used + unfinished + blob_store().received(sha) + adding > quota:
+        raise UploadRefused(413, f"Your uploads would pass your quota of {quota // 1024**2} MiB (unfinished ones "
+                                 "count too: complete them, or they are removed a day after their last chunk); "
                                  "ask an admin to raise it.")
+
+
+def note_upload(user, sha: str, received: int) -> None:
+    """What `user`'s unfinished upload of `sha` holds now (after a chunk), for their quota."""
+    row = db.session.get(BlobUpload, (sha, user.id))
+    if row is None:
+        row = BlobUpload(sha256=sha, user_id=user.id)
+        db.session.add(row)
+    row.received, row.updated_at = received, utcnow()
+    db.session.commit()
 
 
 def complete_blob(user, sha: str, declared_type: str) -> int:
     """Verify an upload (its hash, then its type) and record its Blob row; retries the operations that
     waited for it. Bytes of a type not allowed are removed again, like bytes with the wrong hash."""
     store = blob_store()
-    store.complete(sha)  # HashMismatch discards the bytes
+    try:
+        store.complete(sha)  # HashMismatch discards the bytes
+    finally:  # done, or discarded: no longer anyone's unfinished upload
+        db.session.execute(delete(BlobUpload).where(BlobUpload.sha256 == sha))
+        db.session.commit()
     if db.session.get(Blob, sha) is None:
         try:
             content_type = upload_type(user, sha, declared_type)

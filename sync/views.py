@@ -176,6 +176,7 @@ def blob_chunk(sha: str):
         services.check_quota(current_user, sha, len(chunk))
         store.begin(sha)
         received = store.append(sha, offset, chunk)
+        services.note_upload(current_user, sha, received)
     except OffsetMismatch as error:
         return _error(409, str(error), received=error.offset, headers={"Upload-Offset": str(error.offset)})
     except UploadRefused as error:

@@ -1,4 +1,5 @@
-"""The `blobs` rows: one per complete file in the blob store (blobs/store.py)."""
+"""The `blobs` rows: one per complete file in the blob store (blobs/store.py); `blob_uploads`: who is sending
+which unfinished one, for their quota."""
 from __future__ import annotations
 
 import datetime as dt
@@ -21,3 +22,16 @@ class Blob(db.Model):
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)
     # Who uploaded it through /sync/blobs (their quota counts it); None when the server stored it.
     uploaded_by_id: Mapped[str | None] = mapped_column(ForeignKey("users.id"), index=True)
+
+
+class BlobUpload(db.Model):
+    """An upload a user has begun through /sync/blobs and not completed: its bytes so far count against the user's
+    quota (sync.services.check_quota), as a completed one's do. Completing it, or `flask blobs gc` removing it once
+    abandoned, removes the row."""
+
+    __tablename__ = "blob_uploads"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), primary_key=True, index=True)
+    received: Mapped[int] = mapped_column(BigInteger, default=0)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -6,10 +6,10 @@ import datetime as dt
 import json
 import re
 
-from sqlalchemy import JSON, select
+from sqlalchemy import JSON, delete, select
 
 from inspect_app.blobs.files import blob_store
-from inspect_app.blobs.models import Blob
+from inspect_app.blobs.models import Blob, BlobUpload
 from inspect_app.extensions import db
 from inspect_app.types import utcnow
 
@@ -101,4 +101,7 @@ def collect_garbage(grace: dt.timedelta = GC_GRACE, now: dt.datetime | None = No
                 continue
             counts["files"] += store.remove(sha)
     counts["uploads"] = store.remove_abandoned(cutoff.timestamp())
+    # Who was sending them: an upload untouched as long counts against no one's quota any more.
+    db.session.execute(delete(BlobUpload).where(BlobUpload.updated_at < cutoff))
+    db.session.commit()
     return counts

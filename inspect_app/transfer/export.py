@@ -54,7 +54,7 @@ READ_BATCH = 1000
 NOT_RECORDS = frozenset({
     "holiday_years", "sync_cursors", "sync_outbox", "sync_devices", "sync_operations", "sync_conflicts",
     "weather_observations", "weather_station_areas", "permit_stations", "permit_obligations",
-    "permit_schedule_problems", "idempotent_requests", "outbound_emails", "om_reminders", "blobs",
+    "permit_schedule_problems", "idempotent_requests", "outbound_emails", "om_reminders", "blobs", "blob_uploads",
     "rate_limit_counters",
     "audit_entries", "permits", "stormwater_structures", "users", "jurisdictions",
 })

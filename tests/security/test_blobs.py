@@ -5,10 +5,10 @@ import datetime as dt
 import hashlib
 import os
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from inspect_app.extensions import db
-from inspect_app.blobs.models import Blob
+from inspect_app.blobs.models import Blob, BlobUpload
 from inspect_app.types import utcnow
 from sync.services import blob_store, create_device
 from tests.builders import jpeg
@@ -121,3 +121,28 @@ def test_an_inspector_uploads_a_pipe_video_a_permittee_does_not(client, make):
     assert _upload(client, _auth(make.user("inspector")), video, "video/mp4")[1].status_code == 200
     refused = _upload(client, _auth(make.user("permittee")), video + b"\x01", "video/mp4")[1]
     assert refused.status_code == 415 and "PDF" in refused.json["error"]
+
+
+def test_unfinished_uploads_count_against_the_quota_until_completed_or_collected(app, client, make, runner):
+    """Only completed uploads counted: a device could begin any number of uploads, never complete them, and keep
+    its quota again under each new SHA-256 until `flask blobs gc` (a day later): 45 KB held on a 10 KB quota."""
+    app.config["SYNC_BLOB_QUOTA_BYTES"] = 10_000
+    user = make.user("inspector")
+    auth = _auth(user)
+    held = []
+    for shade in range(5):
+        chunk = jpeg(shade=shade)[:4_000]  # the first 4 KB of a photo whose upload never completes
+        sha = hashlib.sha256(chunk + b"the rest never sent").hexdigest()
+        answer = client.put(f"/sync/blobs/{sha}", data=chunk, headers={**auth, "Upload-Offset": "0"})
+        held.append(answer.status_code)
+    assert held == [200, 200, 413, 413, 413]
+    # Resuming an upload already begun is counted once, not twice.
+    assert client.put(f"/sync/blobs/{sha}", data=b"", headers={**auth, "Upload-Offset": "0"}).status_code in (200, 413)
+    whole = jpeg(shade=9, size=(40, 30))
+    assert len(whole) < 2_000 and _upload(client, auth, whole, "image/jpeg")[1].status_code == 200
+    # Once abandoned (no chunk for longer than the grace period: two days pass) and collected, they count no more.
+    db.session.execute(update(BlobUpload).values(updated_at=utcnow() - dt.timedelta(days=2)))
+    db.session.commit()
+    assert runner.invoke(args=["blobs", "gc"]).exit_code == 0
+    assert db.session.scalar(select(func.count()).select_from(BlobUpload)) == 0
+    assert _upload(client, auth, jpeg(shade=8), "image/jpeg")[1].status_code == 200
