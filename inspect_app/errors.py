@@ -42,6 +42,17 @@ def _page(status: int, description: str | None, error=None):
     return render_template(template, error=error, description=description), status, headers
 
 
+def _login_again():
+    """A sign-in form left open in another tab, sent after someone signed in on this browser (its token is no
+    longer the browser's): the form again, with a token of now and the email as typed, saying why."""
+    from inspect_app.accounts.forms import LoginForm  # the one form a stale token is answered with in place
+
+    form = LoginForm(formdata=None, data={"email": request.form.get("email", "")[:254]})
+    form.password.errors = ["This sign-in page was out of date (opened before someone signed in on this browser, "
+                            "or left open too long), so it was not used. Enter your password again."]
+    return render_template("accounts/login.html", form=form), 400
+
+
 def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
@@ -56,6 +67,8 @@ def register(app: Flask) -> None:
         refused = author_of_stale_page()
         if refused:
             return _page(401, refused, error)
+        if request.endpoint == "accounts.login" and request.method == "POST":
+            return _login_again()
         return _page(400, getattr(error, "description", None), error)
 
     @app.errorhandler(NulRefused)

@@ -72,8 +72,12 @@ def test_a_post_whose_sign_in_expired_is_a_401_whether_its_session_is_gone_or_on
 
 
 def test_a_form_that_names_no_author_posted_with_a_stale_token_is_still_the_400(client, site):
-    refused = client.post("/login", data={"email": site[0].email, "password": "x", "csrf_token": "stale"})
+    _inspector, permit = site
+    refused = client.post(f"/permits/{permit.id}/inspections", data={"type": "erosion_control", "csrf_token": "stale"})
     assert refused.status_code == 400 and "The form could not be accepted" in refused.text
+    # The sign-in form itself comes back, with a token that works (tests/accounts/test_login.py).
+    login = client.post("/login", data={"email": site[0].email, "password": "x", "csrf_token": "stale"})
+    assert login.status_code == 400 and "This sign-in page was out of date" in login.text
 
 
 def test_a_page_asked_for_signed_out_still_goes_to_the_sign_in_form(client, site):
