@@ -58,7 +58,7 @@ def referenced_blobs() -> set[str]:
     JSON column (a report's pipe videos, a waiting operation's photos, the audit log's snapshots)."""
     found: set[str] = set()
     for table in db.metadata.sorted_tables:
-        if table.name == Blob.__tablename__:
+        if table.name in (Blob.__tablename__, BlobUpload.__tablename__):  # the files themselves, and uploads
             continue
         for column in table.columns:
             if column.name.endswith("sha256"):

@@ -16,6 +16,7 @@ from tests.inspections.report_helpers import filled, start
 # Columns ending in "sha256" that name no stored file.
 NOT_FILES = {
     ("sync_devices", "token_sha256"): "the hash of a device's token, kept instead of the token",
+    ("blob_uploads", "sha256"): "the name of an upload not completed yet: its bytes are no stored file",
     ("documents", "record_sha256"): "the hash of the record a document froze",
     ("inspections", "record_sha256"): "the hash of the submitted report's record",
 }
