@@ -14,7 +14,7 @@ from inspect_app.extensions import db
 from inspect_app.geo import SitePoint
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile, short_citation
-from inspect_app.rules import lapse_deadline
+from inspect_app.rules import extension_apply_by, lapse_deadline
 from inspect_app.rules.calendar import zone
 from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
@@ -119,28 +119,26 @@ def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:
 @implements("§9.7")
 def _check_extension(permit: Permit) -> None:
     """§9.7: "may be granted a one-year extension by applying to the Commission, in writing at least 30 days prior
-    to the date when the SMP is due to lapse". PermitError for an application recorded later than that, or a grant
-    recorded after the lapse: neither extends the permit, and the lapse would have moved a year all the same."""
-    if permit.extension_requested_on is None and permit.extension_granted_on is None:
+    to the date when the SMP is due to lapse". PermitError for an application recorded later than that: it does
+    not extend the permit, and the lapse would have moved a year all the same. (The text sets no day for the
+    grant: a timely application may be decided after.)"""
+    if permit.extension_requested_on is None or permit.jurisdiction_id is None:
         return
     # A permit being made is in no session yet: its town is read by its id.
     profile = profiles()[db.session.get(Jurisdiction, permit.jurisdiction_id).profile_key]
     clock = profile.permit_clock
-    if clock is None or clock.kind != "lapse_after" or clock.extension_request_days_before is None:
+    if clock is None or clock.kind != "lapse_after":
         return
     lapse = lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
                            _start_of_day(permit.decision_filed_on, profile))
-    lapse_day = lapse.astimezone(zone(profile.timezone)).date()
-    apply_by = lapse_day - dt.timedelta(days=clock.extension_request_days_before)
-    section = short_citation(clock.citation)
-    if permit.extension_requested_on is not None and permit.extension_requested_on > apply_by:
-        raise PermitError("extension_requested_on", (
-            f"An extension is applied for in writing at least {clock.extension_request_days_before} days before "
-            f"the permit lapses on {lapse_day:%b %-d, %Y}: by {apply_by:%b %-d, %Y} ({section}). An application "
-            "received later does not extend it."))
-    if permit.extension_granted_on is not None and permit.extension_granted_on >= lapse_day:
-        raise PermitError("extension_granted_on", (
-            f"The permit lapsed on {lapse_day:%b %-d, %Y} ({section}): an extension is granted before then."))
+    apply_by = extension_apply_by(profile, lapse)
+    if apply_by is None or permit.extension_requested_on <= apply_by.astimezone(zone(profile.timezone)).date():
+        return
+    tz = zone(profile.timezone)
+    raise PermitError("extension_requested_on", (
+        f"An extension is applied for in writing at least {clock.extension_request_days_before} days before the "
+        f"permit lapses on {lapse.astimezone(tz):%b %-d, %Y}: by {apply_by.astimezone(tz):%b %-d, %Y} "
+        f"({short_citation(clock.citation)}). An application received later does not extend it."))
 
 
 @implements("§9.7")

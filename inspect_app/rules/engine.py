@@ -295,6 +295,17 @@ def lapse_deadline(profile: Profile, issued_at: dt.datetime, decision_filed_at: 
     return months_after(decision_filed_at or issued_at, 12 * years, zone(profile.timezone))
 
 
+@implements("§9.7")
+def extension_apply_by(profile: Profile, lapse_at: dt.datetime) -> dt.datetime | None:
+    """§9.7: the end of the last day an extension may be applied for, "in writing at least 30 days prior to the
+    date when the SMP is due to lapse" (`lapse_at`, before any extension); None where the town sets no such day."""
+    clock = profile.permit_clock
+    if clock is None or clock.extension_request_days_before is None:
+        return None
+    tz = zone(profile.timezone)
+    return end_of_day(local_date(lapse_at, tz) - dt.timedelta(days=clock.extension_request_days_before), tz)
+
+
 def _reached(storm: Storm) -> dt.datetime:
     """When a storm's rain reached the threshold: known from hourly data, else the end of its period."""
     return storm.reached_at or storm.end
@@ -509,7 +520,7 @@ class _Evaluation:
         if clock.extension_years is None or clock.extension_request_days_before is None:
             return
         # §9.7: an extension is applied for in writing at least N days before the lapse.
-        request_by = end_of_day(local_date(lapse_at, tz) - dt.timedelta(days=clock.extension_request_days_before), tz)
+        request_by = extension_apply_by(self.profile, lapse_at)
         requested = self._seen(facts.extension_requested_at)
         if requested is None and started is not None and started <= request_by:
             return  # work began in time: no extension is needed
