@@ -98,18 +98,19 @@ class S3Store(BlobStore):
             sha = digest.hexdigest()
             if expected_sha is not None and sha != expected_sha:
                 raise HashMismatch(expected_sha, sha)
-            if self.exists(sha):  # content-addressed: the same name is the same bytes
-                self._touch(sha)
-            else:
+            # Content-addressed: the same name is the same bytes, kept and made new again (`_touch`); stored
+            # from the spool when not there, or removed meanwhile.
+            if not (self.exists(sha) and self._touch(sha)):
                 spool.seek(0)
                 self.client.upload_fileobj(spool, self.bucket, self.key(sha))
         return sha
 
-    def _touch(self, sha: str) -> None:
+    def _touch(self, sha: str) -> bool:
         """Make a stored object new again, as storing its bytes again makes a file on disk: `flask blobs gc`
         removes an object no row names only once it is older than its grace period, and the bytes stored again
         are about to get their row (a photo sent again after its first request failed past storing it). Copied
-        onto itself, it keeps its bytes and gets a new LastModified."""
+        onto itself, it keeps its bytes and gets a new LastModified. False if it is gone (gc removed it meanwhile):
+        the caller stores the bytes again."""
         key = self.key(sha)
         try:
             self.client.copy_object(Bucket=self.bucket, Key=key, CopySource={"Bucket": self.bucket, "Key": key},
@@ -117,7 +118,8 @@ class S3Store(BlobStore):
         except ClientError as error:
             if not _is_missing(error):
                 raise
-            # removed meanwhile (by gc): store it again from scratch is the caller's next try
+            return False
+        return True
 
     def received(self, sha: str) -> int:
         if self.exists(sha):
@@ -146,8 +148,7 @@ class S3Store(BlobStore):
 
     def complete(self, sha: str) -> None:
         _received, run, keys = self._upload(sha)
-        if self.exists(sha):  # a replayed complete, or the same bytes stored another way
-            self._touch(sha)
+        if self.exists(sha) and self._touch(sha):  # a replayed complete, or the same bytes stored another way
             self._delete(keys)
             return
         if not keys:

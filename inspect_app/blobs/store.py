@@ -235,9 +235,13 @@ class DiskStore(BlobStore):
     def complete(self, sha: str) -> None:
         """Verify the uploaded bytes hash to ``sha`` and store them; HashMismatch discards them."""
         partial = self._partial_path(sha)
-        if self.exists(sha):  # a replayed complete, or the same bytes stored another way
-            partial.unlink(missing_ok=True)
-            return
+        if self.exists(sha):  # a replayed complete, or the same bytes stored another way: kept, and new again
+            try:
+                os.utime(self.path(sha))  # (gc removes no file no row names within its grace period)
+                partial.unlink(missing_ok=True)
+                return
+            except FileNotFoundError:
+                pass  # removed meanwhile: stored from the upload below
         try:
             upload = open(partial, "rb")
         except FileNotFoundError:
