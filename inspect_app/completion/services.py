@@ -313,11 +313,12 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
         raise CompletionError("note", "The certificate of completion was already issued.")
     if record.missing:
         listed = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in record.missing)
-        completion = permits.profile_of(permit).completion
-        every = ", ".join(SUBMISSION_KIND_LABELS[k].lower() for k in completion.submissions)
-        raise CompletionError("gates", f"Not yet accepted: {listed}. {short_citation(completion.citation)} "
-                                       f"requires each final submission ({every}) before the certificate of "
-                                       "completion.")
+        profile = permits.profile_of(permit)
+        clauses = kind_citations(profile)
+        every = ", ".join(SUBMISSION_KIND_LABELS[k].lower() + (f" ({clauses[k]})" if clauses[k] else "")
+                          for k in profile.completion.submissions)
+        raise CompletionError("gates", f"Not yet accepted: {listed}. The certificate of completion needs each final "
+                                       f"submission: {every}.")
     gates = open_gates(permit)
     if gates:
         rule = short_citation(permits.profile_of(permit).completion.citation)

@@ -33,7 +33,14 @@ GATE_PLACES = {
 
 def section(permit: Permit) -> dict:
     """What the permit page shows of completion: submissions, certificate and surety (_section.html)."""
-    return {"record": services.completion_record(permit), "submission_names": SUBMISSION_KIND_LABELS}
+    record = services.completion_record(permit)
+    return {"record": record, "submission_names": {k: SUBMISSION_KIND_LABELS[k] for k in _shown(record)}}
+
+
+def _shown(record: services.CompletionRecord) -> list[str]:
+    """The kinds of final submission the town asks for, and any other of which one was filed (before the town's
+    profile asked for its own): in the one order of the kinds."""
+    return [k for k in SUBMISSION_KINDS if k in record.kinds or record.submissions[k]]
 
 
 @bp.before_request
@@ -77,7 +84,8 @@ def _page(permit: Permit, status_code: int = 200, **forms):
         (gate, url_for(GATE_PLACES[gate.key][0], permit_id=permit.id, _anchor=GATE_PLACES[gate.key][1]))
         for gate in services.gates_open(permit)]
     return render_template("completion/page.html", permit=permit, record=record,
-                           registry=profile.registry_of_deeds, kinds=profile.completion.submissions, profile=profile,
+                           registry=profile.registry_of_deeds, kinds=_shown(record), asked=record.kinds,
+                           profile=profile,
                            names=SUBMISSION_KIND_LABELS, citations=services.kind_citations(profile),
                            **context), status_code
 

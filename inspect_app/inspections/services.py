@@ -45,17 +45,10 @@ from inspect_app.waivers.models import Waiver
 from inspect_app.weather.source import MIN_PRECIP_HOURS
 from inspect_app import signatures, units
 
-DEFAULT_ENGINEER_CERTIFICATION = (
-    "I find the stormwater management system properly installed and functioning, and my engineering "
-    "stamp is on the final as-built drawing(s)"
-)
-
-
 def engineer_certification(profile: Profile) -> str:
-    """The final inspection's certification as the form first offers it, with the town's own clause for it
+    """The final inspection's certification as the form first offers it, in the town's own words and clause
     (Longmeadow §380-16 C(4)(e)[3]; Southborough §9.6), never another town's."""
-    clause = profile.cite("final_certification")
-    return f"{DEFAULT_ENGINEER_CERTIFICATION}{f' ({clause})' if clause else ''}."
+    return profile.completion.final_inspection_certification
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 

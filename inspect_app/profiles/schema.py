@@ -190,6 +190,10 @@ class CompletionRule(Rule):
     as_built_certification: str = Field(
         default="Certified by the project design engineer, a Massachusetts registered professional engineer",
         min_length=1, max_length=CITATION_MAX)
+    # What the engineer certifies on the final inspection's report, as the form first offers it, in the town's words.
+    final_inspection_certification: str = Field(
+        default=("I find the stormwater management system properly installed and functioning, and my engineering "
+                 "stamp is on the final as-built drawing(s)."), min_length=1, max_length=2 * CITATION_MAX)
 
 
 class SuretyRule(Rule):

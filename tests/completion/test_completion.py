@@ -429,18 +429,36 @@ def test_southborough_asks_for_the_as_built_drawings_and_the_final_report_not_a_
     browser = signed_in(engineer)
     page = browser.get(_url(site)).text
     assert 'name="as_built-pdf"' in page and 'name="final_report-inspection_id"' in page
+    assert "once the as-built drawings and the final inspection report are all accepted" in page
     assert "om_plan-registry_reference" not in page and "Registry of Deeds" not in page.split("Easements")[0]
     assert _om_plan(browser, site).status_code == 404
     assert _count(FinalSubmission) == 0
+    assert "Final operation and maintenance plan" not in browser.get(f"/permits/{permit.id}").text
     assert _as_built(browser, site).status_code == 303
     assert _final_report(browser, site, final).status_code == 303
     agent = signed_in(make.user("agent", town="southborough"))
     early = agent.post(_url(site, "certificate"), {"certificate-note": ""})
     assert early.status_code == 422
-    assert ("Not yet accepted: as-built drawings, final inspection report. §9.6 requires each final submission "
-            "(as-built drawings, final inspection report) before the certificate of completion.") in early.text
+    assert ("Not yet accepted: as-built drawings, final inspection report. The certificate of completion needs each "
+            "final submission: as-built drawings (§9.6), final inspection report (§6.3).") in early.text
     for kind in ("as_built", "final_report"):
         assert _review(agent, site, _submission(site, kind)).status_code == 303
     issued = agent.post(_url(site, "certificate"), {"certificate-note": ""})
     assert issued.status_code == 303, issued.text
     assert _count(CertificateOfCompletion) == 1
+
+
+def test_a_southborough_om_plan_filed_before_its_own_list_of_submissions_stays_shown_and_reviewable(make, signed_in):
+    """A final O&M plan filed while Southborough's certificate still asked for one (as Longmeadow's does) is not
+    lost from the pages: shown, reviewable, taking no new filing, and no longer in the certificate's way."""
+    engineer, agent = make.user("inspector"), make.user("agent", town="southborough")
+    permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2))
+    db.session.add(FinalSubmission(permit_id=permit.id, kind="om_plan", status="pending", submitted_by_id=engineer.id,
+                                   registry_reference="Book 1, Page 2", blob_sha256=None))
+    db.session.commit()
+    site = {"permit": permit}
+    page = signed_in(agent).get(_url(site)).text
+    assert 'id="submission-om_plan"' in page and "Not asked for before this town" in page
+    assert "om_plan-registry_reference" not in page
+    assert _review(signed_in(agent), site, _submission(site, "om_plan"), "rejected", "Not needed here").status_code == 303
+    assert "Final operation and maintenance plan" in signed_in(agent).get(f"/permits/{permit.id}").text

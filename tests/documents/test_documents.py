@@ -303,7 +303,7 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
         # Southborough's own clause (§9.6: as-built drawings "certified by a Registered Professional Engineer")
         # where it has one, none where it is silent; no final O&M plan (§7.6: filed with the application).
         "As-built drawings §9.6 Certified by a Registered Professional Engineer",
-        "Final inspection report — Final inspection of Oct 5, 2026 10:00 AM EDT; "
+        "Final inspection report §6.3 Final inspection of Oct 5, 2026 10:00 AM EDT; "
         "record SHA-256",
         "Issued by the Conservation Commission under §9.6 of the Town of Southborough",
         "Completed on Oct 12, 2026",

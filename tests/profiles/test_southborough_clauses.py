@@ -168,8 +168,8 @@ def test_southboroughs_own_policies_are_cited_as_its_policy_in_the_schedule_and_
     (mail,) = db.session.scalars(select(OutboundEmail).where(OutboundEmail.subject.startswith("Notice to correct")))
     # The cure period is the Commission's policy; what it may do after is its own clause (§6.3), not Longmeadow's
     # court order (§380-14 E), which the notice threatened before.
-    assert "(Town text silent on a cure period (§6.3), town policy). If they are not, the Commission may spend the " \
-           "Stormwater Maintenance Surety to provide the maintenance (§6.3)." in " ".join(mail.body.split())
+    assert "(Town text silent on a cure period (§6.3), town policy). If they are not, the Commission may spend any " \
+           "Stormwater Maintenance Surety it required to provide the maintenance (§6.3)." in " ".join(mail.body.split())
     assert "court order" not in mail.body and "§380" not in mail.body
 
     longmeadow = make.permit(structures=["Pipe L-1"], construction_started_on=dt.date(2026, 6, 2))
