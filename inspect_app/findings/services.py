@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, select
 from sqlalchemy.orm import joinedload
 
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import sees_part
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.inspections.models import (
@@ -261,7 +262,9 @@ def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: 
                                              "not both.")
     if photo_id:
         photo = db.session.get(Photo, photo_id)
-        if photo is None or photo.permit_id != action.permit_id:
+        # One the person closing out may see: never a photo of someone else's draft, theirs alone (same words as
+        # for none: a draft's photo is not said to exist).
+        if photo is None or photo.permit_id != action.permit_id or (actor is not None and not sees_part(actor, photo)):
             raise FindingError("evidence_photo_id", "No photo of this permit has that id.")
     if evidence_photo is not None:
         try:

@@ -16,6 +16,7 @@ from inspect_app.findings import services
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.inspections import canonical
 from inspect_app.inspections import services as inspections
+from inspect_app.permits import services as permits
 from inspect_app.permits.services import profiles
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import error_beside, filled, save_with_finding, start, submit
@@ -245,3 +246,27 @@ def test_a_corrected_finding_is_not_sent_back(site, signed_in):
     assert refused.status_code == 409 and "This finding is corrected" in refused.text
     db.session.expire_all()
     assert db.session.get(Finding, finding.id).status == "corrected"
+
+
+def test_a_close_out_cannot_show_another_inspectors_draft_photo(site, signed_in, make):
+    """A colleague's draft is theirs alone, its photos too; a close-out naming one of them by its id was taken, and
+    the close-out's page then pointed at a photo its own author could not open."""
+    client, _inspection, _finding_, action = _submitted_with_action(site, signed_in)
+    colleague = make.user("inspector", name="Casey Cole")
+    permits.assign(None, site.permit, colleague, "design_engineer")
+    db.session.commit()
+    draft = start(signed_in(colleague), site.permit, "periodic")
+    private = make.photo(site.permit, inspection=db.session.get(Inspection, draft.id), caption="Casey's draft photo")
+    client = signed_in(site.inspector)
+    done = utcnow().astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    refused = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done,
+                                                         f"close-{action.id}-evidence_photo_id": private.id},
+                          htmx="findings")
+    assert refused.status_code == 422 and "No photo of this permit has that id." in refused.text
+    db.session.expire_all()
+    assert db.session.get(CorrectiveAction, action.id).evidence_photo_id is None
+    own = make.photo(site.permit, caption="Fence re-trenched")  # a photo of the permit anyone on it sees
+    closed = client.post(f"/actions/{action.id}/close", {f"close-{action.id}-completed_at": done,
+                                                        f"close-{action.id}-evidence_photo_id": own.id},
+                         htmx="findings")
+    assert closed.status_code == 200
