@@ -17,7 +17,8 @@ from typing import Any
 
 from flask import current_app
 from pydantic import ValidationError
-from sqlalchemy import JSON, BigInteger, Integer, String, and_, any_, bindparam, cast, delete, func, null, or_, select, update
+from sqlalchemy import (JSON, BigInteger, Integer, String, and_, any_, bindparam, cast, delete, func, null, or_, select,
+                        update)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 

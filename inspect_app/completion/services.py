@@ -140,8 +140,10 @@ def submit(actor, permit: Permit, kind: str, *, pdf: bytes | None = None,
         raise CompletionError("kind", "Unknown kind of final submission.")
     profile = permits.profile_of(permit)
     if kind not in profile.completion.submissions:
-        raise CompletionError("kind", f"{profile.town}'s regulation asks for no {SUBMISSION_KIND_LABELS[kind].lower()} "
-                                      f"before the certificate of completion ({short_citation(profile.completion.citation)}).")
+        clause = short_citation(profile.completion.citation)
+        raise CompletionError("kind", f"{profile.town}'s regulation asks for no "
+                                      f"{SUBMISSION_KIND_LABELS[kind].lower()} before the certificate of completion "
+                                      f"({clause}).")
     if permit.status not in OPEN_FOR_SUBMISSIONS:
         raise CompletionError("kind", f"A permit that is {permit.status.replace('_', '-')} takes no final "
                                       "submissions; it must be active or in final submissions.")
@@ -306,7 +308,8 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
                       waivers: dict[str, str] | None = None) -> CertificateOfCompletion:
     """Issue the certificate of completion once the final submissions the town asks for are accepted
     (Longmeadow §380-18 A-C: the final O&M plan, which every system must have (§380-14 A(1)), the as-built
-    drawings and the final inspection report; Southborough §9.6: the as-built drawings and the final report), no gate of the town's profile is open, and every required inspection was made or is waived in
+    drawings and the final inspection report; Southborough §9.6: the as-built drawings and the final report), no
+    gate of the town's profile is open, and every required inspection was made or is waived in
     `waivers` (the inspection's key: the reason). The certificate keeps the waivers and the inspections missed."""
     record = completion_record(permit)
     if record.certificate is not None:

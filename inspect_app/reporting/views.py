@@ -128,7 +128,8 @@ def _render_page(inspection: Inspection, values: services.ReportInput | None, er
         "clocks": queries.area_clocks(permit, profile, values.performed_at or inspection.performed_at),
         "underground": queries.underground_structures(permit), "pipes": queries.pipe_runs(permit),
         "open_punch": queries.open_punch_items(permit) if declared.resolves_punch_list else [],
-        "resolved_punch": findings.resolved_in(inspection), "amendments": queries.amendments_seen_by(current_user, inspection),
+        "resolved_punch": findings.resolved_in(inspection),
+        "amendments": queries.amendments_seen_by(current_user, inspection),
         "amended_by_another": queries.amended_by_another(inspection),
         # A corrected report is amended through the latest version of its line of corrections, never again.
         "latest": queries.latest_version(inspection) if inspection.is_submitted else inspection,
