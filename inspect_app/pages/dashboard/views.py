@@ -57,7 +57,7 @@ def index():
     context = {"board": board, "filters": filters, "kinds": OBLIGATION_KIND_LABELS, "sorts": services.SORTS,
                "towns": _towns(), "inspectors": _inspectors(), "describe_late": services.describe_late}
     if request.headers.get("HX-Target") == "obligations":
-        return render_block("dashboard/index.html", "obligations", **context), 200, VARY
+        return render_block("dashboard/index.html", "obligations", in_place=True, **context), 200, VARY
     return render_template("dashboard/index.html", **context), 200, VARY
 
 
