@@ -31,7 +31,10 @@ def local_time(value: dt.datetime | None, fmt: str = "%b %-d, %Y %-I:%M %p") -> 
     """A stored UTC time shown in the town's local time (`LOCAL_TZ`)."""
     if value is None:
         return "—"
-    return value.astimezone(LOCAL_TZ).strftime(fmt)
+    try:
+        return value.astimezone(LOCAL_TZ).strftime(fmt)
+    except OverflowError:  # a time stored before its year was checked (a photo's year 1): shown as it is, in UTC
+        return f"{value:%Y-%m-%d %H:%M} UTC"
 
 
 def local_date(value: dt.date | dt.datetime | str | None) -> str:

@@ -18,6 +18,7 @@ from typing import BinaryIO, NamedTuple
 
 from PIL import ExifTags, Image, ImageDraw, ImageFile, ImageFont, UnidentifiedImageError
 
+from inspect_app.fields import FIRST_YEAR, LAST_YEAR
 from inspect_app.photos.markup import Shape
 
 MAX_BYTES = 25 * 1024 * 1024
@@ -345,10 +346,16 @@ def _taken_at(details: dict[int, object]) -> datetime | None:
         return None
     try:
         if offset is not None:
-            return datetime.strptime(f"{taken} {offset}", "%Y:%m:%d %H:%M:%S %z")
-        return datetime.strptime(taken, "%Y:%m:%d %H:%M:%S")
+            found = datetime.strptime(f"{taken} {offset}", "%Y:%m:%d %H:%M:%S %z")
+        else:
+            found = datetime.strptime(taken, "%Y:%m:%d %H:%M:%S")
     except ValueError:  # blank "0000:00:00 00:00:00", or a camera's own format
         return None
+    # A camera clock never set (year 1) or gone wild (9999) names no moment the record can hold, in any zone: the
+    # time is not recorded, as for none (the years the app takes, fields.in_calendar).
+    if not FIRST_YEAR < found.year < LAST_YEAR:
+        return None
+    return found
 
 
 def _gps_position(gps: dict[int, object]) -> tuple[float | None, float | None]:

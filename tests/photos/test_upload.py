@@ -8,7 +8,7 @@ import io
 import pytest
 from PIL import Image
 from sqlalchemy import func, select
-from tests.builders import BLUE, RED, jpeg_declaring, png_declaring
+from tests.builders import BLUE, RED, jpeg, jpeg_declaring, png_declaring
 from tests.photos.photo_builders import (
     blob_files, make_corrective_action, make_finding, make_inspection, make_jpeg,
 )
@@ -362,3 +362,19 @@ def test_a_photo_is_served_as_an_image_whatever_type_an_earlier_upload_of_its_by
     assert original.status_code == 200 and original.content_type == "image/jpeg"
     assert original.headers["Content-Disposition"].endswith(".jpg")
     assert original.data == data
+
+
+@pytest.mark.parametrize("taken, offset", [("9999:12:31 23:59:59", None), ("0001:01:01 00:00:00", "+00:00")])
+def test_a_camera_clock_never_set_or_gone_wild_keeps_the_photo_without_its_time(site, login, taken, offset):
+    """A photo dated 9999 by its camera was a 500; one dated year 1 was stored, then made a 500 of the photo list
+    and of the draft holding it, which its inspector could no longer open to take it off."""
+    draft, permit = site["inspection"], site["permit"]
+    draft.latitude, draft.longitude = permit.latitude, permit.longitude  # as Start places it: on the permit's site
+    db.session.commit()
+    inspector = login(site["inspector"])
+    answer = upload(inspector, site["permit"], jpeg(1, taken=taken, offset=offset), inspection_id=site["inspection"].id)
+    assert answer.status_code == 200
+    photo = db.session.scalars(select(Photo)).one()
+    assert photo.taken_at is None
+    assert inspector.get(f"/permits/{site['permit'].id}/photos").status_code == 200
+    assert inspector.get(f"/inspections/{site['inspection'].id}").status_code == 200
