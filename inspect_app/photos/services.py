@@ -12,7 +12,7 @@ from sqlalchemy import Select, bindparam, select
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
 from inspect_app.blobs.store import BlobStore
-from inspect_app.certifications.models import MaintenanceLogEntry
+from inspect_app.certifications.models import MaintenanceLogEntry, OMCertification
 from inspect_app.extensions import db
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -154,8 +154,13 @@ def locked_reason(photo: Photo) -> str | None:
         reason = _inspection_locked(db.session.get(Inspection, photo.inspection_id))
         if reason:
             return reason
-    action = db.session.scalar(select(CorrectiveAction).where(CorrectiveAction.evidence_photo_id == photo.id))
-    return _action_locked(action) if action is not None else None
+    if photo.log_entry_id:
+        reason = _log_entry_locked(db.session.get(MaintenanceLogEntry, photo.log_entry_id))
+        if reason:
+            return reason
+    # Evidence of any close-out verified (one photo may show more than one action done): it stays as verified.
+    actions = db.session.scalars(select(CorrectiveAction).where(CorrectiveAction.evidence_photo_id == photo.id))
+    return next((reason for action in actions if (reason := _action_locked(action))), None)
 
 
 def resolve_target(permit: Permit, ids: Mapping[str, str | None]) -> dict[str, Any]:
@@ -241,7 +246,8 @@ def target_locked_reason(target: Mapping[str, Any]) -> str | None:
     """Why photos can no longer be added to this target, or None if they can."""
     inspection = target.get("inspection") or getattr(target.get("finding"), "inspection", None)
     action = target.get("corrective_action")
-    return _inspection_locked(inspection) or (_action_locked(action) if action else None)
+    return (_inspection_locked(inspection) or (_action_locked(action) if action else None)
+            or _log_entry_locked(target.get("log_entry")))
 
 
 def rendition_sha(photo: Photo, kind: str) -> str:
@@ -286,7 +292,7 @@ def _check_target(permit: Permit, inspection, finding, corrective_action, log_en
     if finding is not None and inspection is not None and finding.inspection_id != inspection.id:
         raise PhotoRefused("That finding belongs to another inspection.")
     reason = _inspection_locked(inspection) or (
-        _action_locked(corrective_action) if corrective_action is not None else None)
+        _action_locked(corrective_action) if corrective_action is not None else None) or _log_entry_locked(log_entry)
     if reason:
         raise PhotoRefused(reason)
 
@@ -299,6 +305,20 @@ def _inspection_locked(inspection: Inspection | None) -> str | None:
     on = f" on {when:%b %-d, %Y}" if when else ""
     return (f"This inspection report was submitted{on} and can no longer change. "
             "To add photos, start an amendment of the report.")
+
+
+def _log_entry_locked(entry: MaintenanceLogEntry | None) -> str | None:
+    """Why a maintenance log entry's photos no longer change: a standing annual certification (§380-14 C(2)(l))
+    covers its day, and what was certified with it stays as it was signed."""
+    if entry is None:
+        return None
+    certified = db.session.scalar(select(OMCertification.id).where(
+        OMCertification.permit_id == entry.permit_id, OMCertification.status != "deficient",
+        OMCertification.period_start <= entry.performed_on, OMCertification.period_end >= entry.performed_on)
+        .limit(1))
+    if certified is None:
+        return None
+    return "This log entry is part of a signed annual certification: its photos can no longer change."
 
 
 def _action_locked(action: CorrectiveAction) -> str | None:

@@ -65,7 +65,8 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
     limit = min(MAX_BYTES, request.max_content_length or MAX_BYTES)
     return Picker(
         id=picker_id, permit=permit, target_ids=target_ids,
-        photos=photos if photos is not None else services.photos_for(permit, target), form=form,
+        photos=photos if photos is not None else [p for p in services.photos_for(permit, target)
+                                                   if sees_part(current_user, p)], form=form,
         editable=editable and locked is None and _may(_target_actions(target_ids), permit),
         locked_reason=locked, upload_url=url_for("photos.upload", permit_id=permit.id, **target_ids),
         max_bytes=limit, too_large_message=_too_large_message(limit),
