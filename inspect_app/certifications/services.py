@@ -542,7 +542,10 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
                   # what was certified, not an easement listed, changed or placed on the map since.
                   "easements": [{**e, "recorded_on": e["recorded_on"] and e["recorded_on"].isoformat()}
                                 for e in easement_rows(permit)],
-                  "plan": _plan_row(permit)},
+                  "plan": _plan_row(permit),
+                  # The parties bound as signed: one recorded later, even from a day inside the period, is not
+                  # who this certification was made for.
+                  "parties": [_stored_party(p) for p in current_parties(permit, min(for_period.end, today))]},
     )
     try:
         with db.session.begin_nested():  # one certification per permit and period (a double-click)
@@ -771,9 +774,9 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
                    "due_on": cert.period_end + dt.timedelta(days=1),
                    "as_of": dt.date.fromisoformat(as_of) if as_of else cert.period_end},
         "easements": _signed_easements(cert) if "easements" in cert.contents else easement_rows(permit),
-        "parties": [{"role": p.role, "name": p.name, "address": p.address, "email": p.email,
-                     "starts_on": p.starts_on, "ends_on": p.ends_on}
-                    for p in current_parties(permit, min(cert.period_end, _local_day(cert.submitted_at, profile)))],
+        "parties": (_signed_parties(cert) if "parties" in cert.contents else
+                    [_party_row(p) for p in current_parties(
+                        permit, min(cert.period_end, _local_day(cert.submitted_at, profile)))]),
         "entries": [{"performed_on": e.performed_on, "kind": e.kind, "structure": structures.get(e.structure_id),
                      "description": e.description, "material_type": e.material_type,
                      "disposal_location": e.disposal_location, "performed_by": e.performed_by}
@@ -787,6 +790,24 @@ def certification_record(cert: OMCertification) -> dict[str, Any]:
         "notice": {"text": notice.text, "issued_at": notice.issued_at, "cure_due_at": notice.cure_due_at,
                    "cured_at": notice.cured_at, "cure_citation": profile.cure_period.citation} if notice else None,
     }
+
+
+def _party_row(party) -> dict[str, Any]:
+    """A responsible party as a certification lists it (stored as signed: dates as ISO text)."""
+    return {"role": party.role, "name": party.name, "address": party.address, "email": party.email,
+            "starts_on": party.starts_on, "ends_on": party.ends_on}
+
+
+def _stored_party(party) -> dict[str, Any]:
+    row = _party_row(party)
+    return {**row, "starts_on": row["starts_on"] and row["starts_on"].isoformat(),
+            "ends_on": row["ends_on"] and row["ends_on"].isoformat()}
+
+
+def _signed_parties(cert: OMCertification) -> list[dict[str, Any]]:
+    """The parties a certification was signed for, as stored in its contents."""
+    day = lambda value: dt.date.fromisoformat(value) if value else None  # noqa: E731
+    return [{**p, "starts_on": day(p["starts_on"]), "ends_on": day(p["ends_on"])} for p in cert.contents["parties"]]
 
 
 def _om_cited(profile) -> str:

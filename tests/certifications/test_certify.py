@@ -308,3 +308,20 @@ def test_a_signature_whose_text_chunk_inflates_to_megabytes_is_refused_not_a_ser
     answer = _sign(signed_in(owner), permit, **{"cert-signature": posted})
     assert answer.status_code == 422 and "could not be read" in answer.text
     assert db.session.scalars(select(OMCertification)).all() == []
+
+
+def test_a_signed_certification_keeps_the_parties_it_was_signed_for(make, signed_in, owner, agent, completed_permit):
+    """Its parties were worked out each time it was shown: an owner recorded later, from a day inside the certified
+    period, replaced the one it was signed for on its page and on any PDF drawn after."""
+    permit = completed_permit(owner)
+    _log(permit, owner, permit.completed_on + dt.timedelta(days=30), "Checked the forebay")
+    browser = signed_in(owner)
+    assert _sign(browser, permit).status_code == 303
+    cert = db.session.scalars(select(OMCertification)).one()
+    assert [p["name"] for p in services.certification_record(cert)["parties"]] == ["Pat Owner"]
+    services.change_responsible_party(agent, permit, role="owner", name="Nora Newowner", email=None, address=None,
+                                      starts_on=permit.completed_on + dt.timedelta(days=60))
+    db.session.commit()
+    db.session.expire_all()
+    record = services.certification_record(db.session.get(OMCertification, cert.id))
+    assert [(p["name"], p["role"]) for p in record["parties"]] == [("Pat Owner", "owner")]
