@@ -45,10 +45,6 @@ from inspect_app.waivers.models import Waiver
 from inspect_app.weather.source import MIN_PRECIP_HOURS
 from inspect_app import signatures, units
 
-def engineer_certification(profile: Profile) -> str:
-    """The final inspection's certification as the form first offers it, in the town's own words and clause
-    (Longmeadow §380-16 C(4)(e)[3]; Southborough §9.6), never another town's."""
-    return profile.completion.final_inspection_certification
 # More than this in 24 hours would beat the state's record storm: a typing slip, not a reading.
 GAUGE_MAX_INCHES = 20.0
 
@@ -347,7 +343,9 @@ def _initial_details(permit: Permit, inspection_type: str, discharge_points: lis
         done = _structures_with_submitted_pre_bury(permit)
         return {"structures": {s.id: {"covered": s.id not in done} for s in underground_structures(permit)}}
     if part == "system_acceptance":
-        return {"certification": {"certified": False, "text": engineer_certification(profile_of(permit))}}
+        # The town's own words and clause (Longmeadow §380-16 C(4)(e)[3]; Southborough §9.6), never another town's.
+        return {"certification": {"certified": False,
+                                  "text": profile_of(permit).completion.final_inspection_certification}}
     return {}
 
 
