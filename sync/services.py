@@ -675,11 +675,16 @@ def check_quota(user, sha: str, adding: int) -> None:
 
 def note_upload(user, sha: str, received: int) -> None:
     """What `user`'s unfinished upload of `sha` holds now (after a chunk), for their quota."""
-    row = db.session.get(BlobUpload, (sha, user.id))
-    if row is None:
-        row = BlobUpload(sha256=sha, user_id=user.id)
-        db.session.add(row)
-    row.received, row.updated_at = received, utcnow()
+    values = {"received": received, "updated_at": utcnow()}
+    updated = db.session.execute(update(BlobUpload).where(BlobUpload.sha256 == sha, BlobUpload.user_id == user.id)
+                                 .values(**values)).rowcount
+    if not updated:
+        try:  # a second chunk of the same upload at the same moment may have made the row first
+            with db.session.begin_nested():
+                db.session.add(BlobUpload(sha256=sha, user_id=user.id, **values))
+        except IntegrityError:
+            db.session.execute(update(BlobUpload).where(BlobUpload.sha256 == sha, BlobUpload.user_id == user.id)
+                               .values(**values))
     db.session.commit()
 
 

@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import re
 
-from sqlalchemy import JSON, delete, select
+from sqlalchemy import JSON, select
 
 from inspect_app.blobs.files import blob_store
 from inspect_app.blobs.models import Blob, BlobUpload
@@ -101,7 +101,10 @@ def collect_garbage(grace: dt.timedelta = GC_GRACE, now: dt.datetime | None = No
                 continue
             counts["files"] += store.remove(sha)
     counts["uploads"] = store.remove_abandoned(cutoff.timestamp())
-    # Who was sending them: an upload untouched as long counts against no one's quota any more.
-    db.session.execute(delete(BlobUpload).where(BlobUpload.updated_at < cutoff))
+    # Who was sending them: an upload whose bytes are gone counts against no one's quota any more. One still held
+    # (touched since, though not by a chunk that was taken) still counts.
+    for row in db.session.scalars(select(BlobUpload).where(BlobUpload.updated_at < cutoff)):
+        if store.received(row.sha256) == 0:
+            db.session.delete(row)
     db.session.commit()
     return counts

@@ -39,7 +39,12 @@ from inspect_app.units import compass_point, fahrenheit, inches, inches_and_mm, 
 
 def _when(value: dt.datetime | None, tz: ZoneInfo, missing: str = "—") -> str:
     """A stored UTC time in the town's local time, with its zone: `May 3, 2026 10:15 AM EDT`."""
-    return value.astimezone(tz).strftime("%b %-d, %Y %-I:%M %p %Z") if value else missing
+    if not value:
+        return missing
+    try:
+        return value.astimezone(tz).strftime("%b %-d, %Y %-I:%M %p %Z")
+    except OverflowError:  # a photo's camera time of year 1, stored before such times were dropped: as stored
+        return f"{value:%Y-%m-%d %H:%M} UTC"
 
 
 def _day(value: dt.date | dt.datetime | None, tz: ZoneInfo | None = None, missing: str = "—") -> str:

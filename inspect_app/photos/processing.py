@@ -353,7 +353,7 @@ def _taken_at(details: dict[int, object]) -> datetime | None:
         return None
     # A camera clock never set (year 1) or gone wild (9999) names no moment the record can hold, in any zone: the
     # time is not recorded, as for none (the years the app takes, fields.in_calendar).
-    if not FIRST_YEAR < found.year < LAST_YEAR:
+    if not FIRST_YEAR <= found.year <= LAST_YEAR:
         return None
     return found
 

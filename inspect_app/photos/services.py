@@ -312,11 +312,12 @@ def _log_entry_locked(entry: MaintenanceLogEntry | None) -> str | None:
     covers its day, and what was certified with it stays as it was signed."""
     if entry is None:
         return None
-    certified = db.session.scalar(select(OMCertification.id).where(
+    # The standing certifications whose period holds its day, and of them one that was signed with it (an entry
+    # logged late, after the signing, is not part of it: its photos are still free).
+    signed_with = db.session.scalars(select(OMCertification.contents).where(
         OMCertification.permit_id == entry.permit_id, OMCertification.status != "deficient",
-        OMCertification.period_start <= entry.performed_on, OMCertification.period_end >= entry.performed_on)
-        .limit(1))
-    if certified is None:
+        OMCertification.period_start <= entry.performed_on, OMCertification.period_end >= entry.performed_on))
+    if not any(entry.id in (contents or {}).get("entry_ids", ()) for contents in signed_with):
         return None
     return "This log entry is part of a signed annual certification: its photos can no longer change."
 

@@ -71,3 +71,12 @@ def test_photos_of_a_log_entry_certified_stay_as_they_were_signed(make, login):
     assert added.status_code == 422 and "part of a signed annual certification" in added.text
     db.session.refresh(photo)
     assert photo.caption == "Forebay clean, outlet clear"
+    # An entry logged after the signing, dated inside the period, is no part of it: its photos are free.
+    late = MaintenanceLogEntry(permit_id=permit.id, kind="inspection", performed_on=completed_on + dt.timedelta(31),
+                               description="Outlet checked", performed_by=owner.name)
+    db.session.add(late)
+    db.session.commit()
+    free = browser.post(f"/permits/{permit.id}/photos?log_entry_id={late.id}",
+                        {"photo": (io.BytesIO(make_jpeg(shade=9)), "site.jpg"), "caption": "Outlet"},
+                        htmx=f"photos-log_entry-{late.id}")
+    assert free.status_code == 200

@@ -378,3 +378,16 @@ def test_a_camera_clock_never_set_or_gone_wild_keeps_the_photo_without_its_time(
     assert photo.taken_at is None
     assert inspector.get(f"/permits/{site['permit'].id}/photos").status_code == 200
     assert inspector.get(f"/inspections/{site['inspection'].id}").status_code == 200
+
+
+def test_a_photo_stored_with_a_year_1_camera_time_before_such_times_were_dropped_still_prints(make, site, login):
+    """Rows stored before: the draft's page opened, but its PDF (and so its signing) was a 500."""
+    draft, permit = site["inspection"], site["permit"]
+    draft.latitude, draft.longitude = permit.latitude, permit.longitude
+    photo = make.photo(permit, inspection=draft)
+    photo.taken_at = dt.datetime(1, 1, 1, tzinfo=dt.UTC)  # as an upload stored it then
+    db.session.commit()
+    inspector = login(site["inspector"])
+    assert inspector.get(f"/inspections/{draft.id}").status_code == 200
+    pdf = inspector.get(f"/documents/inspections/{draft.id}.pdf")
+    assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
