@@ -16,6 +16,7 @@ from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from inspect_app.accounts.forms import LoginForm
 from inspect_app.extensions import db, htmx, limiter
 from inspect_app.idempotency import author_of_stale_page
 from inspect_app.inputs import NulRefused
@@ -45,8 +46,6 @@ def _page(status: int, description: str | None, error=None):
 def _login_again():
     """A sign-in form left open in another tab, sent after someone signed in on this browser (its token is no
     longer the browser's): the form again, with a token of now and the email as typed, saying why."""
-    from inspect_app.accounts.forms import LoginForm  # the one form a stale token is answered with in place
-
     form = LoginForm(formdata=None, data={"email": request.form.get("email", "")[:254]})
     form.password.errors = ["This sign-in page was out of date (opened before someone signed in on this browser, "
                             "or left open too long), so it was not used. Enter your password again."]
