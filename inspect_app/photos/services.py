@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import ColumnElement, Select, bindparam, select
 
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
@@ -178,21 +178,26 @@ def resolve_target(permit: Permit, ids: Mapping[str, str | None]) -> dict[str, A
     return target
 
 
-def photos_for(permit: Permit, target: Mapping[str, Any]) -> list[Photo]:
-    """The photos attached to exactly this target (the records resolve_target gives), oldest first.
+def photos_for(permit: Permit, target: Mapping[str, Any], visible: ColumnElement[bool] | None = None) -> list[Photo]:
+    """The photos attached to exactly this target (the records resolve_target gives), oldest first; of them, those
+    `visible` holds for (policy.shown: none of someone else's draft), asked in the same statement.
 
     A close-out's photo is its corrective action's evidence; otherwise the photo's links must match:
     an inspection's own photos leave out those of its findings and structures, which have their own.
     """
     action = target.get("corrective_action")
     if action is not None:
-        evidence = db.session.get(Photo, action.evidence_photo_id) if action.evidence_photo_id else None
-        return [evidence] if evidence else []
-    links = _links(target)
-    query = select(Photo).where(Photo.permit_id == permit.id)
-    for column in LINK_COLUMNS:
-        attribute = getattr(Photo, column)
-        query = query.where(attribute == links[column] if links[column] else attribute.is_(None))
+        if not action.evidence_photo_id:
+            return []
+        query = select(Photo).where(Photo.id == action.evidence_photo_id)
+    else:
+        links = _links(target)
+        query = select(Photo).where(Photo.permit_id == permit.id)
+        for column in LINK_COLUMNS:
+            attribute = getattr(Photo, column)
+            query = query.where(attribute == links[column] if links[column] else attribute.is_(None))
+    if visible is not None:
+        query = query.where(visible)
     return list(db.session.scalars(query.order_by(Photo.created_at, Photo.id)))
 
 

@@ -65,7 +65,8 @@ def photo_picker(permit: Permit, photo_target: dict[str, str], photos: list[Phot
     limit = min(MAX_BYTES, request.max_content_length or MAX_BYTES)
     return Picker(
         id=picker_id, permit=permit, target_ids=target_ids,
-        photos=photos if photos is not None else _seen(services.photos_for(permit, target)), form=form,
+        photos=photos if photos is not None else services.photos_for(permit, target, shown(current_user, Photo)),
+        form=form,
         editable=editable and locked is None and _may(_target_actions(target_ids), permit),
         locked_reason=locked, upload_url=url_for("photos.upload", permit_id=permit.id, **target_ids),
         max_bytes=limit, too_large_message=_too_large_message(limit),
@@ -256,15 +257,6 @@ def _photo_or_404(photo_id: str) -> Photo:
     if not sees_part(current_user, photo):
         abort(404)
     return photo
-
-
-def _seen(photos: list[Photo]) -> list[Photo]:
-    """Of `photos`, those the current user may see (none of someone else's draft report), asked in one statement."""
-    if not photos:
-        return []
-    seen = set(db.session.scalars(select(Photo.id).where(Photo.id.in_([p.id for p in photos]),
-                                                         shown(current_user, Photo))))
-    return [p for p in photos if p.id in seen]
 
 
 def _permit_photos(permit: Permit):

@@ -132,3 +132,14 @@ def test_the_permit_page_links_to_its_photos(site, login):
     assert page.status_code == 200
     assert "1 photo from inspections" in page.text
     assert f'href="/permits/{site["permit"].id}/photos"' in page.text
+
+
+def test_a_picker_shows_no_one_a_draft_reports_photos_but_its_author(app, site):
+    """The picker of a record listed every photo attached to it: asked for a draft report, it showed the draft's
+    photos to the permit's owner, who may not see the draft."""
+    services.store_photo(site["inspector"], site["permit"], make_jpeg(), caption="Outlet apron",
+                         inspection=site["inspection"])
+    db.session.commit()
+    target = {"inspection_id": site["inspection"].id}
+    assert "Outlet apron" not in render_picker(app, site["owner"], permit=site["permit"], photo_target=target)
+    assert "Outlet apron" in render_picker(app, site["inspector"], permit=site["permit"], photo_target=target)
