@@ -9,7 +9,7 @@ Every check stays where it is: `findings.services.close_out` and `verify` for ea
 from __future__ import annotations
 
 from inspect_app.enforcement.models import StopWorkOrder
-from inspect_app.enforcement.services import EnforcementError, lift_stop_work, uncorrected
+from inspect_app.enforcement.services import EnforcementError, hold_order, lift_stop_work, uncorrected
 from inspect_app.extensions import db
 from inspect_app.findings import services as findings
 from inspect_app.inspections.models import CorrectiveAction, Inspection
@@ -29,6 +29,9 @@ def verify_and_lift(actor, order: StopWorkOrder, reason: str, approval_inspectio
     """Verify the actions of `verified` (an action's id: the id of the photo that shows its work, or None), then
     lift the order. An action not closed out yet is closed out now, by the agent who saw it done, with that photo.
     """
+    hold_order(order)  # first: a lift sent at the same time waits, then finds this one done
+    if not order.is_standing:
+        raise EnforcementError("reason", "This stop-work order has already been lifted.")
     actions = {action.id: action for action in open_actions(order)}
     unknown = [action_id for action_id in verified if action_id not in actions]
     if unknown:

@@ -17,7 +17,7 @@ from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
-from inspect_app.extensions import db
+from inspect_app.extensions import begin_write, db
 from inspect_app.inspections.models import Finding, Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
@@ -50,6 +50,22 @@ def orders_of(permit: Permit) -> list[StopWorkOrder]:
         return []
     query = select(StopWorkOrder).where(StopWorkOrder.permit_id == permit.id)
     return list(db.session.scalars(query.order_by(StopWorkOrder.issued_at.desc(), StopWorkOrder.id)))
+
+
+def _hold_permit(permit: Permit) -> None:
+    """Hold `permit` until the transaction ends, before its orders are read to be changed: of two agents (or two
+    tabs) issuing an order at once, the second waits, then finds the first's order standing (PostgreSQL: FOR NO
+    KEY UPDATE; SQLite: the database's write lock)."""
+    begin_write()
+    db.session.execute(select(Permit.id).where(Permit.id == permit.id).with_for_update(key_share=True))
+
+
+def hold_order(order: StopWorkOrder) -> None:
+    """Hold `order` and read it again, as it is now: of two lifts (or acknowledgements) sent at once, the second
+    waits, then finds it lifted (or acknowledged) and says so."""
+    begin_write()
+    db.session.execute(select(StopWorkOrder).where(StopWorkOrder.id == order.id).with_for_update(key_share=True)
+                       .execution_options(populate_existing=True)).scalar_one()  # (read: the row is put in `order`)
 
 
 def standing_order(permit: Permit) -> StopWorkOrder | None:
@@ -144,6 +160,7 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
     reason = (reason or "").strip()
     if not reason:
         raise EnforcementError("reason", "Give the reasons for the stop-work order.")
+    _hold_permit(permit)
     if standing_order(permit) is not None:
         raise EnforcementError("reason", "A stop-work order already stands on this permit; lift it "
                                          "before issuing another.")
@@ -196,6 +213,7 @@ def issue_notice_of_violation(actor, permit: Permit, text: str, inspection: Insp
 
 def acknowledge(actor, order: StopWorkOrder) -> StopWorkOrder:
     """Record that the permittee has received the standing order."""
+    hold_order(order)
     if not order.is_standing:
         raise EnforcementError("order", "This stop-work order has been lifted.")
     if order.acknowledged_at is not None:
@@ -254,6 +272,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     (`lifted_by`) and may point to the compliant inspection the approval rests on.
     """
     reason = (reason or "").strip()
+    hold_order(order)
     if not order.is_standing:
         raise EnforcementError("reason", "This stop-work order has already been lifted.")
     if not is_town_agent(actor, order.permit):

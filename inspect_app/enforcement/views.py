@@ -147,6 +147,8 @@ def lift(permit_id: str, order_id: str):
         except services.EnforcementError as error:
             if error.field == "verified":
                 errors["verified_error"] = str(error)
+            elif not order.is_standing:  # lifted meanwhile (in another tab, by another agent): no form to show it on
+                errors["lift_error"] = str(error)
             else:
                 getattr(form, error.field).errors.append(str(error))
         else:

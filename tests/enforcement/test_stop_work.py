@@ -204,6 +204,7 @@ def test_lifting_needs_the_corrections_and_the_approval_both(site, make, signed_
         assert response.status_code == 422 and "Not a valid choice" in response.text
         with pytest.raises(services.EnforcementError, match="found compliant"):
             services.lift_stop_work(site["agent"], order, "Approved", inspection)
+        db.session.rollback()  # as a caller does after a refusal: it held the order
     assert _order(site["permit"]).is_standing
 
     approval = make.inspection(site["permit"], performed_at=utcnow() + dt.timedelta(minutes=1))
@@ -221,6 +222,7 @@ def test_lifting_needs_the_corrections_and_the_approval_both(site, make, signed_
     for outsider in (site["engineer"], make.user("agent", town="southborough"), make.user("admin", town=None)):
         with pytest.raises(services.EnforcementError, match="Only an agent of the permit's town"):
             services.lift_stop_work(outsider, _order(site["permit"]), "Approved", approval)
+        db.session.rollback()
     response = agent.post(url, {"reason": "Re-inspection found the work compliant.",
                                 "approval_inspection_id": approval.id, "approves_work": "y"})
     assert response.status_code == 303
