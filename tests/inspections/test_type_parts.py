@@ -238,10 +238,15 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
 
 
 @pytest.mark.parametrize("answer", ["answer-all_work_complete-site", "video", "answer-storm_performance-site",
-                                    "answer-no_operational_failure-site"])
+                                    "answer-no_operational_failure-site", "answer-punch_list_closed-site",
+                                    "answer-complies_with_plan-site", "answer-engineer_certification-site",
+                                    "answer-as_built_drawings-site"])
 def test_a_no_on_all_work_complete_or_a_pipe_video_makes_the_final_a_violation(answer, site, signed_in):
     """A final is not compliant with work outstanding or a pipe not videoed (§380-16 C(4)(e)[1]), a system not
-    effective in an actual storm (§380-16 C(4)(e)[2]) or operational failure to correct (§380-16 C(4)(e)[4])."""
+    effective in an actual storm (§380-16 C(4)(e)[2]) or operational failure to correct (§380-16 C(4)(e)[4]); nor
+    with the punch list not done (§380-16 C(4)(d)), a system that does not comply with the plan (§380-16
+    C(4)(e)[5]: "the applicant shall be notified in writing of the violation"), no engineer's certification
+    (§380-16 C(4)(e)[3]) or no certified as-built drawings (§380-15)."""
     pipe = permits.add_structure(None, site.permit, name="Pipe run P-1", kind="pipe")
     db.session.commit()
     client = signed_in(site.inspector)
