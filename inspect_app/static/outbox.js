@@ -16,6 +16,14 @@ const channel = "BroadcastChannel" in window ? new BroadcastChannel("outbox") : 
 const status = { login: false, unreachable: false, lastTry: null };
 
 class LoginNeeded extends Error {} class Unreachable extends Error {}
+// A file the server will not take by /sync/blobs (not a photo it takes, over the sender's quota, bytes that are not
+// their hash): trying again changes nothing. Its post then goes with the file itself, which the server checks as it
+// checks any file posted with a form, and whose refusal its page says beside the field.
+class Refused extends Error {}
+// A 4xx but a sign-in (401, already raised), a timeout (408) or too many requests (429) refuses for good.
+const refusal = (response, what) => new ((response.status >= 400 && response.status < 500
+                                         && ![408, 429].includes(response.status)) ? Refused : Unreachable)(
+  `${what} ${response.status}`);
 
 const byAge = (a, b) => (a.created_at < b.created_at ? -1 : 1);
 const waitingIn = (posts) => posts.filter((p) => p.state === "waiting");
@@ -47,11 +55,11 @@ async function uploadBlob(sha, blob, csrf) {
   for (let offset = held.received || 0; offset < blob.size;) {
     const response = await call(url, { method: "PUT", body: blob.slice(offset, offset + CHUNK_BYTES), headers: {
       "Upload-Offset": String(offset), "X-CSRFToken": csrf, "Content-Type": "application/octet-stream" } });
-    if (!response.ok && response.status !== 409) throw new Unreachable(`blob chunk ${response.status}`);
+    if (!response.ok && response.status !== 409) throw refusal(response, "blob chunk");
     offset = (await json(response)).received;  // 409: the server holds another length; go on from there
   }
   const done = await postJson(`${url}/complete`, { content_type: blob.type || "application/octet-stream" }, csrf);
-  if (!done.ok) throw new Unreachable(`blob complete ${done.status}`);
+  if (!done.ok) throw refusal(done, "blob complete");
 }
 
 async function sendPost(post, csrf) {
@@ -61,13 +69,22 @@ async function sendPost(post, csrf) {
       body.append(name, name === "csrf_token" ? csrf : value);
     } else if (value.size) {  // not a file input left empty
       const sha = await sha256(value);
-      await uploadBlob(sha, value, csrf);
-      body.append(`${name}_sha256`, sha);
+      try {
+        await uploadBlob(sha, value, csrf);
+        body.append(`${name}_sha256`, sha);
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;
+        body.append(name, value, value.name);
+      }
     }
   }
   const response = await call(post.url, { method: "POST", body, headers: { "Idempotency-Key": post.key } });
   if (response.redirected && new URL(response.url).pathname === "/login") throw new LoginNeeded();
-  if ([409, 429].includes(response.status) || response.status >= 500) throw new Unreachable(`post ${response.status}`);
+  // Tried again later: the server's trouble, too many requests, or the same post still being applied (a 409 with
+  // Retry-After). Any other 4xx, a 409 included (the record moved on meanwhile), is the server's refusal to keep.
+  const later = response.status === 429 || response.status >= 500
+    || (response.status === 409 && response.headers.has("Retry-After"));
+  if (later) throw new Unreachable(`post ${response.status}`);
   await (response.ok ? FormStore.del(post.id) : FormStore.put({ ...post, state: "refused", html: await response.text() }));
   channel?.postMessage({ type: "changed" });  // the other tabs redraw too
   await refresh();

@@ -17,9 +17,9 @@ from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
-    WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_report, hold_permits, jpeg,
-    keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_drafts, wait_for_form,
-    wait_for_outbox, wait_until,
+    WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_form, fill_erosion_report,
+    hold_permits, jpeg, keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_drafts,
+    wait_for_form, wait_for_outbox, wait_until,
 )
 
 pytestmark = pytest.mark.browser
@@ -400,3 +400,39 @@ def test_a_corrective_action_closed_with_the_server_stopped_is_recorded_after_sy
     db.session.expire_all()
     closed = db.session.get(CorrectiveAction, action.id)
     assert (closed.status, closed.closeout_note) == ("completed", "Fence reset and re-trenched")
+
+
+# A real (1x1) GIF: what a gallery pick of a screenshot gives an `accept="image/*"` picker; the server takes no GIF.
+GIF = (b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,"
+       b"\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+
+
+def test_a_photo_the_server_will_not_take_refuses_its_report_only_and_the_reports_behind_it_arrive(
+        site, server, page, context):
+    """A report kept offline with a GIF: /sync/blobs refuses the file (415) for good. The device counted that as
+    "the server cannot be reached", so the report was tried again for ever and every post kept after it (a signed
+    report) waited behind it. Now the report goes with the file itself, the server refuses it with its reason
+    beside the photo, the device keeps it as refused to correct, and the reports behind it arrive."""
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    gif_id = fill_erosion_form(page, [])
+    page.set_input_files("#photos", [{"name": "screenshot.gif", "mimeType": "image/gif", "buffer": GIF}])
+    page.click("#submit-report")
+    page.wait_for_url("**/offline/saved")
+    page.goto(new_report_url(server, permit))
+    good_id = fill_erosion_report(page, [jpeg(33)])
+    gif, _ = sorted(outbox(page), key=lambda i: i["created_at"])
+
+    context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    page.click("#sync-now")
+    wait_for_outbox(page, lambda items: [(i["id"], i["state"]) for i in items] == [(gif["id"], "refused")])
+    assert _stored(good_id).status == "submitted"
+    assert _stored(gif_id) is None
+    page.goto(f"{server.url}/outbox")
+    page.click(f"#item-{gif['id']} [data-correct]")
+    page.wait_for_selector("#error-summary")
+    assert "GIF" in page.inner_text("main")
