@@ -201,16 +201,49 @@ async function keep(url, form) {
 
 // Signing out on a shared tablet: the pages held for whoever signs out go, with their list; what they saved
 // and typed stays on the device, theirs alone (the pages say what still waits: static/outbox.js).
+// With no connection, the device signs them out by itself at once (no page or post is theirs here any more),
+// keeps the sign-out, and tells the server before anything else once it answers again (tellSignOut): else the
+// tablet would stay signed in as them, and the next person's work would be recorded in their name.
 async function signOut(request) {
-  const user = await whoIsSignedIn(), response = await fetch(request);
+  const user = await whoIsSignedIn(), form = request.clone().formData();
+  let response;
+  try {
+    await tellSignOut();
+    response = await fetchInTime(request);
+  } catch (error) {
+    await Device.put({ id: "sign-out", user, entries: Array.from((await form).entries()) });
+    kept = undefined;
+    if (user) await forget(user);
+    signedIn = null;
+    await SignedIn.set(null).catch(() => null);
+    return withNote(await fromShell("/offline"), "signed-out-note");
+  }
   await learn(response);
   // Signed out: the server's redirect to the sign-in page. A refusal (a stale page's token) signed no one out.
-  if (user && (response.type === "opaqueredirect" || response.redirected || response.ok)) {
-    const held = DeviceStore("held"), theirs = (await held.all()).filter((row) => row.user === user);
-    await Promise.all([caches.delete(pagesOf(user)), ...theirs.map((row) => held.del(row.id))]);
-  }
+  if (user && (response.type === "opaqueredirect" || response.redirected || response.ok)) await forget(user);
   return response;
 }
+
+const Device = DeviceStore("device");
+async function forget(user) {
+  const held = DeviceStore("held"), theirs = (await held.all()).filter((row) => row.user === user);
+  await Promise.all([caches.delete(pagesOf(user)), ...theirs.map((row) => held.del(row.id))]);
+}
+
+// A sign-out tapped with no connection, told now (its form, token included, as it was posted); kept if the server
+// still cannot be reached. Any answer of the server ends it: signed out, or no longer signed in anyway.
+let kept;  // the sign-out waiting to be told: undefined until read
+async function tellSignOut() {
+  if (kept === undefined) kept = (await Device.get("sign-out").catch(() => null)) || null;
+  if (!kept) return;
+  const body = new FormData();
+  kept.entries.forEach(([name, value]) => body.append(name, value));
+  await fetchInTime(new Request("/logout", { method: "POST", body, credentials: "same-origin", redirect: "manual" }));
+  kept = null;
+  await Device.del("sign-out").catch(() => null);
+}
+// Before the page or post that found the server again (still gone: that request is answered from the device).
+const toldFirst = (handle) => (request) => tellSignOut().then(() => handle(request), () => handle(request));
 
 // A refused post is opened by its author alone.
 async function correction(id) {
@@ -228,8 +261,9 @@ self.addEventListener("fetch", (event) => {
   }
   if (request.method === "POST" && (request.mode === "navigate" || request.headers.get("HX-Request"))
       && !NOT_KEPT.test(url.pathname) && postedHere(request)) {
-    return event.respondWith(formPost(request));
+    return event.respondWith(toldFirst(formPost)(request));
   }
+  if (request.method === "POST" && url.pathname === "/login") return event.respondWith(toldFirst(fetch)(request));
   const fix = CORRECTION.exec(url.pathname);
   if (request.method === "GET" && fix) return event.respondWith(correction(fix[1]));
   if (request.method !== "GET") return;
@@ -241,6 +275,6 @@ self.addEventListener("fetch", (event) => {
     return;  // straight to the network
   } else if (request.mode === "navigate" || (request.headers.get("Accept") || "").includes("text/html")
              || request.headers.get("HX-Boosted") === "true") {
-    event.respondWith(page(request));
+    event.respondWith(toldFirst(page)(request));
   }
 });

@@ -186,6 +186,29 @@ def test_signing_out_says_what_of_ones_work_still_waits_and_keeps_it(site, serve
     expect(page.locator("#signed-out-waiting")).to_be_hidden()
 
 
+@pytest.mark.parametrize("offline", ["browser", "server_stopped"])
+def test_log_out_with_no_connection_signs_out_on_the_device_and_tells_the_server_first_when_it_is_back(
+        offline, site, server, page, context):
+    """Log out tapped with no signal did nothing on screen, and once the signal came back the tablet was still
+    signed in as the one who believed they had signed out: the next person's work would go in their name. Now
+    the device signs them out at once (their held pages are shown to no one, their saved work waits for them),
+    says so, and the first request that reaches the server again signs them out there before anything else."""
+    inspector, permit = site
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    page.goto(f"{server.url}/permits/{permit.id}")
+    context.set_offline(True) if offline == "browser" else server.stop()
+    page.click("header button:has-text('Log out')")
+    expect(page.locator("[data-signed-out-note]")).to_contain_text("Signed out on this device")
+    page.goto(f"{server.url}/permits/{permit.id}")
+    expect(page.locator("h1")).to_have_text(OFFLINE_PAGE)  # held for them: shown to no one now
+
+    context.set_offline(False) if offline == "browser" else server.start()
+    page.goto(f"{server.url}/permits/{permit.id}")
+    page.wait_for_selector("input[name=password]")  # the server asks who is there: they were signed out first
+    assert page.evaluate("fetch('/sync/session').then((r) => r.json())")["user"] is None
+
+
 @pytest.mark.parametrize("connection", ["online", "offline"])
 def test_back_after_submitting_a_new_report_and_submit_again_gives_the_first_answer(
         connection, site, server, page, context):
