@@ -382,7 +382,26 @@ function saidSaved() {
 function onReportPage() {
   showProgress();
   saidSaved();
-  document.getElementById("error-summary")?.focus();
+  document.getElementById("error-summary")?.focus() ?? showRefusal(document);
 }
+
+// Any other refused form shows what is wrong first, wherever it is on its page: a boosted answer starts at the top,
+// and a form redrawn in place loses the focus. The first field refused takes it (its message is tied to it), or the
+// message itself where it is tied to no field.
+function showRefusal(root) {
+  if (!root || document.getElementById("error-summary")) return;
+  const said = [...root.querySelectorAll(".field-error")].find((el) => el.offsetParent && el.textContent.trim());
+  if (!said || (said.id && goTo(said.id.replace(/-error$/, "")))) return;
+  said.tabIndex = -1;
+  said.scrollIntoView({ block: "center" });
+  said.focus({ preventScroll: true });
+}
+document.addEventListener("htmx:afterSettle", (evt) => {
+  const d = evt.detail || {};
+  // (An outerHTML swap's target is the element it replaced: the one on the page now has its id.) After htmx's own
+  // scroll, which follows this event: a boosted answer is shown from its top.
+  const root = d.boosted ? document : (d.target?.id && document.getElementById(d.target.id)) || null;
+  setTimeout(() => showRefusal(root));
+});
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);
 else onReportPage();

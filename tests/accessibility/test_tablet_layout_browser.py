@@ -86,3 +86,49 @@ def test_the_rainfall_page_has_a_main_heading(make, live_server, tablet, sign_in
     sign_in(tablet, inspector)
     tablet.goto(f"{live_server.url}/permits/{permit.id}/rainfall")
     expect(tablet.locator("main h1")).to_contain_text(f"Rainfall at permit {permit.number}")
+
+
+IN_VIEW = """(el) => { const r = el.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }"""
+
+
+def test_a_refused_form_low_on_its_page_comes_back_with_its_error_in_view_and_its_field_focused(
+        make, live_server, tablet, sign_in):
+    """The lift form is low on the order's page; a boosted answer starts at the top, so the agent tapped Lift and
+    saw the order's reasons again, the refusal far below and the focus nowhere. The refused field takes the focus,
+    and the page goes to it."""
+    from inspect_app.enforcement import services as enforcement
+
+    agent = make.user("agent")
+    permit = _started_permit(make, owner=make.user("permittee"))
+    order = enforcement.issue_stop_work(make.user("agent"), permit, "Sediment leaving the site into the brook.")
+    db.session.commit()
+    sign_in(tablet, agent)
+    tablet.goto(f"{live_server.url}/permits/{permit.id}/stop-work/{order.id}")
+    button = tablet.get_by_role("button", name="Lift the stop-work order")
+    button.scroll_into_view_if_needed()
+    button.tap()  # no reason given
+    reason = tablet.locator("#reason")
+    expect(reason).to_be_focused()
+    assert reason.evaluate(IN_VIEW)
+    expect(tablet.locator("#reason-error")).to_contain_text("Say why the order is lifted.")
+
+
+def test_a_close_out_refused_in_place_gives_the_focus_to_its_field(make, live_server, tablet, sign_in):
+    """A form htmx redraws in place (the report's findings) lost the focus to the page with its refusal."""
+    from inspect_app.inspections.models import CorrectiveAction
+
+    inspector = make.user("inspector")
+    permit = _started_permit(make, inspectors=[inspector], owner=make.user("permittee"))
+    found = utcnow() - dt.timedelta(days=2)
+    report = make.inspection(permit, evaluation="violations", performed_at=found, inspector=inspector,
+                             latitude=permit.latitude, longitude=permit.longitude, location_source="permit")
+    finding = make.finding(permit, report, description="Silt fence down along the east line")
+    action = CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                              description="Re-trench the silt fence", owner_name="Site contractor",
+                              discovered_at=found, due_at=found + dt.timedelta(days=7), status="open")
+    db.session.add(action)
+    db.session.commit()
+    sign_in(tablet, inspector)
+    tablet.goto(f"{live_server.url}/inspections/{report.id}")
+    tablet.locator(f"#action-{action.id} form").get_by_role("button", name="Record it done").tap()  # no time: refused
+    expect(tablet.locator(f"#close-{action.id}-completed_at")).to_be_focused()
