@@ -152,6 +152,9 @@ class Inspection(db.Model):
     # clears it). A report made any other way (a device's first save, an amendment) is kept as it is made. A
     # blank draft owes no report, is nobody's document, and the next Start opens it again.
     blank: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # How many times the draft was saved: a page sends the count it was made at, and a save from a page older than
+    # the last save (another tab's, another device's) is refused, not kept over it (reporting/views.py).
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     permit = relationship("Permit", back_populates="inspections")
     inspector = relationship("User", foreign_keys=[inspector_id])

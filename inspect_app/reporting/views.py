@@ -7,7 +7,8 @@ from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -256,8 +257,29 @@ def _read_report(inspection: Inspection) -> tuple[services.ReportInput, report_p
 
 
 # Sent by the report page as the inspector goes (static/autosave.js): the answer is only whether the draft was kept
-# (204), or how many fields were refused (422, kept on the device meanwhile), never a page.
+# (204, with the draft's revision now), how many fields were refused (422, kept on the device meanwhile) or that the
+# page is older than the draft's last save (409), never a page.
 AUTOSAVE = "X-Autosave"
+REVISION = "Draft-Revision"
+
+
+def _stale(inspection: Inspection, background: bool) -> bool:
+    """Count this save of the draft, unless it is a background save from a page made before the draft's last save
+    (its `revision`): another tab's or device's save came in between, and this one, the whole form as that page had
+    it, would silently undo it while both pages said "Saved". One statement compares and counts, so of two saves
+    sent at once from pages of the same revision, one is kept.
+
+    A Save draft tapped is kept, whatever its page's revision: the inspector keeps what they see, and the page that
+    answers shows it (a post sent again from the outbox is one of these, never refused for a page held earlier).
+    Its count makes the other pages' background saves stale. A post with no revision is counted and kept."""
+    if sa_inspect(inspection).pending:  # made by this post
+        inspection.revision = 1
+        return False
+    posted = request.form.get("revision", "")
+    counted = update(Inspection).where(Inspection.id == inspection.id)
+    if background and posted.isdigit():
+        counted = counted.where(Inspection.revision == int(posted))
+    return db.session.execute(counted.values(revision=Inspection.revision + 1)).rowcount == 0
 
 
 @bp.post("/inspections/<inspection_id>")
@@ -274,6 +296,9 @@ def save(inspection_id: str):
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
+    if not errors and _stale(inspection, background):
+        db.session.rollback()
+        return {"kept": False, "stale": True}, 409
     if not errors:
         errors = report_parts.apply(current_user, inspection, parts, data)
     if not errors:
@@ -287,9 +312,10 @@ def save(inspection_id: str):
                            data, errors, 422, parts=parts)
         db.session.rollback()
         return page
+    revision = inspection.revision
     db.session.commit()
     if background:
-        return "", 204
+        return "", 204, {REVISION: str(revision)}
     # The report's id is the address's (a device's new report too): not read again from the expired report.
     return redirect(url_for("inspections.detail", inspection_id=inspection_id, _anchor="saved"), code=303)
 

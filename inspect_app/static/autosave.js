@@ -12,9 +12,9 @@ const WAIT_MS = 2500;  // after the last change
 const LEFT = /(^(finding|punch|action)-new-)|(_sha256$)|(^photos_(markup|caption)$)|(^idempotency_key$)/;
 
 // What a background save would send, as text: one that sends what the server has already is not sent (each save is
-// an entry in the record's audit log).
-const signature = (data) => new URLSearchParams([...data.entries()].map(([name, value]) => [name, String(value)]))
-  .toString();
+// an entry in the record's audit log). The draft's revision is not what was typed (each save moves it on).
+const signature = (data) => new URLSearchParams([...data.entries()].filter(([name]) => name !== "revision")
+  .map(([name, value]) => [name, String(value)])).toString();
 
 function setUp(form) {
   const status = document.getElementById("saved");
@@ -38,7 +38,10 @@ function setUp(form) {
       redirect: "manual", headers: { "X-Autosave": "1" } })
       .then((answer) => {
         kept = answer.status === 204 ? sent : null;
+        const revision = answer.headers.get("Draft-Revision"), field = form.querySelector("[data-revision]");
+        if (revision && field) field.value = revision;  // this page now has the draft as the server keeps it
         if (answer.status === 204) say(`Saved ${clock()}`);
+        else if (answer.status === 409) say("Not saved: this draft was saved from another tab or device since. Reload it");
         else if (answer.status === 401) say("Not saved: sign in again (kept on this device)");
         else if (answer.status === 422) say(`On this device ${clock()}: check the fields before saving`);
         else say(`On this device ${clock()}`);

@@ -106,6 +106,7 @@ def test_background_saves_of_a_fix_open_its_corrective_action_once(make, signed_
         answer = client.client.post(f"/inspections/{draft.id}", data={"csrf_token": client.token, **values},
                                     headers=BACKGROUND)
         assert answer.status_code == 204, answer.text
+        values["revision"] = answer.headers["Draft-Revision"]  # as the page takes it (static/autosave.js)
     assert client.post(f"/inspections/{draft.id}", values).status_code == 303  # Save draft, same page
 
     db.session.expire_all()
@@ -138,3 +139,37 @@ def test_a_background_save_never_makes_a_report(make, signed_in, weather_offline
                               headers=BACKGROUND).status_code == 404
     db.session.expire_all()
     assert db.session.get(Inspection, draft_id) is None
+
+
+def test_a_background_save_from_a_page_older_than_the_drafts_last_save_is_refused_not_kept_over_it(
+        make, signed_in, weather_offline):
+    """The same draft open in two tabs: each posted its whole form in the background, so tab 2 (opened first) undid
+    the notes tab 1 had saved, and both said "Saved". Each save moves the draft's revision on; a background save
+    from a page made before the last save is refused (409) and keeps nothing. Save draft, tapped, is kept: the
+    inspector keeps what they see."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    client = signed_in(inspector)
+    draft = start(client, permit, "erosion_control")
+    first, second = (report_form(client.get(f"/inspections/{draft.id}").text)[0] for _ in range(2))
+    for values in (first, second):
+        values.pop("idempotency_key", None)
+
+    saved = client.client.post(f"/inspections/{draft.id}", headers=BACKGROUND,
+                               data={"csrf_token": client.token, **first, "notes": "North gate locked."})
+    assert saved.status_code == 204 and saved.headers["Draft-Revision"] == str(int(first["revision"]) + 1)
+    stale = client.client.post(f"/inspections/{draft.id}", headers=BACKGROUND,
+                               data={"csrf_token": client.token, **second, "observed_weather": "Overcast"})
+    assert stale.status_code == 409 and stale.get_json() == {"kept": False, "stale": True}
+    db.session.expire_all()
+    stored = db.session.get(Inspection, draft.id)
+    assert stored.notes == "North gate locked." and not stored.observed_weather
+
+    # The first page goes on with the revision it was answered with; the second, tapped Save draft, is kept.
+    again = client.client.post(f"/inspections/{draft.id}", headers=BACKGROUND,
+                               data={"csrf_token": client.token, **first, "revision": saved.headers["Draft-Revision"],
+                                     "notes": "North gate locked; walked in."})
+    assert again.status_code == 204
+    assert client.post(f"/inspections/{draft.id}", {**second, "observed_weather": "Overcast"}).status_code == 303
+    db.session.expire_all()
+    assert db.session.get(Inspection, draft.id).observed_weather == "Overcast"

@@ -101,3 +101,31 @@ def test_a_draft_is_saved_as_the_inspector_goes_online_and_kept_on_the_device_of
     expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
     assert wait_until(page, lambda: stored_answers(draft_id).get("slopes_protected") == "yes", "not sent after")
     assert stored_answers(draft_id)["perimeter_controls"] == "yes"
+
+
+def test_the_same_draft_in_two_tabs_never_says_saved_over_the_other_tabs_save(make, live_server, page, weather_offline):
+    """Tab 2, opened before tab 1 saved the notes, saved its whole form in the background and said "Saved": the notes
+    were gone. Now its save is refused and its pill says why; the notes stay."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector])
+    sign_in_controlled(page, live_server, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.locator("#start-inspection button[data-start=erosion_control]").tap()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    draft_id = page.url.rsplit("/", 1)[-1]
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector("#report-form[data-autosave]", state="attached")
+
+    page.fill("#notes", "North gate locked; walked in from Williams Street")
+    expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    other.fill("#observed_weather", "Overcast, light drizzle")
+    expect(other.locator("#saved")).to_contain_text("Not saved: this draft was saved from another tab or device",
+                                                    timeout=15_000)
+    db.session.expire_all()
+    stored = db.session.get(Inspection, draft_id)
+    assert stored.notes.startswith("North gate") and not stored.observed_weather
+    page.fill("#notes", "North gate locked; walked in from Williams Street. Site quiet.")  # tab 1 goes on saving
+    expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    assert wait_until(page, lambda: (db.session.expire_all(), db.session.get(Inspection, draft_id).notes)[1]
+                      .endswith("Site quiet."), "tab 1 stopped saving")
