@@ -673,13 +673,18 @@ def _acceptance_problems(inspection: Inspection) -> dict[str, str]:
 PART_PROBLEMS = {"structures": _structures_problems, "system_acceptance": _acceptance_problems}
 
 
+# An assignment's capacity, as the permit page's assignment form names it (permits/forms.py).
+CAPACITY_WORDS = {"design_engineer": "project design engineer", "erosion_control_inspector": "erosion-control inspector"}
+
+
 @implements("§380-16 C(3)", "§380-16 C(4)(c)", "§380-16 C(4)(e)", "§380-16 C(4)(f)",
             "§5.0 (Environmental Site Monitor)", "§7.5 (Entry)")
-def signer_refusal(actor, kind: InspectionType) -> str | None:
-    """Why `actor` may not sign a report of this type, if they may not: the town's profile says which roles
-    sign it and which of them must be a registered professional engineer (a PE number on the account).
-    §380-16 C(3): the project design engineer's inspections, a registered PE; C(4)(f): periodic ones by the
-    engineer's designated PE representative, or the DPW Director's own."""
+def signer_refusal(actor, kind: InspectionType, permit=None) -> str | None:
+    """Why `actor` may not sign a report of this type on `permit`, if they may not: the town's profile says which
+    roles sign it, which of them must be a registered professional engineer (a PE number on the account) and in
+    which capacity an inspector must be assigned to the permit. §380-16 C(3): "All other inspections shall be
+    conducted by the project design engineer", a registered PE (not the erosion-control inspector of C(2));
+    C(4)(f): periodic ones by the engineer's designated PE representative, or the DPW Director's own."""
     signer = kind.signer(getattr(actor, "role", ""))
     if signer is None:
         qualified = " or ".join(s.who for s in kind.signers)
@@ -689,6 +694,12 @@ def signer_refusal(actor, kind: InspectionType) -> str | None:
         return (f"A {kind.name.lower()} must be signed by a registered professional engineer ({signer.who}), "
                 f"and your account has no PE number ({short_citation(signer.citation or kind.citation)}). "
                 "Ask an administrator to record it, or have the project's PE sign.")
+    if signer.capacity and permit is not None and not any(
+            a.user_id == actor.id and a.capacity == signer.capacity for a in permit.assignments):
+        return (f"A {kind.name.lower()} is conducted by {signer.who} "
+                f"({short_citation(signer.citation or kind.citation)}), and you are not assigned to this permit as "
+                f"its {CAPACITY_WORDS[signer.capacity]}. Ask the town's agent to assign you, or have the project's "
+                f"{CAPACITY_WORDS[signer.capacity]} sign.")
     return None
 
 
@@ -716,7 +727,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
         # inspector's observed weather is required (`_weather_problems`). A refusal rolls it all back.
         _fill_weather(inspection, looked_up)  # looked up again if the draft's time changed
     problems = submission_problems(inspection, data, observed_weather_asked=observed_weather_asked)
-    refusal = signer_refusal(actor, type_of(inspection))
+    refusal = signer_refusal(actor, type_of(inspection), inspection.permit)
     if refusal:
         problems["signer"] = refusal
     corrected = _corrected_meanwhile(inspection)

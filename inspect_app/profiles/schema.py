@@ -342,6 +342,10 @@ class Signer(Strict):
     pe: bool = False
     who: str = Field(min_length=1)
     citation: str = Field(default="", max_length=CITATION_MAX)
+    # An inspector must be assigned to the permit in this capacity (§380-16 C(3): "All other inspections shall be
+    # conducted by the project design engineer", not by the erosion-control inspector of C(2)); none: any inspector
+    # assigned to the permit.
+    capacity: Literal["design_engineer", "erosion_control_inspector"] | None = None
 
 
 # With no `signers` in the profile: anyone the accounts policy lets perform the inspection signs it.

@@ -84,3 +84,36 @@ def test_a_role_the_profile_does_not_list_cannot_sign_and_is_told_who_can(make, 
         "your account does not qualify.")
     db.session.expire_all()
     assert db.session.get(Inspection, draft.id).status == "draft"
+
+
+NOT_THE_DESIGN_ENGINEER = "you are not assigned to this permit as its project design engineer"
+
+
+@pytest.mark.parametrize("town, kind, refusal", [
+    ("longmeadow", "initial", NOT_THE_DESIGN_ENGINEER),
+    ("longmeadow", "pre_bury", NOT_THE_DESIGN_ENGINEER),
+    ("longmeadow", "walk_through", NOT_THE_DESIGN_ENGINEER),
+    ("longmeadow", "final", NOT_THE_DESIGN_ENGINEER),
+    ("longmeadow", "erosion_control", None),  # theirs (§380-16 C(2))
+    ("longmeadow", "periodic", None),  # a PE assigned to the permit: its designated representative (C(4)(f))
+    ("southborough", "final", None),  # Southborough's text names no design engineer
+])
+def test_the_design_engineers_inspections_are_not_the_erosion_control_inspectors(town, kind, refusal, make,
+                                                                                   signed_in):
+    """§380-16 C(3): "All other inspections shall be conducted by the project design engineer". An erosion-control
+    inspector of the permit (C(2)) who happens to hold a PE licence signed the final as if they were its design
+    engineer: a PE number was all the app asked for."""
+    esc = make.user("inspector", town=town, pe_number="48213")
+    permit = make.permit(town, construction_started_on=dt.date(2026, 6, 15))
+    permits.assign(None, permit, esc, "erosion_control_inspector")
+    db.session.commit()
+    client = signed_in(esc)
+    draft = start(client, permit, kind)
+    response = submit(client, draft)
+    db.session.expire_all()
+    if refusal is None:
+        assert response.status_code == 303, response.text
+        return
+    assert response.status_code == 422
+    assert refusal in error_beside(response.text, "signer")
+    assert db.session.get(Inspection, draft.id).status == "draft"
