@@ -17,7 +17,7 @@ from inspect_app.extensions import db
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.rules import short_citation
-from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.stabilization.models import AreaStatusEvent, DisturbedArea
 from inspect_app.types import LOCAL_TZ, utcnow
 from inspect_app.units import in_to_mm, inches
 
@@ -80,10 +80,15 @@ def record_frozen(actor, permit: Permit, suspended: bool, starts_at: dt.datetime
     if not note:
         raise ConditionError("note", f"Say why runoff is unlikely: frozen conditions likely to last {rule.min_months} "
                                      f"months or more ({short_citation(rule.citation)}).")
-    open_ = next((p for p in periods_of(permit) if p.ends_at is None), None)
+    periods = periods_of(permit)
+    open_ = next((p for p in periods if p.ends_at is None), None)
     if open_ is not None:
         raise ConditionError("starts_at", f"Frozen conditions recorded on {_when(open_.starts_at)} have not ended; "
                                           "record their end first.")
+    ended = max((p for p in periods if p.ends_at > starts_at), key=lambda p: p.ends_at, default=None)
+    if ended is not None:
+        raise ConditionError("starts_at", f"Frozen conditions are already recorded from {_when(ended.starts_at)} to "
+                                          f"{_when(ended.ends_at)}: new ones begin after them.")
     if suspended:
         unstable = db.session.scalars(select(DisturbedArea.name).where(DisturbedArea.permit_id == permit.id,
                                                                        DisturbedArea.status != "stabilized")
@@ -93,11 +98,34 @@ def record_frozen(actor, permit: Permit, suspended: bool, starts_at: dt.datetime
                                               f"stabilized ({short_citation(rule.citation)}); not yet: "
                                               f"{', '.join(unstable)}. With work going on, inspections drop to once "
                                               "a month instead.")
+        unstable = _not_stabilized_since(permit, starts_at)
+        if unstable:
+            raise ConditionError("starts_at", "Inspections may be suspended only from a time every disturbed area was "
+                                              f"stabilized ({short_citation(rule.citation)}); on {_when(starts_at)} "
+                                              f"not yet, or disturbed since: {', '.join(unstable)}. Give the time "
+                                              "the last of them was stabilized, or later.")
     period = FrozenPeriod(permit_id=permit.id, suspended=suspended, starts_at=starts_at, note=note,
                           recorded_by_id=actor.id)
     db.session.add(period)
     audit.record(actor, "frozen.begin", period)
     return period
+
+
+def _not_stabilized_since(permit: Permit, moment: dt.datetime) -> list[str]:
+    """The areas of `permit` not stabilized at `moment` by their status timeline, or disturbed again (or added)
+    after it: inspections suspended from then would not have been owed nothing (a suspension recorded back to a day
+    an area was still disturbed would erase the inspections missed since)."""
+    areas = {area.id: area.name for area in permit.areas}
+    then, since = {}, set()
+    for area_id, status, at in db.session.execute(
+            select(AreaStatusEvent.area_id, AreaStatusEvent.status, AreaStatusEvent.at)
+            .where(AreaStatusEvent.area_id.in_(areas)).order_by(AreaStatusEvent.at)):
+        if at <= moment:
+            then[area_id] = status
+        elif status != "stabilized":
+            since.add(area_id)
+    return sorted(name for area_id, name in areas.items()
+                  if then.get(area_id, "stabilized") != "stabilized" or area_id in since)
 
 
 def end_frozen(actor, period: FrozenPeriod, ends_at: dt.datetime) -> FrozenPeriod:

@@ -69,6 +69,47 @@ def test_frozen_with_work_suspended_needs_every_area_stabilized_then_suspends_in
                                              .order_by(AuditEntry.seq))] == ["frozen.begin", "frozen.end"]
 
 
+def test_inspections_are_not_suspended_back_to_a_time_an_area_was_still_disturbed(make, signed_in):
+    """CGP 2022 Part 4.4: inspections may be suspended while "all disturbed areas of the site have been stabilized".
+    The check read the areas as they are now: an engineer who missed three weeks of inspections stabilized the
+    area today and recorded the suspension from 25 days ago, and the missed inspections were gone."""
+    engineer, permit, area = _site(make)
+    make.inspection(permit, performed_at=utcnow() - dt.timedelta(days=30))
+    permits.change_area_status(None, area, "stabilized", utcnow() - dt.timedelta(hours=2))
+    db.session.commit()
+    browser = signed_in(engineer)
+    form = {"frozen-kind": "suspended", "frozen-starts_at": _local(utcnow() - dt.timedelta(days=25)),
+            "frozen-note": "Ground frozen to 18 in; historic averages keep it frozen into March."}
+    refused = browser.post(f"/permits/{permit.id}/conditions/frozen", form)
+    assert refused.status_code == 422
+    assert "from a time every disturbed area was stabilized" in refused.text and "North lot" in refused.text
+    assert db.session.scalars(select(FrozenPeriod)).all() == []
+    assert _open(permit, "inspection")[0].due_at < utcnow()  # the missed inspections stand
+
+    since_stabilized = {**form, "frozen-starts_at": _local(utcnow() - dt.timedelta(hours=1))}
+    assert browser.post(f"/permits/{permit.id}/conditions/frozen", since_stabilized).status_code == 303
+
+
+def test_frozen_periods_do_not_overlap(make, signed_in):
+    """A period beginning before the end of one recorded earlier, running through it, was accepted: the schedule
+    then read two periods for one time."""
+    engineer, permit, _ = _site(make)
+    browser = signed_in(engineer)
+    note = "Ground frozen to 18 in; historic averages keep it frozen into March."
+    began, ended = utcnow() - dt.timedelta(days=20), (utcnow() - dt.timedelta(days=10)).replace(second=0, microsecond=0)
+    assert browser.post(f"/permits/{permit.id}/conditions/frozen", {
+        "frozen-kind": "reduced", "frozen-starts_at": _local(began), "frozen-note": note}).status_code == 303
+    (period,) = db.session.scalars(select(FrozenPeriod)).all()
+    assert browser.post(f"/permits/{permit.id}/conditions/frozen/{period.id}/end",
+                        {"end-ends_at": _local(ended)}).status_code == 303
+    overlapping = browser.post(f"/permits/{permit.id}/conditions/frozen", {
+        "frozen-kind": "reduced", "frozen-starts_at": _local(utcnow() - dt.timedelta(days=15)), "frozen-note": note})
+    assert overlapping.status_code == 422 and "new ones begin after them" in overlapping.text
+    assert browser.post(f"/permits/{permit.id}/conditions/frozen", {
+        "frozen-kind": "reduced", "frozen-starts_at": _local(utcnow() - dt.timedelta(days=5)),
+        "frozen-note": note}).status_code == 303
+
+
 def test_bad_frozen_records_are_refused_beside_the_field(make, signed_in):
     engineer, permit, _ = _site(make)
     browser = signed_in(engineer)
