@@ -38,6 +38,7 @@ from sqlalchemy.orm import selectinload
 from werkzeug.datastructures import MultiDict
 
 from inspect_app.accounts.models import User
+from inspect_app.accounts.policy import people_to_choose
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.geo import MASSACHUSETTS_LATITUDES, MASSACHUSETTS_LONGITUDES
@@ -114,7 +115,7 @@ class PermitImport:
         self.actor, self.towns, self.apply = actor, towns, apply
         self.permit_form = PermitForm(formdata=None, meta={"csrf": False})
         self.structure_form = StructureForm(formdata=None, meta={"csrf": False})
-        self.accounts: dict[str, tuple[str, str] | None] = {}
+        self.accounts: dict[tuple[str, str], str | None] = {}  # (email, role) -> the account's id
         # (town id, number) -> the row that first gave it, for every permit row of the file
         self.in_file: dict[tuple[str, str], int] = {}
         # (town id, number) -> permit id, of the towns' permits recorded (and made by this import)
@@ -240,31 +241,37 @@ class PermitImport:
             fields[name] = value
         return fields
 
-    def _account(self, email: str) -> tuple[str, str] | None:
-        key = email.strip().lower()
+    def _account(self, email: str, role: str) -> str | None:
+        """The id of the account of `role` with this email, among those the importer may choose for a permit
+        (`people_to_choose`, as the permit form offers them): a town's admin neither attaches the people who work
+        only in other towns nor learns, from the answer, which addresses have an account there."""
+        key = (email.strip().lower(), role)
         if key not in self.accounts:
-            found = db.session.execute(select(User.id, User.role).where(func.lower(User.email) == key)).first()
-            self.accounts[key] = tuple(found) if found else None
+            # The command (no actor) imports for every town: anyone of the role.
+            people = (people_to_choose(self.actor, role) if self.actor is not None
+                      else select(User).where(User.role == role))
+            self.accounts[key] = db.session.scalar(people.with_only_columns(User.id)
+                                                   .where(func.lower(User.email) == key[0]))
         return self.accounts[key]
 
     def _accounts(self, row: Row, problems: list[Problem]) -> tuple[str | None, list[tuple[str, str]]]:
         owner_id = None
         if row.text("owner_email"):
-            found = self._account(row.text("owner_email"))
-            if found is None or found[1] != "permittee":
-                problems.append(Problem(row.number, "owner_email", f"No permittee's account has the email "
-                                        f"{row.text('owner_email')!r}: import the users first, or leave it empty."))
-            else:
-                owner_id = found[0]
+            owner_id = self._account(row.text("owner_email"), "permittee")
+            if owner_id is None:
+                problems.append(Problem(row.number, "owner_email", "No permittee's account you may choose has the "
+                                        f"email {row.text('owner_email')!r}: import the users first, or leave it "
+                                        "empty."))
         inspectors = []
         for column, capacity in CAPACITIES.items():
             for email in filter(None, (e.strip() for e in re.split(r"[;,\n]", row.text(column)))):
-                found = self._account(email)
-                if found is None or found[1] != "inspector":
-                    problems.append(Problem(row.number, column, f"No inspector's account has the email {email!r}: "
-                                            "import the users first (only inspectors are assigned to permits)."))
-                elif (found[0], capacity) not in inspectors:
-                    inspectors.append((found[0], capacity))
+                found = self._account(email, "inspector")
+                if found is None:
+                    problems.append(Problem(row.number, column, "No inspector's account you may choose has the email "
+                                            f"{email!r}: import the users first (only inspectors are assigned to "
+                                            "permits)."))
+                elif (found, capacity) not in inspectors:
+                    inspectors.append((found, capacity))
         return owner_id, inspectors
 
     def _listed_structures(self, row: Row, key, problems: list[Problem]) -> list[tuple[int, dict[str, Any]]]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import zipfile
@@ -133,6 +134,34 @@ def test_a_town_admin_imports_into_their_town_alone(app, client, make):
     assert "Applied" in browser.post(action, buffered=True).get_data(as_text=True)
     (permit,) = db.session.scalars(select(Permit))
     assert permit.jurisdiction.profile_key == "longmeadow"
+
+
+def test_a_town_admin_attaches_only_the_people_the_permit_form_offers_and_learns_nothing_of_others(app, client, make):
+    """The permit form offers a town's admin the permittees and inspectors who work in their town or nowhere yet
+    (`people_to_choose`). The import looked owners and engineers up among every account of the state: Longmeadow's
+    admin attached Southborough's people to a Longmeadow permit, and the dry run told which addresses had accounts.
+    Someone who works only in another town is now answered as an address with no account."""
+    theirs = make.user("permittee", email="south-owner@example.org")
+    make.permit("southborough", owner=theirs, latitude=42.30, longitude=-71.53)
+    engineer = make.user("inspector", email="south-eng@example.org")
+    make.permit("southborough", inspectors=[engineer], latitude=42.30, longitude=-71.53)
+    new_owner = make.user("permittee", email="new-owner@example.org")  # works nowhere yet: offered
+    browser = factories.SignedIn(client, make.user("admin", town="longmeadow"))
+    refused = _upload(browser, _csv([permit_row("LM-77", town="", owner_email=theirs.email,
+                                                engineer_email=engineer.email)]))
+    text = html.unescape(browser.get(refused.location, buffered=True).get_data(as_text=True))
+    assert f"No permittee's account you may choose has the email '{theirs.email}'" in text
+    assert f"No inspector's account you may choose has the email '{engineer.email}'" in text
+    nobody = _upload(browser, _csv([permit_row("LM-77", town="", owner_email="nobody@example.org")]))
+    assert "No permittee's account you may choose has the email 'nobody@example.org'" in html.unescape(browser.get(
+        nobody.location, buffered=True).get_data(as_text=True))
+    assert re.search(r'action="[^"]+/apply', text) is None
+    mine = _upload(browser, _csv([permit_row("LM-78", town="", owner_email=new_owner.email)]))
+    check = browser.get(mine.location, buffered=True).get_data(as_text=True)
+    action = re.search(r'action="([^"]+/apply[^"]*)"', check).group(1).replace("&amp;", "&")
+    assert "Applied" in browser.post(action, buffered=True).get_data(as_text=True)
+    (permit,) = db.session.scalars(select(Permit).where(Permit.number == "LM-78"))
+    assert permit.owner_id == new_owner.id
 
 
 def test_the_templates_import_as_they_are(app, client, make, runner, tmp_path):
