@@ -51,6 +51,7 @@ from inspect_app.transfer.rows import (
     CREATE, UNCHANGED, UPDATE, Notice, Outcome, Problem, Progress, Towns, cell_problems, parse_day, parse_yes_no,
 )
 from inspect_app.transfer.sheets import Row, Sheet
+from inspect_app.types import LOCAL_TZ
 
 BATCH = 500
 PROGRESS_EVERY = 1000
@@ -419,6 +420,9 @@ class PermitImport:
             action, before = "permit.update", audit.snapshot(permit)
             for name in changed:
                 setattr(permit, name, planned.owner_id if name == "owner_id" else planned.fields[name])
+            started = permit.construction_started_at
+            if started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on:
+                permit.construction_started_at = None  # a day moved without its time keeps no stale time (§380-2)
             settle_status(permit)
             permit.revision += 1
         updates = []

@@ -314,3 +314,21 @@ def test_a_csv_saved_with_semicolons_is_read(app, runner, tmp_path, make):
     result = _import(runner, path, "--apply")
     assert result.exit_code == 0, result.output
     assert [p.site_address for p in _permits()] == ["123 Maple Road, Longmeadow, MA"]
+
+
+def test_an_import_moving_the_start_day_keeps_no_stale_start_time(app, runner, tmp_path, make):
+    """§380-2: the start of construction is kept with its time, which the stabilization clocks and the first
+    inspection run from. The import set the start's day alone, so the time of the old day stayed (the permit form
+    drops a time whose day changed)."""
+    permit = make.permit(number="LM-START", issued_on=dt.date(2024, 3, 1),
+                         construction_started_on=dt.date(2024, 3, 4), construction_started_time=dt.time(8, 0))
+    assert permit.construction_started_at is not None
+    path = write_csv(tmp_path / "p.csv", [permit_row("LM-START", issued_on="2024-03-01",
+                                                     site_address=permit.site_address,
+                                                     latitude=str(permit.latitude), longitude=str(permit.longitude),
+                                                     construction_started_on="2024-04-15")],
+                     header=[*PERMIT_HEADER, "construction_started_on"])
+    assert _import(runner, path, "--apply").exit_code == 0
+    db.session.expire_all()
+    stored = db.session.get(Permit, permit.id)
+    assert stored.construction_started_on == dt.date(2024, 4, 15) and stored.construction_started_at is None
