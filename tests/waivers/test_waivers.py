@@ -56,6 +56,24 @@ def test_the_dpw_director_waives_one_structures_pre_bury_inspection(make, signed
     assert f"waived (§380-8) on {_today():%b %-d, %Y} by {agent.name}" in permit_page
 
 
+def test_a_waiver_is_recorded_once(make, signed_in):
+    """The same waiver posted twice (a second tap, a second tab) was stored twice: a waiver is a guarded record that
+    cannot be deleted, so the copy stayed for good. The second is refused and says when the first was granted; the
+    same requirement of another structure is its own waiver."""
+    agent = make.user("agent")
+    permit = make.permit(structures=["Pipe P-1", "Basin B-1"], construction_started_on=_today() - dt.timedelta(days=5))
+    pipe, basin = (next(s for s in permit.structures if s.name == name) for name in ("Pipe P-1", "Basin B-1"))
+    browser = signed_in(agent)
+    form = {"waiver-requirement": "pre_bury", "waiver-structure_id": pipe.id, "waiver-granted_on": _today().isoformat(),
+            "waiver-reason": "Pipe laid in an open trench the DPW inspected itself"}
+    assert browser.post(f"/permits/{permit.id}/waivers/", form).status_code == 303
+    again = browser.post(f"/permits/{permit.id}/waivers/", form)
+    assert again.status_code == 422
+    assert f"already waived on this permit, on {_today():%b %-d, %Y}" in again.text
+    assert browser.post(f"/permits/{permit.id}/waivers/", {**form, "waiver-structure_id": basin.id}).status_code == 303
+    assert sorted(w.structure_id for w in db.session.scalars(select(Waiver))) == sorted([pipe.id, basin.id])
+
+
 def test_a_federal_duty_cannot_be_waived_and_only_the_towns_authority_waives(make, signed_in):
     agent = make.user("agent")
     permit = make.permit(construction_started_on=_today() - dt.timedelta(days=5))
