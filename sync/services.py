@@ -488,6 +488,13 @@ def _retry_one(op_id: str) -> dict[str, Any] | None:
     # (the same user from a browser session, another device completing a blob). Else an operation beyond
     # the token's town, kept waiting as for a record not there, was applied by the next push of a session.
     device = db.session.get(SyncDevice, row.device_id) if row.device_id else None
+    if (device is not None and device.is_revoked) or user is None or not user.is_enabled:
+        # Its device revoked (a lost tablet) or its account disabled since it was sent: it is never applied, by
+        # whoever's request would retry it, in the name of the account that sent it.
+        answer = _settle(op_id, row.record_id, "rejected", {"reasons": {"device": (
+            "The device that sent this was revoked, or its account disabled, before it could be applied.")}})
+        attempt.commit()
+        return answer
     try:
         with limited_to_token(device):
             status, result = _attempt_op(ctx, op)

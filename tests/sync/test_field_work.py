@@ -25,7 +25,7 @@ from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 from sync.client import SyncClient, new_op
 from sync.services import create_device
-from sync.models import SyncConflict, SyncOperation
+from sync.models import SyncConflict, SyncDevice, SyncOperation
 from tests.builders import jpeg, signature_png
 
 
@@ -186,6 +186,28 @@ def test_a_report_whose_photo_is_not_uploaded_yet_waits_then_goes_through(site, 
     assert answer.get("original", answer)["status"] == "applied"
     assert db.session.get(Inspection, op["record_id"]).status == "submitted"
     assert count(Photo) == 2 and count(SyncOperation) == 1
+
+
+def test_a_waiting_report_of_a_tablet_revoked_since_is_never_applied(make, site, blobs, central, device_token):
+    """A lost tablet's report waited for a photo; the admin revoked the tablet. When the same photo's bytes came from
+    the inspector's new tablet, the waiting report was applied all the same, in the inspector's name. It is now
+    refused as from a revoked device, and nothing of it is recorded."""
+    from sync.services import revoke_device
+
+    inspector, permit, lost = site
+    upload(lost, blobs, "signature", "east")
+    op = submission(permit, inspector, blobs)
+    assert lost.push([op])[0]["status"] == "waiting"
+    (device,) = db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == inspector.id))
+    revoke_device(make.user("admin", town=None), device)
+    db.session.commit()
+
+    new_tablet = SyncClient(central.url, device_token(inspector, "new tablet"))
+    upload(new_tablet, blobs, "entrance")
+    db.session.expire_all()
+    stored = db.session.get(SyncOperation, op["op_id"])
+    assert stored.status == "rejected" and "revoked" in stored.result["reasons"]["device"]
+    assert count(Inspection) == 0 and count(Photo) == 0
 
 
 def test_closing_a_corrective_action_stale_is_a_conflict_kept_for_a_person(make, site, blobs, central):
