@@ -771,7 +771,8 @@ def revoke_device(actor, device: SyncDevice) -> SyncDevice:
 @password_changed.connect
 def revoke_devices_of(user: User, actor=None, **_) -> None:
     """A new password (accounts.services.change_password) ends every device token of the account: a token
-    taken along with the old password stops working too. Operations its device already sent are kept."""
+    taken along with the old password stops working too. Operations its device already sent are kept as they were
+    answered; one still waiting is refused when retried (`_retry_one`): the device sends it again as a new one."""
     for device in db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == user.id,
                                                               SyncDevice.revoked_at.is_(None))):
         revoke_device(actor, device)
