@@ -23,6 +23,8 @@ from inspect_app.inputs import NulRefused
 
 TEMPLATES = {400: "errors/400.html", 401: "errors/401.html", 403: "errors/403.html", 404: "errors/404.html",
              429: "errors/429.html", 500: "errors/500.html"}
+# Any other 4xx (a conflict, a request too large, a method not taken): its reason in words.
+REFUSED = "errors/refused.html"
 # What a form htmx posts in place is answered with: the page's part (the full page includes it).
 IN_PLACE = {401: "errors/_401.html"}
 
@@ -37,7 +39,7 @@ def _page(status: int, description: str | None, error=None):
         if isinstance(error, HTTPException) else []
     if _wants_json():
         return jsonify({"error": description or "The request was refused."}), status, headers
-    template = TEMPLATES.get(status, TEMPLATES[400] if status < 500 else TEMPLATES[500])
+    template = TEMPLATES.get(status, REFUSED if status < 500 else TEMPLATES[500])
     if htmx and not htmx.boosted:
         template = IN_PLACE.get(status, template)
     return render_template(template, error=error, description=description), status, headers
@@ -55,7 +57,8 @@ def _login_again():
 def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
-        if error.code is None or error.code < 400 or (error.code not in TEMPLATES and not _wants_json()):
+        if error.code is None or error.code < 400 or (error.code >= 500 and error.code not in TEMPLATES
+                                                      and not _wants_json()):
             return error  # Werkzeug's own plain page
         return _page(error.code, error.description, error)
 

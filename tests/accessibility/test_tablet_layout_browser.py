@@ -132,3 +132,46 @@ def test_a_close_out_refused_in_place_gives_the_focus_to_its_field(make, live_se
     tablet.goto(f"{live_server.url}/inspections/{report.id}")
     tablet.locator(f"#action-{action.id} form").get_by_role("button", name="Record it done").tap()  # no time: refused
     expect(tablet.locator(f"#close-{action.id}-completed_at")).to_be_focused()
+
+
+def test_a_conflict_is_explained_in_the_servers_words_beside_what_was_tapped(make, live_server, tablet, sign_in):
+    """A 409 (the record moved on since the page was opened) was Werkzeug's bare page, which the tablet could not
+    quote: it said "Not done: the server answered 409." Now the page gives the reason, and the note beside the
+    button quotes it."""
+    from inspect_app.inspections.models import CorrectiveAction, Finding
+
+    agent, inspector = make.user("agent"), make.user("inspector")
+    permit = _started_permit(make, inspectors=[inspector], owner=make.user("permittee"))
+    found = utcnow() - dt.timedelta(days=2)
+    report = make.inspection(permit, evaluation="violations", performed_at=found, inspector=inspector,
+                             latitude=permit.latitude, longitude=permit.longitude, location_source="permit")
+    finding = make.finding(permit, report, description="Silt fence down along the east line")
+    db.session.add(CorrectiveAction(finding_id=finding.id, permit_id=permit.id, kind="routine_maintenance",
+                                    description="Re-trench the silt fence", owner_name="Site contractor",
+                                    discovered_at=found, due_at=found + dt.timedelta(days=7), status="completed",
+                                    completed_at=found + dt.timedelta(hours=3)))
+    db.session.commit()
+    sign_in(tablet, agent)
+    tablet.goto(f"{live_server.url}/inspections/{report.id}")
+    tablet.locator(f"#finding-{finding.id} summary", has_text="Send back to the field").tap()
+    tablet.locator(f"#return-{finding.id}-comment").fill("Re-stake it")
+    db.session.get(Finding, finding.id).status = "corrected"  # meanwhile, in another tab
+    db.session.commit()
+    with tablet.expect_response(lambda r: r.url.endswith("/return")) as answer:
+        tablet.get_by_role("button", name="Send back", exact=True).tap()
+    assert answer.value.status == 409
+    expect(tablet.locator("[data-refused-note]")).to_contain_text("Nothing was changed: This finding")
+
+
+def test_each_waiver_reason_on_the_completion_page_says_which_inspection_it_waives(make, live_server, tablet,
+                                                                                    sign_in):
+    """Five to seven text boxes were each named "Reason for the waiver": a screen reader could not tell them apart."""
+    agent = make.user("agent")
+    permit = make.permit(structures=["Pipe P-1"], construction_started_on=utcnow().date() - dt.timedelta(days=30),
+                         issued_on=utcnow().date() - dt.timedelta(days=60))
+    sign_in(tablet, agent)
+    tablet.goto(f"{live_server.url}/permits/{permit.id}/completion/")
+    names = tablet.evaluate("""() => [...document.querySelectorAll('#waivers textarea')]
+        .map(t => [...t.labels].map(l => l.textContent.trim()).join(' '))""")
+    assert len(names) > 1 and len(set(names)) == len(names)
+    assert all(name.startswith("Reason for the waiver of ") for name in names)
