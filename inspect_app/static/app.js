@@ -32,10 +32,22 @@ document.addEventListener("htmx:responseError", (evt) => {
 });
 
 // A boosted GET that cannot reach anything: let the browser navigate for real,
-// so the service worker can answer with a saved page or the offline page.
+// so the service worker can answer with a saved page or the offline page. A form that could not be sent, and that
+// the device does not keep (one with no idempotency key), says so beside its button: a tap never seems to do nothing.
 document.addEventListener("htmx:sendError", (evt) => {
   const d = evt.detail, cfg = d.requestConfig || {};
-  if (d.boosted && cfg.verb === "get" && cfg.path) window.location.href = cfg.path;
+  if (d.boosted && cfg.verb === "get" && cfg.path) { window.location.href = cfg.path; return; }
+  if (cfg.verb === "get" || !d.elt) return;
+  const anchor = d.elt.closest("form") || d.elt;
+  let note = anchor.nextElementSibling;
+  if (!note?.matches("[data-refused-note]")) {
+    note = Object.assign(document.createElement("p"), { className: "flash flash-error" });
+    note.setAttribute("role", "alert");
+    note.dataset.refusedNote = "";
+    anchor.after(note);
+  }
+  note.textContent = "Not saved: this device cannot reach the server, and this form is not kept on it. "
+    + "Try again when the connection is back.";
 });
 
 // Each form post carries its own key, so a post sent again from the outbox is applied once (a new report's

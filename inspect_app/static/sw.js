@@ -170,7 +170,8 @@ async function dropCorrected(request) {
 async function formPost(request) {
   const offline = !navigator.onLine;
   const copy = offline ? request : request.clone();  // the body can be read once: keep a copy to store
-  const inPlace = request.mode !== "navigate";
+  // A boosted form is a page's (htmx swaps the answer's body in): it gets the whole saved page, not the fragment.
+  const inPlace = request.mode !== "navigate" && request.headers.get("HX-Boosted") !== "true";
   const answer = offline ? null : await fetchInTime(request).catch(() => null);
   if (answer) await learn(answer);
   if (answer && answer.status !== 401) {

@@ -259,3 +259,34 @@ def test_a_photo_marked_up_on_the_report_with_the_server_stopped_arrives_marked_
     [stored] = db.session.scalars(select(Photo).where(Photo.inspection_id == made)).all()
     assert stored.original_sha256 == sha256(photo)
     assert [shape["kind"] for shape in stored.markup] == ["arrow"] and stored.marked_display_sha256
+
+
+@browser
+def test_a_snowmelt_discharge_recorded_offline_on_the_held_conditions_page_is_kept_and_arrives(site, server, page):
+    """The conditions page is held for offline use (a discharge is seen on site, where the network may not reach),
+    but its forms had no idempotency key: with no server, "Record the discharge" did nothing at all, and leaving the
+    page lost it (an inspection is owed within 24 hours of it). It is kept on the device, the page says so, and it
+    arrives once the server is back."""
+    from inspect_app.conditions.models import SnowmeltDischarge
+    from inspect_app.permits import services as permits
+
+    inspector, permit = site
+    permits.update_permit(None, permit, construction_started_on=(utcnow() - dt.timedelta(days=20)).date())
+    db.session.commit()
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    server.stop()
+    page.goto(f"{server.url}/permits/{permit.id}/conditions/")
+    seen = (utcnow() - dt.timedelta(hours=2)).astimezone(LOCAL_TZ)
+    page.fill("[name=snowmelt-discharge_at]", seen.strftime("%Y-%m-%dT%H:%M"))
+    page.fill("[name=snowmelt-snow_in]", "3.5")
+    page.fill("[name=snowmelt-note]", "Turbid discharge at the NE outlet")
+    page.click("button:has-text('Record the discharge')")
+    expect(page.locator("#offline-message")).to_contain_text("Saved on this device")
+    expect(page.locator("header")).to_be_visible()  # the whole saved page, not a fragment in place of the page
+    assert len(outbox(page)) == 1
+
+    _sync(page, server)
+    db.session.expire_all()
+    (discharge,) = db.session.scalars(select(SnowmeltDischarge)).all()
+    assert discharge.note == "Turbid discharge at the NE outlet" and discharge.permit_id == permit.id
