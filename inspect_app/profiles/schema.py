@@ -302,6 +302,11 @@ class ChecklistItem(Strict):
     # A "no" to this item is a violation by itself: the report cannot be evaluated "in compliance"
     # (§380-16 C(4)(e)[1]-[2]: the final inspection's all-work-complete and pipe video).
     no_is_violation: bool = False
+    # A "no" to this item on a final is the system found not to comply with the plan: where the town's final stops
+    # work by itself (`failed_final_stops_work`), it brings the written notice and the stop-work order (§380-16
+    # C(4)(e)[5]). A final failing on another item (an operational failure of a system built to plan, [4]) is
+    # corrected by the permittee, with no order.
+    no_stops_work: bool = False
     # A "no" to this item is a condition requiring corrective action: the key of one of the profile's
     # `corrective_conditions`. The report then needs the repair, the date first observed and a corrective
     # action (opened, or an open one linked) before it can be submitted (CGP 2022 Part 5.1).
@@ -430,8 +435,9 @@ class Profile(Strict):
     surety: SuretyRule | None = None
     completion: CompletionRule = CompletionRule(citation="§380-18")
     reporting: ReportingRule = ReportingRule()
-    # Whether a final inspection that finds the system not complying issues, by itself, the written notice of
-    # violation and a stop-work order (Longmeadow §380-16 C(4)(e)[5]: "A stop-work order shall be issued").
+    # Whether a final inspection that finds the system not complying with the plan (a "no" to its item marked
+    # `no_stops_work`) issues, by itself, the written notice of violation and a stop-work order (Longmeadow
+    # §380-16 C(4)(e)[5]: "If the system does not comply with the Plan ... A stop-work order shall be issued").
     # False where the town's text says no such thing (Southborough, the CGP): the report, sent to the authority,
     # records the violations, and the authority's agent decides what order to issue.
     failed_final_stops_work: bool = False

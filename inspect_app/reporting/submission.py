@@ -22,6 +22,7 @@ from inspect_app.findings import services as findings
 from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.findings.services import FindingError, NewFinding
 from inspect_app.inspections import services as inspections
+from inspect_app.inspections.queries import type_of
 from inspect_app.inspections.services import ReportInput
 from inspect_app.permits.services import profile_of
 from inspect_app.photos import services as photos
@@ -109,10 +110,18 @@ def submit_report(actor, inspection: Inspection, data: ReportInput, parts: Repor
     inspections.submit(actor, inspection, data, fetch_weather=fetch_weather,
                        observed_weather_asked=observed_weather_asked)
     if (inspection_types.accepts_system(inspection.type) and inspection.evaluation == "violations"
-            and profile_of(inspection.permit).failed_final_stops_work):
+            and profile_of(inspection.permit).failed_final_stops_work and _not_as_planned(inspection)):
         _enforce_failed_final(actor, inspection)
     notification.send_report(inspection)
     return inspection
+
+
+def _not_as_planned(inspection: Inspection) -> bool:
+    """Whether the final found the system not complying with the plan: a "no" to its item so marked
+    (`no_stops_work`). §380-16 C(4)(e)[4]: a system "built as called for in the stormwater management plan" that
+    fails in operation "shall be corrected by the permittee", the surety behind it; the order is [5]'s alone."""
+    marked = {item.key for item in type_of(inspection).checklist if item.no_stops_work}
+    return any(answer.item_key in marked and answer.answer == "no" for answer in inspection.answers)
 
 
 def _enforce_failed_final(actor, inspection: Inspection) -> None:

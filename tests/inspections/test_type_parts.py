@@ -14,6 +14,7 @@ from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.permits import services as permits
+from inspect_app.permits.models import Permit
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.inspections.report_helpers import (error_beside, filled, mail_to, save_with_finding, save_with_punch,
                                               start, submit)
@@ -218,7 +219,8 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
     assert save_with_finding(client, final, "Basin outlet built 1 ft higher than the plan", severity="critical",
                              is_violation="y", citation="§380-16 C(4)(e)[5]").status_code == 303
     response = submit(client, final, evaluation="violations", certified=None,
-                      corrective_steps="Rebuild the outlet control structure to the approved elevation.")
+                      corrective_steps="Rebuild the outlet control structure to the approved elevation.",
+                      **{"answer-complies_with_plan-site": "no"})
     assert response.status_code == 303
 
     db.session.expire_all()
@@ -235,6 +237,27 @@ def test_a_failed_final_brings_a_notice_of_violation_and_a_stop_work_order(site,
         AuditEntry.permit_id == permit.id, AuditEntry.action == "permit.status")) == 1
     assert any(m.subject.startswith("Stop-work order") for m in mail_to("applicant@example.org"))
     assert "Stop-work order in effect" in client.get(f"/permits/{permit.id}").text
+
+
+def test_an_operational_failure_of_a_system_built_to_plan_is_corrected_by_the_permittee_with_no_order(
+        site, signed_in):
+    """§380-16 C(4)(e)[4]: "If the system is found to be inadequate by virtue of physical evidence of operational
+    failure, even though it was built as called for in the stormwater management plan, the system shall be corrected
+    by the permittee. If the permittee fails to act, the Town of Longmeadow may use the surety bond". Only [5] ("If
+    the system does not comply with the Plan") brings the notice of violation and the stop-work order: a final
+    failing on operation alone was mailed as "does not comply with the approved plan" and stopped the work."""
+    client = signed_in(site.inspector)
+    final = start(client, site.permit, "final")
+    response = submit(client, final, evaluation="violations", certified=None,
+                      corrective_steps="Rebuild the basin's infiltration bed: it does not drain.",
+                      **{"answer-no_operational_failure-site": "no", "answer-complies_with_plan-site": "yes"})
+    assert response.status_code == 303
+    db.session.expire_all()
+    assert db.session.scalars(select(StopWorkOrder).where(StopWorkOrder.permit_id == site.permit.id)).all() == []
+    assert db.session.scalars(select(NoticeOfViolation).where(NoticeOfViolation.permit_id == site.permit.id)).all() == []
+    assert db.session.get(Permit, site.permit.id).status != "stop_work"
+    # The report itself, with the steps to correct it (§380-16 C(4)(f)[1][h]), goes to the applicant.
+    assert any("Rebuild the basin's infiltration bed" in m.body for m in mail_to("applicant@example.org"))
 
 
 @pytest.mark.parametrize("answer", ["answer-all_work_complete-site", "video", "answer-storm_performance-site",
