@@ -22,7 +22,7 @@ from inspect_app.documents.builder import (
 )
 from inspect_app.accounts.models import User
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder, citation_purpose
-from inspect_app.enforcement.services import is_town_agent
+from inspect_app.enforcement.services import is_town_agent, lifting_clause
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection, PipeVideo, PunchListItem
 from inspect_app.inspections import canonical, checks, queries, wording
@@ -670,11 +670,12 @@ def stop_work_order(record: dict[str, Any], permit: Permit, sha: str) -> Documen
     blocks += [
         Heading("How to have the order lifted"),
         # Both the corrections and the approval (enforcement/services.lift_stop_work), of every open violation of the
-        # permit, cited above or not (`uncorrected`); cited as the clause the order rests on.
+        # permit, cited above or not (`uncorrected`); cited as the clause that says when it is lifted
+        # (enforcement.services.lifting_clause: C(4)(f)[2] says nothing of lifting).
         Paragraphs(f"The order stands until every violation on the permit (those above, and any other still open) "
                    f"is corrected and all work previously completed has been approved by the {authority}"
-                   f"{_paren(profile.cite(rests_on))}. Correct each finding, record the corrective actions, "
-                   f"and ask the {authority} for a re-inspection. The order is lifted in writing once the corrections "
+                   f"{_paren(profile.cite(lifting_clause(rests_on)))}. Correct each finding, record the corrective "
+                   f"actions, and ask the {authority} for a re-inspection. The order is lifted in writing once the corrections "
                    f"are verified and the work is approved; until then any further work on the site is a violation"
                    f"{_paren(profile.cite('violation'))}."),
         SignatureBlock(name=record["issued_by"] or "—", credentials=f"For the {authority}, {town_of(profile)}",

@@ -135,6 +135,15 @@ def _clause(order: StopWorkOrder) -> str:
     return f" ({clause})" if clause else ""
 
 
+def lifting_clause(rests_on: str) -> str:
+    """The purpose of the clause that says when an order resting on `rests_on` is lifted: after the final inspection,
+    the clause itself (§380-16 C(4)(e)[5]: "until any violations are corrected and all work previously completed has
+    received approval"); after any other, the town's enforcement section, under which the authority proceeds
+    (§380-16 C(4)(f)[2]: "enforcement action will proceed ... in accordance with the procedures described in
+    § 380-19"), not (f)[2], which says nothing of lifting."""
+    return "stop_work_final" if rests_on == "stop_work_final" else "violation"
+
+
 def _recipients(permit: Permit) -> list[str]:
     """The permittee, the assigned engineers and the applicant: who must hear of an order."""
     people = [permit.owner] + [a.user for a in permit.assignments]
@@ -186,9 +195,11 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
     if notice_text is not None:
         notice = issue_notice_of_violation(actor, permit, notice_text, inspection, order, notify=False)
         body += f"\n\nNotice of violation:\n{notice.text}"
+    lifted_when = permits.profile_of(permit).cite(lifting_clause(order.citation_purpose))
     mail.send(_recipients(permit), f"Stop-work order: permit {permit.number}",
-              "A stop-work order has been issued. All construction activity on the site must stop "
-              f"until the violations are corrected and the work is approved{_clause(order)}.\n\n{body}",
+              f"A stop-work order has been issued{_clause(order)}. All construction activity on the site must stop. "
+              "The order stands until the violations are corrected and the work is approved"
+              f"{f' ({lifted_when})' if lifted_when else ''}.\n\n{body}",
               permit_id=permit.id)
     return order
 

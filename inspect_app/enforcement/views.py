@@ -85,6 +85,7 @@ def _order_page(order: StopWorkOrder, status_code: int = 200, **context):
         context.setdefault("photos", list(db.session.scalars(mine.limit(PHOTO_CHOICES))))
     context.setdefault("verified", {})
     context.setdefault("authority", permits.profile_of(order.permit).authority_title)
+    context.setdefault("lifting", services.lifting_clause(order.citation_purpose))
     context.setdefault("lift_conditions", [c.format(authority=context["authority"]) for c in services.LIFT_CONDITIONS])
     context.setdefault("ack_form", AcknowledgeForm())
     return render_template("enforcement/order.html", order=order, permit=order.permit, **context), status_code

@@ -359,18 +359,21 @@ def _pdf_text(browser, order) -> str:
 def test_an_order_after_an_inspection_other_than_the_final_rests_on_380_16_c4f2(site, signed_in):
     """§380-16 C(4)(f)[2]: "If in the course of inspections ... water resources or the MS4 is not being adequately
     protected, enforcement action will proceed ... in accordance with ... § 380-19". §380-16 C(4)(e)[5] is the
-    final inspection's: an order after an erosion-control inspection does not rest on it."""
+    final inspection's: an order after an erosion-control inspection does not rest on it. Nor does (f)[2] say when
+    the order is lifted: that is the DPW Director's procedure under §380-19, which the order cites for it."""
     agent = signed_in(site["agent"])
     assert _issue(agent, site).status_code == 303
     order = _order(site["permit"])
     text = _pdf_text(agent, order)
     assert "Under §380-16 C(4)(f)[2] and §380-19 of the Town of Longmeadow" in text
-    assert "has been approved by the DPW Director (§380-16 C(4)(f)[2])" in text
+    assert "has been approved by the DPW Director (§380-19)" in text
     assert "C(4)(e)[5]" not in text
     page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
-    assert "the work is approved (§380-16 C(4)(f)[2])" in page and "C(4)(e)[5]" not in page
+    assert "must stop (§380-16 C(4)(f)[2]), until the violations are corrected and the work is approved (§380-19)" \
+        in page and "C(4)(e)[5]" not in page
     mail = db.session.scalar(select(OutboundEmail).where(OutboundEmail.subject.like("Stop-work order%")))
-    assert "(§380-16 C(4)(f)[2])" in mail.body and "C(4)(e)[5]" not in mail.body
+    assert "has been issued (§380-16 C(4)(f)[2])" in mail.body and "C(4)(e)[5]" not in mail.body
+    assert "until the violations are corrected and the work is approved (§380-19)" in mail.body
 
 
 def test_an_order_after_the_final_inspection_rests_on_380_16_c4e5(site, make, signed_in):
