@@ -139,9 +139,19 @@ class AdvanceNotice(TownChoice, HoursRule):
 class OMCertificationRule(TownChoice, MonthsRule):
     """§380-14 C(2)(l): an annual certification of the work done over the *last* `months` months, so a
     period can be certified only once it has ended; it is due `certify_within_days` after that (the
-    town's text sets no deadline: the number is the town's choice, kept here)."""
+    town's text sets no deadline: the number is the town's choice, kept here, and cited as its policy unless
+    `certify_within_basis` says the town's text gives it)."""
 
     certify_within_days: int = Field(default=30, ge=0, le=365)
+    certify_within_basis: Literal["regulation", "policy"] = "policy"
+
+    def cited(self, section: str) -> str:
+        """The rule's citation, and, where the days to file are the town's policy but the rule is not, those days
+        said to be its policy (§380-14 C(2)(l) sets no filing deadline)."""
+        cited = super().cited(section)
+        if self.certify_within_days and self.certify_within_basis == "policy" and self.basis != "policy":
+            cited += f"; {self.certify_within_days} days to file, town policy"
+        return cited
 
 
 class IntervalRule(TownChoice, MonthsRule):

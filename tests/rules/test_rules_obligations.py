@@ -50,6 +50,7 @@ class Case:
     subject: str
     status: str
     due_at: dt.datetime | None
+    cited: str | None = None  # what the obligation cites, where more than the clause (a town policy beside it)
 
 
 CASES = [
@@ -100,7 +101,9 @@ CASES = [
          "walk_through", "permit:1", "overdue", et(2025, 9, 2, 10)),
     Case("§380-14 C(2)(l)", LONGMEADOW,
          active(status="completed", completed_at=et(2026, 1, 31, 12)), et(2027, 3, 3, 9),
-         "om_certification", "om_certification:1", "overdue", end_of(2027, 3, 2)),
+         "om_certification", "om_certification:1", "overdue", end_of(2027, 3, 2),
+         # The clause sets no deadline to file: the 30 days are the town's policy.
+         "§380-14 C(2)(l); 30 days to file, town policy"),
     Case("§380-14 E", LONGMEADOW,
          active(notices_to_correct=(NoticeToCorrect(2, et(2025, 9, 1, 9)),)), et(2025, 9, 15),
          "cure", "notice_to_correct:2", "due", end_of(2025, 10, 1)),
@@ -111,7 +114,7 @@ CASES = [
 def test_each_rule_falls_due_when_the_regulation_says(case: Case) -> None:
     # The latest deadline of its kind: for routine inspections, the one after the last inspection.
     found = find(obligations(case.facts, case.profile, case.now), case.kind, case.subject)[-1]
-    assert (found.status, found.due_at, found.citation) == (case.status, case.due_at, case.citation)
+    assert (found.status, found.due_at, found.citation) == (case.status, case.due_at, case.cited or case.citation)
     assert found.reason.endswith(".") and len(found.reason.split()) >= 6
 
 
