@@ -318,7 +318,10 @@ def _pre_bury(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -
 def _final(inspection: Inspection, form: MultiDict, errors: dict[str, str]) -> dict[str, Any]:
     resolutions = {item.id: _text(form, f"punch-{item.id}", errors, 2000)
                    for item in queries.open_punch_items(inspection.permit)}
-    storm_date = _date(form, "storm_date", errors)
+    # §380-16 C(4)(e)[2]: "the effectiveness of the system in an actual storm": one the system was there for, so not
+    # one before construction started.
+    storm_date = _date(form, "storm_date", errors, earliest=inspection.permit.construction_started_on,
+                       before="construction started on this permit")
     depth_in = _number(form, "storm_depth_in", errors, 0.01, 30)
     return {
         "punch_resolutions": {k: v for k, v in resolutions.items() if v},

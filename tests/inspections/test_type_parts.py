@@ -282,3 +282,16 @@ def test_a_no_on_all_work_complete_or_a_pipe_video_makes_the_final_a_violation(a
     assert db.session.get(Inspection, final.id).status == "draft"
     assert submit(client, final, **{field: "no"}, evaluation="violations", certified=None,
                   corrective_steps="Finish the work and video the pipe.").status_code == 303
+
+
+def test_the_finals_storm_is_one_the_system_was_there_for(site, signed_in):
+    """§380-16 C(4)(e)[2]: "The final inspection shall also evaluate the effectiveness of the system in an actual
+    storm". A storm of 2019 was accepted for a permit whose construction started in 2026."""
+    client = signed_in(site.inspector)
+    final = start(client, site.permit, "final")
+    refused = submit(client, final, storm_date="2019-08-01")
+    assert refused.status_code == 422
+    started = site.permit.construction_started_on
+    assert error_beside(refused.text, "storm_date") == (
+        f"The date cannot be before construction started on this permit ({started:%b %-d, %Y}).")
+    assert db.session.get(Inspection, final.id).status == "draft"
