@@ -381,13 +381,19 @@ def matching_notice(permit: Permit, inspection_type: str, performed_at: dt.datet
                     inspection_id: str | None = None) -> tuple[InspectionNotice | None, bool]:
     """The notice that covers an inspection, and whether it came in time (§380-16 C(3)).
 
+    A notice covers the inspections of the local day it announced (its `planned_for`): one announced for another
+    day told the DPW Director of another inspection, not of this one (a notice given a month ago for a pre-bury
+    never made is no notice of today's; an inspection made the day before the day announced was not announced).
     Notices already used by another report do not count twice. The newest notice given in time wins;
     with none in time, the newest notice given before the inspection is linked and flagged late.
     """
-    hours = profile_of(permit).advance_notice.hours
+    profile = profile_of(permit)
+    hours, tz = profile.advance_notice.hours, calendar.zone(profile.timezone)
     values = {"permit_id": permit.id, "type": inspection_type, "at": performed_at}
-    candidates = list(db.session.scalars(_notices_unused(bool(inspection_id)),
-                                         values | ({"inspection_id": inspection_id} if inspection_id else {})))
+    day = performed_at.astimezone(tz).date()
+    candidates = [n for n in db.session.scalars(_notices_unused(bool(inspection_id)),
+                                                values | ({"inspection_id": inspection_id} if inspection_id else {}))
+                  if n.planned_for.astimezone(tz).date() == day]
     in_time = [n for n in candidates if n.given_at <= performed_at - dt.timedelta(hours=hours)]
     if in_time:
         return in_time[0], True

@@ -106,6 +106,24 @@ def test_a_notice_covers_one_inspection_of_its_type(site, signed_in):
     assert first.notice_given is True and second.notice_given is False
 
 
+@pytest.mark.parametrize("planned, given_hours_ago", [
+    (dt.timedelta(days=-28), 30 * 24),  # a notice for a pre-bury four weeks ago, never made
+    (dt.timedelta(hours=47), 25),  # announced for the day after tomorrow, made today
+])
+def test_a_notice_covers_the_inspections_of_the_day_it_announced(planned, given_hours_ago, site, signed_in):
+    """§380-16 C(3): "The project design engineer shall notify the DPW Director at least 24 hours prior to each
+    inspection": a notice tells the Director when to come. One announcing another day counted as this inspection's
+    notice, given in time: a month-old notice for a pre-bury never made, or one for two days from now."""
+    now = utcnow()
+    services.give_notice(site.inspector, site.permit, "pre_bury", now + planned,
+                         now=now - dt.timedelta(hours=given_hours_ago))
+    db.session.commit()
+    client = signed_in(site.inspector)
+    inspection = start(client, site.permit, "pre_bury")
+    assert inspection.notice_id is None and inspection.notice_given is False
+    assert "No 24-hour notice" in client.get(f"/inspections/{inspection.id}").text
+
+
 def test_only_inspectors_give_notices(site, signed_in):
     client = signed_in(site.agent)
     response = client.post(f"/permits/{site.permit.id}/inspection-notices", {
