@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from flask import current_app
 from flask_wtf import FlaskForm
 from wtforms import SelectChoice
 from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField, TimeField
@@ -13,7 +14,8 @@ from wtforms.validators import (
 from inspect_app.fields import (DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField,
                                  check_local_moment)
 from inspect_app.geo import LATITUDE_RANGE, LONGITUDE_RANGE
-from inspect_app.permits.models import STRUCTURE_KINDS
+from inspect_app.extensions import db
+from inspect_app.permits.models import STRUCTURE_KINDS, Jurisdiction
 from inspect_app.stabilization.models import AREA_STATUSES
 from inspect_app.templating import humanize
 
@@ -64,7 +66,9 @@ class PermitForm(FlaskForm):
                                        description="Only where permits lapse unless work begins (Southborough "
                                                    "§9.7): the day the written application was received.")
     extension_granted_on = DateField("Extension granted on", validators=[Optional()],
-                                     description="The permit then lapses a year later than it would have.")
+                                     description="Where permits lapse (Southborough §9.7), the permit then lapses a "
+                                                 "year later than it would have; where work must begin within a time "
+                                                 "(Longmeadow §380-10 K), give the new deadline too.")
     start_extended_to = DateField("Start deadline extended to", validators=[Optional()],
                                   description="Where work must begin within a time (Longmeadow §380-10 K): the "
                                               "new deadline the extension sets.")
@@ -98,10 +102,19 @@ class PermitForm(FlaskForm):
             raise ValidationError("The decision cannot be filed before it was issued.")
 
     def validate_extension_granted_on(self, field) -> None:
-        if field.data and not self.extension_requested_on.data:
+        # An application is asked for where the town's text says one is made (Southborough §9.7: "by applying to
+        # the Commission, in writing"); Longmeadow's DPW Director grants one "at its discretion" (§380-10 K).
+        if field.data and not self.extension_requested_on.data and self._applied_for():
             raise ValidationError("Give the day the extension was applied for first.")
         if field.data and self.extension_requested_on.data and field.data < self.extension_requested_on.data:
             raise ValidationError("An extension cannot be granted before it was applied for.")
+
+    def _applied_for(self) -> bool:
+        """Whether the chosen town's extension is applied for (its permits lapse unless work begins); an unknown
+        town's is."""
+        town = db.session.get(Jurisdiction, self.jurisdiction_id.data) if self.jurisdiction_id.data else None
+        profile = current_app.extensions["profiles"].get(town.profile_key) if town else None
+        return profile is None or profile.permit_clock is None or profile.permit_clock.kind == "lapse_after"
 
     def validate(self, extra_validators=None) -> bool:
         valid = super().validate(extra_validators)

@@ -117,3 +117,20 @@ def test_an_extension_applied_for_late_does_not_extend_the_permit(make, signed_i
             permit, extension_requested_on=apply_by.isoformat(), extension_granted_on=granted.isoformat()))
         assert saved.status_code == 303
     assert _lapse(permit.id).date() - lapse.date() in (dt.timedelta(days=365), dt.timedelta(days=366))
+
+
+def test_longmeadows_director_grants_an_extension_with_no_application_and_its_form_says_no_lapse(make, signed_in):
+    """§380-10 K: "The DPW DIRECTOR may grant an extension, at its discretion": no written application, and a
+    Longmeadow permit does not lapse (work must begin within two years). Its form said "Extension of a permit that
+    lapses" and "The permit then lapses a year later", and refused a grant with no application date."""
+    agent = make.user("agent")
+    permit = make.permit(issued_on=dt.date(2025, 1, 6))
+    browser = signed_in(agent)
+    page = browser.get(f"/permits/{permit.id}/edit").text
+    assert "Extension of a permit that lapses" not in page and "The permit then lapses" not in page
+    granted = browser.post(f"/permits/{permit.id}/edit", _form(permit, extension_granted_on="2026-03-01",
+                                                            start_extended_to="2027-09-01"))
+    assert granted.status_code == 303, granted.text
+    db.session.expire_all()
+    stored = db.session.get(Permit, permit.id)
+    assert stored.extension_granted_on == dt.date(2026, 3, 1) and stored.start_extended_to == dt.date(2027, 9, 1)
