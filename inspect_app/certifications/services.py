@@ -380,12 +380,21 @@ def _notify_binding(permit: Permit, party: ResponsibleParty, ended: list[Respons
             "operational": "the party responsible for operation and maintenance",
             "easement_grantor": "a grantor of a stormwater management easement"}[party.role]
     replaced = f" in place of {', '.join(p.name for p in ended)}" if ended else ""
+    # What the plan asks of each (Longmeadow §380-14 C(2)): the schedule, the log and the annual certification are
+    # the duties of whoever operates and maintains the system (j), (l); the owner certifies in this app.
+    duties = {
+        "financial": "The plan names you as the party responsible for financing its maintenance and emergency "
+                     "repairs.",
+        "easement_grantor": "The plan lists the stormwater management easement you granted, with its purpose and "
+                            f"location{_paren(profile.cite('easements'))}.",
+    }.get(party.role, "You must follow its inspection and maintenance schedule, keep the maintenance log "
+                      f"(inspections, repairs, replacement and disposal{_comma(profile.cite('om_log'))}) and submit the "
+                      f"annual certification{_paren(profile.cite('om_certification'))} to the "
+                      f"{profile.authority_title}.")
     body = (f"{party.name},\n\nFrom {party.starts_on:%B %-d, %Y} you are recorded as {what} of the stormwater "
             f"management system of permit {permit.number} at {permit.site_address}{replaced}.\n\n"
             f"The operation and maintenance plan is binding on all subsequent owners{_paren(profile.cite('om_binding'))}. "
-            "You must follow its inspection and maintenance schedule, keep the maintenance log (inspections, "
-            f"repairs, replacement and disposal{_comma(profile.cite('om_log'))}) and submit the annual certification"
-            f"{_paren(profile.cite('om_certification'))} to the {profile.authority_title}.\n")
+            f"{duties}\n")
     recipients = [party.email] + [p.email for p in ended]
     mail.send(recipients, f"O&M plan responsibility: permit {permit.number}", body, permit_id=permit.id)
 

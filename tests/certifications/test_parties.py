@@ -66,6 +66,31 @@ def test_change_of_ownership_keeps_history_and_binds_the_new_owner(make, signed_
     assert signed_in(owner).get(f"/permits/{permit.id}/om").status_code == 404
 
 
+def test_each_party_is_told_what_the_plan_asks_of_it(make, signed_in, owner, agent, completed_permit):
+    """§380-14 C(2)(j), (l): following the schedule, keeping the log and the annual certification are the duties of
+    "the person(s) responsible for operation and maintenance". An easement grantor or the party financing repairs
+    was mailed the same duties; each is now told its own part of the plan."""
+    permit = completed_permit(owner, bound=False)
+    browser = signed_in(agent)
+    start = permit.completed_on.isoformat()
+    for role, email in (("owner", "own@example.org"), ("operational", "ops@example.org"),
+                        ("financial", "fund@example.org"), ("easement_grantor", "grant@example.org")):
+        assert _party(browser, permit, role=role, name=f"The {role} party", email=email, address="9 Elm St",
+                      starts_on=start).status_code == 303
+
+    def told(email: str) -> str:
+        [mail] = [m for m in db.session.scalars(select(OutboundEmail)) if email in m.to]
+        return mail.body
+
+    for email in ("own@example.org", "ops@example.org"):
+        assert "keep the maintenance log" in told(email) and "submit the annual certification" in told(email)
+    assert "responsible for financing its maintenance and emergency repairs" in told("fund@example.org")
+    assert "stormwater management easement you granted, with its purpose and location (§380-14 C(2)(d), D(2))" \
+        in told("grant@example.org")
+    for email in ("fund@example.org", "grant@example.org"):
+        assert "annual certification" not in told(email) and "maintenance log" not in told(email)
+
+
 def test_a_bad_change_is_refused_beside_the_field(make, signed_in, owner, agent, completed_permit):
     permit = completed_permit(owner, bound=False)  # the test records the parties
     browser = signed_in(agent)
