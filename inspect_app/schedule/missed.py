@@ -25,6 +25,7 @@ from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
 from inspect_app.rules import Obligation, obligations
+from inspect_app.rules.calendar import zone
 from inspect_app.schedule.facts import Record, load_records, subject_label
 
 # The engine's obligations that are inspections: the required ones, and the periodic ones of CGP 2022 Part 4.
@@ -63,11 +64,16 @@ def _history(permit: Permit, now: dt.datetime) -> tuple[Record, list[Obligation]
     return record, obligations(record.facts, record.profile, now)
 
 
-def _made(permit: Permit, kind: str) -> dt.datetime | None:
-    """When the first submitted report of `kind` was made, if there is one."""
-    return db.session.scalar(select(Inspection.performed_at).where(
+def _made(permit: Permit, kind: str, tz) -> dt.datetime | None:
+    """When the first submitted report of `kind` was made, if there is one. An inspection the program puts before
+    approval (§380-16 C(4)(a): "Initial Site Inspection: prior to approval of any plan") counts only if made by the
+    day the permit was issued (its time is not kept): one made after is not the inspection required."""
+    query = select(Inspection.performed_at).where(
         Inspection.permit_id == permit.id, Inspection.type == kind, Inspection.status == "submitted")
-        .order_by(Inspection.performed_at).limit(1))
+    if inspection_types.spec(kind).before_approval and permit.issued_on is not None:
+        by = dt.datetime.combine(permit.issued_on + dt.timedelta(days=1), dt.time(), tzinfo=tz)
+        query = query.where(Inspection.performed_at < by.astimezone(dt.UTC))
+    return db.session.scalar(query.order_by(Inspection.performed_at).limit(1))
 
 
 def _words(ob: Obligation, record: Record) -> str:
@@ -95,7 +101,7 @@ def required_not_made(permit: Permit, now: dt.datetime) -> list[MissedInspection
     for key in required:
         if key in inspection_types.TYPES and not inspection_types.spec(key).meets:  # no obligation: made or not
             # (the profile requires only types the town offers: profiles/schema.py)
-            if _made(permit, key) is None:
+            if _made(permit, key, zone(profile.timezone)) is None:
                 kind = profile.inspection_type(key)
                 missing.append(MissedInspection(key, kind.name, kind.citation))
             continue

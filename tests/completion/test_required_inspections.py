@@ -127,3 +127,16 @@ def test_the_periodic_inspections_missed_are_listed_in_the_certificates_record(s
     assert "Inspections missed" in text
     assert text.count("Never made") >= len(late)
     assert "Jun 9, 2026 11:59 PM EDT" in text  # the first: 7 days after construction started
+
+
+def test_an_initial_site_inspection_made_after_the_plan_was_approved_is_not_the_one_required(make):
+    """§380-16 C(4)(a): "Initial Site Inspection: prior to approval of any plan." One made after the permit was issued
+    counted as the initial inspection required: the certificate's record showed the requirement met."""
+    from inspect_app.types import LOCAL_TZ
+
+    late, in_time = (make.permit(issued_on=dt.date(2026, 6, 1), construction_started_on=dt.date(2026, 6, 15))
+                     for _ in range(2))
+    make.inspection(late, "initial", performed_at=dt.datetime(2026, 6, 20, 10, tzinfo=LOCAL_TZ))
+    make.inspection(in_time, "initial", performed_at=dt.datetime(2026, 6, 1, 9, tzinfo=LOCAL_TZ))  # the day approved
+    assert "initial" in [m.key for m in completion.inspections_not_made(late)]
+    assert "initial" not in [m.key for m in completion.inspections_not_made(in_time)]
