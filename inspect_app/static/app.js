@@ -68,7 +68,7 @@ function freshForms(root) {
   });
   // Each form once (htmx's first htmx:load is the whole body again); a form swapped in later was not gone Back to.
   const forms = Array.from(root.querySelectorAll("form[data-draft]")).filter((form) => !opened.has(form));
-  forms.forEach((form) => opened.add(form));
+  forms.forEach((form) => { opened.add(form); shown.set(form, values(form)); });
   Promise.all(forms.map((form) => (form.dataset.newRecord ? ownReport(form, back) : Promise.resolve())
     .then(() => restore(form)))).then(() => {  // another tab's typing is read before this tab's is forgotten
     showProgress();  // the answers kept on the device count too
@@ -87,14 +87,26 @@ let typing = null;
 const fields = (form) => Array.from(form.elements).filter((el) => el.name && !/^(file|hidden|submit|button)$/.test(el.type));
 const prop = (el) => (/^(radio|checkbox)$/.test(el.type) ? "checked" : "value");
 const keyOf = (el) => (prop(el) === "checked" ? `${el.name}=${el.value}` : el.name);
+// What the page showed of each field as it opened, and the fields this tab changed from it: the typing kept is
+// those changes, merged with what other tabs of the draft keep, so a tab opened before another tab's save, reloaded,
+// puts back what was typed in it and not its stale copy of the rest (the other tab's saved notes stay).
+const shown = new WeakMap(), touched = new WeakMap();
+const values = (form) => Object.fromEntries(fields(form).map((el) => [keyOf(el), el[prop(el)]]));
 function keep(form) {
-  const kept = Object.fromEntries(fields(form).map((el) => [keyOf(el), el[prop(el)]]));
+  const was = shown.get(form) || {}, now = values(form), mine = touched.get(form) || new Set();
+  touched.set(form, mine);
+  Object.keys(now).forEach((key) => { if (now[key] !== was[key]) mine.add(key); });
+  const merged = (stored) => {
+    const kept = { ...(stored?.fields || {}) };
+    mine.forEach((key) => { if (now[key] !== was[key]) kept[key] = now[key]; else delete kept[key]; });  // typed back
+    return kept;
+  };
   const parts = Array.from(document.querySelectorAll("[data-part*=' ']"), (p) => p.dataset.part);
   clearTimeout(typing);
   // A new report sent (here, in another tab) or replaced by the next one keeps no more typing from this page.
   typing = setTimeout(() => Drafts.update(form.dataset.draft, (stored) => (form.dataset.newRecord
     && (!stored || stored.sent || stored.report !== form.dataset.newRecord) ? null
-    : { ...stored, id: form.dataset.draft, user: user(), fields: kept, parts })), 300);
+    : { ...stored, id: form.dataset.draft, user: user(), fields: merged(stored), parts })), 300);
 }
 async function restore(form) {
   const draft = await Drafts.get(form.dataset.draft);

@@ -129,3 +129,15 @@ def test_the_same_draft_in_two_tabs_never_says_saved_over_the_other_tabs_save(ma
     expect(page.locator("#saved")).to_have_text(SAVED, timeout=15_000)
     assert wait_until(page, lambda: (db.session.expire_all(), db.session.get(Inspection, draft_id).notes)[1]
                       .endswith("Site quiet."), "tab 1 stopped saving")
+
+    # Tab 2 reloaded, as its pill says: the notes are tab 1's, its own typing (the weather) is put back, and its
+    # next save keeps both. (The device kept what differed from what tab 2 showed, not its stale copy of the rest.)
+    other.reload()
+    other.wait_for_selector("#report-form[data-autosave]", state="attached")
+    expect(other.locator("#notes")).to_have_value("North gate locked; walked in from Williams Street. Site quiet.")
+    expect(other.locator("#observed_weather")).to_have_value("Overcast, light drizzle")
+    other.fill("#observed_weather", "Overcast, light drizzle, 48 F")
+    expect(other.locator("#saved")).to_have_text(SAVED, timeout=15_000)
+    db.session.expire_all()
+    stored = db.session.get(Inspection, draft_id)
+    assert stored.notes.endswith("Site quiet.") and stored.observed_weather == "Overcast, light drizzle, 48 F"
