@@ -412,9 +412,16 @@ function onReportPage() {
 // Any other refused form shows what is wrong first, wherever it is on its page: a boosted answer starts at the top,
 // and a form redrawn in place loses the focus. The first field refused takes it (its message is tied to it), or the
 // message itself where it is tied to no field.
-function showRefusal(root) {
+// On a page as it loads, only a field marked refused (aria-invalid) counts: pages also say things in red that are no
+// refusal (the dashboard's permits the schedule cannot read), and those never take the focus.
+function showRefusal(root, refused = false) {
   if (!root || document.getElementById("error-summary")) return;
-  const said = [...root.querySelectorAll(".field-error")].find((el) => el.offsetParent && el.textContent.trim());
+  const invalid = (el) => {
+    const field = el.id && document.getElementById(el.id.replace(/-error$/, ""));
+    return field && (field.matches("[aria-invalid=true]") || field.querySelector("[aria-invalid=true]"));
+  };
+  const said = [...root.querySelectorAll(".field-error")]
+    .find((el) => el.offsetParent && el.textContent.trim() && (refused || invalid(el)));
   if (!said || (said.id && goTo(said.id.replace(/-error$/, "")))) return;
   said.tabIndex = -1;
   said.scrollIntoView({ block: "center" });
@@ -422,10 +429,11 @@ function showRefusal(root) {
 }
 document.addEventListener("htmx:afterSettle", (evt) => {
   const d = evt.detail || {};
+  if ((d.xhr?.status || 0) < 400) return;  // an answer that refused nothing (a filter, a page) keeps the focus
   // (An outerHTML swap's target is the element it replaced: the one on the page now has its id.) After htmx's own
   // scroll, which follows this event: a boosted answer is shown from its top.
   const root = d.boosted ? document : (d.target?.id && document.getElementById(d.target.id)) || null;
-  setTimeout(() => showRefusal(root));
+  setTimeout(() => showRefusal(root, true));
 });
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", onReportPage);
 else onReportPage();

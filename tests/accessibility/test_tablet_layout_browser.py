@@ -175,3 +175,24 @@ def test_each_waiver_reason_on_the_completion_page_says_which_inspection_it_waiv
         .map(t => [...t.labels].map(l => l.textContent.trim()).join(' '))""")
     assert len(names) > 1 and len(set(names)) == len(names)
     assert all(name.startswith("Reason for the waiver of ") for name in names)
+
+
+def test_changing_a_dashboard_filter_keeps_the_focus_on_the_filter_and_the_page_where_it_is(make, live_server, tablet,
+                                                                                            sign_in):
+    """A permit the schedule cannot read is said in red on the dashboard (no refusal of anything): after a filter
+    change the focus went to it, and the page scrolled away from the filter being used. Only a refusal takes it."""
+    from inspect_app.schedule.models import PermitScheduleProblem
+
+    agent = make.user("agent")
+    permit = _started_permit(make)
+    db.session.merge(PermitScheduleProblem(permit_id=permit.id, problem="The record cannot be evaluated: test."))
+    db.session.commit()
+    sign_in(tablet, agent)
+    tablet.goto(f"{live_server.url}/dashboard/")
+    tablet.wait_for_selector("#obligations .field-error")
+    assert tablet.evaluate("document.activeElement === document.body")  # nothing taken as the page loads
+    tablet.focus("select[name=kind]")
+    with tablet.expect_response(lambda r: "/dashboard/" in r.url and r.request.headers.get("hx-request")):
+        tablet.select_option("select[name=kind]", index=1)
+    tablet.wait_for_timeout(300)  # htmx settles, then the refusal's check runs
+    assert tablet.evaluate("document.activeElement.name") == "kind"
