@@ -57,7 +57,9 @@ def _hold_permit(permit: Permit) -> None:
     tabs) issuing an order at once, the second waits, then finds the first's order standing (PostgreSQL: FOR NO
     KEY UPDATE; SQLite: the database's write lock)."""
     begin_write()
-    db.session.execute(select(Permit.id).where(Permit.id == permit.id).with_for_update(key_share=True))
+    # Read again as it is now (its status, its revision): the request read it before it waited for the lock.
+    db.session.execute(select(Permit).where(Permit.id == permit.id).with_for_update(key_share=True, of=Permit)
+                       .execution_options(populate_existing=True)).scalar_one()
 
 
 def hold_order(order: StopWorkOrder) -> None:
@@ -66,6 +68,7 @@ def hold_order(order: StopWorkOrder) -> None:
     begin_write()
     db.session.execute(select(StopWorkOrder).where(StopWorkOrder.id == order.id).with_for_update(key_share=True)
                        .execution_options(populate_existing=True)).scalar_one()  # (read: the row is put in `order`)
+    _hold_permit(order.permit)  # and its permit, whose status the lift puts back (the order first, always)
 
 
 def standing_order(permit: Permit) -> StopWorkOrder | None:

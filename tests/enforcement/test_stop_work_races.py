@@ -86,3 +86,25 @@ def test_a_lift_form_left_open_says_the_order_was_lifted_meanwhile(app, make):
     late = second.post(url, {"reason": "Restored too", "approves_work": "y"})
     assert late.status_code == 422
     assert "This stop-work order has already been lifted." in _plain(late.text)
+
+
+def test_an_order_issued_just_as_the_last_one_is_lifted_reads_the_permit_as_it_is_now(app, make):
+    """Agent B's Issue read the permit (stop-work) before agent A's lift committed; the lock then waited for A and
+    found no order standing, but the permit was not read again, so B was refused: "A permit that is stop-work cannot
+    become stop-work". Held, the permit is read again as it is now. (Run in turn: B's read, A's lift, B's issue.)"""
+    permit = make.permit(owner=make.user("permittee"), construction_started_on=dt.date(2026, 6, 2))
+    agent_a, agent_b = make.user("agent"), make.user("agent")
+    order = services.issue_stop_work(agent_a, permit, "Sediment in the brook")
+    db.session.commit()
+    permit_id = permit.id
+    seen_by_b = db.session.get(type(permit), permit_id)
+    assert seen_by_b.status == "stop_work"
+    lifted = SignedIn(app.test_client(), agent_a).post(f"/permits/{permit_id}/stop-work/{order.id}/lift",
+                                                       {"reason": "Silt fence restored", "approves_work": "y"})
+    assert lifted.status_code == 303
+
+    new = services.issue_stop_work(agent_b, seen_by_b, "New sediment at the east outfall")
+    db.session.commit()
+    db.session.expire_all()
+    assert db.session.get(type(permit), permit_id).status == "stop_work"
+    assert db.session.get(StopWorkOrder, new.id).is_standing
