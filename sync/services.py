@@ -488,9 +488,11 @@ def _retry_one(op_id: str) -> dict[str, Any] | None:
     # (the same user from a browser session, another device completing a blob). Else an operation beyond
     # the token's town, kept waiting as for a record not there, was applied by the next push of a session.
     device = db.session.get(SyncDevice, row.device_id) if row.device_id else None
-    if (device is not None and device.is_revoked) or user is None or not user.is_enabled:
-        # Its device revoked (a lost tablet) or its account disabled since it was sent: it is never applied, by
-        # whoever's request would retry it, in the name of the account that sent it.
+    stopped = device is not None and device.is_revoked and device.revoked_by_id != device.user_id
+    if stopped or user is None or not user.is_enabled:
+        # Its device revoked by someone else (an admin's, for a lost tablet) or its account disabled since it was
+        # sent: it is never applied, by whoever's request would retry it, in the name of the account that sent it.
+        # (A device its own user's new password revoked sent its work as that user: it waits as before.)
         answer = _settle(op_id, row.record_id, "rejected", {"reasons": {"device": (
             "The device that sent this was revoked, or its account disabled, before it could be applied.")}})
         attempt.commit()
@@ -771,8 +773,8 @@ def revoke_device(actor, device: SyncDevice) -> SyncDevice:
 @password_changed.connect
 def revoke_devices_of(user: User, actor=None, **_) -> None:
     """A new password (accounts.services.change_password) ends every device token of the account: a token
-    taken along with the old password stops working too. Operations its device already sent are kept as they were
-    answered; one still waiting is refused when retried (`_retry_one`): the device sends it again as a new one."""
+    taken along with the old password stops working too. Operations its device already sent are kept; one still
+    waiting is applied when what it waits for comes (a device revoked by someone else's act is not: `_retry_one`)."""
     for device in db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == user.id,
                                                               SyncDevice.revoked_at.is_(None))):
         revoke_device(actor, device)

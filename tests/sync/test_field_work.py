@@ -210,6 +210,25 @@ def test_a_waiting_report_of_a_tablet_revoked_since_is_never_applied(make, site,
     assert count(Inspection) == 0 and count(Photo) == 0
 
 
+def test_a_waiting_report_of_a_tablet_its_own_users_new_password_revoked_still_arrives(site, blobs, central,
+                                                                                      device_token):
+    """A new password ends every device token of the account, the user's own act: the work its tablet sent, still
+    waiting for a photo, is theirs and arrives once the photo comes from the tablet signed in again."""
+    from inspect_app.accounts.services import change_password
+
+    inspector, permit, tablet = site
+    upload(tablet, blobs, "signature", "east")
+    op = submission(permit, inspector, blobs)
+    assert tablet.push([op])[0]["status"] == "waiting"
+    change_password(inspector, inspector, "a-new-long-password-1")
+    db.session.commit()
+    again = SyncClient(central.url, device_token(inspector, "tablet, signed in again"))
+    upload(again, blobs, "entrance")
+    db.session.expire_all()
+    assert db.session.get(SyncOperation, op["op_id"]).status == "applied"
+    assert db.session.get(Inspection, op["record_id"]).status == "submitted"
+
+
 def test_closing_a_corrective_action_stale_is_a_conflict_kept_for_a_person(make, site, blobs, central):
     inspector, permit, tablet = site
     upload(tablet, blobs, "signature", "east", "entrance")
