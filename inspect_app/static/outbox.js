@@ -114,7 +114,13 @@ async function legacyOutbox() {
 async function replayLegacy(legacy, csrf) {
   for (const item of legacy.items.sort(byAge)) {
     const files = legacy.blobs.filter((held) => (item.blobs || []).some((ref) => ref.sha256 === held.sha256));
-    for (const held of files) await uploadBlob(held.sha256, held.blob, csrf);
+    for (const held of files) {
+      try {
+        await uploadBlob(held.sha256, held.blob, csrf);
+      } catch (error) {
+        if (!(error instanceof Refused)) throw error;  // a file refused for good: its op is refused by itself below
+      }
+    }
     const response = await postJson("/sync/push", { sent_at: new Date().toISOString(), ops: [item.op] }, csrf);
     if (!response.ok && response.status !== 422) throw new Unreachable(`legacy push ${response.status}`);  // 422: never
   }
