@@ -22,7 +22,14 @@ function setUp(form) {
   let kept = null;  // what the last background save sent and the server kept
   const clock = () => new Intl.DateTimeFormat("en-US", { timeZone: status?.dataset.localTz, hour: "2-digit",
     minute: "2-digit", hourCycle: "h23" }).format(new Date());
-  const say = (words) => { if (status) Object.assign(status, { textContent: words, hidden: false }); };
+  // "Not saved" is said as a warning, not with the check mark of "Saved".
+  const say = (words) => {
+    if (!status) return;
+    Object.assign(status, { textContent: words, hidden: false });
+    const refused = words.startsWith("Not saved");
+    status.classList.toggle("pill-met", !refused);
+    status.classList.toggle("pill-overdue", refused);
+  };
   function payload() {
     const data = new FormData(form);
     for (const [name, value] of [...data.entries()]) if (value instanceof File || LEFT.test(name)) data.delete(name);

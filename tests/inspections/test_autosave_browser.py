@@ -122,6 +122,7 @@ def test_the_same_draft_in_two_tabs_never_says_saved_over_the_other_tabs_save(ma
     other.fill("#observed_weather", "Overcast, light drizzle")
     expect(other.locator("#saved")).to_contain_text("Not saved: this draft was saved from another tab or device",
                                                     timeout=15_000)
+    expect(other.locator("#saved")).to_have_class(re.compile(r"\bpill-overdue\b"))  # a warning, not a check mark
     db.session.expire_all()
     stored = db.session.get(Inspection, draft_id)
     assert stored.notes.startswith("North gate") and not stored.observed_weather
