@@ -20,7 +20,12 @@ document.addEventListener("htmx:responseError", (evt) => {
   if (d.boosted || status === 401 || status === 422 || d.elt?.matches?.("[data-photo-upload]")) return;
   const page = new DOMParser().parseFromString(d.xhr?.responseText || "", "text/html");
   const words = [...page.querySelectorAll("main h1, main .card > p")].slice(0, 2).map((e) => e.textContent.trim());
-  const anchor = d.elt.closest("form") || d.elt;
+  sayBeside(d.elt, words.join(": ") || `Not done: the server answered ${status}. Nothing was changed.`);
+});
+
+// `words` in the note after the form of `elt` (or after `elt`): one note, said again in place.
+function sayBeside(elt, words) {
+  const anchor = elt.closest("form") || elt;
   let note = anchor.nextElementSibling;
   if (!note?.matches("[data-refused-note]")) {
     note = Object.assign(document.createElement("p"), { className: "flash flash-error" });
@@ -28,8 +33,8 @@ document.addEventListener("htmx:responseError", (evt) => {
     note.dataset.refusedNote = "";
     anchor.after(note);
   }
-  note.textContent = words.join(": ") || `Not done: the server answered ${status}. Nothing was changed.`;
-});
+  note.textContent = words;
+}
 
 // A boosted GET that cannot reach anything: let the browser navigate for real,
 // so the service worker can answer with a saved page or the offline page. A form that could not be sent, and that
@@ -38,16 +43,8 @@ document.addEventListener("htmx:sendError", (evt) => {
   const d = evt.detail, cfg = d.requestConfig || {};
   if (d.boosted && cfg.verb === "get" && cfg.path) { window.location.href = cfg.path; return; }
   if (cfg.verb === "get" || !d.elt) return;
-  const anchor = d.elt.closest("form") || d.elt;
-  let note = anchor.nextElementSibling;
-  if (!note?.matches("[data-refused-note]")) {
-    note = Object.assign(document.createElement("p"), { className: "flash flash-error" });
-    note.setAttribute("role", "alert");
-    note.dataset.refusedNote = "";
-    anchor.after(note);
-  }
-  note.textContent = "Not saved: this device cannot reach the server, and this form is not kept on it. "
-    + "Try again when the connection is back.";
+  sayBeside(d.elt, "Not saved: this device cannot reach the server, and this form is not kept on it. "
+    + "Try again when the connection is back.");
 });
 
 // Each form post carries its own key, so a post sent again from the outbox is applied once (a new report's
