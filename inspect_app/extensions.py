@@ -5,7 +5,7 @@ from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
-from sqlalchemy import MetaData, event
+from sqlalchemy import MetaData, event, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase
 
@@ -57,3 +57,13 @@ def begin_write() -> None:
     connection = db.session.connection()
     if connection.dialect.name == "sqlite" and not connection.connection.dbapi_connection.in_transaction:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def hold(model, key):
+    """Hold one row of `model` until the transaction ends, and read it again as it is now (the session's object of it,
+    if it has one, takes its values): of two requests changing it at once, the second waits, then sees what the first
+    did. PostgreSQL: FOR NO KEY UPDATE, which the rows referring to it do not wait for; SQLite: the database's write
+    lock (`begin_write`)."""
+    begin_write()
+    return db.session.execute(select(model).where(model.id == key).with_for_update(key_share=True, of=model)
+                              .execution_options(populate_existing=True)).scalar_one()

@@ -17,7 +17,7 @@ from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
-from inspect_app.extensions import begin_write, db
+from inspect_app.extensions import db, hold
 from inspect_app.inspections.models import Finding, Inspection
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
@@ -55,19 +55,15 @@ def orders_of(permit: Permit) -> list[StopWorkOrder]:
 def _hold_permit(permit: Permit) -> None:
     """Hold `permit` until the transaction ends, before its orders are read to be changed: of two agents (or two
     tabs) issuing an order at once, the second waits, then finds the first's order standing (PostgreSQL: FOR NO
-    KEY UPDATE; SQLite: the database's write lock)."""
-    begin_write()
-    # Read again as it is now (its status, its revision): the request read it before it waited for the lock.
-    db.session.execute(select(Permit).where(Permit.id == permit.id).with_for_update(key_share=True, of=Permit)
-                       .execution_options(populate_existing=True)).scalar_one()
+    KEY UPDATE; SQLite: the database's write lock). Read again as it is now (its status, its revision): the request
+    read it before it waited for the lock."""
+    hold(Permit, permit.id)
 
 
 def hold_order(order: StopWorkOrder) -> None:
     """Hold `order` and read it again, as it is now: of two lifts (or acknowledgements) sent at once, the second
     waits, then finds it lifted (or acknowledged) and says so."""
-    begin_write()
-    db.session.execute(select(StopWorkOrder).where(StopWorkOrder.id == order.id).with_for_update(key_share=True)
-                       .execution_options(populate_existing=True)).scalar_one()  # (read: the row is put in `order`)
+    hold(StopWorkOrder, order.id)
     _hold_permit(order.permit)  # and its permit, whose status the lift puts back (the order first, always)
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import or_, select
 from inspect_app import inspection_types
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
-from inspect_app.extensions import begin_write, db
+from inspect_app.extensions import db, hold
 from inspect_app.inspections.models import CITATION_LENGTH, Finding
 from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
@@ -770,10 +770,7 @@ def _corrected_meanwhile(amendment: Inspection) -> str | None:
     corrections signed at once the second waits, then sees the first."""
     if amendment.amends_id is None:
         return None
-    begin_write()
-    db.session.execute(select(Inspection.id).where(Inspection.id == amendment.amends_id)
-                       .with_for_update(key_share=True))
-    correction = correction_of(db.session.get(Inspection, amendment.amends_id))
+    correction = correction_of(hold(Inspection, amendment.amends_id))
     if correction is None or correction.id == amendment.id:
         return None
     return (f"{correction_words(correction, latest_version(correction))}. This draft stays as it is: discard it, "

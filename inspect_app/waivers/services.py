@@ -17,7 +17,7 @@ from sqlalchemy.orm import joinedload
 
 from inspect_app import held_rows
 from inspect_app.audit import services as audit
-from inspect_app.extensions import begin_write, db
+from inspect_app.extensions import db, hold
 from inspect_app.labels import OBLIGATION_KIND_LABELS
 from inspect_app.permits.models import Permit, StormwaterStructure
 from inspect_app.permits.services import profile_of
@@ -80,8 +80,7 @@ def grant_waiver(actor, permit: Permit, requirement: str, reason: str, granted_o
         raise WaiverError("structure_id", "Name an underground structure of this permit, for a pre-bury inspection "
                                           "only.")
     # The permit held first: of the same waiver posted twice at once (two tabs, two agents), the second finds the first.
-    begin_write()
-    db.session.execute(select(Permit.id).where(Permit.id == permit.id).with_for_update(key_share=True))
+    hold(Permit, permit.id)
     of_structure = Waiver.structure_id == structure.id if structure else Waiver.structure_id.is_(None)
     same = db.session.scalar(select(Waiver).where(Waiver.permit_id == permit.id, Waiver.requirement == requirement,
                                                   of_structure))
