@@ -64,6 +64,13 @@ def _start_moment(permit: Permit, time: dt.time | None) -> None:
                                       else dt.datetime.combine(day, time, tzinfo=LOCAL_TZ).astimezone(dt.UTC))
 
 
+def start_time_stale(permit: Permit) -> bool:
+    """Whether the start's kept time (§380-2) is of another day than the start's day now: the day was changed
+    without its time."""
+    started = permit.construction_started_at
+    return started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on
+
+
 def create_permit(actor, **fields: Any) -> Permit:
     """Record a newly issued permit."""
     if _number_taken(fields["jurisdiction_id"], fields["number"]):
@@ -91,8 +98,7 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
         setattr(permit, name, value)
     if (permit.extension_requested_on, permit.extension_granted_on) != extension_before:
         _check_extension(permit)
-    started = permit.construction_started_at
-    if timed or (started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on):
+    if timed or start_time_stale(permit):
         _start_moment(permit, time)  # (a day changed without its time keeps no stale time)
     settle_status(permit)
     permit.revision += 1

@@ -44,14 +44,13 @@ from inspect_app.extensions import db
 from inspect_app.geo import MASSACHUSETTS_LATITUDES, MASSACHUSETTS_LONGITUDES
 from inspect_app.permits.forms import CGP_CHOICES, PermitForm, StructureForm
 from inspect_app.permits.models import CGP_SCHEDULES, STRUCTURE_KINDS, Permit, PermitAssignment, StormwaterStructure
-from inspect_app.permits.services import settle_status
+from inspect_app.permits.services import settle_status, start_time_stale
 from inspect_app.schedule import obligations
 from inspect_app.transfer.columns import EXPORT_ONLY, PERMIT_COLUMNS, STRUCTURE_COLUMNS
 from inspect_app.transfer.rows import (
     CREATE, UNCHANGED, UPDATE, Notice, Outcome, Problem, Progress, Towns, cell_problems, parse_day, parse_yes_no,
 )
 from inspect_app.transfer.sheets import Row, Sheet
-from inspect_app.types import LOCAL_TZ
 
 BATCH = 500
 PROGRESS_EVERY = 1000
@@ -420,8 +419,7 @@ class PermitImport:
             action, before = "permit.update", audit.snapshot(permit)
             for name in changed:
                 setattr(permit, name, planned.owner_id if name == "owner_id" else planned.fields[name])
-            started = permit.construction_started_at
-            if started is not None and started.astimezone(LOCAL_TZ).date() != permit.construction_started_on:
+            if start_time_stale(permit):
                 permit.construction_started_at = None  # a day moved without its time keeps no stale time (§380-2)
             settle_status(permit)
             permit.revision += 1
