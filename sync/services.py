@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import (allowed, hidden_draft_parts, limited_to_token, shown, token_town,
                                          visible_permits)
-from inspect_app.accounts.services import password_changed, user_by_id
+from inspect_app.accounts.services import account_disabled, password_changed, user_by_id
 from inspect_app.blobs import files
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
@@ -771,9 +771,11 @@ def revoke_device(actor, device: SyncDevice) -> SyncDevice:
 
 
 @password_changed.connect
+@account_disabled.connect
 def revoke_devices_of(user: User, actor=None, **_) -> None:
     """A new password (accounts.services.change_password) ends every device token of the account: a token
-    taken along with the old password stops working too. Operations its device already sent are kept; one still
+    taken along with the old password stops working too. So does disabling the account (`set_enabled`), for good:
+    a lost tablet, the reason to disable it, does not come back when the account is enabled again. Operations its device already sent are kept; one still
     waiting is applied when what it waits for comes (a device revoked by someone else's act is not: `_retry_one`)."""
     for device in db.session.scalars(select(SyncDevice).where(SyncDevice.user_id == user.id,
                                                               SyncDevice.revoked_at.is_(None))):

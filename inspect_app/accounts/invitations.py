@@ -41,7 +41,12 @@ def _serializer() -> URLSafeTimedSerializer:
 
 
 def _fingerprint(user: User) -> str:
-    return hashlib.sha256(user.password_hash.encode()).hexdigest()[:20]
+    """The password hash's, and the account's sessions' count once they were ended (disabling it ends them): a
+    link stops working when either changes. An account never signed out everywhere keeps the plain hash's, so
+    the links mailed before the count was in it still work."""
+    version = user.session_version or 1
+    material = user.password_hash if version == 1 else f"{user.password_hash}:{version}"
+    return hashlib.sha256(material.encode()).hexdigest()[:20]
 
 
 def link_token(user: User) -> str:

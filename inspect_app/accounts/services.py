@@ -17,6 +17,9 @@ PASSWORD_MIN_LENGTH = 8
 # Sent in the transaction of a new password, after the change (a receiver only flushes): the sync package
 # revokes the account's device tokens (sync/services.py), a package inspect_app does not import.
 password_changed = Namespace().signal("password-changed")
+# Sent in the transaction that disables an account, for the same receiver: its device tokens end with it, and
+# stay ended when the account is enabled again (as its sessions and calendar link do).
+account_disabled = Namespace().signal("account-disabled")
 
 
 class AccountError(ValueError):
@@ -117,14 +120,17 @@ def change_own_password(user: User, current: str, new: str) -> User:
 
 
 def set_enabled(actor, user: User, enabled: bool) -> User:
-    """Enable or disable an account; disabling ends every session and remember-me cookie at once, and the
-    calendar link (enabled again, the account's old link stays closed: the person makes a new one)."""
+    """Enable or disable an account; disabling ends every session and remember-me cookie at once, the
+    calendar link, every device token and any set-password link mailed to it (enabled again, none of them works
+    again: the person makes a new calendar link, the admin gives a tablet a new token or sends a new link)."""
     before = audit.snapshot(user)
     user.is_enabled = enabled
     if not enabled:
-        user.end_sessions()
+        user.end_sessions()  # also what stops its set-password link (invitations._fingerprint)
         user.calendar_key = None
     audit.record(actor, "user.enable" if enabled else "user.disable", user, before)
+    if not enabled:
+        account_disabled.send(user, actor=actor)
     return user
 
 

@@ -157,3 +157,27 @@ def test_an_admin_reading_the_sent_mail_cannot_follow_a_link_the_mail_server_del
     db.session.commit()
     stored = factories.SignedIn(app.test_client(), admin).get("/mail/").text
     assert re.search(rf"{re.escape(PUBLIC)}/set-password/\S+", stored)
+
+
+def test_a_link_stopped_by_disabling_its_account_stays_stopped_when_the_account_is_enabled_again(app, client, make,
+                                                                                                  runner):
+    """A link mailed to the wrong hands, or to a person who left: disabling the account refuses it, and enabling
+    the account again must not make it work again (the admin sends a new one). A link mailed before works."""
+    app.config["PUBLIC_URL"] = PUBLIC
+    person, other = make.user("inspector"), make.user("inspector")
+    invitations.invite(person)
+    invitations.invite(other)
+    db.session.commit()
+    path, other_path = (f"/set-password/{invitations.link_token(p)}" for p in (person, other))
+    assert client.get(path).status_code == 200
+
+    assert runner.invoke(args=["users", "disable", "--email", person.email]).exit_code == 0
+    assert runner.invoke(args=["users", "enable", "--email", person.email]).exit_code == 0
+
+    assert client.get(path).status_code == 404
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', client.get("/login").get_data(as_text=True)).group(1)
+    answer = client.post(path, data={"password": "taken over!", "confirm": "taken over!", "csrf_token": token})
+    assert answer.status_code == 404
+    db.session.expire_all()
+    assert authenticate(person.email, "taken over!") is None
+    assert client.get(other_path).status_code == 200  # another account's link is untouched

@@ -11,6 +11,7 @@ from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.types import new_id, utcnow
 from sync.client import new_op
 from sync.models import SyncDevice, SyncOperation
+from sync.services import create_device
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -225,3 +226,23 @@ def test_a_device_clock_far_off_is_answered_in_words_and_changes_nothing(client,
     assert result["status"] == "rejected" and "Set the device's date and time" in result["reasons"]["payload.at"]
     db.session.expire_all()
     assert db.session.get(DisturbedArea, area.id).revision == 1
+
+
+def test_a_token_stopped_by_disabling_its_account_stays_stopped_when_the_account_is_enabled_again(client, make,
+                                                                                                  runner):
+    """`flask users disable`: "every session and device of it stops working". A lost tablet, the reason to disable
+    the account, must not read or push again once the account is enabled; the devices list says it was revoked."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Pad"])
+    device, token = create_device(None, inspector, "lost tablet")
+    db.session.commit()
+    assert client.get("/sync/permits", headers=bearer(token)).json["permits"][0]["id"] == permit.id
+
+    assert runner.invoke(args=["users", "disable", "--email", inspector.email]).exit_code == 0
+    assert client.get("/sync/permits", headers=bearer(token)).status_code == 401
+    assert runner.invoke(args=["users", "enable", "--email", inspector.email]).exit_code == 0
+
+    assert client.get("/sync/permits", headers=bearer(token)).status_code == 401
+    assert client.post("/sync/push", json={"ops": [area_op(permit.areas[0])]}, headers=bearer(token)).status_code == 401
+    db.session.expire_all()
+    assert db.session.get(SyncDevice, device.id).revoked_at is not None
