@@ -24,7 +24,7 @@ from inspect_app.completion.models import CertificateOfCompletion, FinalSubmissi
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection
-from inspect_app.inspections import canonical
+from inspect_app.inspections import canonical, queries as inspection_queries
 from inspect_app.permits.models import Permit
 from inspect_app.permits.services import profile_of
 from inspect_app.schedule import missed
@@ -180,6 +180,8 @@ def history_record(permit: Permit, now: dt.datetime | None = None) -> dict[str, 
             "precip_hours": i.precip_hours,
             "gauge_precip_mm": i.gauge_precip_mm, "notice_given": i.notice_given, "by_authority": i.by_authority,
             "under_stop_work": i.under_stop_work, "amends_id": i.amends_id, "record_sha256": i.record_sha256,
+            # Who signed an amendment of someone else's report (SPEC *Signatures*: it "says so everywhere").
+            "amended_by_another": inspection_queries.amended_by_another(i),
         } for i in history_inspections(permit)],
         "open_findings": [_finding_part(f) for f in open_findings(permit)],
         "open_actions": [{"id": a.id, "finding_id": a.finding_id, "kind": a.kind, "description": a.description,

@@ -884,7 +884,7 @@ def permit_history(record: dict[str, Any], permit: Permit, sha: str) -> Document
         needed = profile.advance_notice.required_for(i["type"], i.get("by_authority", False))
         flags = [] if i["notice_given"] or not needed else [f"no {profile.advance_notice.hours}-hour notice"]
         if i["amends_id"]:
-            flags.append("amendment")
+            flags.append(i.get("amended_by_another") or "amendment")  # a history made before named no signer
         status = "Submitted" if i["status"] == "submitted" else "Draft"
         rows.append((_when(i["performed_at"], tz), names.get(i["type"], i["type"]),
                      f"{i['inspector_name']}, {i['inspector_credentials']}", evaluation,

@@ -342,15 +342,16 @@ def _readable(user, inspection: Inspection | ListedReport) -> bool:
 
 def amended_by_another(inspection: Inspection) -> str | None:
     """SPEC *Signatures*: "an amendment by another person says so everywhere the document is shown or
-    checked": `amendment by C of a report by A` when this report amends one signed by someone else (the page,
-    the PDF and /verify all print it); None for an original, or an amendment by the same person."""
-    original = db.session.get(Inspection, inspection.amends_id) if inspection.amends_id else None
-    if original is None:
+    checked": `amendment by C of a report by A` when this report amends one and its author is not the report's
+    inspector, (b) A, whose name and credentials it still prints (the page, the PDF, /verify and the permit's
+    history all say it). Every version C signs says so, the second correction of one as much as the first; a
+    correction by A of C's version is A's own report again. None for an original, or A's own amendment."""
+    if inspection.amends_id is None:
         return None
-    mine, theirs = inspection.author_id, original.author_id
-    signer, original_signer = inspection.signer_name, original.signer_name or original.inspector_name
-    same = mine == theirs if mine and theirs else signer == original_signer
-    return None if same else wording.amendment_words(signer, original_signer)
+    mine, theirs = inspection.author_id, inspection.inspector_id
+    signer = inspection.signer_name or inspection.inspector_name
+    same = mine == theirs if mine and theirs else signer == inspection.inspector_name
+    return None if same else wording.amendment_words(signer, inspection.inspector_name)
 
 
 def last_inspection_before(permit: Permit, at: dt.datetime, exclude_id: str | None = None) -> dt.datetime | None:

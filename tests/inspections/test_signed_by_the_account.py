@@ -251,3 +251,50 @@ def test_a_report_corrected_twice_sends_whoever_would_amend_it_to_the_latest_ver
     assert refused.status_code == 409 and f'id="latest-version" href="/inspections/{twice.id}"' in refused.text
     assert "corrected again since: the latest version was signed on" in _plain(refused.text)
     assert _amend(casey_browser, db.session.get(Inspection, twice.id)).amends_id == twice.id
+
+
+def test_a_second_correction_by_the_same_other_person_still_says_whose_report_it_amends(app, make):
+    """Dana signs; Casey corrects it ("amendment by Casey Cole of a report by Dana Whitfield"); Casey corrects
+    again (a correction amends the latest version). The second correction still prints Dana as (b) the inspector
+    and is signed by Casey: the page, the PDF and /verify say it is Casey's amendment of Dana's report, as the
+    first did (it was compared with the version just before, Casey's own, and said nothing)."""
+    dana, casey = make.user("inspector", **DANA), make.user("inspector", **CASEY)
+    permit = make.permit(inspectors=[dana, casey], construction_started_on=dt.date(2026, 6, 2))
+    dana_browser, casey_browser = SignedIn(app.test_client(), dana), SignedIn(app.test_client(), casey)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original, notes="Dana's report").status_code == 303
+    first = _amend(casey_browser, original)
+    assert submit(casey_browser, first, notes="Casey's first correction").status_code == 303
+    second = _amend(casey_browser, first)
+    assert submit(casey_browser, second, notes="Casey's second correction").status_code == 303
+
+    db.session.expire_all()
+    second = db.session.get(Inspection, second.id)
+    assert (second.inspector_name, second.signer_name) == ("Dana Whitfield", "Casey Cole")
+    document = db.session.scalars(select(FrozenDocument).where(FrozenDocument.subject_id == second.id)).one()
+    pdf = _text(casey_browser.get(f"/documents/frozen/{document.id}.pdf").data)
+    assert "(b) Inspector's name and credentials Dana Whitfield" in pdf  # shown under Dana's name
+    page = _plain(casey_browser.get(f"/inspections/{second.id}").text)
+    public = _plain(app.test_client().get(f"/verify/{document.id}").text)
+    says = "by Casey Cole of a report by Dana Whitfield"
+    missing = [where for where, text in (("page", page), ("PDF", pdf), ("/verify", public)) if says not in text]
+    assert not missing, f"the second correction by Casey does not say it amends Dana's report on: {missing}"
+
+
+def test_the_permit_history_lists_an_amendment_by_someone_else_under_its_signer_too(app, make):
+    """The inspection history, a frozen and verifiable document (docs/record-integrity.md), lists each report
+    under its inspector, (b). Casey's amendment of Dana's report names Casey, who signed it, too: it was listed
+    under Dana's name alone, "Submitted (amendment)"."""
+    dana, casey = make.user("inspector", **DANA), make.user("inspector", **CASEY)
+    permit = make.permit(inspectors=[dana, casey], construction_started_on=dt.date(2026, 6, 2))
+    dana_browser, casey_browser = SignedIn(app.test_client(), dana), SignedIn(app.test_client(), casey)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original, notes="Dana's report").status_code == 303
+    amendment = _amend(casey_browser, original)
+    assert submit(casey_browser, amendment, notes="Casey's correction").status_code == 303
+
+    made = casey_browser.post(f"/documents/permits/{permit.id}/history")
+    assert made.status_code == 303, made.text
+    history = _text(casey_browser.get(made.headers["Location"]).data)
+    assert "amendment by Casey Cole of a report by Dana Whitfield" in history, (
+        "the permit history lists Casey's signed amendment of Dana's report under Dana's name only:\n" + history)
