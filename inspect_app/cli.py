@@ -20,6 +20,7 @@ from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
 from inspect_app.inspections.cli import weather_group
+from inspect_app.inspections import canonical
 from inspect_app.mail import services as mail
 from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions, lapse_due_permits
@@ -217,9 +218,14 @@ def audit_verify(anchor: str | None) -> None:
     click.echo(f"{found.verified} entries verified; head: entry {found.head_commit_seq or 0} hash {found.head_hash}")
     records = audit.verify_records()
     click.echo(f"{records.checked} signed or issued records match their audit entries")
+    parts_checked, parts_problems = canonical.altered_reports()
+    click.echo(f"{parts_checked - len(parts_problems)} submitted reports hold the answers, findings and photos "
+               "they were signed with")
+    signatures_checked, signature_problems = canonical.altered_signatures()
+    click.echo(f"{signatures_checked - len(signature_problems)} drawn signatures match their SHA-256")
     frozen = documents.check_frozen_files()
     click.echo(f"{frozen.intact} frozen document files match their SHA-256")
-    problems = records.problems + frozen.problems
+    problems = records.problems + parts_problems + signature_problems + frozen.problems
     for problem in problems:
         click.echo(problem)
     if problems:

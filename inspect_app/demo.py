@@ -222,6 +222,6 @@ def _submitted_report(permit: Permit, profile, engineer: User, kind: str, perfor
     inspection.answers = answers
     db.session.add(inspection)
     db.session.flush()
-    inspection.record_sha256 = canonical.record_hash(inspection)
+    canonical.seal(inspection)
     audit.record(engineer, "inspection.submit", inspection)
     return inspection

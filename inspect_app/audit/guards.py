@@ -81,8 +81,9 @@ def _once(*columns: str) -> dict[str, str]:
 # waivers and site conditions the schedule follows.
 RECORDS = (
     Guard("inspections", "a submitted inspection report", Final("status", ("submitted",)),
-          # Pending weather filled in later, then the record hash sealed again with it.
-          {**dict.fromkeys(_WEATHER, "1 = 1"), "record_sha256": "1 = 1"}),
+          # Pending weather filled in later, then the record hash sealed again with it; the hash of its parts in
+          # rows of their own is written once, at signing (after the row became final, in the same transaction).
+          {**dict.fromkeys(_WEATHER, "1 = 1"), "record_sha256": "1 = 1", **_once("parts_sha256")}),
     Guard("stop_work_orders", "an issued stop-work order",
           writable=_once("acknowledged_at", "acknowledged_by_id", "lifted_by_id", "lifted_at", "lift_reason",
                          "approval_inspection_id")),

@@ -52,6 +52,15 @@ class HashMismatch(BlobError):
         self.actual = actual
 
 
+class AlteredBlob(BlobError):
+    """A stored file no longer hashes to the name it was stored under: it was changed outside the app."""
+
+    def __init__(self, sha: str, actual: str) -> None:
+        super().__init__(f"The stored file {sha} hashes to {actual} now: it was changed after it was stored.")
+        self.expected = sha
+        self.actual = actual
+
+
 class BlobStore(abc.ABC):
     """What every blob store does: keep a file whole or from resumable chunks, tell whether and how much of it
     is kept, give it back as a stream, list and remove (garbage collection only)."""
@@ -118,9 +127,14 @@ class BlobStore(abc.ABC):
         return self.put_file(io.BytesIO(data), expected_sha)
 
     def read(self, sha: str) -> bytes:
-        """The whole blob (for small files: a signature, a PDF); FileNotFoundError if it is not stored."""
+        """The whole blob (for small files: a signature, a PDF); FileNotFoundError if it is not stored, AlteredBlob
+        if its bytes are not those stored under `sha` (a drawn signature swapped in the store is never shown)."""
         with self.open(sha) as stream:
-            return stream.read()
+            data = stream.read()
+        actual = hashlib.sha256(data).hexdigest()
+        if actual != sha:
+            raise AlteredBlob(sha, actual)
+        return data
 
     def stored_sha256(self, sha: str) -> str | None:
         """What the stored file of ``sha`` hashes to now: ``sha`` itself, unless it was changed since it was

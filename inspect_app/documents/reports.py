@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from inspect_app import inspection_types
 from inspect_app.blobs import files
+from inspect_app.blobs.store import BlobError
 from inspect_app.documents import records
 from inspect_app.documents.builder import (
     Document, Fields, Heading, Paragraphs, Photo, PhotoGrid, SignatureBlock, Table,
@@ -87,12 +88,13 @@ def certification_maker(signer_name: str) -> str:
 
 
 def _blob(sha: str | None) -> bytes | None:
-    """A stored file's bytes, or None if it is not (or no longer) in the blob store."""
+    """A stored file's bytes, or None if it is not (or no longer) in the blob store, or was changed there since it
+    was stored (the PDF then shows a blank line to sign, never a signature swapped in the store)."""
     if not sha:
         return None
     try:
         return files.blob_store().read(sha)
-    except (FileNotFoundError, ValueError):
+    except (FileNotFoundError, ValueError, BlobError):
         return None
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from inspect_app.audit import services as audit
+from inspect_app.blobs import files
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Finding, Inspection, PunchListItem
 from inspect_app.inspections.queries import punch_items_of, type_of, videos_of
@@ -151,8 +152,74 @@ def record_hash(inspection: Inspection) -> str:
     return hashlib.sha256(canonical_json(report_record(inspection))).hexdigest()
 
 
+# The parts of a report's record kept in rows of their own, not in the report's row (which its guard freezes):
+# what `parts_sha256` seals at signing. Not the permit's words or the type's name, which may change after.
+PARTS = ("answers", "findings", "punch_list", "punch_resolved", "pipe_videos", "photos")
+
+
+def _parts_hash(record: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json({part: record[part] for part in PARTS})).hexdigest()
+
+
+def seal(inspection: Inspection) -> None:
+    """At signing: the report's record hash, and the hash of its parts kept in rows of their own."""
+    record = report_record(inspection)
+    inspection.record_sha256 = hashlib.sha256(canonical_json(record)).hexdigest()
+    inspection.parts_sha256 = _parts_hash(record)
+
+
+class RecordAltered(Exception):
+    """A submitted report's answers, findings, photos, punch list or videos are not those it was signed with."""
+
+    def __init__(self, inspection: Inspection) -> None:
+        super().__init__(f"inspections {inspection.id}: the answers, findings, photos, punch list or videos of this "
+                         "submitted report are not those it was signed with: they were changed outside the app")
+        self.inspection = inspection
+
+
+def check_parts(inspection: Inspection) -> None:
+    """RecordAltered unless the report's parts kept in rows of their own hash as they did at signing (a report
+    signed before that hash was kept is not checked)."""
+    if inspection.parts_sha256 is not None and _parts_hash(report_record(inspection)) != inspection.parts_sha256:
+        raise RecordAltered(inspection)
+
+
+def altered_reports(batch: int = 500) -> tuple[int, list[str]]:
+    """`flask audit verify`: (how many submitted reports' parts were checked, one line for each that differs)."""
+    checked, problems = 0, []
+    query = (select(Inspection).where(Inspection.status == "submitted", Inspection.parts_sha256.is_not(None))
+             .order_by(Inspection.id).execution_options(yield_per=batch))
+    for inspection in db.session.scalars(query):
+        checked += 1
+        try:
+            check_parts(inspection)
+        except RecordAltered as altered:
+            problems.append(str(altered))
+    return checked, problems
+
+
+def altered_signatures(batch: int = 500) -> tuple[int, list[str]]:
+    """`flask audit verify`: re-hash the drawn signatures of submitted reports (a few kilobytes each): (how many
+    were read, one line for each no longer stored, or changed in the file store since it was signed)."""
+    store, checked, problems = files.blob_store(), 0, []
+    query = (select(Inspection.id, Inspection.signature_sha256, Inspection.permittee_signature_sha256)
+             .where(Inspection.status == "submitted").order_by(Inspection.id).execution_options(yield_per=batch))
+    for report_id, *drawn in db.session.execute(query):
+        for sha in filter(None, drawn):
+            checked += 1
+            found = store.stored_sha256(sha)
+            if found != sha:
+                problems.append(f"inspections {report_id}: its drawn signature {sha} "
+                                + ("is not in the file store" if found is None
+                                   else "was changed in the file store since it was signed"))
+    return checked, problems
+
+
 def reseal_record(actor, inspection: Inspection) -> str:
-    """Recompute a submitted report's hash after the server filled its pending weather (and audit it)."""
+    """Recompute a submitted report's hash after the server filled its pending weather (and audit it).
+    RecordAltered, and nothing sealed, if its parts kept in rows of their own changed since it was signed: the
+    new version may differ from the signed one in its weather alone."""
+    check_parts(inspection)
     before = audit.snapshot(inspection)
     inspection.record_sha256 = record_hash(inspection)
     audit.record(actor, "inspection.reseal", inspection, before)

@@ -144,6 +144,10 @@ class Inspection(db.Model):
     permittee_signature_sha256: Mapped[str | None] = mapped_column(String(64))
     submitted_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
     record_sha256: Mapped[str | None] = mapped_column(String(64))
+    # The hash, at signing, of the parts of the report kept in rows of their own (its answers, findings and their
+    # actions, photos, punch list, videos: `canonical.PARTS`), which the report's guard does not cover: written
+    # once, so `flask audit verify` and a weather fill find any changed since (None: signed before it was kept).
+    parts_sha256: Mapped[str | None] = mapped_column(String(64))
     # A correction of a submitted report is a new report that points at it.
     amends_id: Mapped[str | None] = mapped_column(ForeignKey("inspections.id"))
     created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -18,6 +18,7 @@ from sqlalchemy import or_, select
 
 from inspect_app import inspection_types
 from inspect_app.blobs import files
+from inspect_app.blobs.store import AlteredBlob
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db, hold
 from inspect_app.inspections.models import CITATION_LENGTH, Finding
@@ -25,7 +26,7 @@ from inspect_app.inspections.models import (
     ANSWERS, EVALUATIONS, INSPECTION_TYPES, ChecklistAnswer, Inspection, InspectionNotice, PipeVideo,
 )
 from inspect_app.inspections import checks, weather
-from inspect_app.inspections.canonical import certification_statement, record_hash
+from inspect_app.inspections.canonical import certification_statement, seal
 from inspect_app.inspections.queries import (
     AreaClock, area_clocks, authority_addresses, checklist, covered_structures, last_inspection_before, correction_of,
     correction_words, latest_version, matching_notice, not_offered, open_punch_items, pipe_runs, schedule_in_force,
@@ -171,6 +172,8 @@ def signature_from_blob(sha: str) -> bytes:
         return signatures.checked(store.read(sha))
     except signatures.SignatureRefused as refused:
         raise InspectionError("signature", str(refused)) from None
+    except AlteredBlob:
+        raise InspectionError("signature", "The stored signature image is damaged: sign again.") from None
 
 
 def _store_signature(png: bytes) -> str:
@@ -751,7 +754,7 @@ def submit(actor, inspection: Inspection, data: ReportInput, fetch_weather: bool
     inspection.blank = False
     inspection.certification_statement = certification_statement(profile, type_of(inspection))
     db.session.flush()
-    inspection.record_sha256 = record_hash(inspection)
+    seal(inspection)
     audit.record(actor, "inspection.submit", inspection, before)
     return inspection
 

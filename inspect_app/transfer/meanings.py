@@ -158,6 +158,9 @@ TABLES: dict[str, dict[str, str]] = {
         "inspector_name": "The inspector's name, copied when the report was made.",
         "inspector_credentials": "The inspector's credentials, copied likewise.",
         "inspector_title": "The inspector's title, copied likewise (CGP Part 4.7.1).",
+        "parts_sha256": "The SHA-256, at signing, of the report's parts kept in tables of their own (its checklist "
+                        "answers, findings and their corrective actions, photos, punch list, videos); empty for a "
+                        "report signed before it was kept. `flask audit verify` hashes them again.",
         "inspector_organization": "The inspector's company, copied likewise.",
         "inspector_contact": "The inspector's contact details, copied likewise.",
         "ended_at": "When the inspection ended.",

@@ -177,6 +177,8 @@ APP_SITES = {
     "observed_later": (41.0, -70.0),
     # A station whose files come slower than a chart waits (test_weather_stations.py).
     "slow": (43.0, -70.0),
+    # A report whose answers were changed outside the app after signing (test_weather_reports.py).
+    "altered": (45.0, -70.0),
 }
 # station id -> (site, kilometres north of the site, name)
 APP_STATIONS = {
@@ -201,6 +203,7 @@ APP_STATIONS = {
     "OBR1": ("observed_reported", 5.0, "Prompt Publisher Field"),
     "OBL1": ("observed_later", 5.0, "Later Publisher Field"),
     "SLW1": ("slow", 5.0, "Slow Answer Field"),
+    "ALT1": ("altered", 5.0, "Altered Report Field"),
 }
 
 

@@ -9,14 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 from flask import render_template_string
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.audit.services import snapshot
 from inspect_app.extensions import db
 from inspect_app.inspections import weather as report_weather
-from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.canonical import record_hash
+from inspect_app.inspections.models import ChecklistAnswer, Inspection
+from inspect_app.inspections.canonical import record_hash, seal
 from inspect_app.weather import source
 from inspect_app.weather.models import WeatherObservation
 from tests.inspections.report_helpers import start, submit
@@ -125,6 +125,33 @@ def test_the_same_station_hours_are_fetched_once_and_a_report_keeps_what_was_fir
     assert (neighbour.precip_24h_mm, neighbour.temperature_c) == (2.4, 20.0)
     assert (first.precip_24h_mm, first.temperature_c) == (2.4, 20.0)
     assert db.session.scalar(select(func.count()).select_from(WeatherObservation)) == 24
+
+def test_the_backfill_seals_no_new_version_of_a_report_whose_answers_changed_outside_the_app(
+        app_meteostat, permit_at, report, runner):
+    """A version with its weather filled in may differ from the signed one in its weather alone: a checklist
+    answer rewritten in the database after signing is not sealed into a new version; the backfill says why."""
+    performed = recent_hour(2) + dt.timedelta(minutes=25)
+    inspection = report(permit_at("altered"), performed, status="submitted", submitted_at=performed,
+                        evaluation="compliant", signer_name="Pat Inspector",
+                        answers=[ChecklistAnswer(item_key="perimeter_controls", answer="yes")])
+    seal(inspection)
+    db.session.commit()
+    signed = (inspection.record_sha256, inspection.parts_sha256)
+    db.session.execute(text("UPDATE checklist_answers SET answer = 'no' WHERE inspection_id = :id"),
+                       {"id": inspection.id})
+    db.session.commit()
+
+    app_meteostat.publish_hourly("ALT1", hours(performed.replace(minute=0) - dt.timedelta(hours=23), 24,
+                                               temp=12.0, prcp=0.5, coco=7))
+    result = runner.invoke(args=["weather", "backfill"])
+
+    assert result.exit_code == 0, result.output
+    assert "pending -> pending" in result.output and "changed outside the app" in result.output
+    kept = reread(inspection)
+    assert (kept.weather_status, kept.precip_24h_mm) == ("pending", None)
+    assert (kept.record_sha256, kept.parts_sha256) == signed
+    assert audit_actions(kept) == []
+
 
 def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
         app_meteostat, permit_at, report, runner):
