@@ -19,6 +19,7 @@ NOT_FILES = {
     ("blob_uploads", "sha256"): "the name of an upload not completed yet: its bytes are no stored file",
     ("documents", "record_sha256"): "the hash of the record a document froze",
     ("inspections", "record_sha256"): "the hash of the submitted report's record",
+    ("inspections", "parts_sha256"): "the hash of the submitted report's parts kept in rows of their own",
 }
 # Tables that point at a report or a finding without being part of a draft.
 NOT_DRAFT_PARTS = {
