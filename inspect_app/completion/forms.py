@@ -16,10 +16,13 @@ class OMPlanForm(FlaskForm):
         Length(max=120)])
 
 
+PE_STAMP = "The drawings bear the stamp of a Massachusetts registered professional engineer"
+
+
 class AsBuiltForm(FlaskForm):
     pdf = FileField("As-built drawings (PDF)", validators=[FileRequired("Choose the PDF file to upload.")])
-    pe_certified = BooleanField("The drawings bear the stamp of a Massachusetts registered professional "
-                                "engineer (§380-15, §380-16 C(4)(e)[3])", validators=[
+    # Its label is completed with the town's own clause (`views._submit_form`).
+    pe_certified = BooleanField(PE_STAMP, validators=[
         DataRequired(message="As-built drawings must be certified by a registered professional engineer.")])
 
 

@@ -265,10 +265,17 @@ def gates_open(permit: Permit) -> list[OpenGate]:
             .where(Inspection.permit_id == permit.id, Inspection.type.in_(FINAL_TYPES), Inspection.status == "submitted",
                    ChecklistAnswer.item_key == "npdes_notice_of_termination")
             .order_by(Inspection.performed_at.desc()).limit(1))
-        if answer not in ("yes", "na"):
+        # §9.6: "If a NPDES construction site filing was required": one was where the permit names its NPDES
+        # coverage, or disturbs an acre or more (§5.0, NPDES: the program covers sites that "disturb 1-acre or more").
+        filed = permit.npdes_id or permit.disturbed_acres >= 1
+        if answer != "yes" and (answer != "na" or filed):
+            why = (f" This permit had a NPDES filing ({f'NPDES ID {permit.npdes_id}' if permit.npdes_id else ''}"
+                   f"{'; ' if permit.npdes_id and permit.disturbed_acres >= 1 else ''}"
+                   f"{f'{permit.disturbed_acres:g} acres disturbed' if permit.disturbed_acres >= 1 else ''}): "
+                   "“n/a” does not close it." if filed and answer == "na" else "")
             found.append(OpenGate("npdes_notice_of_termination",
                                   "The NPDES notice of termination is not recorded as submitted on a final "
-                                  "inspection (answer “yes”, or “n/a” where no NPDES filing was required)."))
+                                  "inspection (answer “yes”, or “n/a” where no NPDES filing was required)." + why))
     return found
 
 

@@ -9,7 +9,7 @@ from inspect_app.accounts.policy import permit_or_404
 from inspect_app.blobs import files
 from inspect_app.completion import services
 from inspect_app.completion.forms import (
-    AsBuiltForm, CertificateForm, FinalReportForm, OMPlanForm, ReviewForm, SuretyReleaseForm,
+    PE_STAMP, AsBuiltForm, CertificateForm, FinalReportForm, OMPlanForm, ReviewForm, SuretyReleaseForm,
 )
 from inspect_app.completion.models import SUBMISSION_KINDS, FinalSubmission
 from inspect_app.extensions import db
@@ -59,6 +59,8 @@ def _submission(permit: Permit, submission_id: str) -> FinalSubmission:
 
 def _submit_form(permit: Permit, kind: str):
     form = SUBMIT_FORMS[kind](prefix=kind)
+    if kind == "as_built":
+        form.pe_certified.label.text = profile_of(permit).cited(PE_STAMP, "as_built_submission")
     if kind == "final_report":
         form.inspection_id.choices = [SelectChoice("", "— choose —")] + [
             SelectChoice(i.id, f"Final inspection of {local_time(i.performed_at)}, {i.inspector_name}")

@@ -23,6 +23,7 @@ from inspect_app.inspections.models import ACTION_KINDS
 from inspect_app.inspections import checks, queries, services
 from inspect_app.inspections.models import ANSWERS, EVALUATIONS, OBSERVED_WEATHER_LENGTH, TRIGGERS, Inspection
 from inspect_app.labels import DISCHARGE_SIGN_LABELS, DISCHARGING_LABELS
+from inspect_app.rules import short_citation
 from inspect_app.weather.models import StormEvent
 from inspect_app.types import LOCAL_TZ, new_id, utcnow
 
@@ -41,8 +42,7 @@ class StartForm(FlaskForm):
 class NoticeForm(FlaskForm):
     inspection_type = SelectField("Inspection", validators=[DataRequired(message="Choose the inspection.")])
     planned_for = DateTimeLocalField("Planned for", format="%Y-%m-%dT%H:%M",
-                                     validators=[InputRequired(message="Give the planned date and time.")],
-                                     description="At least 24 hours from now (§380-16 C(3)).")
+                                     validators=[InputRequired(message="Give the planned date and time.")])
     note = TextAreaField("Note to the authority", validators=[Optional(), Length(max=2000)])
 
 
@@ -50,6 +50,10 @@ def notice_form(profile, **kwargs) -> NoticeForm:
     """The 24-hour notice form with the town's inspection types to choose from."""
     form = NoticeForm(prefix="notice", **kwargs)
     form.inspection_type.choices = [SelectChoice(k.key, k.name) for k in profile.inspection_types]
+    # The town's hours and its own clause (or its policy), never another town's.
+    notice = profile.advance_notice
+    rule = notice.cited(short_citation(notice.citation))
+    form.planned_for.description = f"At least {notice.hours} hours from now ({rule})."
     return form
 
 

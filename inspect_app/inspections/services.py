@@ -193,7 +193,8 @@ def _store_signatures(inspection: Inspection, data: ReportInput) -> None:
 def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.datetime,
                 note: str | None = None, now: dt.datetime | None = None,
                 notice_id: str | None = None) -> InspectionNotice:
-    """Record the notice to the authority before an inspection and send it (§380-16 C(3))."""
+    """Record the notice to the authority before an inspection and send it (Longmeadow §380-16 C(3); the town's
+    own clause, or its policy, in the mail)."""
     now = now or utcnow()
     if inspection_type not in INSPECTION_TYPES:
         raise InspectionError("inspection_type", "Choose the type of inspection.")
@@ -212,7 +213,8 @@ def give_notice(actor, permit: Permit, inspection_type: str, planned_for: dt.dat
     audit.record(actor, "inspection.notice", notice)
     name = profile.inspection_type(inspection_type).name
     hours = notice.hours_ahead
-    body = (f"Notice of inspection (§380-16 C(3)).\n\nPermit {permit.number}, {permit.site_address}\n"
+    rule = profile.advance_notice.cited(short_citation(profile.advance_notice.citation))
+    body = (f"Notice of inspection ({rule}).\n\nPermit {permit.number}, {permit.site_address}\n"
             f"Inspection: {name}\nPlanned for: {local_time(planned_for)}\n"
             f"Notice given: {local_time(now)} ({hours:.0f} hours ahead; at least "
             f"{profile.advance_notice.hours} are required)\nBy: {getattr(actor, 'name', '—')}\n")

@@ -62,6 +62,8 @@ def _jurisdictions() -> list[Jurisdiction]:
 
 def _permit_form(permit: Permit | None = None) -> PermitForm:
     form = PermitForm(obj=permit)
+    if permit is not None and (clause := services.profile_of(permit).cite("permittee_is_owner")):
+        form.owner_name.description = f"The permittee must be the owner of the site ({clause})."
     form.jurisdiction_id.choices = [SelectChoice(j.id, j.name) for j in _jurisdictions()]
     permittees = db.session.scalars(people_to_choose(current_user, "permittee"))
     form.owner_id.choices = [SelectChoice("", "— none yet —")] + [SelectChoice(u.id, f"{u.name} ({u.email})") for u in permittees]

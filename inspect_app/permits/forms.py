@@ -39,7 +39,7 @@ class PermitForm(FlaskForm):
                            description="Decimal degrees, west is negative, e.g. -72.5828")
     owner_id = SelectField("Owner's account (permittee)", validators=[Optional()])
     owner_name = StringField("Owner", validators=[DataRequired(), Length(max=200)],
-                             description="The permittee must be the owner of the site (§380-10 B(1)).")
+                             description="The owner of record of the site.")
     applicant_name = StringField("Applicant", validators=[DataRequired(), Length(max=200)])
     applicant_email = EmailField("Applicant's email", validators=[Optional(), Email(), Length(max=254)],
                                  description="Reports are sent here after each inspection.")

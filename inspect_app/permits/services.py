@@ -107,15 +107,29 @@ def update_permit(actor, permit: Permit, **fields: Any) -> Permit:
 
 
 def settle_status(permit: Permit) -> None:
-    """The status a permit's facts give it: an issued permit on which construction started is active; a lapsed
-    one with a start and an extension granted in time is revived (§9.7). A new permit or changed facts
-    (a form, an import) go through here."""
+    """The status a permit's facts give it: an issued permit on which construction started is active, unless the
+    work began after the permit had lapsed (§9.7: it lapses "unless significant land-disturbing activity ... has
+    begun"; work begun after is work without a permit): it is then lapsed; a lapsed one with a start and an
+    extension granted in time is revived (§9.7). A new permit or changed facts (a form, an import) go through here."""
     if permit.status == "issued" and permit.construction_started_on:
-        permit.status = "active"
+        permit.status = "lapsed" if _began_after_lapse(permit) else "active"
     if permit.status == "lapsed" and permit.construction_started_on and permit.extension_granted_on:
         deadline = lapses_at(permit)
         if deadline is not None and utcnow() <= deadline:
             permit.status = "active"  # §9.7: revived by the extension recorded with the start
+
+
+def _began_after_lapse(permit: Permit) -> bool:
+    """Whether the permit's work began after its lapse (`lapses_at`), for a permit being made too (in no session
+    yet: its town is read by its id)."""
+    if permit.jurisdiction_id is None or permit.construction_started_on is None:
+        return False
+    profile = profiles()[db.session.get(Jurisdiction, permit.jurisdiction_id).profile_key]
+    deadline = lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
+                              _start_of_day(permit.decision_filed_on, profile),
+                              _start_of_day(permit.extension_granted_on, profile))
+    began = permit.construction_started_at or _start_of_day(permit.construction_started_on, profile)
+    return deadline is not None and began > deadline
 
 
 def _start_of_day(day: dt.date | None, profile: Profile) -> dt.datetime | None:

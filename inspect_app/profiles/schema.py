@@ -29,6 +29,7 @@ CitationPurpose = Literal[
     "stop_work", "stop_work_final", "violation", "completion_waiver", "completion", "om_plan_submission", "as_built_submission",
     "final_report_submission", "registry_recording", "surety", "om_plan", "om_binding", "om_parties",
     "om_log", "om_schedule", "om_schedule_change", "om_certification", "notice_to_correct", "easements",
+    "permittee_is_owner",
 ]
 
 

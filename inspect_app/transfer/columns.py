@@ -37,7 +37,7 @@ PERMIT_COLUMNS = _columns(
            example="42.0501"),
     Column("longitude", "The site's longitude in decimal degrees (west is negative); within Massachusetts.",
            required=True, example="-72.5823"),
-    Column("owner_name", "The owner of the site, who is the permittee (Longmeadow §380-10 B(1)).", required=True,
+    Column("owner_name", "The owner of record of the site (in Longmeadow the permittee, §380-10 B(1)).", required=True,
            example="Maple Road LLC"),
     Column("owner_email", "The email of the owner's account (a permittee), which then sees the permit. The "
                           "account must exist: import the users first.", example="owner@example.org"),
