@@ -41,7 +41,7 @@ from inspect_app.rules import calendar, corrective_action_due, short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.stabilization.models import DisturbedArea
 from inspect_app.templating import local_time
-from inspect_app.types import utcnow
+from inspect_app.types import LOCAL_TZ, utcnow
 from inspect_app.waivers.models import Waiver
 from inspect_app.weather.source import MIN_PRECIP_HOURS
 from inspect_app import signatures, units
@@ -412,7 +412,7 @@ def _retime_actions(actor, inspection: Inspection, data: ReportInput) -> None:
     discovered at the corrected time, with their deadlines counted again; one first observed on an earlier day
     keeps that day, unless the corrected inspection is earlier still."""
     old, new = inspection.performed_at, data.performed_at
-    if new is None or new in (old, old.replace(second=0, microsecond=0)):
+    if new is None or as_shown(new, old):
         return  # the time is not changed (`_apply` keeps the stored seconds)
     profile = profile_of(inspection.permit)
     for finding in inspection.findings:
@@ -426,10 +426,18 @@ def _retime_actions(actor, inspection: Inspection, data: ReportInput) -> None:
             audit.record(actor, "action.retime", action, before)
 
 
+def as_shown(posted: dt.datetime, stored: dt.datetime) -> bool:
+    """Whether a time posted back from a form is the stored one as the form showed it: to the minute, on the town's
+    wall clock. Compared in UTC, the second 1:30 of the night the clocks go back, shown and posted back "01:30",
+    read as the first, would move an untouched report an hour earlier."""
+    shown = stored.astimezone(LOCAL_TZ).replace(second=0, microsecond=0, tzinfo=None)
+    return posted == stored or posted.astimezone(LOCAL_TZ).replace(tzinfo=None) == shown
+
+
 def _apply(inspection: Inspection, data: ReportInput) -> None:
     """Copy the form's values onto the draft (in the session; nothing is stored until commit)."""
     # The form shows minutes; keep the stored seconds unless the inspector changed the time.
-    if data.performed_at is not None and data.performed_at != inspection.performed_at.replace(second=0, microsecond=0):
+    if data.performed_at is not None and not as_shown(data.performed_at, inspection.performed_at):
         inspection.performed_at = data.performed_at
     for name in ("evaluation", "corrective_steps", "notes", "observed_weather"):
         setattr(inspection, name, getattr(data, name))
@@ -462,7 +470,9 @@ def _apply(inspection: Inspection, data: ReportInput) -> None:
         inspection.notice_id, inspection.notice_given = (notice.id if notice else None), in_time
         inspection.last_inspection_at = last_inspection_before(inspection.permit, inspection.performed_at,
                                                                inspection.id)
-    inspection.ended_at, inspection.construction_phase = data.ended_at, data.construction_phase
+    if not (data.ended_at and inspection.ended_at and as_shown(data.ended_at, inspection.ended_at)):
+        inspection.ended_at = data.ended_at
+    inspection.construction_phase = data.construction_phase
     if type_of(inspection).states_occasion:
         inspection.trigger = data.trigger or inspection.trigger
         if inspection.trigger != "storm_event":
