@@ -51,6 +51,13 @@ def days_after(at: dt.datetime, days: int, tz: ZoneInfo) -> dt.datetime:
     return end_of_day(local_date(at, tz) + dt.timedelta(days=days), tz)
 
 
+def same_time_days_after(at: dt.datetime, days: int, tz: ZoneInfo) -> dt.datetime:
+    """The same time of day on the town's clock, `days` calendar days after `at` (across a daylight-saving change,
+    an hour more or less than `days` x 24 hours), in UTC."""
+    wall = at.astimezone(tz).replace(tzinfo=None) + dt.timedelta(days=days)
+    return wall.replace(tzinfo=tz).astimezone(dt.UTC)
+
+
 def add_months(day: dt.date, months: int) -> dt.date:
     """The same day `months` later; the 31st becomes the month's last day when the month is shorter."""
     index = day.month - 1 + months

@@ -120,6 +120,7 @@ from inspect_app.rules.calendar import (
     holidays_of,
     local_date,
     months_after,
+    same_time_days_after,
     zone,
 )
 from inspect_app.rules.facts import FactsError, Id, PermitFacts, Storm
@@ -900,8 +901,10 @@ class _Evaluation:
             if again <= due:
                 return  # work resumed in time: the clock stops and nothing was owed
             federal = kind == "stabilization" or not episode.complete_by_town
-            if federal and again - episode.ceased < dt.timedelta(days=self.profile.stabilization.inactive_days):
-                # CGP 2022 Part 2.2.14.a.i: only an area inactive 14 or more calendar days had to be stabilized.
+            inactive_days = self.profile.stabilization.inactive_days
+            if federal and again < same_time_days_after(episode.ceased, inactive_days, self.tz):
+                # CGP 2022 Part 2.2.14.a.i: only an area inactive 14 or more calendar days had to be stabilized,
+                # counted on the town's clock (14 days across a daylight-saving change are 335 or 337 hours).
                 return
             # Work resumed after the deadline: the lapse stays on the record, but can no longer be cured.
             self._emit(kind, subject, episode.ceased, due, None, citation, reason, moot=True)

@@ -613,6 +613,8 @@ def subject_label(subject: str, record: Record) -> str:
             start = dt.datetime.fromisoformat(day)
         except ValueError:
             return "Storm"
+        if start.tzinfo is not None and record.profile is not None:  # the town's day, as the storm's reason says it
+            start = start.astimezone(zone(record.profile.timezone))
         return f"{'End of storm' if key.endswith(':end') else 'Storm'} of {start.date().isoformat()}"
     if thing == "snowmelt":
         try:

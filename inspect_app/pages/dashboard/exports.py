@@ -50,10 +50,13 @@ def icalendar(name: str, rows: Iterable[Row], now: dt.datetime, link: Callable[[
         assert ob.due_at is not None
         what = OBLIGATION_KIND_LABELS.get(ob.kind, ob.kind)
         state = "OVERDUE: " if ob.status == "overdue" else ""
+        # The same obligation keeps its UID, so a refreshed feed updates events instead of adding more; each of a
+        # chain of the same duty (a routine inspection missed twice: two deadlines gone, the next to come) is an
+        # obligation of its own, told by when it opened (RFC 5545 §3.8.4.7: a UID is unique).
+        opened = _ical_time((ob.opens_at or ob.due_at).replace(microsecond=0))
         lines += [
             "BEGIN:VEVENT",
-            # The same obligation keeps its UID, so a refreshed feed updates events instead of adding more.
-            f"UID:{_ical_text(f'{permit.id}.{ob.kind}.{ob.subject}'.replace(':', '-'))}@{host}",
+            f"UID:{_ical_text(f'{permit.id}.{ob.kind}.{ob.subject}.{opened}'.replace(':', '-'))}@{host}",
             f"DTSTAMP:{_ical_time(now)}",
             # A deadline is an instant: an event with DTSTART and no end (RFC 5545 §3.6.1).
             f"DTSTART:{_ical_time(ob.due_at.replace(microsecond=0))}",
