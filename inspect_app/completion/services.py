@@ -264,7 +264,8 @@ def gates_open(permit: Permit) -> list[OpenGate]:
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)
             .where(Inspection.permit_id == permit.id, Inspection.type.in_(FINAL_TYPES), Inspection.status == "submitted",
                    ChecklistAnswer.item_key == "npdes_notice_of_termination")
-            .order_by(Inspection.performed_at.desc()).limit(1))
+            # The latest final, and of its versions the latest signed: an amendment keeps its original's time.
+            .order_by(Inspection.performed_at.desc(), Inspection.submitted_at.desc()).limit(1))
         # §9.6: "If a NPDES construction site filing was required": one was where the permit names its NPDES
         # coverage, or disturbs an acre or more (§5.0, NPDES: the program covers sites that "disturb 1-acre or more").
         filed = permit.npdes_id or permit.disturbed_acres >= 1

@@ -64,6 +64,11 @@ def _permit_form(permit: Permit | None = None) -> PermitForm:
     form = PermitForm(obj=permit)
     if permit is not None and (clause := services.profile_of(permit).cite("permittee_is_owner")):
         form.owner_name.description = f"The permittee must be the owner of the site ({clause})."
+    elif permit is None:  # the town is chosen on the form: each offered town whose permittee must be the owner
+        rules = [f"in {j.name} the permittee must be the owner ({clause})" for j in _jurisdictions()
+                 if (clause := services.profiles()[j.profile_key].cite("permittee_is_owner"))]
+        if rules:
+            form.owner_name.description = f"The owner of record of the site; {'; '.join(rules)}."
     form.jurisdiction_id.choices = [SelectChoice(j.id, j.name) for j in _jurisdictions()]
     permittees = db.session.scalars(people_to_choose(current_user, "permittee"))
     form.owner_id.choices = [SelectChoice("", "— none yet —")] + [SelectChoice(u.id, f"{u.name} ({u.email})") for u in permittees]

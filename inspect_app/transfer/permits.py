@@ -379,7 +379,8 @@ class PermitImport:
         outcome = Outcome(planned.row, CREATE, planned.number)
         if not self.apply:
             return outcome, None
-        facts = Permit(status="issued", **planned.fields)  # not added: settle_status reads the facts
+        # Not added: settle_status reads the facts (its town's too: work begun after the permit lapsed, §9.7).
+        facts = Permit(status="issued", jurisdiction_id=planned.town_id, **planned.fields)
         settle_status(facts)
         permit = audit.new_row(Permit, {"jurisdiction_id": planned.town_id, "status": facts.status,
                                         "owner_id": planned.owner_id, **planned.fields})

@@ -103,3 +103,40 @@ def test_sb_permit_form_does_not_state_longmeadows_owner_rule(make, signed_in):
     page = signed_in(agent).get(f"/permits/{permit.id}/edit").text
     assert 'name="owner_name"' in page
     assert "§380-10 B(1)" not in page
+
+
+def test_amending_a_final_na_to_yes_closes_the_npdes_gate(make, signed_in, weather_offline):
+    """§9.6: with a NPDES filing, "n/a" on the final now leaves the gate open; the engineer corrects the final by
+    amendment (the only way a submitted report changes) answering "yes". The amendment keeps the final's time
+    (`services.amend` copies performed_at): the gate reads the latest version, not whichever of the two it met
+    first (on SQLite the original's "n/a", and the gate stayed open for good)."""
+    engineer = make.user("inspector", town="southborough")
+    permit = make.permit("southborough", inspectors=[engineer], construction_started_on=dt.date(2026, 6, 2),
+                         npdes_id="MAR12A001")
+    client = signed_in(engineer)
+    final = start(client, permit, "final")
+    assert submit(client, final, **{"answer-npdes_notice_of_termination-site": "na"}).status_code == 303
+    db.session.expire_all()
+    assert "npdes_notice_of_termination" in [g.key for g in completion.gates_open(permit)]
+
+    response = client.post(f"/inspections/{final.id}/amend")
+    assert response.status_code == 303
+    amendment = db.session.get(Inspection, response.headers["Location"].rsplit("/", 1)[-1])
+    assert submit(client, amendment, **{"answer-npdes_notice_of_termination-site": "yes"}).status_code == 303
+    db.session.expire_all()
+    stored = db.session.get(Inspection, amendment.id)
+    assert stored.status == "submitted"
+    assert {a.item_key: a.answer for a in stored.answers}["npdes_notice_of_termination"] == "yes"
+    assert stored.performed_at == db.session.get(Inspection, final.id).performed_at  # the tie
+    keys = [g.key for g in completion.gates_open(db.session.get(type(permit), permit.id))]
+    assert "npdes_notice_of_termination" not in keys
+
+
+def test_a_longmeadow_admin_making_a_new_permit_is_told_the_permittee_must_be_the_owner(make, signed_in):
+    """SPEC *Who uses it*: "the permittee must be the owner, §380-10 B(1)". The new-permit form says so beside the
+    owner field for each town offered whose rule it is, as the edit form of a Longmeadow permit does."""
+    admin = make.user("admin", town="longmeadow")
+    page = signed_in(admin).get("/permits/new")
+    assert page.status_code == 200
+    assert 'name="owner_name"' in page.text
+    assert "in Longmeadow the permittee must be the owner (§380-10 B(1))" in page.text
