@@ -272,7 +272,7 @@ def gates_open(permit: Permit) -> list[OpenGate]:
         if answer != "yes" and (answer != "na" or filed):
             why = (f" This permit had a NPDES filing ({f'NPDES ID {permit.npdes_id}' if permit.npdes_id else ''}"
                    f"{'; ' if permit.npdes_id and permit.disturbed_acres >= 1 else ''}"
-                   f"{f'{permit.disturbed_acres:g} acres disturbed' if permit.disturbed_acres >= 1 else ''}): "
+                   f"{f'{permit.disturbed_acres.normalize():f} acres disturbed' if permit.disturbed_acres >= 1 else ''}): "
                    "“n/a” does not close it." if filed and answer == "na" else "")
             found.append(OpenGate("npdes_notice_of_termination",
                                   "The NPDES notice of termination is not recorded as submitted on a final "

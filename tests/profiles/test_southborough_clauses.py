@@ -110,7 +110,8 @@ OPEN_CONDITIONS = [
 def test_a_southborough_certificate_waits_until_every_condition_is_met(clause, left_open, gate, make):
     permit = make.permit("southborough", construction_started_on=dt.date(2026, 6, 2))
     final = make.inspection(permit, "final")
-    from_final = {"inspection_id": final.id, "item_key": "npdes_notice_of_termination", "answer": "na"}
+    # 1.5 acres disturbed: a NPDES filing was required, and its notice of termination was submitted (§9.6).
+    from_final = {"inspection_id": final.id, "item_key": "npdes_notice_of_termination", "answer": "yes"}
     db.session.add(ChecklistAnswer(**from_final))
     db.session.commit()
     assert completion.open_gates(permit) == []
