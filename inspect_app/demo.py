@@ -14,7 +14,7 @@ from inspect_app.audit import services as audit
 from inspect_app.certifications.models import MaintenanceLogEntry, OMPlan, ResponsibleParty
 from inspect_app.completion.models import CertificateOfCompletion, FinalSubmission
 from inspect_app.extensions import db
-from inspect_app.inspections import canonical
+from inspect_app.inspections import canonical, queries
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
@@ -154,7 +154,7 @@ def _completed_permit(town, engineer: User, owner: User, agent: User, today: dt.
               "certification": {"certified": True, "text": "I find the stormwater management system properly "
                                 "installed and functioning (§380-16 C(4)(e)[3])."}})]
     reports = {}
-    for kind, day, details in made:
+    for kind, day, details in sorted(made, key=lambda report: report[1]):  # in time, each naming the one before
         # §380-16 C(4)(c): the catch basin counts as inspected before backfill once the pre-bury report answers it.
         answers = [ChecklistAnswer(item_key=item.key, subject_id=catch_basin.id, answer="yes")
                    for item in profile.inspection_type(kind).checklist if item.per == "structure"]
@@ -211,6 +211,7 @@ def _submitted_report(permit: Permit, profile, engineer: User, kind: str, perfor
     """A report of `kind` the engineer signed and submitted an hour after the inspection, sealed as submit does."""
     inspection = Inspection(
         permit_id=permit.id, type=kind, status="submitted", performed_at=performed,
+        last_inspection_at=queries.last_inspection_before(permit, performed),  # (d), of the reports made before
         ended_at=performed + dt.timedelta(minutes=45), inspector_id=engineer.id, inspector_name=engineer.name,
         inspector_credentials=engineer.credentials, inspector_title=engineer.title,
         inspector_organization=engineer.organization, latitude=permit.latitude, longitude=permit.longitude,
@@ -219,8 +220,14 @@ def _submitted_report(permit: Permit, profile, engineer: User, kind: str, perfor
         signer_name=engineer.name, signer_credentials=engineer.credentials, created_by_id=engineer.id,
         submitted_at=performed + dt.timedelta(hours=1), signed_at=performed + dt.timedelta(hours=1),
         certification_statement=canonical.certification_statement(profile, profile.inspection_type(kind)))
-    inspection.answers = answers
     db.session.add(inspection)
+    db.session.flush()
+    # Every item of its checklist answered, as a report is submitted: "yes" unless given (a correction of it then
+    # starts from a whole report, not an empty checklist).
+    given = {(a.item_key, a.subject_id) for a in answers}
+    inspection.answers = answers + [ChecklistAnswer(item_key=item.key, subject_id=subject.id, answer="yes")
+                                    for item, found in queries.checklist(inspection, details) for subject in found
+                                    if (item.key, subject.id) not in given]
     db.session.flush()
     canonical.seal(inspection)
     audit.record(engineer, "inspection.submit", inspection)

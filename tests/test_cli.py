@@ -93,6 +93,27 @@ def test_the_demo_is_dated_from_today_and_its_completed_permit_can_be_certified(
     assert certificate.status_code == 200 and certificate.data.startswith(b"%PDF")
 
 
+def test_the_demos_reports_are_whole_reports(runner, make, signed_in):
+    """The demo's submitted reports answer their whole checklist and name the inspection before each ((d)), as a
+    report the app signs does: a second engineer correcting one starts from the report, not from an empty checklist
+    to answer again, and its (d) does not say "None before this one" after a year of reports."""
+    from inspect_app.inspections import queries
+    from inspect_app.inspections.models import Inspection
+
+    assert runner.invoke(args=["demo", "load"]).exit_code == 0
+    reports = db.session.scalars(select(Inspection).where(Inspection.status == "submitted")
+                                 .order_by(Inspection.performed_at)).all()
+    assert len(reports) > 5
+    for report in reports:
+        answered = {(a.item_key, a.subject_id) for a in report.answers}
+        owed = {(item.key, subject.id) for item, found in queries.checklist(report, report.details or {})
+                for subject in found}
+        assert owed <= answered, (report.type, owed - answered)
+    for report in reports:  # (d): the latest made before it (two made at one time do not name each other)
+        before = [r.performed_at for r in reports if r.performed_at < report.performed_at]
+        assert report.last_inspection_at == max(before, default=None)
+    assert runner.invoke(args=["audit", "verify"]).exit_code == 0
+
 def test_a_broken_profile_stops_the_app_with_a_message(tmp_path):
     folder = tmp_path / "profiles"
     folder.mkdir()
