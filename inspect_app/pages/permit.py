@@ -91,18 +91,21 @@ def _permit_fields(form: PermitForm) -> dict:
     return data
 
 
-def _detail_forms(permit: Permit) -> dict:
-    assignment = AssignmentForm(prefix="assign")
+def _detail_forms(permit: Permit, blank: bool = False) -> dict:
+    """The permit page's forms: bound to the request's form data, or `blank` (each drawn empty, as after the change
+    it asked for was made: a form that kept its values would make the same change again at the next tap)."""
+    empty = {"formdata": None} if blank else {}
+    assignment = AssignmentForm(prefix="assign", **empty)
     # The list of inspectors is for those who may assign one (_assignments.html shows them the form).
     inspectors = (db.session.scalars(people_to_choose(current_user, "inspector"))
                   if allowed(current_user, "permit.assign", permit) else ())
     assignment.user_id.choices = [SelectChoice("", "— choose —")] + [SelectChoice(u.id, u.name) for u in inspectors]
-    status = StatusForm(prefix="status")
+    status = StatusForm(prefix="status", **empty)
     status.status.choices = [SelectChoice(s, humanize(s)) for s in PERMIT_STATUSES
                              if permit.can_become(s) and not services.own_act_refusal(permit, s)]
-    return {"assign_form": assignment, "area_form": AreaForm(prefix="area"),
-            "structure_form": StructureForm(prefix="structure"), "status_form": status,
-            "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit),
+    return {"assign_form": assignment, "area_form": AreaForm(prefix="area", **empty),
+            "structure_form": StructureForm(prefix="structure", **empty), "status_form": status,
+            "status_forms": {}, "area_status_form": _blank_area_status_form, "point_form": _point_form(permit, blank),
             "backfill_forms": {}, "backfill_form": _blank_backfill_form,
             # The town's storm threshold (CGP 2022 Part 4.2 as its profile gives it), for the schedule's words.
             "storm_mm": services.profile_of(permit).storm.threshold_mm}
@@ -124,8 +127,8 @@ def _placeable(permit: Permit) -> dict[str, SitePoint]:
     return found
 
 
-def _point_form(permit: Permit) -> PointForm:
-    form = PointForm(prefix="point")
+def _point_form(permit: Permit, blank: bool = False) -> PointForm:
+    form = PointForm(prefix="point", **({"formdata": None} if blank else {}))
     form.subject.choices = [SelectChoice("", "— choose —")] + [
         SelectChoice(key, record.point_name, optgroup=_POINT_GROUPS[key.partition(":")[0]])
         for key, record in _placeable(permit).items()]
@@ -194,7 +197,7 @@ def _folds(permit: Permit) -> list[Fold]:
 
 
 def _detail(permit: Permit, status_code: int = 200, **forms):
-    context = _detail_forms(permit) | forms
+    context = _detail_forms(permit, blank=True) | forms
     known_at = utcnow()
     # The permit's open obligations, read once for "What to do now" and the site map's stabilization clocks.
     open_rows = permit_open(permit.id, known_at)
@@ -212,7 +215,8 @@ FRAGMENTS = {"assignments": "permits/_assignments.html", "areas": "permits/_area
 def _fragment(target: str, permit: Permit, status_code: int = 200, **forms):
     """The part of the page htmx asked for (HX-Target), or the whole page (303 on success) otherwise."""
     if htmx.target == target:
-        return render_template(FRAGMENTS[target], permit=permit, **(_detail_forms(permit) | forms)), status_code
+        context = _detail_forms(permit, blank=True) | forms
+        return render_template(FRAGMENTS[target], permit=permit, **context), status_code
     if status_code == 200:
         return redirect(url_for("permits.detail", permit_id=permit.id), code=303)
     return _detail(permit, status_code, **forms)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 
 import pytest
@@ -150,6 +151,27 @@ def test_htmx_area_added(agent_browser, make):
     assert response.status_code == 200 and "Pad A" in response.text
     assert [a.name for a in db.session.get(Permit, permit.id).areas] == ["Pad A"]
 
+
+
+def test_a_form_that_made_its_change_comes_back_blank(agent_browser, make):
+    """An area added, a structure added, an inspector assigned in place: the form comes back empty, not holding what
+    was just sent (tapped again, it added the same area a second time)."""
+    browser, agent = agent_browser
+    inspector = make.user("inspector", name="Casey Cole")
+    permit = make.permit()
+    areas = browser.post(f"/permits/{permit.id}/areas", {"area-name": "Pad A", "area-acres": "0.4"}, htmx="areas")
+    assert areas.status_code == 200 and "Pad A" in areas.text
+    assert re.search(r'<input[^>]*name="area-name"[^>]*>', areas.text).group(0).count('value="Pad A"') == 0
+    assert 'value="0.4"' not in re.search(r'<input[^>]*name="area-acres"[^>]*>', areas.text).group(0)
+    made = browser.post(f"/permits/{permit.id}/structures", {"structure-name": "CB-9", "structure-kind": "catch_basin"},
+                        htmx="structures")
+    assert made.status_code == 200 and "CB-9" in made.text
+    assert 'value="CB-9"' not in re.search(r'<input[^>]*name="structure-name"[^>]*>', made.text).group(0)
+    assigned = browser.post(f"/permits/{permit.id}/assignments",
+                            {"assign-user_id": inspector.id, "assign-capacity": "design_engineer"}, htmx="assignments")
+    assert assigned.status_code == 200 and "Casey Cole" in assigned.text
+    assert re.search(rf'<option[^>]*selected[^>]*value="{inspector.id}"|<option[^>]*value="{inspector.id}"[^>]*selected',
+                     assigned.text) is None
 
 def test_htmx_area_status_recorded(agent_browser, make):
     browser, agent = agent_browser
