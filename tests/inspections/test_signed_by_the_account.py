@@ -258,9 +258,7 @@ def test_a_second_correction_by_the_same_other_person_still_says_whose_report_it
     again (a correction amends the latest version). The second correction still prints Dana as (b) the inspector
     and is signed by Casey: the page, the PDF and /verify say it is Casey's amendment of Dana's report, as the
     first did (it was compared with the version just before, Casey's own, and said nothing)."""
-    dana, casey = make.user("inspector", **DANA), make.user("inspector", **CASEY)
-    permit = make.permit(inspectors=[dana, casey], construction_started_on=dt.date(2026, 6, 2))
-    dana_browser, casey_browser = SignedIn(app.test_client(), dana), SignedIn(app.test_client(), casey)
+    permit, dana_browser, _dana, casey_browser, _casey = _two_engineers(app, make)
     original = start(dana_browser, permit, "erosion_control")
     assert submit(dana_browser, original, notes="Dana's report").status_code == 303
     first = _amend(casey_browser, original)
@@ -285,9 +283,7 @@ def test_the_permit_history_lists_an_amendment_by_someone_else_under_its_signer_
     """The inspection history, a frozen and verifiable document (docs/record-integrity.md), lists each report
     under its inspector, (b). Casey's amendment of Dana's report names Casey, who signed it, too: it was listed
     under Dana's name alone, "Submitted (amendment)"."""
-    dana, casey = make.user("inspector", **DANA), make.user("inspector", **CASEY)
-    permit = make.permit(inspectors=[dana, casey], construction_started_on=dt.date(2026, 6, 2))
-    dana_browser, casey_browser = SignedIn(app.test_client(), dana), SignedIn(app.test_client(), casey)
+    permit, dana_browser, _dana, casey_browser, _casey = _two_engineers(app, make)
     original = start(dana_browser, permit, "erosion_control")
     assert submit(dana_browser, original, notes="Dana's report").status_code == 303
     amendment = _amend(casey_browser, original)
