@@ -83,7 +83,9 @@ def section(permit: Permit, notice_form=None) -> dict:
     return {"profile": profile, "startable": startable,
             "inspections": queries.reports_seen_by(current_user, permit),
             "notices": queries.notices_of(permit) if allowed(current_user, "inspection.notice.view", permit) else [],
-            "notice_form": (notice_form or forms.notice_form(profile)) if may_notice else None,
+            # A blank one unless a refused one is given: after a notice is sent, a form still holding it would send
+            # (and mail the authority) the same notice again at the next tap.
+            "notice_form": (notice_form or forms.notice_form(profile, formdata=None)) if may_notice else None,
             "open_actions": visible_open_actions(permit)}
 
 

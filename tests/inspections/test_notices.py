@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -183,3 +184,21 @@ def test_pre_bury_and_final_are_signed_by_a_registered_engineer(site, make, sign
     assert db.session.get(Inspection, final.id).status == "draft"
     erosion = start(client, site.permit, "erosion_control")
     assert submit(client, erosion).status_code == 303  # not a PE inspection in the profile
+
+
+def test_a_notice_given_in_place_comes_back_with_a_blank_form(make, signed_in):
+    """Sent in place (htmx), the notice form comes back blank, not holding what was just sent: tapped again, it
+    recorded, and mailed the authority, the same notice a second time."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], construction_started_on=dt.date(2026, 6, 15))
+    client = signed_in(inspector)
+    planned = (utcnow() + dt.timedelta(hours=30)).astimezone(LOCAL_TZ).strftime("%Y-%m-%dT%H:%M")
+    response = client.post(f"/permits/{permit.id}/inspection-notices", {
+        "notice-inspection_type": "pre_bury", "notice-planned_for": planned,
+        "notice-note": "Chambers IS-1 ready for backfill"}, htmx="inspections")
+    assert response.status_code == 200
+    assert db.session.scalar(select(func.count()).select_from(InspectionNotice)) == 1
+    planned_input = re.search(r'<input[^>]*name="notice-planned_for"[^>]*>', response.text).group(0)
+    assert f'value="{planned}"' not in planned_input
+    note = re.search(r'<textarea[^>]*name="notice-note"[^>]*>([^<]*)</textarea>', response.text).group(1)
+    assert "Chambers IS-1" not in note
