@@ -161,6 +161,17 @@ async function dropCorrected(request) {
   if (fix) await FormStore.del(fix[1]);
 }
 
+// The refused post a corrected one was sent from (/outbox/correct/<id>), if any.
+async function correcting(request) {
+  const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
+  return fix ? FormStore.get(fix[1]) : null;
+}
+
+// The server's refusal to keep a post (outbox.js sendPost's reading): a 4xx but 401, 408 and 429, and a 409
+// with Retry-After (the same post still being applied), which are tried again.
+const refusal = (answer) => answer.status >= 400 && answer.status < 500 && ![401, 408, 429].includes(answer.status)
+  && !(answer.status === 409 && answer.headers.has("Retry-After"));
+
 // A page's form (a navigation) gets the saved page; a form htmx posts in place gets its fragment. A browser
 // offline by its own account is not asked to try the network (a stopped server is tried, until the timeout).
 // A form with no idempotency key is not kept: it goes to the page of this app its `offline_page` names (the
@@ -175,6 +186,16 @@ async function formPost(request) {
   const answer = offline ? null : await fetchInTime(request).catch(() => null);
   if (answer) await learn(answer);
   if (answer && answer.status !== 401) {
+    const corrected = refusal(answer) ? await correcting(request) : null;
+    if (corrected) {
+      // A correction refused again stays in the outbox, as it was just sent, with the server's new answer to open
+      // and correct: the server kept nothing of it (a report made on the device is made by its first post kept).
+      const form = await copy.formData();
+      await FormStore.put({ ...corrected, url: cacheKey(request.url), entries: Array.from(form.entries()),
+                            key: form.get("idempotency_key") || corrected.key, state: "refused",
+                            html: await answer.clone().text() });
+      return answer;
+    }
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return answer;
   }

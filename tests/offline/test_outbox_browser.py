@@ -17,9 +17,9 @@ from inspect_app.photos.models import Photo
 from inspect_app.types import LOCAL_TZ
 
 from tests.offline.offline_helpers import (
-    WireFaults, add_finding, add_photos, device_id, draw_signature, fill_erosion_form, fill_erosion_report,
-    hold_permits, jpeg, keep_post, new_report_url, outbox, photo_file, sha256, sign_in_controlled, wait_for_drafts,
-    wait_for_form, wait_for_outbox, wait_until,
+    WireFaults, add_finding, add_photos, answer_checklist, device_id, draw_signature, fill_erosion_form,
+    fill_erosion_report, hold_permits, jpeg, keep_post, new_report_url, observe_weather, outbox, photo_file, sha256,
+    sign_in_controlled, submit, wait_for_drafts, wait_for_form, wait_for_outbox, wait_until,
 )
 
 pytestmark = pytest.mark.browser
@@ -436,3 +436,53 @@ def test_a_photo_the_server_will_not_take_refuses_its_report_only_and_the_report
     page.click(f"#item-{gif['id']} [data-correct]")
     page.wait_for_selector("#error-summary")
     assert "GIF" in page.inner_text("main")
+
+
+def test_a_refused_offline_report_corrected_and_refused_again_stays_in_the_outbox(make, server, page, context):
+    """A report made offline, refused by the server from the outbox, opened with "Open and correct" and sent again
+    still incomplete: the second refusal took it out of the outbox while the server kept nothing of it, and leaving
+    that page lost the whole report. It stays in the outbox as last sent, refused, to correct again."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    sign_in_controlled(page, server, inspector)
+    hold_permits(page, server)
+    context.set_offline(True)
+    page.goto(new_report_url(server, permit))
+    wait_for_form(page)
+    made = page.get_attribute("#report-form", "action").rsplit("/", 1)[-1]
+    answer_checklist(page)
+    page.fill("#notes", "North gate locked; walked in from Williams Street")
+    observe_weather(page)
+    draw_signature(page)  # no evaluation: the server refuses it
+    submit(page)
+
+    context.set_offline(False)
+    page.goto(f"{server.url}/outbox")
+    page.click("#sync-now")
+    [item] = wait_for_outbox(page, lambda items: len(items) == 1 and items[0]["state"] == "refused")
+    page.goto(f"{server.url}/outbox")
+    page.click(f"#item-{item['id']} [data-correct]")
+    page.wait_for_selector("#error-summary")
+    expect(page.locator("#notes")).to_have_value("North gate locked; walked in from Williams Street")
+
+    # Sent again without the evaluation (the inspector fixed something else first): refused again.
+    page.click("#submit-report")
+    page.wait_for_selector("#error-summary")
+    page.wait_for_timeout(1_000)
+
+    db.session.expire_all()
+    assert db.session.get(Inspection, made) is None  # refused: the server kept nothing
+    page.goto(f"{server.url}/outbox")
+    [again] = outbox(page)
+    assert again["state"] == "refused"
+    page.click(f"#item-{again['id']} [data-correct]")
+    page.wait_for_selector("#error-summary")
+    expect(page.locator("#notes")).to_have_value("North gate locked; walked in from Williams Street")
+    page.check("#evaluation-compliant")
+    draw_signature(page)
+    page.click("#submit-report")
+    page.wait_for_url(f"**/inspections/{made}")
+    db.session.expire_all()
+    assert db.session.get(Inspection, made).status == "submitted"
+    page.goto(f"{server.url}/outbox")
+    assert outbox(page) == []
