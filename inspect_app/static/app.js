@@ -66,8 +66,13 @@ function freshForms(root) {
   // Each form once (htmx's first htmx:load is the whole body again); a form swapped in later was not gone Back to.
   const forms = Array.from(root.querySelectorAll("form[data-draft]")).filter((form) => !opened.has(form));
   forms.forEach((form) => { opened.add(form); shown.set(form, values(form)); });
+  // The form just posted shows the server's answer (saved, or refused with what was sent): its typing is in it
+  // already, and put back again it would add a second, unsaved copy of each finding it posted (sent with the next
+  // save, it was recorded twice). Not when no one kept the post (a sign-in wanted: the typing is all there is).
+  const justPosted = sessionStorage.getItem("posted-draft") && !document.querySelector("[data-kept-note][hidden]")
+    ? sessionStorage.getItem("posted-draft") : null;
   Promise.all(forms.map((form) => (form.dataset.newRecord ? ownReport(form, back) : Promise.resolve())
-    .then(() => restore(form)))).then(() => {  // another tab's typing is read before this tab's is forgotten
+    .then(() => (form.dataset.draft === justPosted ? null : restore(form))))).then(() => {  // another tab's typing is read before this tab's is forgotten
     showProgress();  // the answers kept on the device count too
     return settlePosted();
   });

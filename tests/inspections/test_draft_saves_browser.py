@@ -1,0 +1,50 @@
+"""Save draft on a tablet: what was saved is shown once, never offered again as unsaved typing to be saved twice."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+from sqlalchemy import func, select
+
+from inspect_app.extensions import db
+from inspect_app.inspections.models import Finding
+from tests.offline.offline_helpers import add_finding, sign_in_controlled
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1024, "height": 768}, "has_touch": True}
+
+
+def test_a_finding_saved_with_save_draft_is_not_offered_again_as_new_nor_made_twice(
+        make, live_server, page, weather_offline):
+    """A finding typed and saved with Save draft is listed as saved; the page put the device's copy of the typing
+    back too, as an unsaved "New finding" card, and the next save recorded the finding twice."""
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    sign_in_controlled(page, live_server, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.locator("#start-inspection button[data-start=erosion_control]").tap()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    page.wait_for_load_state()
+    draft_id = page.url.rsplit("/", 1)[-1]
+
+    add_finding(page, "Inlet bag torn at CB-1", violation=False)
+    page.wait_for_timeout(1_000)  # the typing is kept on the device (300 ms after the last keystroke)
+    with page.expect_navigation():
+        page.locator("#save-draft").tap()
+    expect(page.locator("#saved")).to_have_text(re.compile(r"^Saved \d\d:\d\d$"))
+    page.wait_for_timeout(1_000)  # the page's scripts put back what the device kept
+
+    # The finding is saved and listed; no unsaved copy of it waits in the form.
+    expect(page.locator("[data-list-of=finding-template] [data-part]")).to_have_count(0)
+
+    with page.expect_navigation():
+        page.locator("#save-draft").tap()
+    expect(page.locator("#saved")).to_have_text(re.compile(r"^Saved \d\d:\d\d$"))
+    db.session.expire_all()
+    assert db.session.scalar(select(func.count()).select_from(Finding)
+                             .where(Finding.inspection_id == draft_id)) == 1
