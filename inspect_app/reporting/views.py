@@ -149,9 +149,9 @@ def _render_page(inspection: Inspection, values: services.ReportInput | None, er
         else None, "unsafe_allowed": checks.unsafe_allowed(inspection),
         "fix_actions": checks.actions_of(inspection, values.details),
         "item_photos": item_photos, "fix_key": checks.fix_key,
-        # The submitted report's other photos (the site's, its findings', its points of discharge's), captioned.
-        "other_photos": [p for p in photos.report_photos(inspection) if p.id not in under_items]
-        if inspection.is_submitted else [],
+        # The report's other photos (the site's, its findings', its points of discharge's), captioned: a draft's
+        # too, or a photo saved with it looks lost ("No file chosen" again) and is taken a second time.
+        "other_photos": [p for p in photos.report_photos(inspection) if p.id not in under_items],
         "item_photos_field": checks.item_photos_field, "caption_max": CAPTION_MAX,
         "link_actions": visible_open_actions(permit) if not inspection.is_submitted else [],
         "weather_pending": queries.weather_pending(inspection),

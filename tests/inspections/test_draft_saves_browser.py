@@ -48,3 +48,28 @@ def test_a_finding_saved_with_save_draft_is_not_offered_again_as_new_nor_made_tw
     db.session.expire_all()
     assert db.session.scalar(select(func.count()).select_from(Finding)
                              .where(Finding.inspection_id == draft_id)) == 1
+
+
+def test_a_site_photo_saved_on_a_draft_is_shown_on_the_draft(make, live_server, page, weather_offline):
+    """Save draft keeps the photo of the site (a row of the report), and the draft's page shows it: it showed no
+    trace of it, "Photos of the site" saying "No file chosen" again, as if it were lost (a checklist item's photo
+    was shown)."""
+    from inspect_app.photos.models import Photo
+    from tests.offline.offline_helpers import jpeg, photo_file
+
+    inspector = make.user("inspector")
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    sign_in_controlled(page, live_server, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.locator("#start-inspection button[data-start=erosion_control]").tap()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    page.wait_for_load_state()
+
+    page.set_input_files("#photos", [photo_file("site.jpg", jpeg())])
+    with page.expect_navigation():
+        page.locator("#save-draft").tap()
+    expect(page.locator("#saved")).to_have_text(re.compile(r"^Saved \d\d:\d\d$"))
+    db.session.expire_all()
+    photo = db.session.scalar(select(Photo))
+    assert photo is not None  # kept
+    expect(page.locator(f"#photo-{photo.id}")).to_be_visible()
