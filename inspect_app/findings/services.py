@@ -184,7 +184,10 @@ def open_action(actor, finding: Finding, kind: str, description: str, owner_id: 
     owner = db.session.get(User, owner_id) if owner_id else None
     if owner_id and owner is None:
         raise FindingError("owner_id", "Choose a person from the list.")
-    name = owner.name if owner else (owner_name or "").strip()
+    typed = (owner_name or "").strip()
+    if owner is not None and typed and typed != owner.name:
+        owner = None  # a name typed "…or name" is who does it: the person the page chose in the list is not
+    name = owner.name if owner else typed
     if not name:
         raise FindingError("owner_name", "Say who will do it: choose a person or type a name.")
     inspection = finding.inspection

@@ -1,4 +1,5 @@
-"""Save draft on a tablet: what was saved is shown once, never offered again as unsaved typing to be saved twice."""
+"""Save draft on a tablet: what was saved is shown once, never offered again as unsaved typing to be saved twice, and
+what was typed is what is kept."""
 from __future__ import annotations
 
 import re
@@ -73,3 +74,33 @@ def test_a_site_photo_saved_on_a_draft_is_shown_on_the_draft(make, live_server, 
     photo = db.session.scalar(select(Photo))
     assert photo is not None  # kept
     expect(page.locator(f"#photo-{photo.id}")).to_be_visible()
+
+
+def test_the_name_typed_in_or_name_is_who_does_the_corrective_action(make, live_server, page, weather_offline):
+    """Kind chosen first (the first field of the action): the page fills "Who does it" with the permittee. The
+    inspector then types the contractor in "…or name": the saved action names the contractor (it named the
+    permittee, the typed name gone without a word)."""
+    from inspect_app.inspections.models import CorrectiveAction
+
+    inspector = make.user("inspector")
+    permittee = make.user("permittee")
+    permit = make.permit(inspectors=[inspector], owner=permittee, areas=["Lot 1"])
+    sign_in_controlled(page, live_server, inspector)
+    page.goto(f"{live_server.url}/permits/{permit.id}")
+    page.locator("#start-inspection button[data-start=erosion_control]").tap()
+    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
+    page.wait_for_load_state()
+
+    page.locator("#add-new-finding").tap()
+    part = page.locator("[data-list-of=finding-template] [data-part]").last
+    prefix = part.locator("textarea[name^=finding-new-]").get_attribute("name").removesuffix("-description")
+    action = prefix.replace("finding-new-", "action-new-")
+    part.locator(f"[name={prefix}-description]").fill("Silt fence down along the east line")
+    part.locator(f"[name={action}-kind]").select_option("significant_repair")
+    part.locator(f"[name={action}-description]").fill("Reset and re-trench the silt fence")
+    part.locator(f"[name={action}-owner_name]").fill("Acme Site Work")
+    with page.expect_navigation():
+        page.locator("#save-draft").tap()
+    expect(page.locator("#saved")).to_have_text(re.compile(r"^Saved \d\d:\d\d$"))
+    db.session.expire_all()
+    assert [a.owner_name for a in db.session.scalars(select(CorrectiveAction))] == ["Acme Site Work"]
