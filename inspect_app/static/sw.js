@@ -194,7 +194,8 @@ async function formPost(request) {
       await FormStore.put({ ...corrected, url: cacheKey(request.url), entries: Array.from(form.entries()),
                             key: form.get("idempotency_key") || corrected.key, state: "refused",
                             html: await answer.clone().text() });
-      return answer;
+      // Shown from the outbox again (the same answer), so the next correction sent from it takes this one's place.
+      return request.mode === "navigate" ? Response.redirect(`/outbox/correct/${corrected.id}`, 303) : answer;
     }
     await dropCorrected(request);  // the server has the corrected post: its answer is the page now
     return answer;
