@@ -268,12 +268,12 @@ def gates_open(permit: Permit) -> list[OpenGate]:
             .order_by(Inspection.performed_at.desc(), Inspection.submitted_at.desc()).limit(1))
         # §9.6: "If a NPDES construction site filing was required": one was where the permit names its NPDES
         # coverage, or disturbs an acre or more (§5.0, NPDES: the program covers sites that "disturb 1-acre or more").
-        filed = permit.npdes_id or permit.disturbed_acres >= 1
+        filed = [f"NPDES ID {permit.npdes_id}"] if permit.npdes_id else []
+        if permit.disturbed_acres >= 1:
+            filed.append(f"{permit.disturbed_acres.normalize():f} acres disturbed")
         if answer != "yes" and (answer != "na" or filed):
-            why = (f" This permit had a NPDES filing ({f'NPDES ID {permit.npdes_id}' if permit.npdes_id else ''}"
-                   f"{'; ' if permit.npdes_id and permit.disturbed_acres >= 1 else ''}"
-                   f"{f'{permit.disturbed_acres.normalize():f} acres disturbed' if permit.disturbed_acres >= 1 else ''}): "
-                   "“n/a” does not close it." if filed and answer == "na" else "")
+            why = (f" This permit had a NPDES filing ({'; '.join(filed)}): “n/a” does not close it."
+                   if filed and answer == "na" else "")
             found.append(OpenGate("npdes_notice_of_termination",
                                   "The NPDES notice of termination is not recorded as submitted on a final "
                                   "inspection (answer “yes”, or “n/a” where no NPDES filing was required)." + why))

@@ -177,10 +177,12 @@ class RecordAltered(Exception):
         self.inspection = inspection
 
 
-def check_parts(inspection: Inspection) -> None:
+def check_parts(inspection: Inspection, record: dict[str, Any] | None = None) -> None:
     """RecordAltered unless the report's parts kept in rows of their own hash as they did at signing (a report
-    signed before that hash was kept is not checked)."""
-    if inspection.parts_sha256 is not None and _parts_hash(report_record(inspection)) != inspection.parts_sha256:
+    signed before that hash was kept is not checked); `record`, its record if already read."""
+    if inspection.parts_sha256 is None:
+        return
+    if _parts_hash(record if record is not None else report_record(inspection)) != inspection.parts_sha256:
         raise RecordAltered(inspection)
 
 
@@ -219,8 +221,9 @@ def reseal_record(actor, inspection: Inspection) -> str:
     """Recompute a submitted report's hash after the server filled its pending weather (and audit it).
     RecordAltered, and nothing sealed, if its parts kept in rows of their own changed since it was signed: the
     new version may differ from the signed one in its weather alone."""
-    check_parts(inspection)
+    record = report_record(inspection)  # read once: its parts checked, then the whole hashed
+    check_parts(inspection, record)
     before = audit.snapshot(inspection)
-    inspection.record_sha256 = record_hash(inspection)
+    inspection.record_sha256 = hashlib.sha256(canonical_json(record)).hexdigest()
     audit.record(actor, "inspection.reseal", inspection, before)
     return inspection.record_sha256

@@ -125,9 +125,7 @@ def _began_after_lapse(permit: Permit) -> bool:
     if permit.jurisdiction_id is None or permit.construction_started_on is None:
         return False
     profile = profiles()[db.session.get(Jurisdiction, permit.jurisdiction_id).profile_key]
-    deadline = lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
-                              _start_of_day(permit.decision_filed_on, profile),
-                              _start_of_day(permit.extension_granted_on, profile))
+    deadline = _lapse_under(profile, permit)
     began = permit.construction_started_at or _start_of_day(permit.construction_started_on, profile)
     return deadline is not None and began > deadline
 
@@ -164,7 +162,10 @@ def _check_extension(permit: Permit) -> None:
 @implements("§9.7")
 def lapses_at(permit: Permit) -> dt.datetime | None:
     """§9.7: when `permit` lapses unless work has begun (None where the town's permits do not lapse)."""
-    profile = profile_of(permit)
+    return _lapse_under(profile_of(permit), permit)
+
+
+def _lapse_under(profile: Profile, permit: Permit) -> dt.datetime | None:
     return lapse_deadline(profile, _start_of_day(permit.issued_on, profile),
                           _start_of_day(permit.decision_filed_on, profile),
                           _start_of_day(permit.extension_granted_on, profile))

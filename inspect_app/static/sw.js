@@ -156,15 +156,16 @@ async function staticFile(request) {
 
 // A refused post opened for correction (/outbox/correct/<id>) is replaced by the corrected one, kept or
 // delivered (a new refusal then shows on the page itself).
+const correctedId = (request) => CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname)?.[1];
 async function dropCorrected(request) {
-  const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
-  if (fix) await FormStore.del(fix[1]);
+  const id = correctedId(request);
+  if (id) await FormStore.del(id);
 }
 
 // The refused post a corrected one was sent from (/outbox/correct/<id>), if any.
 async function correcting(request) {
-  const fix = CORRECTION.exec(new URL(request.referrer || "/", self.location.origin).pathname);
-  return fix ? FormStore.get(fix[1]) : null;
+  const id = correctedId(request);
+  return id ? FormStore.get(id) : null;
 }
 
 // The server's refusal to keep a post (outbox.js sendPost's reading): a 4xx but 401, 408 and 429, and a 409

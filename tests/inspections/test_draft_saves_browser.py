@@ -20,18 +20,23 @@ def browser_context_args(browser_context_args):
     return {**browser_context_args, "viewport": {"width": 1024, "height": 768}, "has_touch": True}
 
 
-def test_a_finding_saved_with_save_draft_is_not_offered_again_as_new_nor_made_twice(
-        make, live_server, page, weather_offline):
-    """A finding typed and saved with Save draft is listed as saved; the page put the device's copy of the typing
-    back too, as an unsaved "New finding" card, and the next save recorded the finding twice."""
+def _start_draft(make, live_server, page, **permit) -> str:
+    """An inspector signed in on the tablet starts an erosion-control report from the permit page: its id."""
     inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
+    permit = make.permit(inspectors=[inspector], areas=["Lot 1"], **permit)
     sign_in_controlled(page, live_server, inspector)
     page.goto(f"{live_server.url}/permits/{permit.id}")
     page.locator("#start-inspection button[data-start=erosion_control]").tap()
     page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
     page.wait_for_load_state()
-    draft_id = page.url.rsplit("/", 1)[-1]
+    return page.url.rsplit("/", 1)[-1]
+
+
+def test_a_finding_saved_with_save_draft_is_not_offered_again_as_new_nor_made_twice(
+        make, live_server, page, weather_offline):
+    """A finding typed and saved with Save draft is listed as saved; the page put the device's copy of the typing
+    back too, as an unsaved "New finding" card, and the next save recorded the finding twice."""
+    draft_id = _start_draft(make, live_server, page)
 
     add_finding(page, "Inlet bag torn at CB-1", violation=False)
     page.wait_for_timeout(1_000)  # the typing is kept on the device (300 ms after the last keystroke)
@@ -58,13 +63,7 @@ def test_a_site_photo_saved_on_a_draft_is_shown_on_the_draft(make, live_server, 
     from inspect_app.photos.models import Photo
     from tests.offline.offline_helpers import jpeg, photo_file
 
-    inspector = make.user("inspector")
-    permit = make.permit(inspectors=[inspector], areas=["Lot 1"])
-    sign_in_controlled(page, live_server, inspector)
-    page.goto(f"{live_server.url}/permits/{permit.id}")
-    page.locator("#start-inspection button[data-start=erosion_control]").tap()
-    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
-    page.wait_for_load_state()
+    _start_draft(make, live_server, page)
 
     page.set_input_files("#photos", [photo_file("site.jpg", jpeg())])
     with page.expect_navigation():
@@ -82,14 +81,7 @@ def test_the_name_typed_in_or_name_is_who_does_the_corrective_action(make, live_
     permittee, the typed name gone without a word)."""
     from inspect_app.inspections.models import CorrectiveAction
 
-    inspector = make.user("inspector")
-    permittee = make.user("permittee")
-    permit = make.permit(inspectors=[inspector], owner=permittee, areas=["Lot 1"])
-    sign_in_controlled(page, live_server, inspector)
-    page.goto(f"{live_server.url}/permits/{permit.id}")
-    page.locator("#start-inspection button[data-start=erosion_control]").tap()
-    page.wait_for_url(re.compile(r"/inspections/[0-9a-f-]{36}$"))
-    page.wait_for_load_state()
+    _start_draft(make, live_server, page, owner=make.user("permittee"))
 
     page.locator("#add-new-finding").tap()
     part = page.locator("[data-list-of=finding-template] [data-part]").last
