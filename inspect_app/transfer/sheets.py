@@ -12,6 +12,7 @@ import csv
 import datetime as dt
 import io
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from inspect_app.transfer.columns import header_key
 
 # The sheet (of a workbook) or file that holds the structures when they are not a list in the permits' rows.
 STRUCTURES_SHEET = "structures"
+# What a damaged workbook raises as it is opened or read: a broken zip or deflate stream, a part missing, XML cut
+# off (ElementTree's ParseError and lxml's are SyntaxErrors), a value openpyxl cannot read.
+UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, KeyError, OSError, ValueError, SyntaxError)
 _CHUNK = 1 << 16
 
 
@@ -105,25 +109,32 @@ def open_sheets(path: Path, filename: str) -> tuple[Sheet, Sheet | None, callabl
             raise
     # openpyxl, and the numpy it imports, only where a spreadsheet is read or made: never in a worker at start
     from openpyxl import load_workbook
-    from openpyxl.utils.exceptions import InvalidFileException
+    # Opened here and handed over as a file: openpyxl refuses a path whose name does not end in .xlsx, and a
+    # file uploaded on the admin page is stored under its SHA-256 alone.
+    stream = open(path, "rb")
     try:
-        workbook = load_workbook(path, read_only=True, data_only=False)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, OSError, ValueError) as error:
+        workbook = load_workbook(stream, read_only=True, data_only=False)
+    except UNREADABLE as error:
+        stream.close()
         raise FileProblem(f"The workbook cannot be read ({error}): save it again from the spreadsheet as an "
                           "Excel workbook (.xlsx).") from None
+
+    def close() -> None:
+        workbook.close()
+        stream.close()
     names = workbook.sheetnames
     structures_name = next((n for n in names if header_key(n) == STRUCTURES_SHEET), None)
     main_name = next((n for n in names if n != structures_name), None)
     if main_name is None:
-        workbook.close()
+        close()
         raise FileProblem("The workbook has no sheet of rows to import.")
     try:
         main = _xlsx_sheet(workbook[main_name], main_name)
         extra = _xlsx_sheet(workbook[structures_name], structures_name) if structures_name else None
     except FileProblem:
-        workbook.close()
+        close()
         raise
-    return main, extra, workbook.close
+    return main, extra, close
 
 
 def _header(values: list[str], where: str) -> tuple[list[str], list[str]]:
@@ -165,18 +176,32 @@ def _csv_sheet(stream, name: str) -> Sheet:
 
 def _xlsx_sheet(worksheet, name: str) -> Sheet:
     cells = worksheet.iter_rows()
-    first = next(cells, None)
+    try:
+        first = next(cells, None)
+    except UNREADABLE as error:
+        raise FileProblem(_damaged(name, 1, error)) from None
     if first is None:
         raise FileProblem(f"The sheet {name!r} is empty.")
     keys, headers = _header([_cell(c).text for c in first], f"The sheet {name!r}")
 
     def rows() -> Iterator[Row]:
-        for index, row in enumerate(cells, start=2):
-            found = {key: _cell(cell) for key, cell in zip(keys, row) if key}
-            if any(cell.text for cell in found.values()):
-                yield Row(index, found)
+        # openpyxl reads a sheet's rows as they are asked for: a sheet cut off inside (a broken save or copy) is
+        # found only here, row by row.
+        index = 1
+        try:
+            for index, row in enumerate(cells, start=2):
+                found = {key: _cell(cell) for key, cell in zip(keys, row) if key}
+                if any(cell.text for cell in found.values()):
+                    yield Row(index, found)
+        except UNREADABLE as error:
+            raise FileProblem(_damaged(name, index + 1, error)) from None
 
     return Sheet(name, keys, headers, rows())
+
+
+def _damaged(sheet: str, row: int, error: Exception) -> str:
+    return (f"The sheet {sheet!r} cannot be read from row {row} on ({error}): save it again from the spreadsheet "
+            "as an Excel workbook (.xlsx).")
 
 
 def _cell(cell) -> Cell:

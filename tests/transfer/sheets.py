@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import zipfile
 from pathlib import Path
 
 from openpyxl import Workbook
@@ -56,3 +57,18 @@ def table_rows() -> dict[str, list]:
     for table in db.metadata.sorted_tables:
         found[table.name] = sorted(repr(tuple(row)) for row in db.session.execute(select(table)))
     return found
+
+
+def damaged_workbook(tmp_path) -> bytes:
+    """A workbook of three permits whose sheet is cut off inside row 3, as a broken save or copy leaves it: the
+    zip itself is whole."""
+    good = write_xlsx(tmp_path / "good.xlsx", {"permits": [PERMIT_HEADER] + [
+        [permit_row(f"LM-{n}")[h] for h in PERMIT_HEADER] for n in range(1, 4)]})
+    out = io.BytesIO()
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(out, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = data[:data.index(b'<row r="3"') + 20]
+            target.writestr(item, data)
+    return out.getvalue()

@@ -16,7 +16,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.permits.models import Permit
 
-from tests.transfer.sheets import permit_row, table_rows, write_csv
+from tests.transfer.sheets import PERMIT_HEADER, damaged_workbook, permit_row, table_rows, write_csv, write_xlsx
 
 import factories
 
@@ -70,6 +70,28 @@ def test_upload_dry_run_then_apply(app, client, make, blob_backend):
     assert "Applied" in applied and "2 created, 0 updated, 0 unchanged" in applied
     assert _permit_numbers() == ["LM-1", "LM-2"]
     assert set(table_rows()) == set(before)
+
+
+def test_a_workbook_uploaded_is_read_and_applied(app, client, make, blob_backend, tmp_path):
+    # The file is kept under its SHA-256 alone, with no .xlsx at the end of its name: openpyxl, handed that name,
+    # refused every workbook ("does not support file format"), and only CSV files could be imported here.
+    browser = factories.SignedIn(client, make.user("admin", town=None))
+    workbook = write_xlsx(tmp_path / "permits.xlsx", {"permits": [
+        PERMIT_HEADER, *([permit_row(n)[h] for h in PERMIT_HEADER] for n in ("LM-1", "LM-2"))]})
+    uploaded = _upload(browser, workbook.read_bytes(), "permits.xlsx")
+    text = browser.get(uploaded.location, buffered=True).get_data(as_text=True)
+    assert "cannot be read" not in text and "Dry run: nothing was changed" in text and "LM-2" in text
+    action = re.search(r'action="([^"]+/apply[^"]*)"', text).group(1).replace("&amp;", "&")
+    assert "2 created" in browser.post(action, buffered=True).get_data(as_text=True)
+    assert _permit_numbers() == ["LM-1", "LM-2"]
+
+
+def test_a_workbook_damaged_inside_its_sheet_is_a_problem_of_the_file(app, client, make, tmp_path):
+    browser = factories.SignedIn(client, make.user("admin", town=None))
+    uploaded = _upload(browser, damaged_workbook(tmp_path), "permits.xlsx")
+    text = html.unescape(browser.get(uploaded.location, buffered=True).get_data(as_text=True))
+    assert "The sheet 'permits' cannot be read from row" in text and "error of the app" not in text
+    assert "/apply" not in text and _permit_numbers() == []
 
 
 def test_a_bad_file_shows_its_problems_and_offers_no_apply(app, client, make):

@@ -20,7 +20,7 @@ from inspect_app.schedule import obligations
 from inspect_app.schedule.models import PermitObligation
 from inspect_app.transfer import permits as importer
 
-from tests.transfer.sheets import PERMIT_HEADER, permit_row, table_rows, write_csv, write_xlsx
+from tests.transfer.sheets import PERMIT_HEADER, damaged_workbook, permit_row, table_rows, write_csv, write_xlsx
 
 
 def _permits() -> list[Permit]:
@@ -332,3 +332,15 @@ def test_an_import_moving_the_start_day_keeps_no_stale_start_time(app, runner, t
     db.session.expire_all()
     stored = db.session.get(Permit, permit.id)
     assert stored.construction_started_on == dt.date(2024, 4, 15) and stored.construction_started_at is None
+
+
+def test_a_workbook_cut_off_inside_its_sheet_is_refused_and_nothing_is_changed(app, runner, tmp_path, make):
+    make.town()
+    db.session.commit()
+    path = tmp_path / "permits.xlsx"
+    path.write_bytes(damaged_workbook(tmp_path))
+    before = table_rows()
+    result = runner.invoke(args=["import", "permits", str(path), "--apply"])
+    assert not isinstance(result.exception, SyntaxError), repr(result.exception)
+    assert result.exit_code == 1 and "cannot be read from row" in result.output
+    assert "nothing was changed" in result.output and table_rows() == before
