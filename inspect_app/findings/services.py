@@ -15,7 +15,7 @@ from sqlalchemy.orm import joinedload
 from inspect_app.accounts.models import User
 from inspect_app.accounts.policy import sees_part
 from inspect_app.audit import services as audit
-from inspect_app.extensions import db
+from inspect_app.extensions import db, hold
 from inspect_app.inspections.models import (
     ACTION_KINDS, CITATION_LENGTH, SEVERITIES, CorrectiveAction, Finding, PunchListItem,
 )
@@ -284,9 +284,20 @@ def close_out(actor, action: CorrectiveAction, completed_at: dt.datetime, note: 
 
 
 def verify(actor, action: CorrectiveAction, now: dt.datetime | None = None) -> CorrectiveAction:
-    """An agent confirms the close-out; a finding whose actions are all verified is corrected."""
+    """An agent confirms the close-out; a finding whose actions are all verified is corrected.
+
+    The finding, then the action, are held and read again as they are now (the order `return_to_field` holds
+    them in): of two agents verifying at once, or one verifying while another sends the finding back, the second
+    waits, then finds what the first did and is told."""
+    hold(Finding, action.finding_id)
+    hold(CorrectiveAction, action.id)
+    if action.status == "verified":
+        who = action.verified_by.name if action.verified_by else "another agent"
+        raise FindingError("verify", f"This action was verified meanwhile, by {who}.")
     if action.status != "completed":
-        raise FindingError("verify", "Only a completed action can be verified.")
+        raise FindingError("verify", "Only a completed action can be verified: this one was sent back to the "
+                                     "field meanwhile." if action.finding.status == "returned" else
+                           "Only a completed action can be verified.")
     before = audit.snapshot(action)
     action.status, action.verified_by_id, action.verified_at = "verified", actor.id, now or utcnow()
     action.revision += 1
@@ -303,6 +314,9 @@ def return_to_field(actor, finding: Finding, comment: str) -> Finding:
     """An agent sends a finding back to the field with a comment; unverified close-outs reopen."""
     if not (comment or "").strip():
         raise FindingError("comment", "Say what must still be done.")
+    hold(Finding, finding.id)  # (see `verify`: the finding first, then its actions, as they are now)
+    for action in finding.actions:
+        hold(CorrectiveAction, action.id)
     if finding.status == "corrected":
         # Every action is verified, and a verified one is never reopened: sent back, it would stay "returned"
         # with nothing to do. More work on it is a new action.

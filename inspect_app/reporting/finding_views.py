@@ -8,7 +8,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from inspect_app.accounts.policy import require
-from inspect_app.extensions import db, htmx
+from inspect_app.extensions import db, hold, htmx
 from inspect_app.findings import forms, services
 from inspect_app.findings.pages import page_context
 from inspect_app.inspections.models import CorrectiveAction, Finding, Inspection, PunchListItem
@@ -16,6 +16,7 @@ from inspect_app.inspections.services import ReportLocked
 from inspect_app.reporting.views import load_inspection, locked, render_page
 from inspect_app.photos.posted import uploaded_original
 from inspect_app.photos.processing import PhotoRejected
+from inspect_app.templating import local_time
 from inspect_app.types import LOCAL_TZ
 
 bp = Blueprint("findings", __name__)
@@ -94,6 +95,12 @@ def close_out(action_id: str):
         abort(409, description=services.NOT_SIGNED_YET)
     form = forms.CloseOutForm(prefix=f"close-{action.id}")
     if form.validate_on_submit():
+        # The form is offered for an open action alone: a post finding it done meanwhile (another person's
+        # close-out, from a page opened after this one, or this page's post kept offline and sent later) would
+        # replace that close-out, its time, note and photo, without a word. It waits for a close-out sent at once.
+        hold(CorrectiveAction, action.id)
+        if action.status != "open":
+            abort(409, description=_done_meanwhile(action))
         photo = form.evidence_photo.data  # None when no file was chosen
         try:
             # Sent again from a device's outbox, the photo was uploaded first and is named by its SHA-256.
@@ -109,6 +116,14 @@ def close_out(action_id: str):
             db.session.commit()
             return _answer(inspection)
     return _answer(inspection, status=422, forms_for={f"close-{action.id}": form})
+
+
+def _done_meanwhile(action: CorrectiveAction) -> str:
+    note = f" ({action.closeout_note})" if action.closeout_note else ""
+    said = f"This action was recorded done meanwhile: done {local_time(action.completed_at)}{note}"
+    if action.status == "verified":
+        said += f", verified by {action.verified_by.name if action.verified_by else 'an agent'}"
+    return said + ". Nothing was changed: reload the report to see it."
 
 
 @bp.post("/actions/<action_id>/verify")
