@@ -17,7 +17,7 @@ from inspect_app.accounts.policy import allowed, permit_or_404, require
 from inspect_app.accounts.records import kept_per_user
 from inspect_app.blobs import files
 from inspect_app.blobs.store import AlteredBlob
-from inspect_app.extensions import db, htmx
+from inspect_app.extensions import db, hold, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
 from inspect_app.reporting import report_parts, submission
 from inspect_app.findings import services as findings
@@ -285,6 +285,15 @@ def _stale(inspection: Inspection, background: bool) -> bool:
     return db.session.execute(counted.values(revision=Inspection.revision + 1)).rowcount == 0
 
 
+def _held(inspection: Inspection) -> Inspection:
+    """A stored draft held until the post ends, and read again as it is now: of a save, a Sign and submit and a
+    discard of one draft sent at once (two tabs, the tablet and the laptop, a background save), the second waits,
+    then finds it submitted (the locked page) or gone, not a database refusal (a 500 the outbox sends again)."""
+    if not sa_inspect(inspection).pending:
+        hold(Inspection, inspection.id)
+    return inspection
+
+
 @bp.post("/inspections/<inspection_id>")
 def save(inspection_id: str):
     """Keep the draft as entered so far (a device's new report: start it under the device's id)."""
@@ -295,7 +304,7 @@ def save(inspection_id: str):
         raise SignInNeeded(description=refused)
     # A background save keeps a report that is stored; it never makes one (a device's new report is made by its
     # first Save or Submit), nor brings back one discarded from another tab.
-    inspection = load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id)
+    inspection = _held(load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id))
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
@@ -326,7 +335,7 @@ def save(inspection_id: str):
 @bp.post("/inspections/<inspection_id>/submit")
 def submit(inspection_id: str):
     """Sign and submit the report; it becomes the record and goes to the applicant and the authority."""
-    inspection = load_or_create(inspection_id)
+    inspection = _held(load_or_create(inspection_id))
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
@@ -350,7 +359,7 @@ def submit(inspection_id: str):
 @bp.post("/inspections/<inspection_id>/discard")
 def discard(inspection_id: str):
     """Throw away the author's own draft, once they tick that they mean it; back to the permit."""
-    inspection = load_inspection(inspection_id, edit=True)
+    inspection = _held(load_inspection(inspection_id, edit=True))
     permit_id = inspection.permit_id
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))

@@ -1,0 +1,128 @@
+"""One draft report signed and submitted from two places at once (the inspector's tablet and laptop, or two tabs),
+and a background save landing while it is submitted.
+
+SPEC *Offline-first*: "A report is submitted once, whatever Back, a second tab or a retry does". A gate inside the
+service lets both requests get that far when neither holds the draft first, as two gunicorn workers do when both
+posts arrive together; it gives up after a few seconds, so the second request, waiting for the first's hold on the
+draft, never reaches it."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+from sqlalchemy import func, select
+
+from factories import SignedIn
+from inspect_app.audit.models import AuditEntry
+from inspect_app.extensions import db
+from inspect_app.inspections import services as inspections
+from inspect_app.inspections.models import Inspection
+from inspect_app.mail.models import OutboundEmail
+from inspect_app.reporting import submission
+from inspect_app.reporting import views
+from tests.inspections.report_helpers import filled, report_form, start
+
+
+def _gate(monkeypatch, module, name, parties=2):
+    gate = threading.Barrier(parties)
+    original = getattr(module, name)
+
+    def waiting(*args, **kwargs):
+        try:
+            gate.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, waiting)
+
+
+class _ServerError:
+    """What the device gets when the view raises (the test app propagates it; gunicorn answers 500)."""
+
+    def __init__(self, error: Exception):
+        self.status_code, self.error, self.text = 500, error, repr(error)
+
+
+def _at_once(*calls):
+    db.session.remove()
+    answers = [None] * len(calls)
+
+    def run(i):
+        try:
+            answers[i] = calls[i]()
+        except Exception as error:  # noqa: BLE001
+            answers[i] = _ServerError(error)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return answers
+
+
+def _site(app, make):
+    inspector = make.user("inspector")
+    permit = make.permit(owner=make.user("permittee"), inspectors=[inspector],
+                         construction_started_on=dt.date(2026, 6, 2))
+    tablet, laptop = SignedIn(app.test_client(), inspector), SignedIn(app.test_client(), inspector)
+    report = start(tablet, permit, "periodic")
+    return inspector, tablet, laptop, report.id
+
+
+def test_a_report_signed_on_two_devices_at_once_is_submitted_once_and_the_other_is_told(app, make, monkeypatch):
+    """Tablet and laptop each hold the draft's page and tap *Sign and submit* together (no shared idempotency key:
+    two pages): submitted once, and the other device gets the "already submitted" page (the second's UPDATE met
+    the row the first had made final, and the device got a 500, which an outbox sends again)."""
+    _, tablet, laptop, report_id = _site(app, make)
+    url = f"/inspections/{report_id}"
+    forms = [filled(device.get(url).text, notes=f"from the {name}") for device, name in
+             ((tablet, "tablet"), (laptop, "laptop"))]
+    _gate(monkeypatch, submission, "submit_report")
+    answers = _at_once(lambda: tablet.post(url + "/submit", forms[0]), lambda: laptop.post(url + "/submit", forms[1]))
+    codes = sorted(a.status_code for a in answers)
+    assert db.session.scalar(select(func.count()).select_from(AuditEntry).where(
+        AuditEntry.action == "inspection.submit", AuditEntry.entity_id == report_id)) == 1
+    assert codes[0] == 303 and codes[1] in (403, 409), [getattr(a, "text", "")[:200] for a in answers]
+
+
+def test_an_autosave_from_another_tab_during_submission_is_not_a_server_error(app, make, monkeypatch):
+    """Tab A submits while tab B's autosave (X-Autosave, the page's revision) is on its way: whichever holds the
+    draft first goes first, and neither is a server error (B's count of the revision met the guard on the row A
+    had just submitted: a 500, and autosave.js showed a server fault, not "this report was submitted")."""
+    inspector, tab_a, tab_b, report_id = _site(app, make)
+    url = f"/inspections/{report_id}"
+    submit_form = filled(tab_a.get(url).text)
+    autosave = report_form(tab_b.get(url).text)[0] | {"notes": "typed in tab B", "posted_by": inspector.id,
+                                                       "csrf_token": tab_b.token}
+    # A's submit and B's save each wait at one gate once they have read the draft; B's then writes once A's answer
+    # is out (the order in which the guard is met).
+    gate, submitted = threading.Barrier(2), threading.Event()
+
+    def gated(original, after=None):
+        def waiting(*args, **kwargs):
+            try:
+                gate.wait(timeout=2)
+            except threading.BrokenBarrierError:
+                pass
+            if after is not None:
+                after.wait(timeout=3)
+            return original(*args, **kwargs)
+        return waiting
+
+    monkeypatch.setattr(views, "_stale", gated(views._stale, after=submitted))
+    monkeypatch.setattr(submission, "submit_report", gated(submission.submit_report))
+
+    def submit_a():
+        try:
+            return tab_a.post(url + "/submit", submit_form)
+        finally:
+            submitted.set()
+
+    answers = _at_once(submit_a, lambda: tab_b.client.post(url, data=autosave, headers={"X-Autosave": "1"}))
+    # A submits; B's save is either kept before it (204) or finds the report submitted (403, the locked page).
+    assert answers[0].status_code == 303, answers[0].status_code
+    assert answers[1].status_code in (204, 403, 409), answers[1].status_code
+    db.session.expire_all()
+    assert db.session.get(Inspection, report_id).is_submitted
