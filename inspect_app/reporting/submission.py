@@ -17,9 +17,10 @@ from sqlalchemy import select
 
 from inspect_app import inspection_types
 from inspect_app.enforcement import services as enforcement
-from inspect_app.extensions import db
+from inspect_app.extensions import db, hold
 from inspect_app.findings import services as findings
 from inspect_app.inspections.models import Finding, Inspection, PunchListItem
+from inspect_app.permits.models import Permit
 from inspect_app.findings.services import FindingError, NewFinding
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.queries import type_of
@@ -132,6 +133,9 @@ def _enforce_failed_final(actor, inspection: Inspection) -> None:
     text = (f"The final inspection of {local_time(inspection.performed_at)} found that the stormwater "
             f"management system does not comply with the approved plan{f' ({clause})' if clause else ''}.\n\n"
             f"Corrective actions required:\n{inspection.corrective_steps}")
+    # The permit held first, as an order issued or lifted holds it: an agent's order issued meanwhile is found
+    # standing (and this notice goes with it), and a lift waits for this report, then sees its violation.
+    hold(Permit, permit.id)
     standing = enforcement.standing_order(permit)
     if standing is None and permit.can_become("stop_work"):
         enforcement.issue_stop_work(actor, permit, f"Final inspection failed: {inspection.corrective_steps}",
