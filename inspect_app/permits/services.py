@@ -10,7 +10,7 @@ from sqlalchemy import select
 from inspect_app.rules.trace import implements
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import add_after_flush
-from inspect_app.extensions import db
+from inspect_app.extensions import db, hold
 from inspect_app.geo import SitePoint
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, StormwaterStructure
 from inspect_app.profiles.schema import Profile, short_citation
@@ -275,6 +275,10 @@ def change_area_status(actor, area: DisturbedArea, status: str, at: dt.datetime,
     """
     if at > utcnow() + dt.timedelta(minutes=5):
         raise PermitError("at", "The date cannot be in the future.")
+    if not batched:
+        # Held and read again as it is now (a sync push holds the areas it changes): a device's change applied
+        # since this request read the area is the one this change follows, its time and revision with it.
+        hold(DisturbedArea, area.id)
     if status == "disturbed":
         _refuse_under_stop_work(area.permit, "status", f"{area.name} may not be disturbed")
     if at < area.status_since:
