@@ -1,7 +1,10 @@
-"""Sending mail: every message is stored; with an SMTP host set it is also sent.
+"""Sending mail: every message is stored; with an SMTP host set it is also sent, once the change that caused it
+is committed.
 
 With no SMTP host (the embedded default) messages stay on the *sent mail* page for admins.
-A failed send is kept with its error, never lost, and never fails the change that caused it.
+A failed send is kept with its error, never lost, and never fails the change that caused it. A change that is not
+committed (refused, rolled back, its commit failed) sends nothing: no one is told of what the record does not hold
+(a stop-work order whose commit failed was mailed to the permittee, and mailed again when the agent tried again).
 
 A secret in a message (a set-password link: whoever follows it chooses the account's password) is kept only
 while the page is how the message reaches its reader, with no SMTP host. Where a mail server is set, the stored
@@ -14,6 +17,9 @@ from dataclasses import dataclass
 from email.message import EmailMessage
 
 from flask import current_app
+from sqlalchemy import event, update
+from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.orm import Session
 
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
@@ -43,27 +49,65 @@ def send(to: list[str], subject: str, body: str, attachments: list[Attachment] =
     message = OutboundEmail(to=recipients, subject=subject, body=kept, permit_id=permit_id,
                             attachment_names=[a.filename for a in attachments])
     db.session.add(message)
-    if host and recipients:
-        try:
-            _deliver(host, current_app.config["SMTP_PORT"], recipients, subject, body, attachments)
-        except (OSError, smtplib.SMTPException) as error:
-            message.error = f"{type(error).__name__}: {error}"
-        else:
-            message.sent_at = utcnow()
     db.session.flush()
+    if host and recipients:
+        waiting = _Delivery(message, host, current_app.config["SMTP_PORT"], current_app.config["MAIL_FROM"],
+                            recipients, subject, body, tuple(attachments))
+        db.session.info.setdefault(_WAITING, []).append(waiting)
     return message
 
 
-def _deliver(host: str, port: int, recipients: list[str], subject: str, body: str,
-             attachments) -> None:
+_WAITING = "mail.waiting"  # in a session's info: the messages to deliver once its transaction is committed
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    message: OutboundEmail
+    host: str
+    port: int
+    sender: str
+    recipients: list[str]
+    subject: str
+    body: str
+    attachments: tuple[Attachment, ...]
+
+
+@event.listens_for(Session, "after_commit")
+def _deliver_committed(session: Session) -> None:
+    """Deliver the messages the committed transaction stored, and note on each, in a transaction of its own,
+    when it was sent or why it was not. A message stored in a savepoint rolled back since is not delivered."""
+    waiting = session.info.pop(_WAITING, None)
+    if not waiting:
+        return
+    for delivery in waiting:
+        state = sa_inspect(delivery.message)
+        if not state.persistent:
+            continue
+        try:
+            _deliver(delivery)
+        except (OSError, smtplib.SMTPException) as error:
+            outcome = {"error": f"{type(error).__name__}: {error}"}
+        else:
+            outcome = {"sent_at": utcnow()}
+        with session.get_bind().begin() as connection:
+            connection.execute(update(OutboundEmail).where(OutboundEmail.id == state.identity[0]).values(**outcome))
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _drop_uncommitted(session: Session, previous_transaction) -> None:
+    if previous_transaction.parent is None:  # the whole transaction (a savepoint's messages are told apart above)
+        session.info.pop(_WAITING, None)
+
+
+def _deliver(delivery: _Delivery) -> None:
     email = EmailMessage()
-    email["From"] = current_app.config["MAIL_FROM"]
-    email["To"] = ", ".join(recipients)
-    email["Subject"] = subject
-    email.set_content(body)
-    for attachment in attachments:
+    email["From"] = delivery.sender
+    email["To"] = ", ".join(delivery.recipients)
+    email["Subject"] = delivery.subject
+    email.set_content(delivery.body)
+    for attachment in delivery.attachments:
         maintype, subtype = attachment.mimetype.split("/", 1)
         email.add_attachment(attachment.content, maintype=maintype, subtype=subtype,
                              filename=attachment.filename)
-    with smtplib.SMTP(host, port, timeout=10) as smtp:
+    with smtplib.SMTP(delivery.host, delivery.port, timeout=10) as smtp:
         smtp.send_message(email)

@@ -1,7 +1,10 @@
 """Mail goes through a real SMTP server on 127.0.0.1, or is stored when none is set."""
 from __future__ import annotations
 
+import datetime as dt
 import socket
+
+import pytest
 
 
 from inspect_app.extensions import db
@@ -42,3 +45,37 @@ def test_unreachable_server_keeps_the_message_with_its_error(app):
     db.session.commit()
     assert message.sent_at is None
     assert "ConnectionRefusedError" in message.error
+
+
+def test_a_message_is_delivered_once_its_change_is_committed_and_never_for_a_change_rolled_back(app, smtp_server):
+    mail.send(["owner@example.org"], "Stop-work order", "Stop all work.")
+    assert smtp_server == []  # nothing leaves while the change may still fail
+    db.session.rollback()
+    kept = mail.send(["owner@example.org"], "Stop-work order", "Stop all work.")
+    savepoint = db.session.begin_nested()
+    mail.send(["owner@example.org"], "Notice of violation", "A savepoint rolled back.")
+    savepoint.rollback()
+    db.session.commit()
+    assert [m["Subject"] for m in smtp_server] == ["Stop-work order"]
+    assert kept.sent_at is not None and kept.error is None
+
+
+def test_a_stop_work_order_whose_commit_fails_is_mailed_to_no_one(s3_app, s3_settings, make, smtp_server):
+    """The order's PDF is frozen as the change commits; the bucket is gone (the object store refuses it), so
+    the commit fails: the record holds no order, and no one was told of one (the mail left before the commit,
+    and again at the agent's next try)."""
+    from sqlalchemy import func, select
+
+    from inspect_app.enforcement import services as enforcement
+    from inspect_app.enforcement.models import StopWorkOrder
+    from tests.s3_server import bucket_client
+
+    agent = make.user("agent")
+    permit = make.permit(owner=make.user("permittee"), construction_started_on=dt.date(2026, 6, 2))
+    enforcement.issue_stop_work(agent, permit, "Sediment leaving the site into the brook.")
+    bucket_client(s3_settings).delete_bucket(Bucket=s3_settings["S3_BUCKET"])
+    with pytest.raises(Exception):
+        db.session.commit()
+    db.session.rollback()
+    assert db.session.scalar(select(func.count()).select_from(StopWorkOrder)) == 0
+    assert smtp_server == []
