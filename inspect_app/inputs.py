@@ -71,6 +71,10 @@ def refuse_nul() -> None:
     for name, upload in request.files.items(multi=True):
         if "\x00" in (upload.filename or ""):
             raise NulRefused(name)
+    if request.is_json and request.blueprint != "sync" and request.method not in ("GET", "HEAD", "OPTIONS"):
+        # Only the sync API reads JSON. Flask-WTF takes a JSON body for a form's fields, and an array, a number or a
+        # value of the wrong type among them (an object for a reason) broke the form: a 500 on any form's route.
+        abort(415, "Forms are sent as form data, not JSON.")
     if request.is_json and request.endpoint not in RAW_BODY_ENDPOINTS:
         found = nul_fields(request.get_json(silent=True))
         if found:

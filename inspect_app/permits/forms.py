@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 from flask import current_app
 from flask_wtf import FlaskForm
@@ -56,7 +57,10 @@ class PermitForm(FlaskForm):
     npdes_id = StringField("NPDES ID", validators=[Optional(), Length(max=40)],
                            description="The permit's ID under EPA's Construction General Permit (its notice of "
                                        "intent), printed on erosion-control reports.")
-    surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(0)])
+    # Up to what its column holds (12 digits, 2 of them cents): a larger one was stored on SQLite and refused by
+    # PostgreSQL at the commit, a 500.
+    surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(
+        0, Decimal("9999999999.99"), message="The surety must be between $0 and $9,999,999,999.99.")])
     issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])
     construction_started_time = TimeField("Construction started at (time)", validators=[Optional()],

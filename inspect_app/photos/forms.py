@@ -15,7 +15,7 @@ class PhotoUploadForm(FlaskForm):
     caption = StringField("Caption", validators=[Optional(), Length(max=CAPTION_MAX)],
                           description="What the photo shows and where, e.g. “Silt fence at the NE corner”")
     # Devices make photo ids offline; sending the same id again gives the same photo.
-    photo_id = HiddenField(validators=[Optional(), Regexp(r"^[0-9a-fA-F-]{32,36}$",
+    photo_id = HiddenField(validators=[Optional(), Regexp(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$",
                                                           message="The photo id is not a UUID.")])
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import uuid
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
@@ -24,7 +23,7 @@ from inspect_app.photos.processing import (
     CONTENT_TYPES, MAX_BYTES, PhotoData, inspect_photo, make_marked_renditions, make_renditions,
 )
 from inspect_app.templating import humanize, local_date
-from inspect_app.types import LOCAL_TZ, local, new_id
+from inspect_app.types import LOCAL_TZ, canonical_uuid, local, new_id
 
 # What a photo can be attached to: the id a form or device sends, and the record it names.
 TARGETS: dict[str, type] = {
@@ -76,7 +75,7 @@ def store_photo(actor, permit: Permit, data: PhotoData, *, caption: str | None =
     """
     inspection = inspection or (finding.inspection if finding is not None else None)
     _check_target(permit, inspection, finding, corrective_action, log_entry, structure)
-    _check_photo_id(photo_id)
+    photo_id = _check_photo_id(photo_id)
     stream = _seekable_stream(data)
     info = inspect_photo(stream)  # PhotoRejected: empty, too large, not an image, too many pixels
     links = _links({"inspection": inspection, "finding": finding, "structure": structure,
@@ -333,11 +332,13 @@ def _action_locked(action: CorrectiveAction) -> str | None:
     return "This corrective action was verified as closed; its close-out evidence can no longer change."
 
 
-def _check_photo_id(photo_id: str | None) -> None:
+def _check_photo_id(photo_id: str | None) -> str | None:
+    """A device's photo id in its one text form: sent again in another (upper case, hyphens elsewhere), it is the
+    same photo, not a second one under an id no other part of the app writes so."""
     if photo_id is None:
-        return
+        return None
     try:
-        uuid.UUID(photo_id)
+        return canonical_uuid(photo_id)
     except ValueError:
         raise PhotoRefused("The photo id is not a UUID.") from None
 

@@ -130,6 +130,8 @@ def upload(permit_id: str):
             if htmx.target != _picker_id(target_ids):
                 return redirect(url_for("photos.index", permit_id=permit.id), code=303)
             return _picker(permit, target_ids)
+    # The id is the device's, in a field no one sees: what is wrong with it is said beside the photo.
+    form.photo.errors = [*form.photo.errors, *form.photo_id.errors]
     return _picker(permit, target_ids, form, 422)
 
 

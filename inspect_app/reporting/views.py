@@ -280,7 +280,9 @@ def _stale(inspection: Inspection, background: bool) -> bool:
         return False
     posted = request.form.get("revision", "")
     counted = update(Inspection).where(Inspection.id == inspection.id)
-    if background and posted.isdigit():
+    # A revision is a count the page was given: ASCII digits, within the column's 32 bits ("²" is a digit to
+    # Python and no number to int(); 99999999999 overflowed PostgreSQL's integer: each a 500). Any other is none.
+    if background and posted.isascii() and posted.isdigit() and int(posted) < 2 ** 31:
         counted = counted.where(Inspection.revision == int(posted))
     return db.session.execute(counted.values(revision=Inspection.revision + 1)).rowcount == 0
 

@@ -63,6 +63,8 @@ BAD = [
     ("construction_started_on", "2026-05-01", "Construction cannot start before the permit is issued."),
     ("sensitive_waters", "y", "Say which water makes the site sensitive."),
     ("cgp_schedule", "every_30_days", "Not a valid choice."),
+    # More than its column holds: stored on SQLite, a 500 on PostgreSQL.
+    ("surety_amount", "10000000000.00", "The surety must be between $0 and $9,999,999,999.99."),
 ]
 
 

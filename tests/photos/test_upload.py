@@ -391,3 +391,29 @@ def test_a_photo_stored_with_a_year_1_camera_time_before_such_times_were_dropped
     assert inspector.get(f"/inspections/{draft.id}").status_code == 200
     pdf = inspector.get(f"/documents/inspections/{draft.id}.pdf")
     assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
+
+
+PHOTO_ID = "0b7e1c9e-8f7a-4a57-9d1e-3f0c2b6a9e11"
+
+
+def test_a_photo_id_in_upper_case_is_the_same_photo_sent_again(site, login):
+    # Stored as sent, the upper-case id made a second photo when the same one came again with it in lower case
+    # (as the sync API writes every id).
+    inspector = login(site["inspector"])
+    url = f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}"
+    data = make_jpeg()
+    for photo_id in (PHOTO_ID.upper(), PHOTO_ID):
+        answer = inspector.post(url, {"photo": (io.BytesIO(data), "a.jpg"), "photo_id": photo_id},
+                                htmx=picker(inspection_id=site["inspection"].id))
+        assert answer.status_code == 200, answer.text[:300]
+    assert db.session.scalars(select(Photo.id)).all() == [PHOTO_ID]
+
+
+@pytest.mark.parametrize("photo_id", [PHOTO_ID.replace("-", ""), "0b7e-1c9e8f7a-4a579d1e-3f0c-2b6a9e11"])
+def test_a_photo_id_laid_out_otherwise_is_refused_and_nothing_is_stored(site, login, photo_id):
+    inspector = login(site["inspector"])
+    answer = inspector.post(f"/permits/{site['permit'].id}/photos?inspection_id={site['inspection'].id}",
+                            {"photo": (io.BytesIO(make_jpeg()), "a.jpg"), "photo_id": photo_id},
+                            htmx=picker(inspection_id=site["inspection"].id))
+    assert answer.status_code == 422 and "The photo id is not a UUID." in answer.text
+    assert db.session.scalar(select(func.count()).select_from(Photo)) == 0

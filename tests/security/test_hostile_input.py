@@ -7,6 +7,7 @@ GET page with every parameter the app reads set to each hostile value at once.
 """
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from urllib.parse import quote
@@ -25,7 +26,7 @@ SCRIPTS = "Ωμέγα 日本語 العربية ✓ 🌧"
 # For every field.
 ANY_FIELD = ["", NUL, HUGE_TEXT, SCRIPTS, "9" * 30]
 # More for fields that hold a number, a date or a choice.
-NUMBERS = ["9" * 400, "-1", "NaN", "inf", "1e309", "²", "١٢"]
+NUMBERS = ["9" * 400, "-1", "NaN", "inf", "1e309", "²", "١٢", "99999999999"]  # (past 32 bits, and NUMERIC(12,2))
 DATES = ["9999-12-31", "0001-01-01", "10000-01-01", "9999-12-31T23:59", "0001-01-01T00:00"]
 CHOICES = ["00000000-0000-0000-0000-000000000000", "-1"]
 QUERY_VALUES = [NUL, "9" * 30, "-1", "NaN", "²", "١٢", SCRIPTS, "x" * 8000, "9999-12-31"]
@@ -244,3 +245,44 @@ def test_every_form_and_query_parameter_answers_hostile_values_without_a_5xx(app
           f"forms={len(seen)}")
     assert len(seen) >= 20, "the walk found too few forms: the world fixture lost its records"
     assert failures == [], (sorted(set(crashes)), [UUID.sub("<id>", str(f)) for f in failures])
+
+
+# A JSON body where a form's fields are expected: Flask-WTF read it as the form's fields.
+JSON_BODIES = [[1, 2], "x", 5, {"reason": {"a": 1}, "caption": [1], "note": 5, "status": None, "name": 1e308}]
+
+
+def test_a_json_body_on_any_form_route_is_refused_and_changes_nothing(app, world, crashes):
+    from tests.transfer.sheets import table_rows
+
+    people, ids = world
+    browsers = {role: SignedIn(app.test_client(), people[role]) for role in ("agent", "inspector", "admin")}
+    before, failures = table_rows(), []
+    routes = sorted({re.sub(r"<(?:[a-z]+:)?(\w+)>", lambda m: ids.get(m.group(1), m.group(0)), rule.rule)
+                     for rule in app.url_map.iter_rules() if "POST" in rule.methods
+                     and not rule.rule.startswith("/sync") and set(rule.arguments) <= set(ids)})
+    assert len(routes) > 40
+    for role, browser in browsers.items():
+        for url in routes:
+            if url.endswith("/logout"):
+                continue
+            for body in JSON_BODIES:
+                answer = browser.client.post(url, data=json.dumps(body), content_type="application/json",
+                                             headers={"X-CSRFToken": browser.token})
+                if answer.status_code != 415 and answer.status_code not in (403, 404, 405):
+                    failures.append((role, UUID.sub("<id>", url), answer.status_code))
+    assert failures == [] and crashes == [], (failures[:10], crashes[:3])
+    assert table_rows() == before
+
+
+@pytest.mark.parametrize("revision", ["²", "9" * 30, "99999999999"])
+def test_a_background_save_with_a_revision_no_page_gives_is_kept_not_a_500(app, world, signed_in, crashes,
+                                                                            revision):
+    from tests.inspections.report_helpers import report_form
+
+    people, ids = world
+    browser = signed_in(people["inspector"])
+    url = f"/inspections/{ids['inspection_id']}"
+    values = report_form(browser.get(url).text)[0] | {"notes": "Typed in the field", "revision": revision}
+    values.pop("idempotency_key", None)
+    answer = browser.client.post(url, data={**values, "csrf_token": browser.token}, headers={"X-Autosave": "1"})
+    assert answer.status_code in (204, 422) and crashes == [], (answer.status_code, crashes)
