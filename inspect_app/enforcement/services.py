@@ -194,13 +194,26 @@ def issue_stop_work(actor, permit: Permit, reason: str, findings: Iterable[Findi
     if notice_text is not None:
         notice = issue_notice_of_violation(actor, permit, notice_text, inspection, order, notify=False)
         body += f"\n\nNotice of violation:\n{notice.text}"
-    lifted_when = permits.profile_of(permit).cite(lifting_clause(order.citation_purpose))
+    profile = permits.profile_of(permit)
+    lifted_when = profile.cite(lifting_clause(order.citation_purpose))
+    # In the order's own words (documents/reports.py): who issued it and for whom, and what may go on meanwhile.
     mail.send(_recipients(permit), f"Stop-work order: permit {permit.number}",
-              f"A stop-work order has been issued{_clause(order)}. All construction activity on the site must stop. "
-              "The order stands until the violations are corrected and the work is approved"
-              f"{f' ({lifted_when})' if lifted_when else ''}.\n\n{body}",
+              f"A stop-work order was issued {local_time(utcnow())} by {_issuer(actor, order)}{_clause(order)}. "
+              "All construction and land-disturbing activity on the site must stop, except the work needed to "
+              "correct the violations below and to keep erosion and sediment controls working, until the order is "
+              f"lifted in writing. It stands until the violations are corrected and the work is approved by the "
+              f"{profile.authority_title}{f' ({lifted_when})' if lifted_when else ''}.\n\n{body}",
               permit_id=permit.id)
     return order
+
+
+def _issuer(actor, order: StopWorkOrder) -> str:
+    """Who issued the order, as its document says: for the authority, or (a failed final's order, issued at once by
+    whoever made that inspection, often the applicant's engineer) on their inspection."""
+    permit = order.permit
+    if order.citation_purpose == "stop_work_final" and not is_town_agent(actor, permit):
+        return f"{actor.name}, on the final inspection that found the system not complying with the plan"
+    return f"{actor.name}, for the {permits.profile_of(permit).authority_title}"
 
 
 def issue_notice_of_violation(actor, permit: Permit, text: str, inspection: Inspection | None = None,
@@ -310,5 +323,7 @@ def lift_stop_work(actor, order: StopWorkOrder, reason: str,
     permit = order.permit
     mail.send(_recipients(permit), f"Stop-work order lifted: permit {permit.number}",
               f"The stop-work order of {local_time(order.issued_at)} on permit {permit.number}, "
-              f"{permit.site_address}, is lifted; work may resume.\n\nWhy: {reason}", permit_id=permit.id)
+              f"{permit.site_address}, was lifted {local_time(order.lifted_at)} by {actor.name}, for the "
+              f"{permits.profile_of(permit).authority_title}; work may resume.\n\nWhy: {reason}",
+              permit_id=permit.id)
     return order

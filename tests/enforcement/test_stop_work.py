@@ -72,6 +72,11 @@ def test_agent_issues_an_order_that_stops_the_permit_and_notifies_everyone(site,
     assert mail[0].to == sorted([site["owner"].email, site["engineer"].email, "applicant@example.org"])
     assert "Silt fence down along the east line" in mail[0].body
     assert "Repair the silt fence" in mail[0].body
+    # What the order says (its PDF): who issued it, for whom, and that the repairs go on (the mail said all work
+    # must stop: a contractor following it would stop the very repairs that lift the order).
+    assert f"by {site['agent'].name}, for the DPW Director" in mail[0].body
+    assert ("must stop, except the work needed to correct the violations below and to keep erosion and sediment "
+            "controls working") in " ".join(mail[0].body.split())
 
     notice = db.session.scalar(select(NoticeOfViolation))
     assert notice.stop_work_order_id == order.id and notice.permit_id == site["permit"].id
@@ -180,6 +185,7 @@ def test_lifting_is_refused_while_a_cited_finding_is_open_then_allowed_once_corr
     lifted_mail = db.session.scalar(select(OutboundEmail)
                                     .where(OutboundEmail.subject.like("Stop-work order lifted%")))
     assert lifted_mail.to == sorted([site["owner"].email, site["engineer"].email, "applicant@example.org"])
+    assert f"by {site['agent'].name}, for the DPW Director; work may resume" in lifted_mail.body
     page = agent.get(f"/permits/{site['permit'].id}").text
     assert "Stop-work order in effect" not in page and "lifted" in page
     order_page = agent.get(f"/permits/{site['permit'].id}/stop-work/{order.id}").text
@@ -372,8 +378,8 @@ def test_an_order_after_an_inspection_other_than_the_final_rests_on_380_16_c4f2(
     assert "must stop (§380-16 C(4)(f)[2]), until the violations are corrected and the work is approved (§380-19)" \
         in page and "C(4)(e)[5]" not in page
     mail = db.session.scalar(select(OutboundEmail).where(OutboundEmail.subject.like("Stop-work order%")))
-    assert "has been issued (§380-16 C(4)(f)[2])" in mail.body and "C(4)(e)[5]" not in mail.body
-    assert "until the violations are corrected and the work is approved (§380-19)" in mail.body
+    assert "for the DPW Director (§380-16 C(4)(f)[2])" in mail.body and "C(4)(e)[5]" not in mail.body
+    assert "until the violations are corrected and the work is approved by the DPW Director (§380-19)" in mail.body
 
 
 def test_an_order_after_the_final_inspection_rests_on_380_16_c4e5(site, make, signed_in):
