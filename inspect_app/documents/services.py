@@ -508,6 +508,9 @@ class Verification:
     amended_by_another: str | None = None
     record_of: str = ""  # whose record keeps it: "Town of Longmeadow, Department of Public Works"
     made_by: str | None = None  # its maker where the town did not issue it (an engineer, an owner)
+    # The later version, when it is an amendment by someone else than the report's inspector: said on the
+    # original's page too (SPEC *Signatures*: "everywhere the document is shown or checked").
+    amended_by_another_later: str | None = None
 
 
 def verification(document_id: str, viewer) -> Verification | None:
@@ -522,11 +525,14 @@ def verification(document_id: str, viewer) -> Verification | None:
         url = url_for("documents.frozen", document_id=amended_by.id)
     report = db.session.get(Inspection, document.subject_id) if KINDS[document.kind].subject is Inspection else None
     another = queries.amended_by_another(report) if report is not None else None
+    later = (db.session.get(Inspection, amended_by.subject_id)
+             if amended_by is not None and KINDS[amended_by.kind].subject is Inspection else None)
     profile = profile_of(permit)
     subject = db.session.get(_SUBJECTS[document.kind], document.subject_id) if document.kind in _SUBJECTS else None
     return Verification(document, permit.jurisdiction.name, permit.number, amended_by, url, another,
                         record_of=f"{reports.town_of(profile)}, {profile.authority_body}",
-                        made_by=made_by(document.kind, subject, profile) if subject is not None else None)
+                        made_by=made_by(document.kind, subject, profile) if subject is not None else None,
+                        amended_by_another_later=queries.amended_by_another(later) if later is not None else None)
 
 
 def visible_document(user, document_id: str) -> FrozenDocument | None:

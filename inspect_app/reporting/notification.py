@@ -8,23 +8,39 @@ from __future__ import annotations
 from inspect_app import units
 from inspect_app.documents.services import inspection_report_pdf
 from inspect_app.inspections.models import Inspection
-from inspect_app.inspections.queries import authority_addresses, type_of, weather_pending
+from inspect_app.extensions import db
+from inspect_app.inspections.queries import amended_by_another, authority_addresses, type_of, weather_pending
 from inspect_app.mail import services as mail
 from inspect_app.permits.services import profile_of
 from inspect_app.profiles.schema import Profile
 from inspect_app.rules import short_citation
 from inspect_app.rules.trace import implements
 from inspect_app.templating import local_time
+from inspect_app.types import local
 
 
 def send_report(inspection: Inspection) -> None:
     """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached."""
-    pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{inspection.performed_at:%Y%m%d}.pdf",
+    # Named by the town's day, as the subject and the download are (an evening report had the next day's date).
+    pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{local(inspection.performed_at):%Y%m%d}.pdf",
                           inspection_report_pdf(inspection))
     mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
               f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
               f"{local_time(inspection.performed_at)}", report_text(inspection), [pdf],
               permit_id=inspection.permit_id)
+
+
+def _amends(inspection: Inspection) -> str:
+    """What an amendment corrects, by the original's times (not its bare id), and who made it where that is not
+    the report's inspector (SPEC *Signatures*: "An amendment by another person says so everywhere")."""
+    if inspection.amends_id is None:
+        return ""
+    original = db.session.get(Inspection, inspection.amends_id)
+    what = (f"the report of the inspection made {local_time(original.performed_at)}, submitted "
+            f"{local_time(original.submitted_at)}" if original is not None else f"report {inspection.amends_id}")
+    another = amended_by_another(inspection)
+    return (f"This report corrects {what}; the original stays in the record unchanged."
+            + (f" It is an {another}." if another else ""))
 
 
 def report_text(inspection: Inspection) -> str:
@@ -37,7 +53,7 @@ def report_text(inspection: Inspection) -> str:
         weather = f"observed by the inspector: {inspection.observed_weather}; station: {weather}"
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
-        "" if inspection.amends_id is None else f"This report amends report {inspection.amends_id}.",
+        _amends(inspection),
         f"(a) Date and location: {local_time(inspection.performed_at)}; "
         f"{inspection.latitude:.5f}, {inspection.longitude:.5f} ({inspection.location_source})",
         f"(b) Inspector: {inspection.inspector_name}, {inspection.inspector_credentials}",

@@ -294,3 +294,21 @@ def test_the_permit_history_lists_an_amendment_by_someone_else_under_its_signer_
     history = _text(casey_browser.get(made.headers["Location"]).data)
     assert "amendment by Casey Cole of a report by Dana Whitfield" in history, (
         "the permit history lists Casey's signed amendment of Dana's report under Dana's name only:\n" + history)
+
+
+def test_the_mailed_amendment_and_the_originals_check_page_say_it_is_someone_elses(app, make, smtp_server):
+    # The mail said "This report amends report <id>", a bare record id, under (b) Dana; the original's /verify said
+    # only that a later version was made.
+    permit, dana_browser, _, casey_browser, _ = _two_engineers(app, make)
+    original = start(dana_browser, permit, "erosion_control")
+    assert submit(dana_browser, original, notes="First version").status_code == 303
+    amendment = _amend(casey_browser, original)
+    assert submit(casey_browser, amendment, notes="Corrected version").status_code == 303
+    says = "amendment by Casey Cole of a report by Dana Whitfield"
+    mailed = next(part for part in smtp_server[-1].walk() if part.get_content_type() == "text/plain"
+                  and not part.get_filename()).get_payload(decode=True).decode()
+    assert f"It is an {says}." in mailed and original.id not in mailed
+    assert "This report corrects the report of the inspection made " in mailed
+    (first,) = _report_documents(original.id)[:1]
+    page = _plain(app.test_client().get(f"/verify/{first.id}").text)
+    assert "Amended since Yes: a later version" in page and f": an {says}." in page
