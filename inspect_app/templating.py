@@ -18,6 +18,7 @@ from wtforms.widgets.core import html_params as wtforms_html_params
 
 from inspect_app.labels import choices as label_choices
 from inspect_app.labels import label
+from inspect_app.links import public_link
 from inspect_app.types import LOCAL_TZ
 from inspect_app.units import FILTERS as UNIT_FILTERS
 
@@ -395,6 +396,6 @@ def register(app: Flask, version: str) -> None:
                                 report_error=report_error, report_aria=report_aria,
                                 report_text=report_text, report_answers=report_answers,
                                 report_answer_note=report_answer_note, report_photo_input=report_photo_input,
-                                report_rows=report_rows, report_fix=report_fix)
+                                report_rows=report_rows, report_fix=report_fix, public_link=public_link)
     app.jinja_env.filters.update(local_time=local_time, local_date=local_date, humanize=humanize, label=label)
     app.jinja_env.filters.update(UNIT_FILTERS)

@@ -25,6 +25,7 @@ from inspect_app.accounts.services import AccountError, change_password
 from inspect_app.audit import services as audit
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
+from inspect_app.links import public_link
 from inspect_app.mail import services as mail
 
 LINK_DAYS = 7
@@ -78,14 +79,8 @@ def user_for_token(token: str) -> tuple[User | None, str | None]:
     return user, None
 
 
-def public_base() -> str:
-    """The address links in mail start with: the app's public address (config.public_url), never a request's."""
-    return current_app.config["PUBLIC_URL"].rstrip("/")
-
-
 def set_password_url(user: User) -> str:
-    path = current_app.url_map.bind("localhost").build("accounts.set_password", {"token": link_token(user)})
-    return public_base() + path
+    return public_link("accounts.set_password", token=link_token(user))
 
 
 def invite(user: User, actor=None) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flask import current_app, url_for
+from flask import url_for
 from sqlalchemy import event, exists, select
 from sqlalchemy.orm import Session
 
@@ -40,6 +40,7 @@ from inspect_app.documents.builder import Document, render
 from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
+from inspect_app.links import public_base
 from inspect_app.inspections import queries
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
@@ -159,7 +160,7 @@ def check_frozen_files(batch: int = 2000) -> FileCheck:
 
 def verify_url(document_id: str) -> str:
     """Where anyone can verify a document: under PUBLIC_URL (config.public_url), never the request's host."""
-    return f"{current_app.config['PUBLIC_URL'].rstrip('/')}/verify/{document_id}"
+    return f"{public_base()}/verify/{document_id}"
 
 
 def freeze(kind: str, subject, occasion: str, note: str | None = None,

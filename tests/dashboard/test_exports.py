@@ -202,3 +202,25 @@ def test_only_inspectors_make_a_calendar_link(make, signed_in):
     for role in ("agent", "permittee"):
         browser = signed_in(make.user(role))
         assert browser.post("/dashboard/my-day/calendar-link").status_code == 403
+
+
+def test_the_calendar_links_to_the_public_address_whatever_name_it_was_fetched_by(app, make, record, signed_in,
+                                                                                   client):
+    # Fetched through another name (an internal one behind the proxy), the feed linked to that name and its UIDs
+    # ended in it: a calendar subscribed under both showed every event twice.
+    inspector = make.user("inspector")
+    permit = started_permit(make, record, inspectors=[inspector], number="LM-CAL-2")
+    record.inspection(permit, at=record.ago(days=3))
+    browser = signed_in(inspector)
+    assert browser.post("/dashboard/my-day/calendar-link").status_code == 303
+    link = re.search(r'id="calendar-url"\s+value="([^"]+)"', browser.get("/dashboard/my-day").text).group(1)
+    public = app.config["PUBLIC_URL"]
+    assert link.startswith(public + "/calendar/")
+    path = "/" + link.removeprefix(public + "/")
+    feeds = [client.get(path, base_url=base).text for base in ("http://localhost", "http://inspect.internal:8000")]
+    assert [e["UID"] for e in events(unfold(feeds[0]))] == [e["UID"] for e in events(unfold(feeds[1]))]
+    found = events(unfold(feeds[1]))
+    host = public.split("://", 1)[1]
+    assert found and all(e["UID"].endswith("@" + host) for e in found)
+    assert all(e["URL"].startswith(public + "/") for e in found if "URL" in e)
+    assert "inspect.internal" not in feeds[1]

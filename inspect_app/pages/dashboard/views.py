@@ -13,6 +13,7 @@ from inspect_app.pages.dashboard import exports, maps, services
 from inspect_app.pages.now import answer_for
 from inspect_app.extensions import db
 from inspect_app.inputs import query_int
+from inspect_app.links import public_host, public_link
 from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment
 from inspect_app.permits.services import profiles
 from inspect_app.schedule.facts import subject_label
@@ -124,7 +125,7 @@ def calendar(user_id: str):
         abort(404)
     now = utcnow()
     rows = services.inspector_calendar(visible_permits(current_user), inspector.id, now)
-    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)
+    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, public_host())
     return Response(body, mimetype="text/calendar", headers={
         "Content-Disposition": f'inline; filename="inspections-{inspector.id}.ics"'})
 
@@ -146,12 +147,12 @@ def calendar_feed(key: str):
         abort(404)
     now = utcnow()
     rows = services.inspector_calendar(visible_permits(inspector), inspector.id, now)
-    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, request.host)
+    body = exports.icalendar(f"Inspections due: {inspector.name}", rows, now, _timeline_link, public_host())
     return Response(body, mimetype="text/calendar", headers={"Cache-Control": "private, max-age=900"})
 
 
 def _timeline_link(permit_id: str) -> str:
-    return url_for("dashboard.timeline", permit_id=permit_id, _external=True)
+    return public_link("dashboard.timeline", permit_id=permit_id)
 
 
 @bp.get("/dashboard/permits.geojson")
@@ -161,7 +162,7 @@ def permits_geojson():
     require("permit.view")
     now, scope = utcnow(), visible_permits(current_user)
     body = exports.geojson(services.permit_statuses(scope, now),
-                           lambda pid: url_for("permits.detail", permit_id=pid, _external=True),
+                           lambda pid: public_link("permits.detail", permit_id=pid),
                            services.site_places(scope, now))
     return Response(body, mimetype="application/geo+json",
                     headers={"Content-Disposition": 'attachment; filename="permits.geojson"'})
