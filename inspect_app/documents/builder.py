@@ -15,6 +15,7 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Union
 from xml.sax.saxutils import escape
@@ -308,22 +309,41 @@ class _PdfSink:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Text: every user string goes through _markup (for Paragraph) or _plain (for the canvas).
+# Text: every user string goes through _markup (for Paragraph), _draw (for the canvas) or _plain (the metadata).
 
-def _plain(text: object) -> str:
-    """Text the built-in fonts can show: control characters dropped, others outside Windows-1252 replaced."""
+# The built-in fonts show Windows-1252; the rest of a name or a note ("Łukasz", "Đặng Thị Hương", "Ελένη") is set
+# in DejaVu Sans (documents/fonts, its licence beside it), registered the first time a document needs it, and
+# embedded (the glyphs used) in that document alone.
+FONTS = Path(__file__).with_name("fonts")
+WIDE, WIDE_BOLD = "DejaVuSans", "DejaVuSans-Bold"
+
+
+def _runs(text: object, wide: bool = True) -> list[tuple[str, bool]]:
+    """User text as runs of (characters, whether they are set in the wide font): control characters dropped; a
+    character outside Windows-1252 kept for the wide font where it has it (`wide`), otherwise its base letter
+    (ą → a) or "?" (an emoji, CJK)."""
     text = unicodedata.normalize("NFC", "" if text is None else str(text)).replace("\r\n", "\n").replace("\t", " ")
-    out = []
+    runs: list[tuple[str, bool]] = []
     for char in text:
         if char == "\n" or _encodable(char):
-            out.append(char)
+            piece, in_wide = char, False
         elif unicodedata.category(char) in ("Cc", "Cf", "Cs"):
             continue  # invisible or invalid: nothing a reader would miss
+        elif wide and _in_wide_font(char):
+            piece, in_wide = char, True
         else:
-            # An accented letter keeps its base letter (ą → a); anything else (emoji, CJK) shows as "?".
             base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
-            out.append(base if base and all(_encodable(c) for c in base) else "?")
-    return "".join(out)
+            piece, in_wide = (base if base and all(_encodable(c) for c in base) else "?"), False
+        if runs and runs[-1][1] == in_wide:
+            runs[-1] = (runs[-1][0] + piece, in_wide)
+        else:
+            runs.append((piece, in_wide))
+    return runs
+
+
+def _plain(text: object) -> str:
+    """Text the built-in fonts can show alone (the PDF's title and author)."""
+    return "".join(piece for piece, _ in _runs(text, wide=False))
 
 
 @functools.cache
@@ -337,9 +357,28 @@ def _encodable(char: str) -> bool:
     return True
 
 
+@functools.cache
+def _wide_glyphs() -> frozenset[int]:
+    """The code points DejaVu Sans has, once its two weights are registered with reportlab."""
+    from reportlab.pdfbase import pdfmetrics  # noqa: PLC0415  (reportlab on first need: _reportlab)
+    from reportlab.pdfbase.ttfonts import TTFont  # noqa: PLC0415
+
+    regular = TTFont(WIDE, str(FONTS / "DejaVuSans.ttf"))
+    pdfmetrics.registerFont(regular)
+    pdfmetrics.registerFont(TTFont(WIDE_BOLD, str(FONTS / "DejaVuSans-Bold.ttf")))
+    pdfmetrics.registerFontFamily(WIDE, normal=WIDE, bold=WIDE_BOLD, italic=WIDE, boldItalic=WIDE_BOLD)
+    return frozenset(regular.face.charToGlyph)
+
+
+@functools.cache
+def _in_wide_font(char: str) -> bool:
+    return ord(char) in _wide_glyphs()
+
+
 def _markup(text: object) -> str:
     """Paragraph markup for user text: escaped, so `<font size=80>` prints as those characters."""
-    return escape(_plain(text)).replace("\n", "<br/>")
+    return "".join(f'<font name="{WIDE}">{escape(piece)}</font>' if wide else escape(piece)
+                   for piece, wide in _runs(text)).replace("\n", "<br/>")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -595,15 +634,11 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     canvas.setLineWidth(0.5)
 
     # Header: who made it, whose record keeps it, and for which permit.
-    canvas.setFont("Helvetica-Bold", 9)
-    permit = _fit(_plain(f"Permit {doc.permit_number}"), "Helvetica-Bold", 9, FRAME_WIDTH * 0.45)
-    canvas.drawRightString(right, PAGE_HEIGHT - 36, permit)
-    maker_width = FRAME_WIDTH - rl.stringWidth(permit, "Helvetica-Bold", 9) - 12
+    permit_width = _draw(canvas, right, PAGE_HEIGHT - 36, f"Permit {doc.permit_number}", "Helvetica-Bold", 9,
+                         FRAME_WIDTH * 0.45, right=True)
     maker = f"Made by {doc.made_by}" if doc.made_by else f"Issued by the {doc.record_of}"
-    canvas.drawString(left, PAGE_HEIGHT - 36, _fit(_plain(maker), "Helvetica-Bold", 9, maker_width))
-    canvas.setFont("Helvetica", 7.5)
-    canvas.drawString(left, PAGE_HEIGHT - 46, _fit(_plain(f"Record of the {doc.record_of}"), "Helvetica", 7.5,
-                                                   FRAME_WIDTH))
+    _draw(canvas, left, PAGE_HEIGHT - 36, maker, "Helvetica-Bold", 9, FRAME_WIDTH - permit_width - 12)
+    _draw(canvas, left, PAGE_HEIGHT - 46, f"Record of the {doc.record_of}", "Helvetica", 7.5, FRAME_WIDTH)
     canvas.line(left, PAGE_HEIGHT - 51, right, PAGE_HEIGHT - 51)
 
     # Footer: the document and the page; the record's hash on the last page.
@@ -612,27 +647,24 @@ def _draw_furniture(canvas: Canvas, doc: Document, page: int, total: int) -> Non
     page_text = f"Page {page} of {total}"
     text_right = right - (QR_SIZE + 8 if doc.verify_url else 0)
     canvas.drawRightString(text_right, 44, page_text)
-    canvas.drawString(left, 44, _fit(_plain(doc.title), "Helvetica", 8,
-                                     text_right - left - rl.stringWidth(page_text, "Helvetica", 8) - 12))
+    title_width = text_right - left - rl.stringWidth(page_text, "Helvetica", 8) - 12
+    _draw(canvas, left, 44, doc.title, "Helvetica", 8, title_width)
     if page == total:
         canvas.setFont("Courier", 7.5)
         canvas.drawString(left, 32, f"Record SHA-256: {doc.record_sha256}")
     if doc.document_id and doc.generated_text:
         # How a frozen version came to be, when not at signing (a record signed before documents were frozen).
-        canvas.setFont("Helvetica-Oblique", 7)
-        canvas.drawString(left, 60, _fit(_plain(doc.generated_text), "Helvetica-Oblique", 7, FRAME_WIDTH))
+        _draw(canvas, left, 60, doc.generated_text, "Helvetica-Oblique", 7, FRAME_WIDTH)
     if doc.document_id:
         # Every page names its document, so a page separated from the others can still be verified.
         canvas.setFont("Helvetica", 7)
         canvas.drawString(left, 20, f"Document {doc.document_id} · SHA-256 {doc.record_sha256[:16]}")
         if doc.verify_url:
-            canvas.drawString(left, 11, _fit(_plain(f"Verify at {doc.verify_url}"), "Helvetica", 7,
-                                             text_right - left))
+            _draw(canvas, left, 11, f"Verify at {doc.verify_url}", "Helvetica", 7, text_right - left)
             # The code carries the whole record hash too: the page it opens says whether it is the register's.
             _draw_qr(canvas, f"{doc.verify_url}?sha256={doc.record_sha256}", right - QR_SIZE, 4)
     elif doc.generated_text:
-        canvas.setFont("Helvetica", 7)
-        canvas.drawString(left, 20, _plain(doc.generated_text))
+        _draw(canvas, left, 20, doc.generated_text, "Helvetica", 7, FRAME_WIDTH)
     canvas.restoreState()
 
 
@@ -672,11 +704,28 @@ def _draw_qr(canvas: Canvas, url: str, x: float, y: float) -> None:
     canvas.drawPath(path, stroke=0, fill=1)
 
 
-def _fit(text: str, font: str, size: float, width: float) -> str:
-    """Shorten one line of text with an ellipsis so it stays within `width` points."""
+def _draw(canvas: Canvas, x: float, y: float, text: object, font: str, size: float, width: float,
+          right: bool = False) -> float:
+    """One line of user text from `x` (ending at `x`, `right`), shortened with an ellipsis to stay within `width`
+    points; what `font` cannot show is set in DejaVu Sans (`_runs`). Returns the width drawn."""
     rl = _reportlab()
-    if rl.stringWidth(text, font, size) <= width:
-        return text
-    while text and rl.stringWidth(text + "…", font, size) > width:
-        text = text[:-1]
-    return text + "…"
+    wide = WIDE_BOLD if "Bold" in font else WIDE
+    runs = [(piece, wide if in_wide else font) for piece, in_wide in _runs(str(text or "").replace("\n", " "))]
+
+    def measure() -> float:
+        return sum(rl.stringWidth(piece, name, size) for piece, name in runs)
+
+    if measure() > width:
+        ellipsis = rl.stringWidth("…", font, size)
+        while runs and measure() + ellipsis > width:
+            piece, name = runs.pop()
+            if piece[:-1]:
+                runs.append((piece[:-1], name))
+        runs.append(("…", font))
+    drawn = measure()
+    at = x - drawn if right else x
+    for piece, name in runs:
+        canvas.setFont(name, size)
+        canvas.drawString(at, y, piece)
+        at += rl.stringWidth(piece, name, size)
+    return drawn

@@ -119,6 +119,7 @@ def test_same_document_gives_identical_bytes_in_this_and_another_process():
         Heading("Inspection"), Fields(REPORT_FIELDS),
         PhotoGrid(tuple(Photo(jpeg(shade=n), f"Photo {n}", "2024-05-03 10:15") for n in range(3))),
         SignatureBlock("Sample Inspector", "P.E.", "I certify.", "2024-05-03", signature_png()),
+        Paragraphs("Owner: Đặng Thị Hương"),  # (and a font embedded for her name)
     )
     first = render(doc)
     assert render(doc) == first
@@ -231,14 +232,20 @@ def test_table_header_repeats_on_every_page_it_spans():
     assert "Finding number 120" in texts[-1]
 
 
-def test_text_outside_the_fonts_range_is_replaced_not_fatal():
+def test_names_outside_the_built_in_fonts_print_as_written_and_what_no_font_has_is_replaced():
+    # The built-in fonts show Windows-1252 alone: "Łódź" printed as "?ódz", "Đặng Thị Hương" as "?ang Thi Huong",
+    # on the owner's, the inspector's and the signer's lines of every legal document.
     pdf = render(make_document(Fields((
         ("Finding", "Silt fence down 🚧 at the café, €250 fine"),
         ("Owner", "Zoë Ærø Ł\u200bódź\x00\x07"),
-    ))))
-    text = pages_text(pdf)[0]
-    assert "Silt fence down ? at the café, €250 fine" in text
-    assert "Zoë Ærø ?ódz" in text
+        ("Inspector", "Đặng Thị Hương"),
+    )), title="Report of Ελένη Παπαδοπούλου"))
+    texts = pages_text(pdf)
+    assert "Silt fence down ? at the café, €250 fine" in texts[0]
+    assert "Zoë Ærø Łódź" in texts[0] and "Đặng Thị Hương" in texts[0]
+    assert "Report of Ελένη Παπαδοπούλου" in texts[0]  # the page's foot, drawn on the canvas
+    again = render(make_document(Fields((("Owner", "Łukasz"),))))
+    assert again == render(make_document(Fields((("Owner", "Łukasz"),))))  # the same bytes each time
 
 
 @settings(max_examples=25, deadline=None, database=None)

@@ -583,3 +583,24 @@ def test_history_lists_every_order_and_every_missed_inspection_and_carries_its_i
     versions = db.session.scalars(db.select(FrozenDocument).where(FrozenDocument.kind == "permit_history")
                                   .order_by(FrozenDocument.frozen_at)).all()
     assert later != pdf and len(versions) == 2 and versions[1].amends_id == document.id
+
+
+def test_names_outside_windows_1252_print_as_written_on_the_order_and_the_report(app, make, weather_offline):
+    # "Zoë O'Brien-Łukasz" printed as "Zoë O'Brien-?ukasz", "Đặng Thị Hương" as "?ang Thi Huong": the owner, the
+    # inspector of (b), the signer and the page's "Made by" of legal documents.
+    from factories import SignedIn
+    from tests.inspections.report_helpers import start, submit
+
+    owner = make.user("permittee", name="Zoë O'Brien-Łukasz")
+    engineer = make.user("inspector", name="Đặng Thị Hương")
+    agent = make.user("agent", name="Agent Avery")
+    permit = make.permit(owner=owner, owner_name=owner.name, inspectors=[engineer],
+                         construction_started_on=dt.date(2026, 6, 2))
+    order = enforcement.issue_stop_work(agent, permit, "Sediment leaving the site.")
+    db.session.commit()
+    assert "Owner (permittee) Zoë O'Brien-Łukasz" in flat(read(services.stop_work_order_pdf(order)))
+    browser = SignedIn(app.test_client(), engineer)
+    report = start(browser, permit, "erosion_control")
+    assert submit(browser, report).status_code == 303
+    text = flat(read(services.report_download_pdf(db.session.get(Inspection, report.id))))
+    assert "(b) Inspector's name and credentials Đặng Thị Hương" in text and "Made by Đặng Thị Hương" in text
