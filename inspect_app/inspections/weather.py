@@ -16,7 +16,9 @@ from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 from inspect_app.inspections.canonical import RecordAltered, check_parts, reseal_record
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.queries import weather_pending
 from inspect_app.permits.models import Permit
+from inspect_app.reporting import notification
 from inspect_app.types import utcnow
 from inspect_app.weather import services as weather
 from inspect_app.weather import source
@@ -239,6 +241,7 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
     if inspection.is_submitted:
         # A new version may differ from the signed one in its weather alone: not one whose other parts changed.
         check_parts(inspection)
+    was_pending = weather_pending(inspection)
     before = audit.snapshot(inspection)
     for name, value in values.items():
         setattr(inspection, name, value)
@@ -249,6 +252,10 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
     if inspection.is_submitted:
         # The record's hash covers its weather: seal it again, on record, with the filled values.
         reseal_record(None, inspection)
+        if was_pending and not weather_pending(inspection):
+            # §380-16 C(4)(f)[1]: the report sent after the inspection "shall include" (e) and (f); it went with
+            # them pending. Its recipients get it again, complete, once.
+            notification.send_report(inspection, completed=True)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The submitted report sent to the applicant and the authority (§380-16 C(4)(f)), its PDF attached.
 
 Called by the submit service (`submission.submit_report`, the report form's and a device's) after the report is
-filed, in the same transaction, so the message is stored exactly once, with the submission or not at all.
+filed, in the same transaction, so the message is stored exactly once, with the submission or not at all; and by
+the weather backfill (inspections/weather.py) once the weather a report was sent without is filled in.
 """
 from __future__ import annotations
 
@@ -19,15 +20,30 @@ from inspect_app.templating import local_time
 from inspect_app.types import local
 
 
-def send_report(inspection: Inspection) -> None:
-    """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached."""
+def send_report(inspection: Inspection, completed: bool = False) -> None:
+    """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached; again, `completed`,
+    once the weather it was sent without is filled in."""
     # Named by the town's day, as the subject and the download are (an evening report had the next day's date).
     pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{local(inspection.performed_at):%Y%m%d}.pdf",
                           inspection_report_pdf(inspection))
     mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
-              f"Inspection report: permit {inspection.permit.number}, {type_of(inspection).name}, "
-              f"{local_time(inspection.performed_at)}", report_text(inspection), [pdf],
+              f"Inspection report{' (weather filled in)' if completed else ''}: permit {inspection.permit.number}, "
+              f"{type_of(inspection).name}, {local_time(inspection.performed_at)}",
+              (COMPLETED if completed else "") + report_text(inspection), [pdf],
               permit_id=inspection.permit_id)
+
+
+COMPLETED = ("This report was sent when it was signed, with the weather at the time still to come from the weather "
+             "station. Here it is again, the weather filled in by the server; nothing else in it changed.\n\n")
+
+
+def _place(inspection: Inspection) -> str:
+    """Where, as the PDF says it: the site's address, and the point recorded (a report made before points were
+    recorded has none)."""
+    place = inspection.permit.site_address
+    if inspection.latitude is not None and inspection.longitude is not None:
+        place += f" ({inspection.latitude:.5f}, {inspection.longitude:.5f}, {inspection.location_source})"
+    return place
 
 
 def _amends(inspection: Inspection) -> str:
@@ -54,8 +70,7 @@ def report_text(inspection: Inspection) -> str:
     lines = [
         f"Inspection report, permit {permit.number}, {permit.site_address} ({permit.jurisdiction.name})",
         _amends(inspection),
-        f"(a) Date and location: {local_time(inspection.performed_at)}; "
-        f"{inspection.latitude:.5f}, {inspection.longitude:.5f} ({inspection.location_source})",
+        f"(a) Date and location: {local_time(inspection.performed_at)}; {_place(inspection)}",
         f"(b) Inspector: {inspection.inspector_name}, {inspection.inspector_credentials}",
         f"(c) Type: {kind.name} ({kind.citation})",
         "(d) Date of last inspection: "

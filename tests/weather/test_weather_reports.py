@@ -200,13 +200,15 @@ def test_a_submitted_report_stays_pending_then_is_backfilled_on_record(
     assert "0 report(s) looked at" in again.output and asked == []
 
 def test_weather_backfilled_after_a_report_is_signed_is_chained_and_the_audit_verifies(
-        app_meteostat, permit_at, make, signed_in, runner):
+        app_meteostat, permit_at, make, signed_in, runner, smtp_server):
     inspector = make.user("inspector")
     browser = signed_in(inspector)
     draft = start(browser, permit_at("late", inspectors=[inspector]), "erosion_control")
     assert submit(browser, draft).status_code == 303  # signed while the station has published nothing
     signed = reread(draft)
     assert (signed.status, signed.weather_status) == ("submitted", "pending")
+    (first,) = smtp_server
+    assert "station: pending (filled in by the server when the station reports)" in _mail_text(first)
 
     app_meteostat.publish_hourly("LTE1", hours(signed.performed_at.replace(minute=0, second=0, microsecond=0)
                                                - dt.timedelta(hours=23), 24, temp=12.0, prcp=0.5, coco=7))
@@ -214,11 +216,27 @@ def test_weather_backfilled_after_a_report_is_signed_is_chained_and_the_audit_ve
     assert "pending -> complete" in backfill.output, backfill.output
     filled = reread(draft)
     assert (filled.weather_status, filled.precip_24h_mm) == ("complete", 12.0)
+    # §380-16 C(4)(f)[1]: the report sent after each inspection "shall include [e] Weather at time of inspection;
+    # [f] Accumulated precipitation within previous 24 hours". It went with them pending: its recipients get it
+    # again, complete, once (no one was sent it).
+    assert len(smtp_server) == 2
+    again = smtp_server[1]
+    assert again["Subject"].startswith("Inspection report (weather filled in): permit ") and again["To"] == first["To"]
+    text = _mail_text(again)
+    assert text.startswith("This report was sent when it was signed, with the weather at the time still to come")
+    assert "station: pending" not in text and "(f) Precipitation in the previous 24 hours: 0.47 in" in text
     # The values the report now holds are those of its latest chained entry: the audit checks out.
     db.session.remove()
     verified = runner.invoke(args=["audit", "verify"])
     assert verified.exit_code == 0, verified.output
     assert "signed or issued records match their audit entries" in verified.output
+    runner.invoke(args=["weather", "backfill"])
+    assert len(smtp_server) == 2  # once
+
+
+def _mail_text(message) -> str:
+    return next(part for part in message.walk() if part.get_content_type() == "text/plain"
+                and not part.get_filename()).get_payload(decode=True).decode()
 
 
 def test_an_on_site_gauge_reading_wins_and_is_labelled(app_meteostat, permit_at, report):
