@@ -24,6 +24,7 @@ from inspect_app.enforcement import services as enforcement
 from inspect_app.enforcement.models import StopWorkOrder
 from inspect_app.blobs import files
 from inspect_app.extensions import db
+from inspect_app.inspections import queries
 from inspect_app.inspections.models import ChecklistAnswer, CorrectiveAction, Finding, Inspection
 from inspect_app.labels import SUBMISSION_KIND_LABELS
 from inspect_app.mail import services as mail
@@ -214,7 +215,7 @@ def open_gates(permit: Permit) -> list[str]:
     return [gate.why for gate in gates_open(permit)]
 
 
-@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)", "§5.0 (Certificate of Completion)")
+@implements("§380-18", "§380-14 D(4)", "§9.6", "§7.6 h)", "§5.0 (Certificate of Completion)", "§380-16 C(4)(d)")
 def gates_open(permit: Permit) -> list[OpenGate]:
     """The gates of the town's profile still open, each with why (§380-18; Southborough §5.0, §9.6); empty when
     every gate is closed."""
@@ -259,6 +260,14 @@ def gates_open(permit: Permit) -> list[OpenGate]:
         if unrecorded:
             found.append(OpenGate("easements_recorded", f"Easements not recorded at the {profile.registry_of_deeds} "
                                   f"({short_citation(rule.easements_citation)}): {listed(list(unrecorded))}."))
+    if "punch_list" in gates:
+        # §380-16 C(4)(d): the walk-through's "final punch list of items remaining"; an item no final inspection
+        # resolved is work not completed (§380-18: "all work of the permit has been satisfactorily completed";
+        # Southborough §5.0: "after all construction activities have been completed").
+        remaining = [item.description for item in queries.open_punch_items(permit)]
+        if remaining:
+            found.append(OpenGate("punch_list", "Punch-list items no final inspection has resolved: "
+                                                f"{listed(remaining)}."))
     if "npdes_notice_of_termination" in gates:
         answer = db.session.scalar(
             select(ChecklistAnswer.answer).join(Inspection, Inspection.id == ChecklistAnswer.inspection_id)

@@ -27,7 +27,7 @@ GATE_PLACES = {
     "findings": ("permits.detail", "open-actions"), "corrective_actions": ("permits.detail", "open-actions"),
     "notices_to_correct": ("certifications.plan", "notices"), "stop_work": ("permits.detail", "enforcement"),
     "stabilization": ("permits.detail", "areas"), "easements_recorded": ("certifications.plan", "easements"),
-    "npdes_notice_of_termination": ("permits.detail", "inspections"),
+    "npdes_notice_of_termination": ("permits.detail", "inspections"), "punch_list": ("permits.detail", "inspections"),
 }
 
 

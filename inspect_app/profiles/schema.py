@@ -174,7 +174,7 @@ class ReportingRule(Strict):
 
 
 GATES = ("findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
-         "easements_recorded", "npdes_notice_of_termination")
+         "easements_recorded", "npdes_notice_of_termination", "punch_list")
 
 
 # The inspections a certificate of completion needs made, or waived with the reason it prints (§380-16 C(4)(a)-(e)):
@@ -189,7 +189,8 @@ class CompletionRule(Rule):
     `required_inspections`: each one never made blocks the certificate unless waived with its reason."""
 
     gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
-                         "easements_recorded", "npdes_notice_of_termination"], ...] = GATES[:6]
+                         "easements_recorded", "npdes_notice_of_termination", "punch_list"], ...] = (
+        *GATES[:6], "punch_list")
     easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
     required_inspections: tuple[Literal["initial", "pre_construction", "pre_bury", "walk_through", "final"], ...] = (
         REQUIRED_INSPECTIONS)
