@@ -8,7 +8,8 @@ import decimal
 from dataclasses import dataclass
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import aliased
 
 from inspect_app import held_rows, inspection_types
 from inspect_app.accounts.policy import shown
@@ -32,6 +33,7 @@ from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit
 from inspect_app.schedule import missed
 from inspect_app.stabilization.models import DisturbedArea
+from inspect_app.templating import local_time
 from inspect_app.types import LOCAL_TZ, utcnow
 
 # The reports completion rests on (§380-16 C(4)(e)): the type the registry declares the system's acceptance.
@@ -110,10 +112,26 @@ def _cents(total) -> decimal.Decimal:  # type: ignore[no-untyped-def]
 
 
 def final_inspections(permit: Permit) -> list[Inspection]:
-    """Submitted final inspections of `permit` that found the work compliant, newest first."""
+    """Submitted final inspections of `permit` that found the work compliant, newest first: each the latest
+    version of its line (one a signed amendment corrected, to "violations" perhaps, is no final report now)."""
+    correction = aliased(Inspection)
+    corrected = exists().where(correction.amends_id == Inspection.id, correction.status == "submitted")
     query = select(Inspection).where(Inspection.permit_id == permit.id, Inspection.type.in_(FINAL_TYPES),
-                                     Inspection.status == "submitted", Inspection.evaluation == "compliant")
+                                     Inspection.status == "submitted", Inspection.evaluation == "compliant",
+                                     ~corrected)
     return list(db.session.scalars(query.order_by(Inspection.performed_at.desc())))
+
+
+def _final_report_corrected(record: CompletionRecord) -> str | None:
+    """Why the accepted final inspection report can no longer be one: corrected since it was accepted, its latest
+    version does not find the work compliant (§380-18 C: the "final inspection report"; §380-16 C(4)(e)[3])."""
+    accepted = [s for s in record.submissions["final_report"] if s.status == "accepted" and s.inspection_id]
+    latest = [queries.latest_version(db.session.get(Inspection, s.inspection_id)) for s in accepted]
+    if not latest or any(version.evaluation == "compliant" for version in latest):
+        return None
+    return ("The final inspection report accepted was corrected since it was accepted: its latest version, signed "
+            f"{local_time(latest[0].submitted_at)}, does not find the work compliant. Submit a final inspection "
+            "report that does.")
 
 
 def max_pdf_bytes() -> int:
@@ -339,6 +357,9 @@ def issue_certificate(actor, permit: Permit, note: str | None = None,
                           for k in profile.completion.submissions)
         raise CompletionError("gates", f"Not yet accepted: {listed}. The certificate of completion needs each final "
                                        f"submission: {every}.")
+    corrected = _final_report_corrected(record) if "final_report" in record.kinds else None
+    if corrected:
+        raise CompletionError("gates", corrected)
     gates = open_gates(permit)
     if gates:
         rule = short_citation(permits.profile_of(permit).completion.citation)
