@@ -53,6 +53,9 @@ PERMIT_COLUMNS = _columns(
     Column("decision_filed_on", "The day the decision was filed with the Town Clerk (where permits lapse, "
                                 "Southborough §9.7, the lapse counts from it).", example=""),
     Column("construction_started_on", "The day construction started; the permit is then active.", example=""),
+    Column("construction_started_time", "The time construction started, HH:MM on the town's clock, where it is known "
+                                        "(§380-2: the first land-disturbing activity; without it the whole day counts "
+                                        "as before construction). Needs the day.", example=""),
     Column("disturbed_acres", "The disturbed area in acres.", required=True, example="2.4"),
     Column("redevelopment", "yes for a redevelopment, no (or empty) for new development.", example="no"),
     Column("cgp_schedule", "The CGP inspection schedule: every_7_days, or every_14_days_and_storm (every 14 days "

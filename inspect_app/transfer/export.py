@@ -45,7 +45,7 @@ from inspect_app.permits.models import Jurisdiction, Permit, PermitAssignment, S
 from inspect_app.transfer.columns import EXPORT_ONLY, PERMIT_COLUMNS, STRUCTURE_COLUMNS, USER_COLUMNS, Column
 from inspect_app.transfer.meanings import meaning
 from inspect_app.transfer.permits import CAPACITIES, PERMIT_FIELDS, STRUCTURE_FIELDS
-from inspect_app.types import canonical_json, utcnow
+from inspect_app.types import canonical_json, local, utcnow
 
 READ_BATCH = 1000
 # Tables that are not the town's record: derived (the schedule's rows, stored again from the record), caches
@@ -180,7 +180,9 @@ def _permit_rows(scope: Scope) -> Iterator[list]:
         values = {"town": permit.jurisdiction.profile_key, "owner_email": permit.owner.email if permit.owner else None,
                   "id": permit.id, "status": permit.status, "created_at": permit.created_at}
         for column, name in PERMIT_FIELDS.items():
-            values[column] = getattr(permit, name)
+            values[column] = getattr(permit, name, None)
+        started = local(permit.construction_started_at)  # its time (§380-2), as the import reads it back
+        values["construction_started_time"] = started.strftime("%H:%M") if started else None
         for column, capacity in CAPACITIES.items():
             values[column] = "; ".join(sorted(a.user.email for a in permit.assignments if a.capacity == capacity))
         yield [values.get(column) for column in PERMIT_EXPORT]

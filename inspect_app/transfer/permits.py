@@ -27,6 +27,7 @@ Choices:
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,9 +49,11 @@ from inspect_app.permits.services import settle_status, start_time_stale
 from inspect_app.schedule import obligations
 from inspect_app.transfer.columns import EXPORT_ONLY, PERMIT_COLUMNS, STRUCTURE_COLUMNS
 from inspect_app.transfer.rows import (
-    CREATE, UNCHANGED, UPDATE, Notice, Outcome, Problem, Progress, Towns, cell_problems, parse_day, parse_yes_no,
+    CREATE, UNCHANGED, UPDATE, Notice, Outcome, Problem, Progress, Towns, cell_problems, parse_day, parse_time,
+    parse_yes_no,
 )
 from inspect_app.transfer.sheets import Row, Sheet
+from inspect_app.types import LOCAL_TZ
 
 BATCH = 500
 PROGRESS_EVERY = 1000
@@ -60,7 +63,8 @@ PERMIT_FIELDS = {
     "permit_number": "number", "site_address": "site_address", "parcel_id": "parcel_id", "latitude": "latitude",
     "longitude": "longitude", "owner_name": "owner_name", "applicant_name": "applicant_name",
     "applicant_email": "applicant_email", "issued_on": "issued_on", "decision_filed_on": "decision_filed_on",
-    "construction_started_on": "construction_started_on", "disturbed_acres": "disturbed_acres",
+    "construction_started_on": "construction_started_on", "construction_started_time": "construction_started_time",
+    "disturbed_acres": "disturbed_acres",
     "redevelopment": "is_redevelopment", "cgp_schedule": "cgp_schedule", "sensitive_waters": "sensitive_waters",
     "sensitive_waters_note": "sensitive_waters_note", "npdes_id": "npdes_id", "surety_amount": "surety_amount",
     "extension_requested_on": "extension_requested_on", "extension_granted_on": "extension_granted_on",
@@ -216,6 +220,9 @@ class PermitImport:
                 elif column == "cgp_schedule" and text:
                     text = _SCHEDULES.get(text.lower()) or _refuse(f"{text!r} is not a CGP schedule: write "
                                                                    f"{' or '.join(CGP_SCHEDULES)}.")
+                elif column == "construction_started_time":
+                    moment = parse_time(text)
+                    text = moment.strftime("%H:%M") if moment else ""
                 elif column == "redevelopment":
                     text = "1" if parse_yes_no(text) else "0"
                 elif column == "sensitive_waters":
@@ -234,6 +241,11 @@ class PermitImport:
             if not row.text(column):
                 continue
             value = form[name].data
+            if name == "construction_started_time":
+                # Not a column of the permit: the moment it names with the day (§380-2), as the permit form keeps it.
+                fields["construction_started_at"] = dt.datetime.combine(
+                    form.construction_started_on.data, value, tzinfo=LOCAL_TZ).astimezone(dt.UTC)
+                continue
             if name == "is_redevelopment":
                 value = value == "1"
             elif isinstance(value, str):
@@ -405,7 +417,8 @@ class PermitImport:
                 new_structures.append(fields)
             elif any(getattr(structure, name) != value for name, value in fields.items() if name != "name"):
                 changed_structures.append((structure, fields))
-        columns = {f: c for c, f in PERMIT_FIELDS.items()} | {"owner_id": "owner_email"}
+        columns = {f: c for c, f in PERMIT_FIELDS.items()} | {"owner_id": "owner_email",
+                                                               "construction_started_at": "construction_started_time"}
         changes = tuple(columns.get(name, name) for name in changed)
         changes += tuple(sorted({c for pair in assign for c, cap in CAPACITIES.items() if cap == pair[1]}))
         if new_structures or changed_structures:

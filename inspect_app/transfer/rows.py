@@ -143,6 +143,24 @@ def parse_day(text: str) -> dt.date | None:
                      "e.g. 2024-04-01.")
 
 
+def parse_time(text: str) -> dt.time | None:
+    """A time of day as a spreadsheet gives it: 14:30, 2:30 PM, 14:30:00, or a spreadsheet's fraction of a day
+    (0.6041666 is 14:30); None for an empty cell. ValueError says what to write instead."""
+    text = text.strip()
+    if not text:
+        return None
+    if re.fullmatch(r"0?\.\d+", text):
+        minutes = round(float(text) * 24 * 60)
+        if minutes < 24 * 60:
+            return dt.time(minutes // 60, minutes % 60)
+    for form in ("%H:%M", "%H:%M:%S", "%I:%M %p", "%I:%M%p", "%I:%M:%S %p"):
+        try:
+            return dt.datetime.strptime(text.upper(), form).time().replace(second=0)
+        except ValueError:
+            continue
+    raise ValueError(f"{_short(text)!r} is not a time of day: write it as HH:MM on the town's clock, e.g. 07:30.")
+
+
 def parse_yes_no(text: str) -> bool:
     """yes/no, true/false, 1/0, y/n or x (empty is no); ValueError otherwise."""
     word = text.strip().lower()

@@ -57,6 +57,8 @@ def town_record(app, make):
                         surety_amount=Decimal("25000.00"), issued_on=dt.date(2024, 4, 1),
                         construction_started_on=dt.date(2024, 5, 6), extension_requested_on=dt.date(2025, 3, 1),
                         extension_granted_on=dt.date(2025, 3, 20), start_extended_to=dt.date(2026, 4, 1))
+    # The start's time too (§380-2): the round trip lost it, and the schedule then counted from the day's start.
+    permits.update_permit(None, first, construction_started_time=dt.time(14, 30))
     permits.assign(None, first, inspector, "erosion_control_inspector")
     basin = permits.add_structure(None, first, name="IS-1", kind="infiltration", is_underground=True,
                                   design_size="40 ft x 12 ft", design_invert="El. 182.5", material="HDPE",

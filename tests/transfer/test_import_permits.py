@@ -344,3 +344,27 @@ def test_a_workbook_cut_off_inside_its_sheet_is_refused_and_nothing_is_changed(a
     assert not isinstance(result.exception, SyntaxError), repr(result.exception)
     assert result.exit_code == 1 and "cannot be read from row" in result.output
     assert "nothing was changed" in result.output and table_rows() == before
+
+
+@pytest.mark.parametrize("written", ["14:30", "2:30 PM", "14:30:00", "0.6041666667"])
+def test_the_time_construction_started_is_read_as_a_spreadsheet_writes_it(app, runner, tmp_path, make, written):
+    make.town()
+    db.session.commit()
+    row = permit_row("LM-7") | {"construction_started_on": "2026-06-03", "construction_started_time": written}
+    path = write_csv(tmp_path / "permits.csv", [row])
+    result = runner.invoke(args=["import", "permits", str(path), "--apply"])
+    assert result.exit_code == 0, result.output
+    permit = db.session.scalar(select(Permit).where(Permit.number == "LM-7"))
+    assert permit.construction_started_at == dt.datetime(2026, 6, 3, 18, 30, tzinfo=dt.UTC)  # 2:30 PM EDT
+
+
+def test_a_time_construction_started_with_no_day_or_unreadable_is_refused(app, runner, tmp_path, make):
+    make.town()
+    db.session.commit()
+    rows = [permit_row("LM-8") | {"construction_started_time": "07:30"},
+            permit_row("LM-9") | {"construction_started_on": "2026-06-03", "construction_started_time": "noonish"}]
+    result = runner.invoke(args=["import", "permits", str(write_csv(tmp_path / "permits.csv", rows)), "--apply"])
+    assert result.exit_code == 1
+    assert "Give the day construction started first." in result.output
+    assert "'noonish' is not a time of day: write it as HH:MM" in result.output
+    assert db.session.scalar(select(func.count()).select_from(Permit)) == 0
