@@ -7,7 +7,9 @@ import click
 from flask.cli import AppGroup, with_appcontext
 from sqlalchemy import select
 
+from inspect_app.config import DEVELOPMENT_PUBLIC_URL
 from inspect_app.extensions import db
+from inspect_app.links import public_base
 from inspect_app.permits.models import Jurisdiction
 from inspect_app.permits.services import ensure_jurisdictions
 from inspect_app.transfer.export import Scope, write_archive
@@ -40,6 +42,12 @@ def import_permits(file: Path, structures: Path | None, town: str | None, apply:
 @apply_option
 def import_users(file: Path, town: str | None, apply: bool) -> None:
     """People: each new account is mailed a link to set its password (needs PUBLIC_URL)."""
+    if apply and public_base() == DEVELOPMENT_PUBLIC_URL:
+        # A `flask` command is no app server: with PUBLIC_URL unset it falls back to the development address, and
+        # every new person would be mailed a link to a loopback address they cannot open.
+        raise click.ClickException(
+            f"PUBLIC_URL is not set (the links would start with {DEVELOPMENT_PUBLIC_URL}): set it to the town's "
+            "address of the app, as the app servers have it (docs/deploy.md), and run again. Nothing was changed.")
     _run("users", file, apply, town)
 
 

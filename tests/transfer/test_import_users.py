@@ -121,3 +121,19 @@ def test_importing_again_updates_details_never_roles(app, runner, tmp_path, publ
     write_csv(tmp_path / "c.csv", [person("pe@example.org", "permittee")])
     refused = _import(runner, tmp_path / "c.csv", "--apply")
     assert refused.exit_code == 1 and "is already a inspector: an import does not change roles" in refused.output
+
+
+def test_without_public_url_the_command_refuses_and_mails_no_link_to_a_loopback_address(app, runner, tmp_path, make):
+    # docs/transfer.md: "the command refuses to import people without it". A `flask` command falls back to the
+    # development address, and it mailed every new person a link to http://127.0.0.1:5000.
+    from inspect_app.config import DEVELOPMENT_PUBLIC_URL
+
+    app.config["PUBLIC_URL"] = DEVELOPMENT_PUBLIC_URL
+    make.town()
+    db.session.commit()
+    path = write_csv(tmp_path / "users.csv", [person("new@example.org")])
+    result = _import(runner, path, "--apply")
+    assert result.exit_code == 1 and "PUBLIC_URL is not set" in result.output
+    assert db.session.scalar(select(User).where(User.email == "new@example.org")) is None
+    assert db.session.scalar(select(func.count()).select_from(OutboundEmail)) == 0
+    assert "Dry run" in _import(runner, path).output  # a dry run mails nothing: it goes on
