@@ -27,6 +27,7 @@ from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
 from inspect_app.links import public_link
 from inspect_app.mail import services as mail
+from inspect_app.mail.models import OutboundEmail
 
 LINK_DAYS = 7
 _SALT = "set-password"
@@ -83,16 +84,32 @@ def set_password_url(user: User) -> str:
     return public_link("accounts.set_password", token=link_token(user))
 
 
-def invite(user: User, actor=None) -> None:
-    """Mail `user` the link to set their password (stored, and sent where SMTP is set up), and record it."""
+def invite(user: User, actor=None) -> OutboundEmail:
+    """Mail `user` the link to set their password (stored, and sent where SMTP is set up), and record it; the
+    message, whose `sent_at` or `error` says, once committed, whether it left."""
     town = f" for {user.jurisdiction.name}" if user.jurisdiction else ""
     link = set_password_url(user)
-    mail.send([user.email], "Set your password for stormwater inspections",
+    message = mail.send([user.email], "Set your password for stormwater inspections",
               f"Hello {user.name},\n\nAn account ({user.role}) has been made for you in the stormwater inspection "
               f"record{town}. Set your password here within {LINK_DAYS} days:\n\n{link}\n\n"
               "The link works once. If it has expired, ask your town's administrator for a new one. If you did not "
               "expect this message, you can ignore it.\n", secrets=(link,))
     audit.record(actor, "user.invite", user)
+    return message
+
+
+def mailed_words(messages: list[OutboundEmail]) -> str:
+    """What became of set-password messages, once committed (and so delivered where a mail server is set): how
+    many were mailed, which were not and why, or, with no mail server, where their links are."""
+    if not current_app.config.get("SMTP_HOST"):
+        return (f"{len(messages)} set-password link(s) kept on the Sent mail page (no mail server is set): pass "
+                "each to its person")
+    failed = [m for m in messages if m.sent_at is None]
+    said = f"{len(messages) - len(failed)} new account(s) mailed a link to set a password"
+    if failed:
+        said += (f"; not mailed, the mail server refused or did not answer ({failed[0].error or 'no answer'}): "
+                 f"{', '.join(address for m in failed for address in m.to)}; send each a new link once it answers")
+    return said
 
 
 def _invited_and_waiting():
@@ -109,14 +126,14 @@ def awaiting_password(admin) -> list[User]:
     return list(db.session.scalars(managed_users(admin).where(_invited_and_waiting()).order_by(User.name)))
 
 
-def send_new_link(actor, user: User) -> None:
+def send_new_link(actor, user: User) -> OutboundEmail:
     """Mail `user` a new link to set their password, in place of the one before (expired, lost or not): the
     account gets a new random password, so the old link is refused. AccountError if they have set one."""
     if db.session.scalar(select(User.id).where(User.id == user.id, _invited_and_waiting())) is None:
         raise AccountError(f"{user.email} has set a password already (or was never sent a link): they log in "
                            "with it, and change it on their account page.")
     user.set_password(unknown_password())
-    invite(user, actor)
+    return invite(user, actor)
 
 
 def set_password(user: User, password: str) -> None:

@@ -29,7 +29,8 @@ from functools import cache
 
 from flask import abort, g, has_app_context
 from flask_login import current_user
-from sqlalchemy import ColumnElement, CompoundSelect, Select, and_, bindparam, exists, false, or_, select
+from sqlalchemy import (ColumnElement, CompoundSelect, Select, Text, and_, bindparam, cast, exists, false, literal, or_,
+                        select)
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import aliased, joinedload
 
@@ -297,7 +298,12 @@ def visible_mail(user) -> Select[tuple[OutboundEmail]]:
     if acts_for_all_towns(user):
         return query
     visible = visible_permits(user).with_only_columns(Permit.id)
-    return query.where(OutboundEmail.permit_id.in_(visible))
+    # And the mail of no permit sent to the people they manage (a set-password link: with no mail server, this
+    # page is how it reaches its person). `to` is a JSON list of addresses, each written in quotes.
+    managed = managed_users(user).with_only_columns(User.email).subquery()
+    to_managed = exists().where(cast(OutboundEmail.to, Text).contains(literal('"') + managed.c.email + literal('"')))
+    return query.where(or_(OutboundEmail.permit_id.in_(visible),
+                           and_(OutboundEmail.permit_id.is_(None), to_managed)))
 
 
 def hidden_draft_parts(user=None, *, shared: bool = False) -> dict[str, Select | CompoundSelect]:

@@ -69,15 +69,13 @@ def _run(kind: str, file: Path, apply: bool, town: str | None, structures=None) 
         elif isinstance(event, Progress):
             click.echo(f"... {event.rows:,} rows read", err=True)
     committed = conclude(tally, apply)
-    if committed:
-        invite(tally, None)
+    mailed = invite(tally, None) if committed else ""
     counts = tally.counts
     what = (f"{counts['create']} to create, {counts['update']} to update, {counts['unchanged']} unchanged"
             if not committed else
             f"{counts['create']} created, {counts['update']} updated, {counts['unchanged']} unchanged")
     if committed:
-        invited = f"; {len(tally.invited)} new account(s) mailed a link to set a password" if tally.invited else ""
-        click.echo(f"Applied: {what}{invited}.")
+        click.echo(f"Applied: {what}{f'; {mailed}' if mailed else ''}.")
         return
     if tally.problem_count:
         raise click.ClickException(f"{tally.problem_count} problem(s): nothing was changed ({what} once they are "

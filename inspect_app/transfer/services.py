@@ -70,9 +70,10 @@ def conclude(tally: Tally, apply: bool) -> bool:
     return True
 
 
-def invite(tally: Tally, actor) -> None:
+def invite(tally: Tally, actor) -> str:
     """Mail each account a committed import made its link to set a password (after the commit, so no link names
-    an account that was not made), recorded as sent by `actor` (None: the command)."""
-    for user_id in tally.invited:
-        invitations.invite(db.session.get(User, user_id), actor)
+    an account that was not made), recorded as sent by `actor` (None: the command); what became of them, in
+    words (it said "mailed" when the mail server had refused them)."""
+    messages = [invitations.invite(db.session.get(User, user_id), actor) for user_id in tally.invited]
     db.session.commit()
+    return invitations.mailed_words(messages) if messages else ""

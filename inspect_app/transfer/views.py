@@ -50,7 +50,8 @@ def index():
 
 def _index(forms: dict, status: int = 200, refused: str | None = None):
     return render_template("transfer/index.html", forms=forms, waiting=invitations.awaiting_password(current_user),
-                           refused=refused, link_days=invitations.LINK_DAYS), status
+                           refused=refused, link_days=invitations.LINK_DAYS,
+                           mail_server=bool(current_app.config.get("SMTP_HOST"))), status
 
 
 @bp.post("/people/<user_id>/link")
@@ -62,11 +63,12 @@ def send_link(user_id: str):
     if user is None or not manages(current_user, user):
         abort(404)
     try:
-        invitations.send_new_link(current_user, user)
+        message = invitations.send_new_link(current_user, user)
     except AccountError as error:
         return _index({kind: UploadForm(prefix=kind) for kind in KINDS}, 409, str(error))
     db.session.commit()
-    flash(f"A new link to set a password was mailed to {user.email}; the link before it no longer works.", "success")
+    flash(f"A new link to set a password for {user.email}: {invitations.mailed_words([message])}. The link before "
+          "it no longer works.", "success" if message.sent_at or not current_app.config.get("SMTP_HOST") else "error")
     return redirect(url_for("transfer.index", _anchor="waiting"), code=303)
 
 
@@ -131,6 +133,7 @@ class _Run:
     tally: Tally = field(default_factory=Tally)
     committed: bool = False
     failed: str | None = None
+    mailed: str = ""  # what became of the set-password links (invitations.mailed_words)
 
 
 def _stream(kind: str, upload: str, *, apply: bool) -> Response:
@@ -172,7 +175,7 @@ def _progress(events: Iterator, run: _Run, apply: bool, actor) -> Iterator[int]:
                 yield event.rows
         run.committed = conclude(run.tally, apply)
         if run.committed:
-            invite(run.tally, actor)
+            run.mailed = invite(run.tally, actor)
     except Exception:  # noqa: BLE001  (a streamed page cannot become a 500 page: say what happened)
         db.session.rollback()
         log.exception("import failed")

@@ -232,10 +232,30 @@ def test_a_town_admin_makes_people_of_their_town_alone(app, client, make):
     uploaded = _upload(browser, _csv(people[:1]), name="users.csv", kind="users")
     check = browser.get(uploaded.location, buffered=True).get_data(as_text=True)
     action = re.search(r'action="([^"]+/apply[^"]*)"', check).group(1).replace("&amp;", "&")
-    assert "1 new account(s) mailed a link" in browser.post(action, buffered=True).get_data(as_text=True)
+    applied = browser.post(action, buffered=True).get_data(as_text=True)
+    # No mail server here: the link is on the Sent mail page, and the page says so (it said "mailed").
+    assert "1 set-password link(s) kept on the Sent mail page (no mail server is set)" in applied
     made = db.session.scalar(select(User).where(User.email == "new-admin@example.org"))
     assert made.role == "admin" and made.jurisdiction.profile_key == "longmeadow"  # never the admin of all towns
     # the link mailed is recorded as sent by the admin who applied the import
     invited = db.session.scalars(select(AuditEntry.actor_id).where(AuditEntry.action == "user.invite",
                                                                    AuditEntry.entity_id == made.id)).all()
     assert invited == [admin.id]
+
+
+def test_a_towns_admin_reaches_the_set_password_links_of_the_people_they_import(app, client, make):
+    # With no mail server the Sent mail page is how a link reaches its person; a town's admin found it linked
+    # from no page, and at /mail/ saw only mail about a permit of the town (an invitation names none).
+    app.config["SMTP_HOST"] = None
+    make.town("southborough")
+    browser = factories.SignedIn(client, make.user("admin", town="longmeadow"))
+    other_town = factories.SignedIn(app.test_client(), make.user("admin", town="southborough"))
+    uploaded = _upload(browser, _csv([{"email": "new.inspector@example.org", "name": "Nia New", "role": "inspector",
+                                       "town": ""}]), name="users.csv", kind="users")
+    check = browser.get(uploaded.location, buffered=True).get_data(as_text=True)
+    action = re.search(r'action="([^"]+/apply[^"]*)"', check).group(1).replace("&amp;", "&")
+    applied = browser.post(action, buffered=True).get_data(as_text=True)
+    assert 'href="/mail/"' in applied and 'href="/mail/"' in browser.get("/transfer/").text
+    sent = browser.get("/mail/").text
+    assert "new.inspector@example.org" in sent and "/set-password/" in sent
+    assert "new.inspector@example.org" not in other_town.get("/mail/").text  # another town's admin: not theirs

@@ -53,7 +53,8 @@ def test_new_people_get_accounts_and_a_link_to_set_their_password(app, runner, t
     assert table_rows() == before
     result = _import(runner, path, "--apply")
     assert result.exit_code == 0, result.output
-    assert "Applied: 3 created, 0 updated, 0 unchanged; 3 new account(s) mailed a link" in result.output
+    assert ("Applied: 3 created, 0 updated, 0 unchanged; 3 set-password link(s) kept on the Sent mail page (no mail "
+            "server is set)") in result.output
     engineer = db.session.scalar(select(User).where(User.email == "pe@example.org"))
     assert (engineer.role, engineer.pe_number, engineer.certification, engineer.organization) == (
         "inspector", "51234", "CPESC No. 1234", "Eng Co")
@@ -137,3 +138,20 @@ def test_without_public_url_the_command_refuses_and_mails_no_link_to_a_loopback_
     assert db.session.scalar(select(User).where(User.email == "new@example.org")) is None
     assert db.session.scalar(select(func.count()).select_from(OutboundEmail)) == 0
     assert "Dry run" in _import(runner, path).output  # a dry run mails nothing: it goes on
+
+
+def test_a_mail_server_that_refuses_is_said_not_mailed(app, runner, tmp_path, public_url, make):
+    # The command said "mailed a link" while the mail server had refused every message.
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once the socket closes
+    app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port)
+    make.town()
+    db.session.commit()
+    result = _import(runner, write_csv(tmp_path / "users.csv", [person("nia@example.org")]), "--apply")
+    assert result.exit_code == 0, result.output
+    assert "mailed a link" not in result.output.replace("0 new account(s) mailed a link", "")
+    assert "not mailed, the mail server refused or did not answer (ConnectionRefusedError" in result.output
+    assert "nia@example.org; send each a new link once it answers" in result.output
