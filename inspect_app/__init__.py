@@ -37,6 +37,7 @@ def create_app(test_config: dict | None = None, *, commands: bool = True) -> Fla
     app.config["PUBLIC_URL"] = config.public_url(app.config.get("PUBLIC_URL"),
                                                  production=not (commands or app.debug or app.testing))
     config.check_blob_backend(app.config)
+    config.check_mail(app.config)
     config.database_engine_options(app.config)
     if app.config["BLOB_BACKEND"] == "s3":
         # The S3 store and the AWS SDK, loaded once here: gunicorn's workers, forked from the master that made

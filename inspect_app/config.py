@@ -48,6 +48,14 @@ def public_url(configured: str | None, *, production: bool) -> str:
 
 
 BLOB_BACKENDS = ("disk", "s3")
+SMTP_SECURITIES = ("none", "starttls", "ssl")
+
+
+def check_mail(settings) -> None:
+    """SettingError for a way of securing the mail server's connection that is none of SMTP_SECURITIES."""
+    if settings.get("SMTP_SECURITY", "none") not in SMTP_SECURITIES:
+        raise SettingError(f"SMTP_SECURITY must be one of {', '.join(SMTP_SECURITIES)}: "
+                           f"{settings.get('SMTP_SECURITY')!r} is not.")
 
 
 def check_blob_backend(settings) -> None:
@@ -116,6 +124,11 @@ def from_environment(instance_path: Path) -> dict:
         # Mail: with no SMTP host, messages are only stored and shown on the sent mail page.
         "SMTP_HOST": os.environ.get("SMTP_HOST"),
         "SMTP_PORT": int(os.environ.get("SMTP_PORT", "25")),
+        # A mail service that asks for a login (Microsoft 365, Google Workspace: port 587, STARTTLS): its account,
+        # and how the connection is secured: "starttls", "ssl" (port 465) or "none" (a relay on the town's network).
+        "SMTP_USERNAME": os.environ.get("SMTP_USERNAME") or None,
+        "SMTP_PASSWORD": os.environ.get("SMTP_PASSWORD") or None,
+        "SMTP_SECURITY": (os.environ.get("SMTP_SECURITY") or "none").strip().lower(),
         "MAIL_FROM": os.environ.get("MAIL_FROM", "inspections@localhost"),
         # The town's public address, printed (and QR-coded) on frozen documents for /verify/<id>; never taken
         # from a request (its Host header is the client's to write). Required of a production app server

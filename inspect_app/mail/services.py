@@ -13,8 +13,10 @@ copy says the link went by mail: an admin reading the page cannot take over the 
 from __future__ import annotations
 
 import smtplib
+import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
 
 from flask import current_app
 from sqlalchemy import event, update
@@ -51,8 +53,10 @@ def send(to: list[str], subject: str, body: str, attachments: list[Attachment] =
     db.session.add(message)
     db.session.flush()
     if host and recipients:
-        waiting = _Delivery(message, host, current_app.config["SMTP_PORT"], current_app.config["MAIL_FROM"],
-                            recipients, subject, body, tuple(attachments))
+        config = current_app.config
+        waiting = _Delivery(message, _Server(host, config["SMTP_PORT"], config.get("SMTP_SECURITY") or "none",
+                                             config.get("SMTP_USERNAME"), config.get("SMTP_PASSWORD")),
+                            config["MAIL_FROM"], recipients, subject, body, tuple(attachments))
         db.session.info.setdefault(_WAITING, []).append(waiting)
     return message
 
@@ -61,10 +65,18 @@ _WAITING = "mail.waiting"  # in a session's info: the messages to deliver once i
 
 
 @dataclass(frozen=True)
-class _Delivery:
-    message: OutboundEmail
+class _Server:
     host: str
     port: int
+    security: str  # "starttls", "ssl" or "none" (config.py)
+    username: str | None
+    password: str | None
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    message: OutboundEmail
+    server: _Server
     sender: str
     recipients: list[str]
     subject: str
@@ -104,10 +116,21 @@ def _deliver(delivery: _Delivery) -> None:
     email["From"] = delivery.sender
     email["To"] = ", ".join(delivery.recipients)
     email["Subject"] = delivery.subject
+    # What receiving servers expect of a message (some refuse one without them).
+    email["Date"] = formatdate(localtime=False, usegmt=True)
+    email["Message-ID"] = make_msgid(domain=delivery.sender.rpartition("@")[2] or None)
     email.set_content(delivery.body)
     for attachment in delivery.attachments:
         maintype, subtype = attachment.mimetype.split("/", 1)
         email.add_attachment(attachment.content, maintype=maintype, subtype=subtype,
                              filename=attachment.filename)
-    with smtplib.SMTP(delivery.host, delivery.port, timeout=10) as smtp:
+    server = delivery.server
+    tls = ssl.create_default_context() if server.security in ("ssl", "starttls") else None
+    smtp = (smtplib.SMTP_SSL(server.host, server.port, timeout=10, context=tls) if server.security == "ssl"
+            else smtplib.SMTP(server.host, server.port, timeout=10))
+    with smtp:
+        if server.security == "starttls":
+            smtp.starttls(context=tls)
+        if server.username:
+            smtp.login(server.username, server.password or "")
         smtp.send_message(email)

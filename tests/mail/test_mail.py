@@ -79,3 +79,50 @@ def test_a_stop_work_order_whose_commit_fails_is_mailed_to_no_one(s3_app, s3_set
     db.session.rollback()
     assert db.session.scalar(select(func.count()).select_from(StopWorkOrder)) == 0
     assert smtp_server == []
+
+
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # (a test server on loopback)
+def test_a_mail_server_that_asks_for_a_login_gets_it_and_the_message_its_date_and_id(app):
+    # Mail went out with no login (a town on Microsoft 365 or Google Workspace sent nothing: "530 Authentication
+    # required"), and with no Date or Message-ID, which some receiving servers refuse.
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+    from aiosmtpd.smtp import AuthResult
+
+    received, logins = [], []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    def authenticator(server, session, envelope, mechanism, auth_data):
+        logins.append((auth_data.login, auth_data.password))
+        return AuthResult(success=(auth_data.login, auth_data.password) == (b"town-mailer", b"s3cret"))
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller = Controller(Keep(), hostname="127.0.0.1", port=port, authenticator=authenticator,
+                            auth_required=True, auth_require_tls=False)
+    controller.start()
+    try:
+        app.config.update(SMTP_HOST="127.0.0.1", SMTP_PORT=port, SMTP_SECURITY="none")
+        refused = mail.send(["owner@example.org"], "Stop-work order", "Stop all work.")
+        db.session.commit()
+        assert refused.sent_at is None and "530" in refused.error and received == []
+        app.config.update(SMTP_USERNAME="town-mailer", SMTP_PASSWORD="s3cret")
+        sent = mail.send(["owner@example.org"], "Stop-work order", "Stop all work.")
+        db.session.commit()
+    finally:
+        controller.stop()
+    assert sent.sent_at is not None and sent.error is None
+    assert logins[-1] == (b"town-mailer", b"s3cret")
+    (message,) = received
+    assert message["Date"] and message["Message-ID"].startswith("<") and message["Message-ID"].endswith(">")
+
+
+def test_an_unknown_way_of_securing_the_mail_server_stops_the_app_at_start(app):
+    from inspect_app import config
+
+    with pytest.raises(config.SettingError, match="SMTP_SECURITY must be one of none, starttls, ssl"):
+        config.check_mail({"SMTP_SECURITY": "tls1.3"})
