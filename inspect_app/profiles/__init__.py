@@ -36,7 +36,8 @@ def load_profiles(folder: Path | None = None, *, extra: Path | str | None = None
     """Load and validate every `*.toml` profile in `folder` (default: this package), keyed by profile key.
 
     `extra` (the PROFILE_DIR setting) is a folder of further towns *added* to those: a town is a TOML
-    file, no code. A key claimed twice, within or across the folders, stops the app with both files named.
+    file, no code. A key, or a town's name, claimed twice, within or across the folders, stops the app with both
+    files named.
     """
     folder = PROFILE_FOLDER if folder is None else folder
     paths = sorted(folder.glob("*.toml"))
@@ -52,6 +53,7 @@ def load_profiles(folder: Path | None = None, *, extra: Path | str | None = None
         paths += added
     profiles: dict[str, Profile] = {}
     claimed_by: dict[str, Path] = {}
+    named_by: dict[str, Path] = {}
     for path in paths:
         profile = load_profile(path)
         if profile.key in profiles:
@@ -59,8 +61,15 @@ def load_profiles(folder: Path | None = None, *, extra: Path | str | None = None
                 f"{path}: key: {profile.key!r} is already claimed by {claimed_by[profile.key]};"
                 " each town needs its own key"
             )
+        # A profile copied with its key changed and its town's name left: two towns of one name, which the
+        # imports (a town named by key or name) and every page and document would confuse.
+        name = profile.town.strip().lower()
+        if name in named_by:
+            raise ProfileError(f"{path}: town: {profile.town!r} is already the name of the town of {named_by[name]};"
+                               " each town needs its own name")
         profiles[profile.key] = profile
         claimed_by[profile.key] = path
+        named_by[name] = path
     return profiles
 
 

@@ -191,7 +191,8 @@ class CompletionRule(Rule):
     gates: tuple[Literal["findings", "corrective_actions", "notices_to_correct", "stop_work", "stabilization",
                          "easements_recorded", "npdes_notice_of_termination", "punch_list"], ...] = (
         *GATES[:6], "punch_list")
-    easements_citation: str = Field(default="§380-14 D(4)", min_length=1, max_length=CITATION_MAX)
+    # Required, as `citation` is: a town that left them out had Longmeadow's §380-18 and §380-14 D(4) cited as its own.
+    easements_citation: str = Field(min_length=1, max_length=CITATION_MAX)
     required_inspections: tuple[Literal["initial", "pre_construction", "pre_bury", "walk_through", "final"], ...] = (
         REQUIRED_INSPECTIONS)
     # The final submissions the town's text asks for before the certificate (Longmeadow §380-18 A-C: the final O&M
@@ -445,7 +446,7 @@ class Profile(Strict):
     om_certification: OMCertificationRule
     # None: the town's rules hold no surety (releases are then limited by the certificate alone).
     surety: SuretyRule | None = None
-    completion: CompletionRule = CompletionRule(citation="§380-18")
+    completion: CompletionRule  # each town its own clauses (no default: Longmeadow's were cited as any town's)
     reporting: ReportingRule = ReportingRule()
     # Whether a final inspection that finds the system not complying with the plan (a "no" to its item marked
     # `no_stops_work`) issues, by itself, the written notice of violation and a stop-work order (Longmeadow

@@ -185,3 +185,28 @@ def test_a_policys_section_too_long_to_store_with_its_basis(write_profile):
     assert "longer than 200 characters" in message and f"{section}, town policy" in message
     fits = write_profile(_broken(line, f'basis = "policy"\ncitation = "{section[:-13]}: 30 days"'), "fits.toml")
     assert load_profile(fits).cure_period.basis == "policy"
+
+
+def test_a_town_whose_profile_leaves_out_its_completion_clauses_is_refused(write_profile):
+    # Left out, they defaulted to Longmeadow's §380-18 and §380-14 D(4), cited on another town's certificate
+    # refusals and O&M pages as its own.
+    start, end = GOOD.index("[completion]"), GOOD.index("[[inspection_types]]")
+    assert start < end
+    message = _error_for(write_profile(GOOD[:start] + GOOD[end:]))
+    assert "completion" in message
+    without = GOOD.replace('easements_citation = "§380-14 D(4)"\n', "")
+    assert without != GOOD
+    assert "easements_citation" in _error_for(write_profile(without))
+
+
+def test_a_copied_profile_that_keeps_another_towns_name_is_refused_naming_both_files(tmp_path):
+    # The key changed, the town's name left: two towns named "Longmeadow", which the imports (a town by key or
+    # name) and every page and document confused.
+    extra = tmp_path / "more"
+    extra.mkdir()
+    path = extra / "easthampton.toml"
+    path.write_text(GOOD.replace('key = "longmeadow"', 'key = "easthampton"', 1), encoding="utf-8")
+    with pytest.raises(ProfileError) as caught:
+        load_profiles(extra=extra)
+    assert str(path) in str(caught.value) and "'Longmeadow' is already the name of the town of" in str(caught.value)
+    assert "longmeadow.toml" in str(caught.value)
