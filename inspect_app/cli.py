@@ -127,8 +127,14 @@ def towns_sync() -> None:
     """Make a jurisdiction for every town profile that has none, and store the years around today of their
     holiday calendars, as the `holidays` package gives them, for the app servers (schedule/holidays.py)."""
 
+    loaded = current_app.extensions["profiles"]
     for town in ensure_jurisdictions():
         click.echo(f"{town.profile_key}: {town.name}")
+        named = loaded[town.profile_key].town if town.profile_key in loaded else town.name
+        if named != town.name:
+            click.echo(f"  note: the profile names it {named!r}; the record keeps {town.name!r}, the name its signed "
+                       "reports carry (and their hashes with it). Pages and documents go on saying "
+                       f"{town.name!r}.")
     years = store_holiday_years(current_app.extensions["profiles"].values(), utcnow().date())
     db.session.commit()
     click.echo(f"Stored {years} years of legal holidays.")

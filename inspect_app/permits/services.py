@@ -38,7 +38,9 @@ def profile_of(permit: Permit) -> Profile:
 
 
 def ensure_jurisdictions() -> list[Jurisdiction]:
-    """One jurisdiction row per loaded town profile (added when missing, names kept current)."""
+    """One jurisdiction row per loaded town profile (added when missing). A name already recorded stays as it is,
+    whatever the profile says now: every signed report's record carries its town's name, and its hash with it
+    (`flask towns sync` says where the two differ)."""
     existing = {j.profile_key: j for j in db.session.scalars(select(Jurisdiction))}
     for key, profile in profiles().items():
         if key not in existing:

@@ -38,3 +38,10 @@ def test_the_flask_command_and_the_app_servers_read_profile_dir_from_the_environ
     probe = "import json, wsgi; print(json.dumps(sorted(wsgi.app.extensions['profiles'])))"
     served = json.loads(_run(["-c", probe], env).splitlines()[-1])
     assert served == ["cgp_baseline", "longmeadow", "millbrook", "southborough"]
+    # A name corrected in the profile: said, not applied behind the record's back (the sync's docstring said "names
+    # kept current", and kept nothing); the name the signed reports carry, and hash, stays.
+    towns = Path(env["PROFILE_DIR"])
+    (towns / "millbrook.toml").write_text(MILLBROOK.replace('town = "Millbrook"', 'town = "Town of Millbrook"'))
+    again = _run(["-m", "flask", "towns", "sync"], env)
+    assert "millbrook: Millbrook" in again
+    assert "note: the profile names it 'Town of Millbrook'; the record keeps 'Millbrook'" in again
