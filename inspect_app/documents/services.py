@@ -62,10 +62,11 @@ FREEZE_ON = {
 _TO_FREEZE = "documents_to_freeze"
 
 
-def inspection_report_pdf(inspection: Inspection) -> bytes:
-    """The inspection report (§380-16 C(4)(f)[1]) as PDF bytes: the frozen document once submitted."""
+def inspection_report_pdf(inspection: Inspection, occasion: str = "signed and submitted") -> bytes:
+    """The inspection report (§380-16 C(4)(f)[1]) as PDF bytes: the frozen document once submitted, frozen now
+    for `occasion` (what made this version: FREEZE_ON's words) where its record has no version yet."""
     if inspection.is_submitted:
-        return pdf_bytes(freeze("inspection_report", inspection, "signed and submitted"))
+        return pdf_bytes(freeze("inspection_report", inspection, occasion))
     return rendered_report_pdf(inspection)
 
 

@@ -7,7 +7,7 @@ the weather backfill (inspections/weather.py) once the weather a report was sent
 from __future__ import annotations
 
 from inspect_app import units
-from inspect_app.documents.services import inspection_report_pdf
+from inspect_app.documents.services import FREEZE_ON, inspection_report_pdf
 from inspect_app.inspections.models import Inspection
 from inspect_app.extensions import db
 from inspect_app.inspections.queries import amended_by_another, authority_addresses, type_of, weather_pending
@@ -24,8 +24,10 @@ def send_report(inspection: Inspection, completed: bool = False) -> None:
     """§380-16 C(4)(f): the report goes to the applicant and the authority, its PDF attached; again, `completed`,
     once the weather it was sent without is filled in."""
     # Named by the town's day, as the subject and the download are (an evening report had the next day's date).
+    # Its version frozen for what made it: the weather the server filled in, not a second signing.
+    occasion = FREEZE_ON["inspection.reseal" if completed else "inspection.submit"][1]
     pdf = mail.Attachment(f"inspection-{inspection.permit.number}-{local(inspection.performed_at):%Y%m%d}.pdf",
-                          inspection_report_pdf(inspection))
+                          inspection_report_pdf(inspection, occasion))
     mail.send([inspection.permit.applicant_email or ""] + authority_addresses(inspection.permit),
               f"Inspection report{' (weather filled in)' if completed else ''}: permit {inspection.permit.number}, "
               f"{type_of(inspection).name}, {local_time(inspection.performed_at)}",

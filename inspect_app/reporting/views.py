@@ -9,6 +9,8 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_login import current_user, login_required
 from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy import inspect as sa_inspect
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.orm import joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -17,7 +19,7 @@ from inspect_app.accounts.policy import allowed, permit_or_404, require
 from inspect_app.accounts.records import kept_per_user
 from inspect_app.blobs import files
 from inspect_app.blobs.store import AlteredBlob
-from inspect_app.extensions import db, hold, htmx
+from inspect_app.extensions import db, htmx
 from inspect_app.idempotency import SignInNeeded, author_not_signed_in
 from inspect_app.reporting import report_parts, submission
 from inspect_app.findings import services as findings
@@ -287,13 +289,18 @@ def _stale(inspection: Inspection, background: bool) -> bool:
     return db.session.execute(counted.values(revision=Inspection.revision + 1)).rowcount == 0
 
 
-def _held(inspection: Inspection) -> Inspection:
-    """A stored draft held until the post ends, and read again as it is now: of a save, a Sign and submit and a
-    discard of one draft sent at once (two tabs, the tablet and the laptop, a background save), the second waits,
-    then finds it submitted (the locked page) or gone, not a database refusal (a 500 the outbox sends again)."""
-    if not sa_inspect(inspection).pending:
-        hold(Inspection, inspection.id)
-    return inspection
+def _meanwhile(inspection_id: str, error: Exception):
+    """The answer to a save, Sign and submit or discard of a draft that another tab, device or background save
+    submitted or discarded while this one was on its way: the database's guard refused the change to the report
+    signed meanwhile (an IntegrityError, a 500 the outbox sent again). The report as it is now says which: the
+    locked page, or a 404 for one discarded. Any other refusal is the request's own: raised again."""
+    db.session.rollback()
+    now = db.session.get(Inspection, inspection_id)
+    if now is not None and now.is_submitted:
+        return locked(now, str(services.ReportLocked(now)))
+    if now is None:
+        abort(404, description=DISCARDED)
+    raise error
 
 
 @bp.post("/inspections/<inspection_id>")
@@ -306,9 +313,16 @@ def save(inspection_id: str):
         raise SignInNeeded(description=refused)
     # A background save keeps a report that is stored; it never makes one (a device's new report is made by its
     # first Save or Submit), nor brings back one discarded from another tab.
-    inspection = _held(load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id))
+    inspection = load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
+    try:
+        return _keep_draft(inspection, inspection_id, background)
+    except (IntegrityError, StaleDataError) as error:
+        return _meanwhile(inspection_id, error)
+
+
+def _keep_draft(inspection: Inspection, inspection_id: str, background: bool):
     data, parts, errors = _read_report(inspection)
     if not errors and _stale(inspection, background):
         db.session.rollback()
@@ -337,42 +351,53 @@ def save(inspection_id: str):
 @bp.post("/inspections/<inspection_id>/submit")
 def submit(inspection_id: str):
     """Sign and submit the report; it becomes the record and goes to the applicant and the authority."""
-    inspection = _held(load_or_create(inspection_id))
+    inspection = load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
-    if not errors:
-        try:  # recorded with the report's parts, and sent to the applicant and the authority in the same commit
-            submission.submit_report(current_user, inspection, data, report_parts.sent(inspection, parts, data))
-        except submission.PartRefused as refused:
-            errors = {"new-parts": str(refused)}
-        except services.ReportIncomplete as incomplete:
-            errors = incomplete.problems
+    try:
+        if not errors:
+            try:  # recorded with the report's parts, and sent to the applicant and the authority in the same commit
+                submission.submit_report(current_user, inspection, data, report_parts.sent(inspection, parts, data))
+            except submission.PartRefused as refused:
+                errors = {"new-parts": str(refused)}
+            except services.ReportIncomplete as incomplete:
+                errors = incomplete.problems
+        if not errors:
+            db.session.commit()
+    except (IntegrityError, StaleDataError) as error:
+        return _meanwhile(inspection_id, error)
     if errors:
         db.session.rollback()  # nothing of a refused submission is kept (a device's new report neither)
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),
                            data, errors, 422, parts=parts)
         db.session.rollback()
         return page
-    db.session.commit()
     return redirect(url_for("inspections.detail", inspection_id=inspection_id), code=303)
 
 
 @bp.post("/inspections/<inspection_id>/discard")
 def discard(inspection_id: str):
     """Throw away the author's own draft, once they tick that they mean it; back to the permit."""
-    inspection = _held(load_inspection(inspection_id, edit=True))
+    inspection = load_inspection(inspection_id, edit=True)
     permit_id = inspection.permit_id
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     if request.form.get("confirm") != "yes":
         return render_page(inspection, errors={"discard": DISCARD_UNCONFIRMED}, status=422)
+    # Claimed first, as a draft still (its row held till the commit): of two discards, or a discard and a Sign and
+    # submit, sent at once, the second finds the draft gone or signed, and says so.
+    claimed = update(Inspection).where(Inspection.id == inspection.id, Inspection.status == "draft")
+    if db.session.execute(claimed.values(revision=Inspection.revision + 1)).rowcount == 0:
+        return _meanwhile(inspection_id, LookupError(inspection_id))
     try:
         services.discard_draft(current_user, inspection)
+        db.session.commit()
     except services.InspectionError as error:
         db.session.rollback()
         return render_page(load_inspection(inspection_id), errors={"discard": str(error)}, status=422)
-    db.session.commit()
+    except (IntegrityError, StaleDataError) as error:
+        return _meanwhile(inspection_id, error)
     flash(DISCARDED, "success")
     return redirect(url_for("permits.detail", permit_id=permit_id), code=303)
 

@@ -13,6 +13,7 @@ from sqlalchemy import func, select, text
 
 from inspect_app.audit.models import AuditEntry
 from inspect_app.audit.services import snapshot
+from inspect_app.documents.models import FrozenDocument
 from inspect_app.extensions import db
 from inspect_app.inspections import weather as report_weather
 from inspect_app.inspections.models import ChecklistAnswer, Inspection
@@ -224,6 +225,12 @@ def test_weather_backfilled_after_a_report_is_signed_is_chained_and_the_audit_ve
     assert again["Subject"].startswith("Inspection report (weather filled in): permit ") and again["To"] == first["To"]
     text = _mail_text(again)
     assert text.startswith("This report was sent when it was signed, with the weather at the time still to come")
+    # The version it carries is the server's, not a second signing by the inspector (its PDF was frozen for
+    # "signed and submitted" as the mail was made, and the commit then made no version of its own).
+    versions = list(db.session.scalars(select(FrozenDocument).where(FrozenDocument.subject_id == draft.id)
+                                       .order_by(FrozenDocument.frozen_at, FrozenDocument.id)))
+    assert [(v.occasion, v.signed_by) for v in versions][1:] == [("pending weather filled in",
+                                                                  "the server (weather filled in)")]
     assert "station: pending" not in text and "(f) Precipitation in the previous 24 hours: 0.47 in" in text
     # The values the report now holds are those of its latest chained entry: the audit checks out.
     db.session.remove()
