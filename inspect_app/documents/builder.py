@@ -463,7 +463,9 @@ def _flowables(block: Block, index: int) -> list[Flowable]:
     if isinstance(block, Fields):
         return [_fields_table(block), rl.Spacer(1, 6)]
     if isinstance(block, Paragraphs):
-        parts = re.split(r"\n[ \t]*\n", _plain(block.text).strip())
+        # Split on the text as written (_markup sets what the built-in fonts lack in DejaVu Sans, as for a field).
+        text = "" if block.text is None else str(block.text).replace("\r\n", "\n")
+        parts = re.split(r"\n[ \t]*\n", text.strip())
         return [rl.Paragraph(_markup(part.strip()), rl.STYLES["body"]) for part in parts if part.strip()]
     if isinstance(block, Table):
         return [_data_table(block, index), rl.Spacer(1, 6)]

@@ -40,7 +40,7 @@ from inspect_app.documents.builder import Document, render
 from inspect_app.documents.models import FrozenDocument
 from inspect_app.enforcement.models import NoticeOfViolation, StopWorkOrder
 from inspect_app.extensions import db
-from inspect_app.links import public_base
+from inspect_app.links import public_link
 from inspect_app.inspections import queries
 from inspect_app.inspections.models import Inspection
 from inspect_app.permits.models import Permit
@@ -161,7 +161,7 @@ def check_frozen_files(batch: int = 2000) -> FileCheck:
 
 def verify_url(document_id: str) -> str:
     """Where anyone can verify a document: under PUBLIC_URL (config.public_url), never the request's host."""
-    return f"{public_base()}/verify/{document_id}"
+    return public_link("verify.verify", document_id=document_id)
 
 
 def freeze(kind: str, subject, occasion: str, note: str | None = None,

@@ -314,8 +314,8 @@ def return_to_field(actor, finding: Finding, comment: str) -> Finding:
     """An agent sends a finding back to the field with a comment; unverified close-outs reopen."""
     if not (comment or "").strip():
         raise FindingError("comment", "Say what must still be done.")
-    hold(Finding, finding.id)  # (see `verify`: the finding first, then its actions, as they are now)
-    for action in finding.actions:
+    hold(Finding, finding.id)  # (see `verify`: the finding first, then its actions, as they are now, by id)
+    for action in sorted(finding.actions, key=lambda a: a.id):
         hold(CorrectiveAction, action.id)
     if finding.status == "corrected":
         # Every action is verified, and a verified one is never reopened: sent back, it would stay "returned"

@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from blinker import Namespace
 from sqlalchemy import or_, select
 
 from inspect_app.audit import services as audit
@@ -18,7 +19,6 @@ from inspect_app.inspections.canonical import RecordAltered, check_parts, reseal
 from inspect_app.inspections.models import Inspection
 from inspect_app.inspections.queries import weather_pending
 from inspect_app.permits.models import Permit
-from inspect_app.reporting import notification
 from inspect_app.types import utcnow
 from inspect_app.weather import services as weather
 from inspect_app.weather import source
@@ -254,8 +254,13 @@ def _write(inspection: Inspection, result: source.WeatherResult, now: dt.datetim
         reseal_record(None, inspection)
         if was_pending and not weather_pending(inspection):
             # §380-16 C(4)(f)[1]: the report sent after the inspection "shall include" (e) and (f); it went with
-            # them pending. Its recipients get it again, complete, once.
-            notification.send_report(inspection, completed=True)
+            # them pending. Its recipients get it again, complete, once (reporting/notification.py receives it).
+            weather_filled.send(inspection)
+
+
+# Sent in the transaction that fills in the weather a submitted report was signed without, after its new seal: the
+# report layer mails it again, complete (a domain does not import the layer above it: docs/architecture.md).
+weather_filled = Namespace().signal("weather-filled")
 
 
 @dataclass(frozen=True)

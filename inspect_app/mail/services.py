@@ -12,6 +12,7 @@ copy says the link went by mail: an admin reading the page cannot take over the 
 """
 from __future__ import annotations
 
+import logging
 import smtplib
 import ssl
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Attachment:
 
 
 SECRET_NOT_KEPT = "[sent by mail only: not kept here]"
+log = logging.getLogger(__name__)
 
 
 def send(to: list[str], subject: str, body: str, attachments: list[Attachment] = (),
@@ -95,14 +97,19 @@ def _deliver_committed(session: Session) -> None:
         state = sa_inspect(delivery.message)
         if not state.persistent:
             continue
+        # The change is committed: nothing here may fail it, nor stop the messages after this one.
         try:
             _deliver(delivery)
-        except (OSError, smtplib.SMTPException) as error:
-            outcome = {"error": f"{type(error).__name__}: {error}"}
+        except Exception as error:  # noqa: BLE001  (a refused connection, a header the mail package refuses...)
+            outcome = {"error": f"{type(error).__name__}: {error}"[:2000]}
         else:
             outcome = {"sent_at": utcnow()}
-        with session.get_bind().begin() as connection:
-            connection.execute(update(OutboundEmail).where(OutboundEmail.id == state.identity[0]).values(**outcome))
+        try:
+            with session.get_bind().begin() as connection:
+                connection.execute(update(OutboundEmail).where(OutboundEmail.id == state.identity[0])
+                                   .values(**outcome))
+        except Exception:  # noqa: BLE001  (the database busy: the message stays as stored, its outcome unsaid)
+            log.exception("the outcome of message %s was not recorded", state.identity[0])
 
 
 @event.listens_for(Session, "after_soft_rollback")

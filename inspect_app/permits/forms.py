@@ -9,7 +9,7 @@ from flask_wtf import FlaskForm
 from wtforms import SelectChoice
 from wtforms import BooleanField, EmailField, RadioField, SelectField, StringField, TextAreaField, TimeField
 from wtforms.validators import (
-    DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError,
+    DataRequired, InputRequired, Length, NumberRange, Optional, Regexp, ValidationError,
 )
 
 from inspect_app.fields import (DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField,
@@ -28,7 +28,9 @@ CGP_CHOICES = [
 
 class PermitForm(FlaskForm):
     jurisdiction_id = SelectField("Town", validators=[DataRequired()])
-    number = StringField("Permit number", validators=[DataRequired(), Length(max=40)])
+    # One line: it heads every mail about the permit, and a line break in a mail's subject refuses the mail.
+    number = StringField("Permit number", validators=[DataRequired(), Length(max=40), Regexp(
+        r"^[^\x00-\x1f\x7f]*$", message="A permit number is one line of text, with no line breaks or tabs.")])
     site_address = StringField("Site address", validators=[DataRequired(), Length(max=300)])
     parcel_id = StringField("Parcel ID", validators=[Optional(), Length(max=60)],
                             description="The assessor's map and lot, e.g. 12-34-5")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from inspect_app import units
 from inspect_app.documents.services import FREEZE_ON, inspection_report_pdf
 from inspect_app.inspections.models import Inspection
+from inspect_app.inspections.weather import weather_filled
 from inspect_app.extensions import db
 from inspect_app.inspections.queries import amended_by_another, authority_addresses, type_of, weather_pending
 from inspect_app.mail import services as mail
@@ -59,6 +60,11 @@ def _amends(inspection: Inspection) -> str:
     another = amended_by_another(inspection)
     return (f"This report corrects {what}; the original stays in the record unchanged."
             + (f" It is an {another}." if another else ""))
+
+
+@weather_filled.connect
+def _send_completed(inspection: Inspection, **_) -> None:
+    send_report(inspection, completed=True)
 
 
 def report_text(inspection: Inspection) -> str:

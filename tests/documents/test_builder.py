@@ -119,7 +119,7 @@ def test_same_document_gives_identical_bytes_in_this_and_another_process():
         Heading("Inspection"), Fields(REPORT_FIELDS),
         PhotoGrid(tuple(Photo(jpeg(shade=n), f"Photo {n}", "2024-05-03 10:15") for n in range(3))),
         SignatureBlock("Sample Inspector", "P.E.", "I certify.", "2024-05-03", signature_png()),
-        Paragraphs("Owner: Đặng Thị Hương"),  # (and a font embedded for her name)
+        Fields((("Owner", "Đặng Thị Hương"),)),  # (and a font embedded for her name)
     )
     first = render(doc)
     assert render(doc) == first
@@ -239,9 +239,11 @@ def test_names_outside_the_built_in_fonts_print_as_written_and_what_no_font_has_
         ("Finding", "Silt fence down 🚧 at the café, €250 fine"),
         ("Owner", "Zoë Ærø Ł\u200bódź\x00\x07"),
         ("Inspector", "Đặng Thị Hương"),
-    )), title="Report of Ελένη Παπαδοπούλου"))
+    )), Paragraphs("Reasons: Łukasz's crew left the basin open.\r\n\r\nSecond: Đặng Thị Hương saw it."),
+        title="Report of Ελένη Παπαδοπούλου"))
     texts = pages_text(pdf)
     assert "Silt fence down ? at the café, €250 fine" in texts[0]
+    assert "Reasons: Łukasz's crew left the basin open." in texts[0] and "Second: Đặng Thị Hương saw it." in texts[0]
     assert "Zoë Ærø Łódź" in texts[0] and "Đặng Thị Hương" in texts[0]
     assert "Report of Ελένη Παπαδοπούλου" in texts[0]  # the page's foot, drawn on the canvas
     again = render(make_document(Fields((("Owner", "Łukasz"),))))

@@ -9,6 +9,7 @@ import pytest
 
 from inspect_app.extensions import db
 from inspect_app.mail import services as mail
+from inspect_app.mail.models import OutboundEmail
 
 
 def test_message_is_sent_with_its_attachment(app, smtp_server):
@@ -126,3 +127,16 @@ def test_an_unknown_way_of_securing_the_mail_server_stops_the_app_at_start(app):
 
     with pytest.raises(config.SettingError, match="SMTP_SECURITY must be one of none, starttls, ssl"):
         config.check_mail({"SMTP_SECURITY": "tls1.3"})
+
+
+def test_a_message_the_mail_package_cannot_build_fails_neither_the_change_nor_the_next_message(app, smtp_server):
+    # A header with a line break raised out of the commit, after the change was committed, and the messages after
+    # it were never sent nor marked.
+    bad = mail.send(["owner@example.org"], "Stop-work order: permit SW-1\r\nX", "Stop all work.")
+    good = mail.send(["owner@example.org"], "Notice of violation", "Fix the silt fence.")
+    bad_id, good_id = bad.id, good.id
+    db.session.commit()
+    db.session.expire_all()
+    assert "ValueError" in db.session.get(OutboundEmail, bad_id).error
+    assert db.session.get(OutboundEmail, good_id).sent_at is not None
+    assert [m["Subject"] for m in smtp_server] == ["Notice of violation"]
