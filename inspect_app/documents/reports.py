@@ -730,9 +730,10 @@ def certificate_of_completion(record: dict[str, Any], permit: Permit, sha: str) 
     blocks: list = [
         Paragraphs(f"{_day(record['issued_at'], tz)}\n\n{p['owner_name']}\n{p['site_address']}\n\n"
                    f"Re: Permit {p['number']}, {p['site_address']}"),
-        Paragraphs(f"The {authority} certifies that all work of permit {p['number']} at {p['site_address']} has been "
-                   f"satisfactorily completed in conformance with the {record['regulation']}, upon receipt and "
-                   f"approval of the final submissions it requires{_paren(profile.cite('completion'))}, listed below."),
+        Paragraphs(f"The {authority} certifies that " + profile.completion.certificate_statement.format(
+                   number=p["number"], site=p["site_address"], regulation=record["regulation"])
+                   + f", upon receipt and approval of the final submissions it requires"
+                   f"{_paren(profile.cite('completion'))}, listed below."),
         Heading(profile.cited("Final submissions accepted", "completion")),
         Table(("Submission", "Citation", "Details", "Submitted", "Accepted"), tuple(rows)
               or (("None accepted", "", "", "", ""),), (2, 1.5, 3.8, 1.2, 1.2)),

@@ -203,10 +203,25 @@ class CompletionRule(Rule):
     as_built_certification: str = Field(
         default="Certified by the project design engineer, a Massachusetts registered professional engineer",
         min_length=1, max_length=CITATION_MAX)
+    # What the certificate states, in the town's words: "The <authority> certifies that <this>, upon receipt and
+    # approval of the final submissions ...". {number}, {site} and {regulation} are the permit's and the town's.
+    certificate_statement: str = Field(
+        default="all work of permit {number} at {site} has been satisfactorily completed in conformance with the "
+                "{regulation}", min_length=1, max_length=2 * CITATION_MAX)
     # What the engineer certifies on the final inspection's report, as the form first offers it, in the town's words.
     final_inspection_certification: str = Field(
         default=("I find the stormwater management system properly installed and functioning, and my engineering "
                  "stamp is on the final as-built drawing(s)."), min_length=1, max_length=2 * CITATION_MAX)
+
+
+    @field_validator("certificate_statement")
+    @classmethod
+    def _statement_fills_in(cls, statement: str) -> str:
+        try:
+            statement.format(number="N", site="S", regulation="R")
+        except (KeyError, IndexError, ValueError) as error:
+            raise ValueError(f"only {{number}}, {{site}} and {{regulation}} may be filled in ({error!r})") from None
+        return statement
 
 
 class SuretyRule(Rule):

@@ -297,9 +297,12 @@ def test_certificate_of_completion_lists_accepted_submissions_with_the_towns_reg
     for expected in (
         "Certificate of Completion",
         "Oct 12, 2026 Owner LLC 21 Highland Street, Southborough, MA Re: Permit SMP-2026-07",
-        "The Conservation Commission certifies that all work of permit SMP-2026-07 at 21 Highland Street, "
-        "Southborough, MA has been satisfactorily completed in conformance with the Town of Southborough "
-        "Conservation Commission Stormwater and Erosion Control Regulations",
+        # §5.0: a COC "states that all conditions of an issued SMP have been met and that a project has been
+        # completed in compliance with the conditions set forth in a SMP".
+        "The Conservation Commission certifies that all conditions of Stormwater Management Permit SMP-2026-07 "
+        "for 21 Highland Street, Southborough, MA have been met, and that the project has been completed in "
+        "compliance with the conditions set forth in it (§5.0), upon receipt and approval of the final "
+        "submissions it requires (§9.6",
         # Southborough's own clause (§9.6: as-built drawings "certified by a Registered Professional Engineer")
         # where it has one, none where it is silent; no final O&M plan (§7.6: filed with the application).
         "As-built drawings §9.6 Certified by a Registered Professional Engineer",
