@@ -690,6 +690,8 @@ def send_reminders(today: dt.date | None = None) -> list[OMReminder]:
     completed = select(Permit.id).where(Permit.status == "completed", Permit.completed_on.is_not(None))
     for permit_id in db.session.scalars(completed).all():
         permit = db.session.get(Permit, permit_id)
+        if not permits.profile_of(permit).om_certification.enabled:
+            continue  # the town's policy switched off (its profile): nothing is owed, so nothing is due or late
         due = next_period(permit)
         on = today or today_at(permit)
         kind = None
