@@ -273,8 +273,11 @@ def _issuer(certificate: CertificateOfCompletion, occasion: str) -> tuple[str | 
 
 
 def _certification_signer(certification: OMCertification, occasion: str) -> tuple[str | None, dt.datetime | None]:
+    """The responsible party who signed it (§380-14 C(2)(l): the certification is theirs), and on its reviewed
+    version the agent who reviewed it beside them, at the review's time (the version named the agent alone)."""
     if certification.reviewed_at:
-        return records.user_name(certification.reviewed_by_id), certification.reviewed_at
+        return (f"{certification.signer_name}; reviewed by {records.user_name(certification.reviewed_by_id)}",
+                certification.reviewed_at)
     return certification.signer_name, certification.submitted_at
 
 
