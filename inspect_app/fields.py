@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 import math
 
 from wtforms import SelectChoice, fields, validators
@@ -107,6 +108,25 @@ class DecimalField(_Bounded, fields.DecimalField):
         except decimal.InvalidOperation:  # "sNaN" and friends
             self.data = None
             raise ValueError("Enter a number.") from None
+
+
+class MoneyField(DecimalField):
+    """An amount of US dollars, as people write one: "$25,000.00" is 25000.00 (it was "Not a valid decimal value",
+    and a range message beside it that was not true)."""
+
+    def process_formdata(self, valuelist):
+        if valuelist and isinstance(valuelist[0], str) and _MONEY.fullmatch(valuelist[0].strip()):
+            valuelist = [valuelist[0].strip().lstrip("$").strip().replace(",", ""), *valuelist[1:]]
+        super().process_formdata(valuelist)
+
+    def validate(self, form, extra_validators=()) -> bool:
+        if self.process_errors:  # no amount read: that alone is said (its range is nothing to check)
+            self.errors = list(self.process_errors)
+            return False
+        return super().validate(form, extra_validators)
+
+
+_MONEY = re.compile(r"\$?\s*\d{1,3}(,\d{3})+(\.\d+)?|\$\s*\d+(\.\d+)?")
 
 
 class DateField(_Bounded, fields.DateField):

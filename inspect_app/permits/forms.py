@@ -13,7 +13,7 @@ from wtforms.validators import (
 )
 
 from inspect_app.fields import (DateField, DateTimeLocalField, DecimalField, Email, FloatField, IntegerField,
-                                 check_local_moment)
+                                 MoneyField, check_local_moment)
 from inspect_app.geo import LATITUDE_RANGE, LONGITUDE_RANGE
 from inspect_app.extensions import db
 from inspect_app.permits.models import STRUCTURE_KINDS, Jurisdiction
@@ -61,7 +61,7 @@ class PermitForm(FlaskForm):
                                        "intent), printed on erosion-control reports.")
     # Up to what its column holds (12 digits, 2 of them cents): a larger one was stored on SQLite and refused by
     # PostgreSQL at the commit, a 500.
-    surety_amount = DecimalField("Surety (USD)", places=2, validators=[Optional(), NumberRange(
+    surety_amount = MoneyField("Surety (USD)", places=2, validators=[Optional(), NumberRange(
         0, Decimal("9999999999.99"), message="The surety must be between $0 and $9,999,999,999.99.")])
     issued_on = DateField("Issued on", validators=[InputRequired(message="Issue date is required.")])
     construction_started_on = DateField("Construction started on", validators=[Optional()])

@@ -368,3 +368,24 @@ def test_a_time_construction_started_with_no_day_or_unreadable_is_refused(app, r
     assert "Give the day construction started first." in result.output
     assert "'noonish' is not a time of day: write it as HH:MM" in result.output
     assert db.session.scalar(select(func.count()).select_from(Permit)) == 0
+
+
+@pytest.mark.parametrize(("written", "kept"), [("$25,000.00", Decimal("25000.00")), ("25,000", Decimal("25000.00")),
+                                               ("$ 1500", Decimal("1500.00"))])
+def test_a_surety_written_as_dollars_is_read_as_its_amount(app, runner, tmp_path, make, written, kept):
+    # "$25,000.00" was refused twice: "Not a valid decimal value." and a range message that was not true.
+    make.town()
+    db.session.commit()
+    path = write_csv(tmp_path / "permits.csv", [permit_row("LM-5") | {"surety_amount": written}])
+    result = runner.invoke(args=["import", "permits", str(path), "--apply"])
+    assert result.exit_code == 0, result.output
+    assert db.session.scalar(select(Permit.surety_amount).where(Permit.number == "LM-5")) == kept
+
+
+def test_a_surety_that_is_no_amount_gets_one_message(app, runner, tmp_path, make):
+    make.town()
+    db.session.commit()
+    path = write_csv(tmp_path / "permits.csv", [permit_row("LM-6") | {"surety_amount": "$25,00,0"}])
+    result = runner.invoke(args=["import", "permits", str(path), "--apply"])
+    assert result.exit_code == 1 and "Not a valid decimal value." in result.output
+    assert "The surety must be between" not in result.output
