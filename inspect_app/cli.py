@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from inspect_app import idempotency
 from inspect_app.accounts.models import User
-from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled
+from inspect_app.accounts.services import AccountError, change_password, create_user, set_enabled, set_role
 from inspect_app.audit import services as audit
 from inspect_app.blobs.cli import blobs_group
 from inspect_app.certifications.cli import om_group
@@ -84,6 +84,28 @@ def _user(email: str) -> User:
     if user is None:
         raise click.BadParameter(f"no account with the email {email!r}", param_hint="--email")
     return user
+
+
+@users.command("set-role")
+@click.option("--email", required=True)
+@click.option("--role", required=True, type=click.Choice(["inspector", "agent", "permittee", "admin"]))
+@click.option("--town", help="Profile key of the town an agent or admin works for, e.g. longmeadow.")
+def users_set_role(email, role, town) -> None:
+    """Give an account another role (and an agent or admin its town); its sessions end."""
+    jurisdiction = None
+    if town:
+        ensure_jurisdictions()
+        jurisdiction = db.session.scalar(select(Jurisdiction).where(Jurisdiction.profile_key == town))
+        if jurisdiction is None:
+            raise click.BadParameter(f"no town profile named {town!r}", param_hint="--town")
+    user = _user(email)
+    try:
+        set_role(None, user, role, jurisdiction)
+    except AccountError as error:
+        raise click.ClickException(str(error)) from None
+    db.session.commit()
+    click.echo(f"{user.email} is now {'an' if role[0] in 'aeiou' else 'a'} {role}"
+               f"{f' for {jurisdiction.name}' if jurisdiction else ''}; its sessions have ended.")
 
 
 @users.command("password")

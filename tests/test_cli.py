@@ -23,6 +23,26 @@ def test_users_create(runner):
     assert user.check_password("long enough pw")
 
 
+def test_a_wrong_role_is_put_right_with_set_role_and_the_import_points_to_it(runner, make):
+    # An import refused a role change with "change it in the app", and nothing in the app changes a role.
+    from inspect_app.audit.models import AuditEntry
+
+    person = make.user("inspector", email="dana@example.org")
+    version = person.session_version
+    agent = runner.invoke(args=["users", "set-role", "--email", "Dana@example.org", "--role", "agent"])
+    assert agent.exit_code != 0 and "an agent works for one town" in agent.output
+    done = runner.invoke(args=["users", "set-role", "--email", "dana@example.org", "--role", "agent",
+                               "--town", "longmeadow"])
+    assert done.exit_code == 0, done.output
+    assert "dana@example.org is now an agent for Longmeadow; its sessions have ended." in done.output
+    db.session.expire_all()
+    changed = db.session.get(User, person.id)
+    assert (changed.role, changed.jurisdiction.profile_key) == ("agent", "longmeadow")
+    assert changed.session_version != version
+    assert db.session.scalar(select(AuditEntry.action).where(AuditEntry.entity_id == person.id)
+                             .order_by(AuditEntry.seq.desc()).limit(1)) == "user.role"
+
+
 @pytest.mark.parametrize("args,message", [
     (["--role", "agent"], "an agent works for one town"),
     (["--role", "inspector", "--password", "short"], "at least 8 characters"),

@@ -134,6 +134,23 @@ def set_enabled(actor, user: User, enabled: bool) -> User:
     return user
 
 
+def set_role(actor, user: User, role: str, jurisdiction=None) -> User:
+    """Give an account another role (a person entered as an inspector who is the town's agent), and the town an
+    agent works for (an admin's is optional: none is the admin of all towns; inspectors and permittees have none:
+    their permits say where they work). Every session of the account ends: it signs in again as what it is now."""
+    if role not in ROLES:
+        raise AccountError(f"role: must be one of {', '.join(ROLES)}")
+    if role == "agent" and jurisdiction is None:
+        raise AccountError("town: an agent works for one town")
+    if role in ("inspector", "permittee"):
+        jurisdiction = None
+    before = audit.snapshot(user)
+    user.role, user.jurisdiction = role, jurisdiction
+    user.end_sessions()
+    audit.record(actor, "user.role", user, before)
+    return user
+
+
 def authenticate(email: str, password: str) -> User | None:
     """The enabled user with this email and password, or None.
 

@@ -106,11 +106,13 @@ class UserImport:
             return
         if user.role != role:
             yield Problem(row.number, "role", f"{user.email} is already a {user.role}: an import does not change "
-                                              "roles; change it in the app.")
+                                              "roles; the administrator of all towns does, with `flask users "
+                                              "set-role`.")
             return
         if role in ("agent", "admin") and user.jurisdiction_id != getattr(town, "id", None):
             yield Problem(row.number, "town", f"{user.email} works for another town: an import does not move "
-                                              "people between towns.")
+                                              "people between towns; the administrator of all towns does, with "
+                                              "`flask users set-role`.")
             return
         changed = [name for name, value in details.items() if getattr(user, name) != value]
         if not changed:
