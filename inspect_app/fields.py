@@ -120,7 +120,9 @@ class MoneyField(DecimalField):
         super().process_formdata(valuelist)
 
     def validate(self, form, extra_validators=()) -> bool:
-        if self.process_errors:  # no amount read: that alone is said (its range is nothing to check)
+        if self.process_errors and self.raw_data and str(self.raw_data[0]).strip():
+            # No amount read from what was written: that alone is said (its range is nothing to check). An empty
+            # one goes through the chain, whose Optional() lets it be.
             self.errors = list(self.process_errors)
             return False
         return super().validate(form, extra_validators)
