@@ -19,6 +19,7 @@ from inspect_app.certifications.cli import om_group
 from inspect_app.demo import DEMO_PASSWORD, DEMO_USERS, load_demo
 from inspect_app.documents import services as documents
 from inspect_app.extensions import db
+from inspect_app.towns_loaded import require_every_town_profile
 from inspect_app.inspections.cli import weather_group
 from inspect_app.inspections import canonical
 from inspect_app.mail import services as mail
@@ -170,7 +171,7 @@ def permits_cli() -> None:
 @permits_cli.command("lapse")
 def permits_lapse() -> None:
     """Mark lapsed every issued permit past its lapse date with no work begun (Southborough §9.7)."""
-
+    require_every_town_profile()
     lapsed = lapse_due_permits(None)
     db.session.commit()
     for permit in lapsed:

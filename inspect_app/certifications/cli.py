@@ -8,6 +8,7 @@ from flask.cli import AppGroup
 
 from inspect_app.certifications import services
 from inspect_app.extensions import db
+from inspect_app.towns_loaded import require_every_town_profile
 from inspect_app.permits.models import Permit
 
 om_group = AppGroup("om", help="O&M plans and certifications.")
@@ -18,6 +19,7 @@ om_group = AppGroup("om", help="O&M plans and certifications.")
               help="Act as if today were this date (YYYY-MM-DD); default: today in each town.")
 def remind(on: dt.datetime | None) -> None:
     """Email O&M certification reminders: 30 days before due and when late. Safe to run daily."""
+    require_every_town_profile()
     sent = services.send_reminders(on.date() if on else None)
     for reminder in sent:
         permit = db.session.get(Permit, reminder.permit_id)

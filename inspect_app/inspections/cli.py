@@ -5,6 +5,7 @@ import click
 from flask.cli import AppGroup
 
 from inspect_app.extensions import db
+from inspect_app.towns_loaded import require_every_town_profile
 from inspect_app.inspections.weather import backfill_pending
 from inspect_app.templating import local_time
 from inspect_app.weather import source
@@ -16,6 +17,7 @@ weather_group = AppGroup("weather", help="Weather at inspections (meteostat).")
 @click.option("--limit", type=click.IntRange(min=1), help="Fill at most this many reports.")
 def backfill(limit: int | None) -> None:
     """Fill the weather of reports still pending, or not final yet; each lookup is bounded."""
+    require_every_town_profile()
     source.start_fetcher()
     outcomes = backfill_pending(limit)
     db.session.commit()

@@ -8,6 +8,7 @@ import click
 from flask.cli import AppGroup
 
 from inspect_app.extensions import db
+from inspect_app.towns_loaded import require_every_town_profile
 from inspect_app.schedule import obligations
 from inspect_app.types import utcnow
 
@@ -17,6 +18,7 @@ dashboard_group = AppGroup("dashboard", help="The dashboard's stored obligations
 @dashboard_group.command("refresh")
 def refresh() -> None:
     """Work out every permit's open obligations again, for what time alone changes; safe to run from cron."""
+    require_every_town_profile()
     now, permits, stored = utcnow(), 0, 0
     for batch in obligations.batches():
         stored += obligations.refresh_permits(batch, now, skip_busy=True)

@@ -5,6 +5,7 @@ import click
 from flask.cli import AppGroup
 
 from inspect_app.extensions import db
+from inspect_app.towns_loaded import require_every_town_profile
 from inspect_app.templating import local_time
 from inspect_app.units import inches_and_mm
 from inspect_app.weather import services, source
@@ -18,6 +19,7 @@ compliance_group = AppGroup("compliance", help="Compliance checks, safe to run f
 def sweep(days: int) -> None:
     """Record the storm events (0.25 in within 24 hours, CGP 2022 Part 4.2) of every permit still under
     CGP inspections, and their inspections due, in one transaction."""
+    require_every_town_profile()
     source.start_fetcher()
     outcome = services.sweep_storms(days)
     db.session.commit()

@@ -45,3 +45,13 @@ def test_the_flask_command_and_the_app_servers_read_profile_dir_from_the_environ
     again = _run(["-m", "flask", "towns", "sync"], env)
     assert "millbrook: Millbrook" in again
     assert "note: the profile names it 'Town of Millbrook'; the record keeps 'Millbrook'" in again
+    # A cron job whose environment lacks PROFILE_DIR: the timed commands refuse, and change nothing (the refresh
+    # replaced the town's stored obligations with "The town profile 'millbrook' is not loaded." and ended well).
+    without = {name: value for name, value in env.items() if name != "PROFILE_DIR"}
+    for command in (["dashboard", "refresh"], ["compliance", "sweep"], ["weather", "backfill"], ["om", "remind"],
+                    ["permits", "lapse"]):
+        done = subprocess.run([sys.executable, "-m", "flask", *command], cwd=ROOT, env=without, capture_output=True,
+                              text=True, timeout=180)
+        assert done.returncode == 1, (command, done.stdout, done.stderr)
+        assert "No town profile is loaded for 'millbrook': set PROFILE_DIR" in done.stderr, done.stderr
+
