@@ -29,6 +29,7 @@ from inspect_app.certifications.models import (
 from inspect_app.completion.models import FinalSubmission
 from inspect_app.extensions import db
 from inspect_app.inspections.models import Inspection
+from inspect_app.labels import PARTY_ROLE_LABELS
 from inspect_app.mail import services as mail
 from inspect_app.permits import services as permits
 from inspect_app.permits.models import Permit, StormwaterStructure
@@ -533,6 +534,14 @@ def certify(actor, permit: Permit, *, signature_png: str | None = None,
                                        f"{_paren(permits.profile_of(permit).cite('om_parties'))}: the town's agent "
                                        "records the owner and the others bound to the plan before it can be "
                                        "certified."})
+    if actor is not None and not _certifies(actor, permit, today):
+        # §380-14 C(2)(l): "person(s) responsible for operation and maintenance, shall submit annual certification";
+        # the plan binds "all subsequent owners" (§380-14 A(3)): a seller whose sale is recorded is neither.
+        bound = ", ".join(f"{p.name} ({PARTY_ROLE_LABELS[p.role].lower()})" for p in _certifying(permit, today))
+        raise OMError({"period_start": f"You are not among those bound to the plan's operation and maintenance now"
+                                       f"{f' ({bound})' if bound else ''}: one of them signs the certification. "
+                                       f"If that is wrong, the {permits.profile_of(permit).authority_title}'s "
+                                       "agent records the parties."})
     assembly = assemble(permit, for_period, today)
     if not assembly.entries and not without_entries_confirmed:
         raise OMError({"without_entries": NO_ENTRIES.format(start=for_period.start, end=for_period.end,
@@ -669,6 +678,34 @@ def notices(permit: Permit) -> list[NoticeToCorrect]:
     return list(db.session.scalars(query))
 
 
+CERTIFYING_ROLES = ("owner", "operational")  # who signs the yearly certification (§380-14 C(2)(l), A(3))
+
+
+def _certifying(permit: Permit, on: dt.date) -> list[ResponsibleParty]:
+    return [p for p in current_parties(permit, on) if p.role in CERTIFYING_ROLES]
+
+
+def _certifies(actor, permit: Permit, on: dt.date) -> bool:
+    """Whether `actor`'s account is one of the current owners or operators bound to the plan (by the account
+    recorded for the party, or its address); with none recorded with an account or an address, the permit's
+    owner account, as before parties named them."""
+    bound = _certifying(permit, on)
+    if not any(p.user_id or p.email for p in bound):
+        return getattr(actor, "id", None) == permit.owner_id
+    email = (getattr(actor, "email", "") or "").lower()
+    return any(p.user_id == actor.id or (p.email or "").lower() == email for p in bound)
+
+
+def reminded(permit: Permit) -> list[str]:
+    """Where a certification's reminder goes: the current owners and operators, who sign it, and the owner
+    account where it is theirs (an easement grantor, told the plan asks no certification of it, is not)."""
+    on = today_at(permit)
+    addresses = [p.email for p in _certifying(permit, on)]
+    if permit.owner is not None and _certifies(permit.owner, permit, on):
+        addresses.append(permit.owner.email)
+    return sorted({a.lower() for a in addresses if a})
+
+
 def recipients(permit: Permit) -> list[str]:
     """Where O&M mail goes: the current responsible parties and the permit owner's account."""
     addresses = [p.email for p in current_parties(permit)]
@@ -699,7 +736,7 @@ def send_reminders(today: dt.date | None = None) -> list[OMReminder]:
             kind = "late"
         elif on >= due.certify_by - dt.timedelta(days=REMINDER_DAYS_BEFORE):
             kind = "upcoming"
-        to = recipients(permit)
+        to = reminded(permit)
         if kind is None or not to or _reminded(permit, due, kind):
             continue
         reminder = OMReminder(permit_id=permit.id, period_start=due.start, kind=kind)
