@@ -85,6 +85,9 @@ def load_profile(path: Path) -> Profile:
         raise ProfileError(f"{path}: {_describe_toml_error(error)}") from None
     except UnicodeDecodeError as error:
         raise ProfileError(f"{path}: is not UTF-8 text: {error}") from None
+    except MissingClause as error:
+        raise ProfileError("\n".join(f"{path}: {name}: required: the town's own clause (no other town's is cited "
+                                      "for it)" for name in error.names)) from None
     except ValidationError as error:
         lines = [f"{path}: {_field_path(issue['loc'])}: {_problem(issue)}" for issue in error.errors()]
         raise ProfileError("\n".join(lines)) from None
@@ -94,7 +97,24 @@ def load_profile(path: Path) -> Profile:
 def _profile_of(content: bytes) -> Profile:
     """The profile a file's text makes. The same text makes the same profile (frozen), so an app made again
     in the same process (a test, a CLI command within the app) reads and checks each town's file once."""
-    return Profile.model_validate(tomllib.loads(content.decode("utf-8")))
+    data = tomllib.loads(content.decode("utf-8"))
+    # What a town's file must say itself: left out, the schema's defaults cited Longmeadow's clauses as its own.
+    missing = [f"{table}.{name}" for table, names in TOWN_MUST_SAY.items() for name in names
+               if not isinstance(data.get(table), dict) or name not in data[table]]
+    if missing:
+        raise MissingClause(missing)
+    return Profile.model_validate(data)
+
+
+TOWN_MUST_SAY = {"completion": ("citation", "easements_citation")}
+
+
+class MissingClause(ValueError):
+    """A town's file leaves out a clause of its own (`TOWN_MUST_SAY`)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(names)
+        self.names = names
 
 
 def _describe_toml_error(error: tomllib.TOMLDecodeError) -> str:

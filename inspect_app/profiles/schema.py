@@ -461,7 +461,9 @@ class Profile(Strict):
     om_certification: OMCertificationRule
     # None: the town's rules hold no surety (releases are then limited by the certificate alone).
     surety: SuretyRule | None = None
-    completion: CompletionRule  # each town its own clauses (no default: Longmeadow's were cited as any town's)
+    # A town's file must give its own (profiles/__init__.py: Longmeadow's were cited as any town's); this default
+    # serves a profile made in Python (the engine's tests).
+    completion: CompletionRule = CompletionRule(citation="§380-18", easements_citation="§380-14 D(4)")
     reporting: ReportingRule = ReportingRule()
     # Whether a final inspection that finds the system not complying with the plan (a "no" to its item marked
     # `no_stops_work`) issues, by itself, the written notice of violation and a stop-work order (Longmeadow
