@@ -90,8 +90,10 @@ def _user(email: str) -> User:
 @users.command("set-role")
 @click.option("--email", required=True)
 @click.option("--role", required=True, type=click.Choice(["inspector", "agent", "permittee", "admin"]))
-@click.option("--town", help="Profile key of the town an agent or admin works for, e.g. longmeadow.")
-def users_set_role(email, role, town) -> None:
+@click.option("--town", help="Profile key of the town an agent or admin works for, e.g. longmeadow (an admin "
+                             "keeps their town unless another is given).")
+@click.option("--all-towns", is_flag=True, help="Make an admin the admin of all towns.")
+def users_set_role(email, role, town, all_towns) -> None:
     """Give an account another role (and an agent or admin its town); its sessions end."""
     jurisdiction = None
     if town:
@@ -101,12 +103,13 @@ def users_set_role(email, role, town) -> None:
             raise click.BadParameter(f"no town profile named {town!r}", param_hint="--town")
     user = _user(email)
     try:
-        set_role(None, user, role, jurisdiction)
+        set_role(None, user, role, jurisdiction, all_towns=all_towns and not town)
     except AccountError as error:
         raise click.ClickException(str(error)) from None
     db.session.commit()
-    click.echo(f"{user.email} is now {'an' if role[0] in 'aeiou' else 'a'} {role}"
-               f"{f' for {jurisdiction.name}' if jurisdiction else ''}; its sessions have ended.")
+    where = (f" for {user.jurisdiction.name}" if user.jurisdiction else
+             " of all towns" if role == "admin" else "")
+    click.echo(f"{user.email} is now {'an' if role[0] in 'aeiou' else 'a'} {role}{where}; its sessions have ended.")
 
 
 @users.command("password")

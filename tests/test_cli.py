@@ -43,6 +43,27 @@ def test_a_wrong_role_is_put_right_with_set_role_and_the_import_points_to_it(run
                              .order_by(AuditEntry.seq.desc()).limit(1)) == "user.role"
 
 
+def test_set_role_makes_no_admin_of_all_towns_by_default_nor_leaves_an_agent_assigned_to_permits(runner, make):
+    # A town's agent made its admin without --town became the admin of all towns; an inspector assigned to a
+    # permit became an agent still assigned to it.
+    clerk = make.user("agent", email="clerk@example.org")
+    town = clerk.jurisdiction.name
+    done = runner.invoke(args=["users", "set-role", "--email", "clerk@example.org", "--role", "admin"])
+    assert done.exit_code == 0 and f"clerk@example.org is now an admin for {town}" in done.output, done.output
+    db.session.expire_all()
+    assert db.session.get(User, clerk.id).jurisdiction_id == clerk.jurisdiction_id
+    everywhere = runner.invoke(args=["users", "set-role", "--email", "clerk@example.org", "--role", "admin",
+                                     "--all-towns"])
+    assert "clerk@example.org is now an admin of all towns" in everywhere.output, everywhere.output
+    engineer = make.user("inspector", email="eng@example.org")
+    permit = make.permit(inspectors=[engineer], number="LM-ROLE-1")
+    refused = runner.invoke(args=["users", "set-role", "--email", "eng@example.org", "--role", "agent",
+                                  "--town", "longmeadow"])
+    assert refused.exit_code != 0 and "is the inspector of permit(s) LM-ROLE-1" in refused.output
+    db.session.expire_all()
+    assert db.session.get(User, engineer.id).role == "inspector" and permit.number == "LM-ROLE-1"
+
+
 @pytest.mark.parametrize("args,message", [
     (["--role", "agent"], "an agent works for one town"),
     (["--role", "inspector", "--password", "short"], "at least 8 characters"),

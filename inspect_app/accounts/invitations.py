@@ -105,7 +105,7 @@ def mailed_words(messages: list[OutboundEmail]) -> str:
         return (f"{len(messages)} set-password link(s) kept on the Sent mail page (no mail server is set): pass "
                 "each to its person")
     failed = [m for m in messages if m.sent_at is None]
-    said = f"{len(messages) - len(failed)} new account(s) mailed a link to set a password"
+    said = f"{len(messages) - len(failed)} link(s) to set a password mailed"
     if failed:
         said += (f"; not mailed, the mail server refused or did not answer ({failed[0].error or 'no answer'}): "
                  f"{', '.join(address for m in failed for address in m.to)}; send each a new link once it answers")

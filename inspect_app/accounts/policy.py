@@ -29,8 +29,8 @@ from functools import cache
 
 from flask import abort, g, has_app_context
 from flask_login import current_user
-from sqlalchemy import (ColumnElement, CompoundSelect, Select, Text, and_, bindparam, cast, exists, false, literal, or_,
-                        select)
+from sqlalchemy import (ColumnElement, CompoundSelect, Select, Text, and_, bindparam, cast, exists, false, func, literal,
+                        or_, select)
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import aliased, joinedload
 
@@ -301,7 +301,13 @@ def visible_mail(user) -> Select[tuple[OutboundEmail]]:
     # And the mail of no permit sent to the people they manage (a set-password link: with no mail server, this
     # page is how it reaches its person). `to` is a JSON list of addresses, each written in quotes.
     managed = managed_users(user).with_only_columns(User.email).subquery()
-    to_managed = exists().where(cast(OutboundEmail.to, Text).contains(literal('"') + managed.c.email + literal('"')))
+    # The address matched as itself: "%" and "_" may be in an address, and are a LIKE pattern's wildcards
+    # ("%@example.org", an account a town's admin may make, matched every address of the domain).
+    address = managed.c.email
+    for wildcard in ("\\", "%", "_"):
+        address = func.replace(address, wildcard, "\\" + wildcard)
+    to_managed = exists().where(cast(OutboundEmail.to, Text).contains(literal('"') + address + literal('"'),
+                                                                      escape="\\"))
     return query.where(or_(OutboundEmail.permit_id.in_(visible),
                            and_(OutboundEmail.permit_id.is_(None), to_managed)))
 

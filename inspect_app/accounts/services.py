@@ -9,6 +9,7 @@ from sqlalchemy import bindparam, func, select
 
 from inspect_app.accounts import passwords
 from inspect_app.accounts.models import ROLES, User
+from inspect_app.permits.models import Permit, PermitAssignment
 from inspect_app.audit import services as audit
 from inspect_app.extensions import db
 
@@ -134,21 +135,41 @@ def set_enabled(actor, user: User, enabled: bool) -> User:
     return user
 
 
-def set_role(actor, user: User, role: str, jurisdiction=None) -> User:
+def set_role(actor, user: User, role: str, jurisdiction=None, *, all_towns: bool = False) -> User:
     """Give an account another role (a person entered as an inspector who is the town's agent), and the town an
-    agent works for (an admin's is optional: none is the admin of all towns; inspectors and permittees have none:
-    their permits say where they work). Every session of the account ends: it signs in again as what it is now."""
+    agent or admin works for: an admin keeps their town unless another is given, and is the admin of all towns
+    only when `all_towns` says so; inspectors and permittees have none (their permits say where they work).
+    Refused while the account's permits say what it is: an inspector assigned to a permit, a permittee owning
+    one. Every session of the account, and its calendar link, end: it signs in again as what it is now."""
     if role not in ROLES:
         raise AccountError(f"role: must be one of {', '.join(ROLES)}")
+    if role == "admin" and jurisdiction is None and not all_towns:
+        jurisdiction = user.jurisdiction
+        if jurisdiction is None:
+            raise AccountError("town: give the town this admin works for, or say they are the admin of all towns")
     if role == "agent" and jurisdiction is None:
         raise AccountError("town: an agent works for one town")
     if role in ("inspector", "permittee"):
         jurisdiction = None
+    if role != user.role:
+        held = _permits_held(user)
+        if held:
+            raise AccountError(f"role: {user.email} is the {'inspector' if user.role == 'inspector' else 'owner'} "
+                               f"of permit(s) {', '.join(held)}: assign them to someone else first")
     before = audit.snapshot(user)
     user.role, user.jurisdiction = role, jurisdiction
     user.end_sessions()
+    user.calendar_key = None
     audit.record(actor, "user.role", user, before)
     return user
+
+
+def _permits_held(user: User) -> list[str]:
+    """The numbers of the permits an inspector is assigned to, or a permittee owns: what the role is for."""
+    assigned = select(Permit.number).join(PermitAssignment, PermitAssignment.permit_id == Permit.id).where(
+        PermitAssignment.user_id == user.id)
+    owned = select(Permit.number).where(Permit.owner_id == user.id)
+    return sorted(set(db.session.scalars(assigned.union(owned))))
 
 
 def authenticate(email: str, password: str) -> User | None:

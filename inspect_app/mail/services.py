@@ -17,7 +17,7 @@ import smtplib
 import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import formatdate, make_msgid
+from email.utils import formatdate, make_msgid, parseaddr
 
 from flask import current_app
 from sqlalchemy import event, update
@@ -125,7 +125,7 @@ def _deliver(delivery: _Delivery) -> None:
     email["Subject"] = delivery.subject
     # What receiving servers expect of a message (some refuse one without them).
     email["Date"] = formatdate(localtime=False, usegmt=True)
-    email["Message-ID"] = make_msgid(domain=delivery.sender.rpartition("@")[2] or None)
+    email["Message-ID"] = make_msgid(domain=parseaddr(delivery.sender)[1].rpartition("@")[2] or None)
     email.set_content(delivery.body)
     for attachment in delivery.attachments:
         maintype, subtype = attachment.mimetype.split("/", 1)

@@ -30,7 +30,7 @@ class PermitForm(FlaskForm):
     jurisdiction_id = SelectField("Town", validators=[DataRequired()])
     # One line: it heads every mail about the permit, and a line break in a mail's subject refuses the mail.
     number = StringField("Permit number", validators=[DataRequired(), Length(max=40), Regexp(
-        r"^[^\x00-\x1f\x7f]*$", message="A permit number is one line of text, with no line breaks or tabs.")])
+        r"^[^\x00-\x1f\x7f]*\Z", message="A permit number is one line of text, with no line breaks or tabs.")])
     site_address = StringField("Site address", validators=[DataRequired(), Length(max=300)])
     parcel_id = StringField("Parcel ID", validators=[Optional(), Length(max=60)],
                             description="The assessor's map and lot, e.g. 12-34-5")

@@ -289,7 +289,7 @@ def _stale(inspection: Inspection, background: bool) -> bool:
     return db.session.execute(counted.values(revision=Inspection.revision + 1)).rowcount == 0
 
 
-def _meanwhile(inspection_id: str, error: Exception):
+def _meanwhile(inspection_id: str, error: Exception, stored: bool = True):
     """The answer to a save, Sign and submit or discard of a draft that another tab, device or background save
     submitted or discarded while this one was on its way: the database's guard refused the change to the report
     signed meanwhile (an IntegrityError, a 500 the outbox sent again). The report as it is now says which: the
@@ -298,7 +298,7 @@ def _meanwhile(inspection_id: str, error: Exception):
     now = db.session.get(Inspection, inspection_id)
     if now is not None and now.is_submitted:
         return locked(now, str(services.ReportLocked(now)))
-    if now is None:
+    if now is None and stored:  # (a device's new report, never stored: the refusal is its own)
         abort(404, description=DISCARDED)
     raise error
 
@@ -316,10 +316,11 @@ def save(inspection_id: str):
     inspection = load_inspection(inspection_id, edit=True) if background else load_or_create(inspection_id)
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
+    stored = not sa_inspect(inspection).pending
     try:
         return _keep_draft(inspection, inspection_id, background)
     except (IntegrityError, StaleDataError) as error:
-        return _meanwhile(inspection_id, error)
+        return _meanwhile(inspection_id, error, stored)
 
 
 def _keep_draft(inspection: Inspection, inspection_id: str, background: bool):
@@ -355,6 +356,7 @@ def submit(inspection_id: str):
     if inspection.is_submitted:
         return locked(inspection, str(services.ReportLocked(inspection)))
     data, parts, errors = _read_report(inspection)
+    stored = not sa_inspect(inspection).pending
     try:
         if not errors:
             try:  # recorded with the report's parts, and sent to the applicant and the authority in the same commit
@@ -366,7 +368,7 @@ def submit(inspection_id: str):
         if not errors:
             db.session.commit()
     except (IntegrityError, StaleDataError) as error:
-        return _meanwhile(inspection_id, error)
+        return _meanwhile(inspection_id, error, stored)
     if errors:
         db.session.rollback()  # nothing of a refused submission is kept (a device's new report neither)
         page = render_page(db.session.get(Inspection, inspection_id) or load_or_create(inspection_id),

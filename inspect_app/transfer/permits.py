@@ -404,7 +404,7 @@ class PermitImport:
         return outcome, _New(permit, structures, assignments)
 
     def _update(self, permit: Permit, planned: _Planned):
-        changed = [name for name, value in planned.fields.items() if getattr(permit, name) != value]
+        changed = [name for name, value in planned.fields.items() if not _same(name, getattr(permit, name), value)]
         if planned.owner_id and permit.owner_id != planned.owner_id:
             changed.append("owner_id")
         have = {(a.user_id, a.capacity) for a in permit.assignments}
@@ -591,6 +591,14 @@ class PermitImport:
             return
         for action, structure, before in written:
             audit.record_flushed(self.actor, action, structure, before)
+
+
+def _same(name: str, recorded: Any, given: Any) -> bool:
+    """Whether a row's value is what is recorded: the start's moment to the minute, as the file writes it (one
+    set in the app keeps its seconds, and its own exported row was read as a change)."""
+    if name == "construction_started_at" and recorded is not None and given is not None:
+        return recorded.replace(second=0, microsecond=0) == given
+    return recorded == given
 
 
 def _refuse(message: str):

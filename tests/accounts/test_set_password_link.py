@@ -61,7 +61,7 @@ def test_an_expired_link_says_so_and_the_admin_sends_a_new_one_that_works(app, r
     pat = db.session.scalar(select(User).where(User.email == "pat@example.org"))
     sent = admin_browser.post(f"/transfer/people/{pat.id}/link")
     assert sent.status_code == 303
-    assert ("A new link to set a password for pat@example.org: 1 new account(s) mailed a link to set a password. The "
+    assert ("A new link to set a password for pat@example.org: 1 link(s) to set a password mailed. The "
             "link before it no longer works.") in admin_browser.get(sent.location).text
     assert len(smtp_server) == 2
     second = smtp_server[1]

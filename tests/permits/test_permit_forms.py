@@ -55,6 +55,7 @@ def test_construction_start_makes_the_permit_active(agent_browser):
 BAD = [
     ("number", "", "This field is required."),
     ("number", "SW-7\n2026", "A permit number is one line of text, with no line breaks or tabs."),
+    ("number", "SW-8\n", "A permit number is one line of text, with no line breaks or tabs."),  # ($ matches before it)
     ("latitude", "north", "Not a valid float value."),
     ("latitude", "95", "Number must be between -90 and 90."),
     ("longitude", "", "Longitude is required."),

@@ -389,3 +389,24 @@ def test_a_surety_that_is_no_amount_gets_one_message(app, runner, tmp_path, make
     result = runner.invoke(args=["import", "permits", str(path), "--apply"])
     assert result.exit_code == 1 and "Not a valid decimal value." in result.output
     assert "The surety must be between" not in result.output
+
+
+def test_a_permit_made_active_in_the_app_is_unchanged_by_its_own_exported_row(app, runner, tmp_path, make):
+    # Its start keeps its seconds; the file writes HH:MM: read as a change, the start rewritten, audited again.
+    from inspect_app.permits import services as permits
+    from inspect_app.types import local
+
+    make.town()
+    db.session.commit()
+    first = runner.invoke(args=["import", "permits", str(write_csv(tmp_path / "a.csv", [permit_row("LM-1")])),
+                                "--apply"])
+    assert first.exit_code == 0, first.output
+    permit = db.session.scalar(select(Permit).where(Permit.number == "LM-1"))
+    permits.change_status(None, permit, "active")  # §380-2: started now, to the microsecond
+    db.session.commit()
+    started = local(permit.construction_started_at)
+    # What `flask export` writes for it (transfer/export.py): the day, and the time as HH:MM.
+    row = permit_row("LM-1", construction_started_on=f"{started:%Y-%m-%d}",
+                     construction_started_time=f"{started:%H:%M}")
+    again = runner.invoke(args=["import", "permits", str(write_csv(tmp_path / "b.csv", [row]))])
+    assert "0 to update, 1 unchanged" in again.output, again.output
