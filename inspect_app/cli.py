@@ -64,12 +64,7 @@ def users_create(email, name, role, town, pe_number, certification, title, organ
                  password) -> None:
     """Create an account."""
 
-    jurisdiction = None
-    if town:
-        ensure_jurisdictions()
-        jurisdiction = db.session.scalar(select(Jurisdiction).where(Jurisdiction.profile_key == town))
-        if jurisdiction is None:
-            raise click.BadParameter(f"no town profile named {town!r}", param_hint="--town")
+    jurisdiction = _town(town)
     try:
         user = create_user(email, name, role, password, jurisdiction=jurisdiction,
                            pe_number=pe_number, certification=certification, title=title,
@@ -78,6 +73,17 @@ def users_create(email, name, role, town, pe_number, certification, title, organ
         raise click.ClickException(str(error)) from None
     db.session.commit()
     click.echo(f"Created {user.role} {user.email}")
+
+
+def _town(key: str | None) -> Jurisdiction | None:
+    """The town of a `--town` profile key (None for none given); a usage error for one no profile names."""
+    if not key:
+        return None
+    ensure_jurisdictions()
+    jurisdiction = db.session.scalar(select(Jurisdiction).where(Jurisdiction.profile_key == key))
+    if jurisdiction is None:
+        raise click.BadParameter(f"no town profile named {key!r}", param_hint="--town")
+    return jurisdiction
 
 
 def _user(email: str) -> User:
@@ -95,12 +101,7 @@ def _user(email: str) -> User:
 @click.option("--all-towns", is_flag=True, help="Make an admin the admin of all towns.")
 def users_set_role(email, role, town, all_towns) -> None:
     """Give an account another role (and an agent or admin its town); its sessions end."""
-    jurisdiction = None
-    if town:
-        ensure_jurisdictions()
-        jurisdiction = db.session.scalar(select(Jurisdiction).where(Jurisdiction.profile_key == town))
-        if jurisdiction is None:
-            raise click.BadParameter(f"no town profile named {town!r}", param_hint="--town")
+    jurisdiction = _town(town)
     user = _user(email)
     try:
         set_role(None, user, role, jurisdiction, all_towns=all_towns and not town)

@@ -7,7 +7,6 @@ The gate gives up after a few seconds, so the second request, waiting for the fi
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from types import SimpleNamespace
 
 import pytest
@@ -21,6 +20,7 @@ from inspect_app.inspections.models import CorrectiveAction, Finding
 from inspect_app.types import LOCAL_TZ, utcnow
 from tests.findings.test_findings import _finding, _open_action
 from tests.inspections.report_helpers import start, submit
+from tests.races import at_once, gated
 
 
 @pytest.fixture
@@ -46,40 +46,6 @@ def _completed_action(app, site):
     return client, finding.id, action.id
 
 
-def _gated(monkeypatch, *names):
-    """Make each named findings service wait at one gate (both requests have read the record) before it runs."""
-    gate = threading.Barrier(len(names) if len(names) > 1 else 2)
-    for name in set(names):
-        original = getattr(findings, name)
-
-        def waiting(*args, _original=original, **kwargs):
-            try:
-                gate.wait(timeout=4)
-            except threading.BrokenBarrierError:
-                pass
-            return _original(*args, **kwargs)
-
-        monkeypatch.setattr(findings, name, waiting)
-
-
-def _at_once(*calls):
-    db.session.remove()
-    answers = [None] * len(calls)
-
-    def run(i):
-        try:
-            answers[i] = calls[i]()
-        except Exception as error:  # noqa: BLE001  (the test app propagates it; gunicorn answers 500)
-            answers[i] = SimpleNamespace(status_code=500, text=repr(error))
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return answers
-
-
 def _entries(action: str, entity_id: str) -> int:
     return db.session.scalar(select(func.count()).select_from(AuditEntry)
                              .where(AuditEntry.action == action, AuditEntry.entity_id == entity_id))
@@ -91,9 +57,9 @@ def test_two_agents_verifying_one_action_at_once_verify_it_once(app, make, site,
     _, finding_id, action_id = _completed_action(app, site)
     agent_a, agent_b = make.user("agent"), make.user("agent")
     a, b = SignedIn(app.test_client(), agent_a), SignedIn(app.test_client(), agent_b)
-    _gated(monkeypatch, "verify")
+    gated(monkeypatch, findings, "verify", timeout=4)
     url = f"/actions/{action_id}/verify"
-    answers = _at_once(lambda: a.post(url, htmx="findings"), lambda: b.post(url, htmx="findings"))
+    answers = at_once(lambda: a.post(url, htmx="findings"), lambda: b.post(url, htmx="findings"))
     assert (_entries("action.verify", action_id), _entries("finding.corrected", finding_id)) == (1, 1)
     codes = sorted(r.status_code for r in answers)
     assert codes == [200, 400] and "verified meanwhile, by " in max(answers, key=lambda r: r.status_code).text
@@ -106,8 +72,8 @@ def test_verify_and_send_back_at_once_leave_a_consistent_action(app, make, site,
     _, finding_id, action_id = _completed_action(app, site)
     agent_a, agent_b = make.user("agent"), make.user("agent")
     a, b = SignedIn(app.test_client(), agent_a), SignedIn(app.test_client(), agent_b)
-    _gated(monkeypatch, "verify", "return_to_field")
-    answers = _at_once(
+    gated(monkeypatch, findings, "verify", "return_to_field", timeout=4)
+    answers = at_once(
         lambda: a.post(f"/actions/{action_id}/verify", htmx="findings"),
         lambda: b.post(f"/findings/{finding_id}/return", {f"return-{finding_id}-comment": "Fence still down"},
                        htmx="findings"))

@@ -2,7 +2,6 @@
 that the outbox would send again."""
 from __future__ import annotations
 
-from factories import SignedIn
 from inspect_app.extensions import db
 from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection

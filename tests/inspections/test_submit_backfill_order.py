@@ -6,7 +6,6 @@ connection of their own."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from sqlalchemy import text

@@ -15,51 +15,11 @@ from sqlalchemy import func, select
 from factories import SignedIn
 from inspect_app.audit.models import AuditEntry
 from inspect_app.extensions import db
-from inspect_app.inspections import services as inspections
 from inspect_app.inspections.models import Inspection
-from inspect_app.mail.models import OutboundEmail
 from inspect_app.reporting import submission
 from inspect_app.reporting import views
 from tests.inspections.report_helpers import filled, report_form, start
-
-
-def _gate(monkeypatch, module, name, parties=2):
-    gate = threading.Barrier(parties)
-    original = getattr(module, name)
-
-    def waiting(*args, **kwargs):
-        try:
-            gate.wait(timeout=2)
-        except threading.BrokenBarrierError:
-            pass
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, waiting)
-
-
-class _ServerError:
-    """What the device gets when the view raises (the test app propagates it; gunicorn answers 500)."""
-
-    def __init__(self, error: Exception):
-        self.status_code, self.error, self.text = 500, error, repr(error)
-
-
-def _at_once(*calls):
-    db.session.remove()
-    answers = [None] * len(calls)
-
-    def run(i):
-        try:
-            answers[i] = calls[i]()
-        except Exception as error:  # noqa: BLE001
-            answers[i] = _ServerError(error)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return answers
+from tests.races import at_once, gated
 
 
 def _site(app, make):
@@ -79,8 +39,8 @@ def test_a_report_signed_on_two_devices_at_once_is_submitted_once_and_the_other_
     url = f"/inspections/{report_id}"
     forms = [filled(device.get(url).text, notes=f"from the {name}") for device, name in
              ((tablet, "tablet"), (laptop, "laptop"))]
-    _gate(monkeypatch, submission, "submit_report")
-    answers = _at_once(lambda: tablet.post(url + "/submit", forms[0]), lambda: laptop.post(url + "/submit", forms[1]))
+    gated(monkeypatch, submission, "submit_report")
+    answers = at_once(lambda: tablet.post(url + "/submit", forms[0]), lambda: laptop.post(url + "/submit", forms[1]))
     codes = sorted(a.status_code for a in answers)
     assert db.session.scalar(select(func.count()).select_from(AuditEntry).where(
         AuditEntry.action == "inspection.submit", AuditEntry.entity_id == report_id)) == 1
@@ -120,7 +80,7 @@ def test_an_autosave_from_another_tab_during_submission_is_not_a_server_error(ap
         finally:
             submitted.set()
 
-    answers = _at_once(submit_a, lambda: tab_b.client.post(url, data=autosave, headers={"X-Autosave": "1"}))
+    answers = at_once(submit_a, lambda: tab_b.client.post(url, data=autosave, headers={"X-Autosave": "1"}))
     # A submits; B's save finds the report submitted: the locked page, which autosave.js says so of.
     assert answers[0].status_code == 303, answers[0].status_code
     assert answers[1].status_code == 403 and "submitted" in answers[1].text, answers[1].status_code
