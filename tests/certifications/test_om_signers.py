@@ -11,25 +11,15 @@ import pytest
 from sqlalchemy import select
 
 from inspect_app.certifications import services as om
-from inspect_app.certifications.models import OMCertification, ResponsibleParty
+from inspect_app.certifications.models import OMCertification
 from inspect_app.extensions import db
 from inspect_app.mail.models import OutboundEmail
-from inspect_app.rules.calendar import add_months
-from tests.certifications.om_helpers import local_today
 
 
 @pytest.fixture
-def completed(make):
+def completed(completed_permit, owner, agent):
     """A Longmeadow permit completed 12 months and 10 days ago (its first year is over), owned by Pat."""
-    pat = make.user("permittee", name="Pat Owner", email="pat@example.org")
-    completed_on = add_months(local_today(), -12) - dt.timedelta(days=10)
-    permit = make.permit(owner=pat, construction_started_on=completed_on - dt.timedelta(days=200),
-                         issued_on=completed_on - dt.timedelta(days=300))
-    permit.status, permit.completed_on = "completed", completed_on
-    db.session.add(ResponsibleParty(permit_id=permit.id, user_id=pat.id, name=pat.name, role="owner",
-                                    email=pat.email, starts_on=completed_on))
-    db.session.commit()
-    return {"permit": permit, "pat": pat, "agent": make.user("agent")}
+    return {"permit": completed_permit(owner), "pat": owner, "agent": agent}
 
 
 def _sign(browser, permit):
@@ -68,4 +58,4 @@ def test_the_certification_reminder_goes_to_those_who_certify_not_to_an_easement
 
     [reminder] = om.send_reminders()
     mail = db.session.get(OutboundEmail, reminder.email_id)
-    assert "grantor@example.org" not in mail.to and mail.to == ["pat@example.org"]
+    assert "grantor@example.org" not in mail.to and mail.to == [completed["pat"].email]

@@ -14,8 +14,6 @@ import datetime as dt
 from sqlalchemy import select
 
 from inspect_app.certifications import services as om
-from inspect_app.certifications.models import ResponsibleParty
-from inspect_app.extensions import db
 from inspect_app.permits.models import Permit
 from inspect_app.rules import obligations
 from inspect_app.rules.calendar import add_months
@@ -24,20 +22,15 @@ from inspect_app.types import utcnow
 from tests.certifications.om_helpers import local_today
 
 
-def test_no_certification_reminder_where_the_commission_switched_its_policy_off(app, make, monkeypatch):
+def test_no_certification_reminder_where_the_commission_switched_its_policy_off(app, completed_permit, owner,
+                                                                                monkeypatch):
     profile = app.extensions["profiles"]["southborough"]
     off = profile.model_copy(update={"om_certification": profile.om_certification.model_copy(
         update={"enabled": False})})
     monkeypatch.setitem(app.extensions["profiles"], "southborough", off)
 
-    owner = make.user("permittee")
     completed_on = add_months(local_today(), -12) - dt.timedelta(days=45)  # a year and 45 days ago
-    permit = make.permit("southborough", owner=owner, construction_started_on=completed_on - dt.timedelta(days=90),
-                         issued_on=completed_on - dt.timedelta(days=120))
-    permit.status, permit.completed_on = "completed", completed_on
-    db.session.add(ResponsibleParty(permit_id=permit.id, user_id=owner.id, name=owner.name, role="owner",
-                                    email=owner.email, starts_on=completed_on))
-    db.session.commit()
+    permit = completed_permit(owner, completed_on, town="southborough")
 
     (record,) = load_records(select(Permit).where(Permit.id == permit.id))
     assert not [o for o in obligations(record.facts, off, utcnow()) if o.kind == "om_certification"]
